@@ -1,0 +1,218 @@
+// Package config holds Hookfan's one typed configuration: the webhook sources,
+// the destinations that subscribe to them, and the few stack-wide settings.
+//
+// The CDK app, the local stack and the Lambda functions all load and validate
+// it through this package, and every value derived from it (SQS redrive and
+// retention, visibility timeout, SNS filter policy) is computed here and
+// nowhere else.
+package config
+
+import (
+	"time"
+)
+
+// Verification kinds accepted in sources[].verify.kind.
+const (
+	KindStripe           = "stripe"
+	KindGitHub           = "github"
+	KindShopify          = "shopify"
+	KindSlack            = "slack"
+	KindStandardWebhooks = "standard-webhooks"
+	KindHMAC             = "hmac"
+	KindToken            = "token"
+)
+
+// Kinds lists the verification kinds in the order the docs present them.
+var Kinds = []string{KindStripe, KindGitHub, KindShopify, KindSlack, KindStandardWebhooks, KindHMAC, KindToken}
+
+// Metrics sinks accepted in metrics.sink.
+const (
+	SinkEMF        = "emf"
+	SinkCloudWatch = "cloudwatch"
+)
+
+// Limits and defaults. They are exported so docs, tests and the CDK code can
+// quote them rather than repeat the numbers.
+const (
+	// MaxSNSMessageBytes is SNS's limit for one message, body and attributes together.
+	MaxSNSMessageBytes = 256 * 1024
+	// AttributeReserveBytes is kept free for the message attributes ingest adds.
+	AttributeReserveBytes = 2 * 1024
+	// MaxBodyBytesCeiling is the largest body a source may accept.
+	MaxBodyBytesCeiling = MaxSNSMessageBytes - AttributeReserveBytes
+
+	DefaultToleranceSeconds = 300
+	MaxToleranceSeconds     = 3600
+
+	DefaultTimeoutSeconds = 10
+	MinTimeoutSeconds     = 1
+	MaxTimeoutSeconds     = 120
+
+	DefaultMaxConcurrency = 5
+	MinMaxConcurrency     = 2 // the SQS event source mapping's minimum
+	MaxMaxConcurrency     = 1000
+
+	DefaultBatchSize = 10
+	MaxBatchSize     = 10
+
+	MaxBatchWindowSeconds = 300
+
+	DefaultJitter = 0.2
+
+	// FunctionOverheadSeconds is added to a destination's timeout to get the
+	// deliver function's timeout: claim, record and backoff calls around the POST.
+	FunctionOverheadSeconds = 10
+	// VisibilityFactor is how many deliver-function timeouts a queue's
+	// visibility timeout spans (AWS recommends at least six).
+	VisibilityFactor = 6
+
+	MaxVisibility     = 12 * time.Hour      // SQS's ceiling for one visibility timeout
+	MaxRetention      = 14 * 24 * time.Hour // SQS's ceiling for message retention
+	MinRetention      = time.Minute
+	DLQRetention      = 14 * 24 * time.Hour
+	RetentionMargin   = time.Hour
+	DefaultRecordDays = 30
+
+	DefaultRateLimit  = 100
+	DefaultBurstLimit = 200
+
+	DefaultLogRetentionDays = 30
+
+	DefaultOldestMessageAlarmSeconds = 3600
+
+	// MaxFilterCombinations is SNS's limit on the product of the value counts
+	// across the keys of one filter policy.
+	MaxFilterCombinations = 150
+)
+
+// DefaultSchedule is the retry schedule used when a destination gives none:
+// about a day in total.
+var DefaultSchedule = []Duration{
+	Duration(5 * time.Second), Duration(30 * time.Second), Duration(2 * time.Minute),
+	Duration(10 * time.Minute), Duration(30 * time.Minute), Duration(time.Hour),
+	Duration(2 * time.Hour), Duration(4 * time.Hour), Duration(8 * time.Hour),
+}
+
+// Config is the whole Hookfan configuration.
+type Config struct {
+	Sources      []Source      `json:"sources"`
+	Destinations []Destination `json:"destinations"`
+	Metrics      Metrics       `json:"metrics"`
+	API          API           `json:"api"`
+	Dedupe       Dedupe        `json:"dedupe"`
+	Alarms       Alarms        `json:"alarms"`
+}
+
+// Source is one webhook sender with its own URL, /webhooks/{name}.
+type Source struct {
+	Name   string `json:"name"`
+	Verify Verify `json:"verify"`
+	// MaxBodyBytes caps the request body; bigger bodies get 413.
+	// Default and ceiling: MaxBodyBytesCeiling.
+	MaxBodyBytes int `json:"maxBodyBytes,omitempty"`
+	// Event says where the generic kinds (hmac, token) find the event id and
+	// type. The provider kinds have fixed places and reject this block.
+	Event EventFields `json:"event,omitzero"`
+}
+
+// Verify says how a source's requests are authenticated.
+type Verify struct {
+	Kind string `json:"kind"`
+	// SecretName is the Secrets Manager name (or ARN) holding the secret: a
+	// string, or a JSON array of strings while a secret rotates.
+	SecretName string `json:"secretName"`
+	// ToleranceSeconds bounds the clock skew accepted by timestamped kinds
+	// (stripe, slack, standard-webhooks). Default 300.
+	ToleranceSeconds int `json:"toleranceSeconds,omitempty"`
+	// Header carries the signature (hmac) or the token (token).
+	Header string `json:"header,omitempty"`
+	// Algorithm is sha1, sha256 or sha512 (hmac only; default sha256).
+	Algorithm string `json:"algorithm,omitempty"`
+	// Encoding is hex or base64 (hmac only; default hex).
+	Encoding string `json:"encoding,omitempty"`
+	// Prefix precedes the encoded digest in the header, such as "sha256=" (hmac only).
+	Prefix string `json:"prefix,omitempty"`
+}
+
+// EventFields locates a generic source's event id and type. Header and
+// field are exclusive; field is a dot-separated path into a JSON body. With
+// neither, the id is the SHA-256 of the body and the type is "webhook".
+type EventFields struct {
+	IDHeader   string `json:"idHeader,omitempty"`
+	IDField    string `json:"idField,omitempty"`
+	TypeHeader string `json:"typeHeader,omitempty"`
+	TypeField  string `json:"typeField,omitempty"`
+}
+
+// Destination is one subscriber lane: queue, DLQ, deliver function, alarms.
+type Destination struct {
+	Name   string `json:"name"`
+	URL    string `json:"url"`
+	Filter Filter `json:"filter,omitzero"`
+	Retry  Retry  `json:"retry,omitzero"`
+	// TimeoutSeconds is the whole-request deadline of one delivery. Default 10.
+	TimeoutSeconds int `json:"timeoutSeconds,omitempty"`
+	// MaxConcurrency caps concurrent deliver functions (event source mapping).
+	MaxConcurrency int `json:"maxConcurrency,omitempty"`
+	// BatchSize is the number of messages per invocation (1..10). Default 10.
+	BatchSize int `json:"batchSize,omitempty"`
+	// BatchWindowSeconds is the event source mapping's batching window.
+	BatchWindowSeconds int `json:"batchWindowSeconds,omitempty"`
+	// AllowPrivateNetworks lets deliveries reach private, loopback and
+	// link-local addresses, and http:// URLs. For local development only.
+	AllowPrivateNetworks bool `json:"allowPrivateNetworks,omitempty"`
+	// SecretName names an existing signing secret; when empty the CDK stack
+	// generates one.
+	SecretName string `json:"secretName,omitempty"`
+}
+
+// Filter selects the events a destination receives. Empty means all.
+type Filter struct {
+	// Sources are exact source names.
+	Sources []string `json:"sources,omitempty"`
+	// Types are exact event types, or prefixes written with a trailing "*"
+	// ("payment_intent.*").
+	Types []string `json:"types,omitempty"`
+	// ExcludeTypes receives every type but these (SNS anything-but): exact
+	// types, or a single prefix with a trailing "*". Exclusive with Types.
+	ExcludeTypes []string `json:"excludeTypes,omitempty"`
+}
+
+// Retry is a destination's retry policy.
+type Retry struct {
+	// Schedule holds the delays before each retry, as Go durations ("30s",
+	// "2m"); one attempt plus one per delay. Each delay at most 12h.
+	Schedule []Duration `json:"schedule,omitempty"`
+	// Jitter spreads each delay by up to ±Jitter of itself (0..1). Default 0.2.
+	Jitter *float64 `json:"jitter,omitempty"`
+}
+
+// Metrics selects where metrics go.
+type Metrics struct {
+	// Sink is "emf" (default: Embedded Metric Format in the logs) or
+	// "cloudwatch" (PutMetricData once per invocation, for emulators).
+	Sink string `json:"sink,omitempty"`
+}
+
+// API holds the API Gateway stage settings.
+type API struct {
+	RateLimit        float64 `json:"rateLimit,omitempty"`
+	BurstLimit       int     `json:"burstLimit,omitempty"`
+	LogRetentionDays int     `json:"logRetentionDays,omitempty"`
+}
+
+// Dedupe holds the delivery-record table settings.
+type Dedupe struct {
+	// RecordDays is how long a delivery record is kept (DynamoDB TTL). It must
+	// outlast queue retention plus the DLQ's, so a redriven message is still
+	// deduplicated. Default 30.
+	RecordDays int `json:"recordDays,omitempty"`
+}
+
+// Alarms holds alarm settings.
+type Alarms struct {
+	// Email, when set, subscribes this address to the alarm topic.
+	Email string `json:"email,omitempty"`
+	// OldestMessageSeconds is the queue age that raises an alarm. Default 3600.
+	OldestMessageSeconds int `json:"oldestMessageSeconds,omitempty"`
+}

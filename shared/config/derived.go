@@ -1,0 +1,249 @@
+package config
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+)
+
+const (
+	// MaxScheduleLength bounds a retry schedule.
+	MaxScheduleLength = 50
+	// MaxRecordDays bounds dedupe.recordDays.
+	MaxRecordDays = 3650
+)
+
+// Tolerance is the accepted clock skew for timestamped kinds.
+func (v Verify) Tolerance() time.Duration {
+	if v.ToleranceSeconds == 0 {
+		return DefaultToleranceSeconds * time.Second
+	}
+	return time.Duration(v.ToleranceSeconds) * time.Second
+}
+
+// HMACAlgorithm is the generic kind's digest ("sha256" unless set).
+func (v Verify) HMACAlgorithm() string {
+	if v.Algorithm == "" {
+		return "sha256"
+	}
+	return v.Algorithm
+}
+
+// HMACEncoding is the generic kind's digest encoding ("hex" unless set).
+func (v Verify) HMACEncoding() string {
+	if v.Encoding == "" {
+		return "hex"
+	}
+	return v.Encoding
+}
+
+// BodyLimit is the largest body this source accepts.
+func (s Source) BodyLimit() int {
+	if s.MaxBodyBytes == 0 {
+		return MaxBodyBytesCeiling
+	}
+	return s.MaxBodyBytes
+}
+
+// Timeout is the whole-request deadline of one delivery.
+func (d Destination) Timeout() time.Duration {
+	if d.TimeoutSeconds == 0 {
+		return DefaultTimeoutSeconds * time.Second
+	}
+	return time.Duration(d.TimeoutSeconds) * time.Second
+}
+
+// Concurrency is the event source mapping's MaximumConcurrency.
+func (d Destination) Concurrency() int {
+	if d.MaxConcurrency == 0 {
+		return DefaultMaxConcurrency
+	}
+	return d.MaxConcurrency
+}
+
+// Batch is the event source mapping's batch size.
+func (d Destination) Batch() int {
+	if d.BatchSize == 0 {
+		return DefaultBatchSize
+	}
+	return d.BatchSize
+}
+
+// BatchWindow is the event source mapping's maximum batching window.
+func (d Destination) BatchWindow() time.Duration {
+	return time.Duration(d.BatchWindowSeconds) * time.Second
+}
+
+// Schedule is the retry schedule in force: the delays before each retry.
+func (d Destination) Schedule() []time.Duration {
+	src := d.Retry.Schedule
+	if len(src) == 0 {
+		src = DefaultSchedule
+	}
+	out := make([]time.Duration, len(src))
+	for i, v := range src {
+		out[i] = v.D()
+	}
+	return out
+}
+
+// Jitter is the retry jitter fraction in force.
+func (d Destination) Jitter() float64 {
+	if d.Retry.Jitter == nil {
+		return DefaultJitter
+	}
+	return *d.Retry.Jitter
+}
+
+// Attempts is the number of delivery attempts: the first plus one per
+// scheduled delay.
+func (d Destination) Attempts() int { return len(d.Schedule()) + 1 }
+
+// MaxReceiveCount is the queue redrive policy's maxReceiveCount: one receive
+// per attempt. After the last attempt the deliver function marks the record
+// DEAD and releases the message, and SQS moves it to the DLQ on the next
+// receive.
+func (d Destination) MaxReceiveCount() int { return d.Attempts() }
+
+// FunctionTimeout is the deliver function's timeout: the delivery deadline
+// plus room for the claim, record and visibility calls.
+func (d Destination) FunctionTimeout() time.Duration {
+	return d.Timeout() + FunctionOverheadSeconds*time.Second
+}
+
+// VisibilityTimeout is the queue's default visibility timeout, six function
+// timeouts, so a message is never redelivered while a function still holds it.
+func (d Destination) VisibilityTimeout() time.Duration {
+	return VisibilityFactor * d.FunctionTimeout()
+}
+
+// retentionNeeded is the longest a message can legitimately spend in the
+// queue when every attempt fails: each delay stretched by the jitter, plus a
+// full visibility timeout per attempt, plus a margin.
+func (d Destination) retentionNeeded() time.Duration {
+	var total time.Duration
+	j := d.Jitter()
+	for _, delay := range d.Schedule() {
+		total += min(time.Duration(float64(delay)*(1+j)), MaxVisibility)
+	}
+	total += time.Duration(d.Attempts()) * d.VisibilityTimeout()
+	return total + RetentionMargin
+}
+
+// Retention is the queue's message retention: twice what the schedule needs
+// (the other half is headroom for a backlog waiting for its first attempt),
+// rounded up to the minute, capped at SQS's 14 days. Validate rejects a
+// schedule whose need alone exceeds 14 days. An expired message is lost
+// silently, so the headroom errs long; the DLQ's own 14 days count from the
+// original enqueue time, which is why the source queue is not simply 14 days.
+func (d Destination) Retention() time.Duration {
+	r := roundUp(2*d.retentionNeeded(), time.Minute)
+	return max(MinRetention, min(r, MaxRetention))
+}
+
+// RecordTTL is how long a delivery record is kept.
+func (c *Config) RecordTTL() time.Duration {
+	days := c.Dedupe.RecordDays
+	if days == 0 {
+		days = DefaultRecordDays
+	}
+	return time.Duration(days) * 24 * time.Hour
+}
+
+// Sink is the metrics sink in force.
+func (m Metrics) SinkName() string {
+	if m.Sink == "" {
+		return SinkEMF
+	}
+	return m.Sink
+}
+
+// Rate is the stage's steady-state request rate limit.
+func (a API) Rate() float64 {
+	if a.RateLimit == 0 {
+		return DefaultRateLimit
+	}
+	return a.RateLimit
+}
+
+// Burst is the stage's burst limit.
+func (a API) Burst() int {
+	if a.BurstLimit == 0 {
+		return DefaultBurstLimit
+	}
+	return a.BurstLimit
+}
+
+// LogRetention is the access log retention in days.
+func (a API) LogRetention() int {
+	if a.LogRetentionDays == 0 {
+		return DefaultLogRetentionDays
+	}
+	return a.LogRetentionDays
+}
+
+// OldestMessageThreshold is the queue-age alarm threshold.
+func (a Alarms) OldestMessageThreshold() time.Duration {
+	if a.OldestMessageSeconds == 0 {
+		return DefaultOldestMessageAlarmSeconds * time.Second
+	}
+	return time.Duration(a.OldestMessageSeconds) * time.Second
+}
+
+// FilterPolicy is the SNS subscription filter policy (MessageAttributes
+// scope) for the destination's filter, or "" when it receives everything.
+// Keys are "source" and "type"; a trailing "*" becomes a prefix match and
+// excludeTypes becomes anything-but.
+func (f Filter) FilterPolicy() string {
+	policy := map[string][]any{}
+	for _, s := range f.Sources {
+		policy["source"] = append(policy["source"], s)
+	}
+	for _, t := range f.Types {
+		if p, ok := strings.CutSuffix(t, "*"); ok {
+			policy["type"] = append(policy["type"], map[string]string{"prefix": p})
+		} else {
+			policy["type"] = append(policy["type"], t)
+		}
+	}
+	if len(f.ExcludeTypes) == 1 && strings.HasSuffix(f.ExcludeTypes[0], "*") {
+		policy["type"] = []any{map[string]any{"anything-but": map[string]string{"prefix": strings.TrimSuffix(f.ExcludeTypes[0], "*")}}}
+	} else if len(f.ExcludeTypes) > 0 {
+		policy["type"] = []any{map[string]any{"anything-but": f.ExcludeTypes}}
+	}
+	if len(policy) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(policy)
+	if err != nil {
+		panic(err) // only strings, slices and maps: cannot fail
+	}
+	return string(b)
+}
+
+// Source finds a source by name.
+func (c *Config) Source(name string) (Source, bool) {
+	for _, s := range c.Sources {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Source{}, false
+}
+
+// Destination finds a destination by name.
+func (c *Config) Destination(name string) (Destination, bool) {
+	for _, d := range c.Destinations {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return Destination{}, false
+}
+
+func roundUp(d, unit time.Duration) time.Duration {
+	if r := d % unit; r != 0 {
+		return d + unit - r
+	}
+	return d
+}

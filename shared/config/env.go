@@ -1,0 +1,96 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+)
+
+// Environment variables through which the CDK stack and the local stack hand
+// each function its slice of the configuration. Secrets never travel here:
+// only secret names.
+const (
+	EnvSources     = "HOOKFAN_SOURCES"      // ingest: JSON array of sources
+	EnvTopicARN    = "HOOKFAN_TOPIC_ARN"    // ingest: where accepted events are published
+	EnvDestination = "HOOKFAN_DESTINATION"  // deliver: JSON of its one destination
+	EnvTableName   = "HOOKFAN_TABLE_NAME"   // deliver: the delivery-record table
+	EnvQueueURL    = "HOOKFAN_QUEUE_URL"    // deliver: its queue, for ChangeMessageVisibility
+	EnvSecretID    = "HOOKFAN_SECRET_ID"    // deliver: its signing secret's name or ARN
+	EnvRecordDays  = "HOOKFAN_RECORD_DAYS"  // deliver: delivery-record TTL in days
+	EnvMetricsSink = "HOOKFAN_METRICS_SINK" // both: "emf" or "cloudwatch"
+)
+
+// EncodeSources renders sources for EnvSources.
+func EncodeSources(s []Source) string { return mustJSON(s) }
+
+// EncodeDestination renders a destination for EnvDestination.
+func EncodeDestination(d Destination) string { return mustJSON(d) }
+
+// DecodeSources reads and validates the sources handed to ingest.
+func DecodeSources(data string) ([]Source, error) {
+	var s []Source
+	if err := decodeStrict([]byte(data), &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", EnvSources, err)
+	}
+	var p problems
+	seen := map[string]int{}
+	for i := range s {
+		s[i].validate(&p, fmt.Sprintf("sources[%d]", i), seen, i)
+	}
+	if err := errors.Join(p...); err != nil {
+		return nil, fmt.Errorf("%s: %w", EnvSources, err)
+	}
+	return s, nil
+}
+
+// DecodeDestination reads and validates the destination handed to a deliver
+// function. Its filter's source names are taken as known: the filter is
+// enforced by SNS, not by the function.
+func DecodeDestination(data string) (Destination, error) {
+	var d Destination
+	if err := decodeStrict([]byte(data), &d); err != nil {
+		return Destination{}, fmt.Errorf("%s: %w", EnvDestination, err)
+	}
+	known := map[string]int{}
+	for i, s := range d.Filter.Sources {
+		known[s] = i
+	}
+	var p problems
+	d.validate(&p, "destination", map[string]int{}, 0, known)
+	if err := errors.Join(p...); err != nil {
+		return Destination{}, fmt.Errorf("%s: %w", EnvDestination, err)
+	}
+	return d, nil
+}
+
+// Getenv returns the variable or an error naming it when it is unset.
+func Getenv(name string) (string, error) {
+	v, ok := os.LookupEnv(name)
+	if !ok || v == "" {
+		return "", fmt.Errorf("environment variable %s is not set", name)
+	}
+	return v, nil
+}
+
+// RecordDaysFromEnv reads EnvRecordDays, defaulting to DefaultRecordDays.
+func RecordDaysFromEnv() (int, error) {
+	v := os.Getenv(EnvRecordDays)
+	if v == "" {
+		return DefaultRecordDays, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > MaxRecordDays {
+		return 0, fmt.Errorf("%s: %q is not a whole number of days from 1 to %d", EnvRecordDays, v, MaxRecordDays)
+	}
+	return n, nil
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // config types hold only JSON-encodable values
+	}
+	return string(b)
+}

@@ -1,0 +1,334 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hookfan/hookfan/shared/netguard"
+)
+
+var (
+	namePattern       = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
+	secretNamePattern = regexp.MustCompile(`^([A-Za-z0-9/_+=.@-]{1,512}|arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:[A-Za-z0-9/_+=.@-]+)$`)
+	headerPattern     = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$")
+	fieldPathPattern  = regexp.MustCompile(`^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$`)
+)
+
+// logRetentionDays are the values CloudWatch Logs accepts.
+var logRetentionDays = []int{1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653}
+
+// problems collects validation errors, each naming the field path, the bad
+// value and what would be valid.
+type problems []error
+
+func (p *problems) add(field, format string, args ...any) {
+	*p = append(*p, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...)))
+}
+
+// Validate checks the whole configuration and reports every problem at once.
+func (c *Config) Validate() error {
+	var p problems
+	if len(c.Sources) == 0 {
+		p.add("sources", "no sources; add at least one, e.g. {\"name\": \"stripe\", \"verify\": {\"kind\": \"stripe\", \"secretName\": \"hookfan/sources/stripe\"}}")
+	}
+	sourceNames := map[string]int{}
+	for i := range c.Sources {
+		c.Sources[i].validate(&p, fmt.Sprintf("sources[%d]", i), sourceNames, i)
+	}
+	destNames := map[string]int{}
+	for i := range c.Destinations {
+		c.Destinations[i].validate(&p, fmt.Sprintf("destinations[%d]", i), destNames, i, sourceNames)
+	}
+	c.Metrics.validate(&p)
+	c.API.validate(&p)
+	c.Alarms.validate(&p)
+	c.validateDedupe(&p)
+	return errors.Join(p...)
+}
+
+func validName(p *problems, field, name, what string, seen map[string]int, index int) {
+	if !namePattern.MatchString(name) {
+		p.add(field, "%q is not a valid %s name; use 1 to 64 lowercase letters, digits or hyphens", name, what)
+		return
+	}
+	if first, dup := seen[name]; dup {
+		p.add(field, "duplicate %s name %q (also used by %ss[%d]); give each %s a unique name", what, name, what, first, what)
+		return
+	}
+	seen[name] = index
+}
+
+func validSecretName(p *problems, field, name string) {
+	if !secretNamePattern.MatchString(name) {
+		p.add(field, "%q is not a valid Secrets Manager name or ARN; use letters, digits and /_+=.@- (at most 512)", name)
+	}
+}
+
+func (s *Source) validate(p *problems, at string, seen map[string]int, index int) {
+	validName(p, at+".name", s.Name, "source", seen, index)
+	v := &s.Verify
+	kind := at + ".verify"
+	if !slices.Contains(Kinds, v.Kind) {
+		p.add(kind+".kind", "unknown verification kind %q; use one of %s", v.Kind, strings.Join(Kinds, ", "))
+	}
+	if v.SecretName == "" {
+		p.add(kind+".secretName", "missing; every source needs the name of the Secrets Manager secret that holds its signing secret or token")
+	} else {
+		validSecretName(p, kind+".secretName", v.SecretName)
+	}
+	timestamped := v.Kind == KindStripe || v.Kind == KindSlack || v.Kind == KindStandardWebhooks
+	switch {
+	case v.ToleranceSeconds != 0 && !timestamped:
+		p.add(kind+".toleranceSeconds", "set for kind %q, which carries no timestamp; remove it (it applies to stripe, slack and standard-webhooks)", v.Kind)
+	case v.ToleranceSeconds < 0 || v.ToleranceSeconds > MaxToleranceSeconds:
+		p.add(kind+".toleranceSeconds", "%d is out of range; use 1 to %d seconds (default %d)", v.ToleranceSeconds, MaxToleranceSeconds, DefaultToleranceSeconds)
+	}
+	generic := v.Kind == KindHMAC || v.Kind == KindToken
+	switch {
+	case generic && v.Header == "":
+		p.add(kind+".header", "missing; kind %q needs the name of the request header that carries the %s", v.Kind, map[bool]string{true: "signature", false: "token"}[v.Kind == KindHMAC])
+	case generic && !headerPattern.MatchString(v.Header):
+		p.add(kind+".header", "%q is not a valid HTTP header name", v.Header)
+	case !generic && v.Header != "":
+		p.add(kind+".header", "set for kind %q, whose header is fixed; remove it (it applies to hmac and token)", v.Kind)
+	}
+	hmacOnly := func(field, value string, allowed ...string) {
+		switch {
+		case value == "":
+		case v.Kind != KindHMAC:
+			p.add(kind+"."+field, "set for kind %q; remove it (it applies to hmac only)", v.Kind)
+		case len(allowed) > 0 && !slices.Contains(allowed, value):
+			p.add(kind+"."+field, "%q is not supported; use one of %s", value, strings.Join(allowed, ", "))
+		}
+	}
+	hmacOnly("algorithm", v.Algorithm, "sha1", "sha256", "sha512")
+	hmacOnly("encoding", v.Encoding, "hex", "base64")
+	hmacOnly("prefix", v.Prefix)
+	if s.MaxBodyBytes < 0 || s.MaxBodyBytes > MaxBodyBytesCeiling {
+		p.add(at+".maxBodyBytes", "%d is out of range; use 1 to %d (what fits in one SNS message with its attributes), or omit it for that default", s.MaxBodyBytes, MaxBodyBytesCeiling)
+	}
+	s.Event.validate(p, at+".event", v.Kind, generic)
+}
+
+func (e *EventFields) validate(p *problems, at, kind string, generic bool) {
+	if *e == (EventFields{}) {
+		return
+	}
+	if !generic {
+		p.add(at, "set for kind %q, whose event id and type come from the provider's own headers or body; remove it (it applies to hmac and token)", kind)
+		return
+	}
+	pair := func(name, header, field string) {
+		if header != "" && field != "" {
+			p.add(at, "both %sHeader and %sField are set; keep one", name, name)
+		}
+		if header != "" && !headerPattern.MatchString(header) {
+			p.add(at+"."+name+"Header", "%q is not a valid HTTP header name", header)
+		}
+		if field != "" && !fieldPathPattern.MatchString(field) {
+			p.add(at+"."+name+"Field", "%q is not a valid JSON field path; use dot-separated names such as \"data.id\"", field)
+		}
+	}
+	pair("id", e.IDHeader, e.IDField)
+	pair("type", e.TypeHeader, e.TypeField)
+}
+
+func (d *Destination) validate(p *problems, at string, seen map[string]int, index int, sources map[string]int) {
+	validName(p, at+".name", d.Name, "destination", seen, index)
+	d.validateURL(p, at+".url")
+	d.Filter.validate(p, at+".filter", sources)
+	d.Retry.validate(p, at+".retry")
+	if d.TimeoutSeconds != 0 && (d.TimeoutSeconds < MinTimeoutSeconds || d.TimeoutSeconds > MaxTimeoutSeconds) {
+		p.add(at+".timeoutSeconds", "%d is out of range; use %d to %d seconds (default %d)", d.TimeoutSeconds, MinTimeoutSeconds, MaxTimeoutSeconds, DefaultTimeoutSeconds)
+	}
+	if d.MaxConcurrency != 0 && (d.MaxConcurrency < MinMaxConcurrency || d.MaxConcurrency > MaxMaxConcurrency) {
+		p.add(at+".maxConcurrency", "%d is out of range; the SQS event source mapping accepts %d to %d (default %d)", d.MaxConcurrency, MinMaxConcurrency, MaxMaxConcurrency, DefaultMaxConcurrency)
+	}
+	if d.BatchSize < 0 || d.BatchSize > MaxBatchSize {
+		p.add(at+".batchSize", "%d is out of range; use 1 to %d (default %d)", d.BatchSize, MaxBatchSize, DefaultBatchSize)
+	}
+	if d.BatchWindowSeconds < 0 || d.BatchWindowSeconds > MaxBatchWindowSeconds {
+		p.add(at+".batchWindowSeconds", "%d is out of range; use 0 to %d seconds", d.BatchWindowSeconds, MaxBatchWindowSeconds)
+	}
+	if d.SecretName != "" {
+		validSecretName(p, at+".secretName", d.SecretName)
+	}
+	if d.Retry.valid() && d.TimeoutSeconds >= 0 {
+		if need := d.retentionNeeded(); need > MaxRetention {
+			p.add(at+".retry.schedule", "needs %s of queue retention (delays with jitter plus one visibility timeout per attempt plus %s), more than SQS's maximum of %s; shorten the schedule", roundUp(need, time.Hour), RetentionMargin, MaxRetention)
+		}
+	}
+}
+
+func (d *Destination) validateURL(p *problems, at string) {
+	u, err := url.Parse(d.URL)
+	if err != nil || d.URL == "" || u.Host == "" || u.Opaque != "" {
+		p.add(at, "%q is not an absolute URL; use https://host/path", d.URL)
+		return
+	}
+	switch {
+	case u.Scheme == "https":
+	case u.Scheme == "http" && d.AllowPrivateNetworks:
+	case u.Scheme == "http":
+		p.add(at, "%q uses http; deliveries must use https (http is accepted only with allowPrivateNetworks, for local development)", d.URL)
+	default:
+		p.add(at, "%q has scheme %q; use https", d.URL, u.Scheme)
+	}
+	if u.User != nil {
+		p.add(at, "%q carries credentials; remove them from the URL (deliveries are authenticated by their signature)", redactUser(u))
+	}
+	if u.Fragment != "" {
+		p.add(at, "%q has a fragment; remove the #part", d.URL)
+	}
+	if d.AllowPrivateNetworks {
+		return
+	}
+	host := u.Hostname()
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		p.add(at, "host %q is loopback; use a public host, or set allowPrivateNetworks for local development", host)
+		return
+	}
+	if addr, err := netip.ParseAddr(host); err == nil {
+		if err := netguard.Check(addr); err != nil {
+			p.add(at, "host %s; use a public address, or set allowPrivateNetworks for local development", err)
+		}
+	}
+}
+
+func redactUser(u *url.URL) string {
+	c := *u
+	c.User = url.User("REDACTED")
+	return c.String()
+}
+
+func (f *Filter) validate(p *problems, at string, sources map[string]int) {
+	seen := map[string]bool{}
+	for i, s := range f.Sources {
+		field := fmt.Sprintf("%s.sources[%d]", at, i)
+		if _, ok := sources[s]; !ok {
+			p.add(field, "%q is not a configured source; use one of the names in sources[]", s)
+		}
+		if seen[s] {
+			p.add(field, "%q is listed twice; list each source once", s)
+		}
+		seen[s] = true
+	}
+	if len(f.Types) > 0 && len(f.ExcludeTypes) > 0 {
+		p.add(at, "both types and excludeTypes are set; SNS cannot combine them on one attribute, keep one")
+	}
+	checkTypes := func(name string, list []string) {
+		for i, t := range list {
+			field := fmt.Sprintf("%s.%s[%d]", at, name, i)
+			switch {
+			case t == "" || t == "*":
+				p.add(field, "%q matches nothing useful; use an exact type or a prefix such as \"invoice.*\" (omit the list to receive every type)", t)
+			case strings.Contains(strings.TrimSuffix(t, "*"), "*"):
+				p.add(field, "%q has a \"*\" before its end; only a trailing \"*\" (prefix match) is supported", t)
+			}
+		}
+	}
+	checkTypes("types", f.Types)
+	checkTypes("excludeTypes", f.ExcludeTypes)
+	prefixes := 0
+	for _, t := range f.ExcludeTypes {
+		if strings.HasSuffix(t, "*") {
+			prefixes++
+		}
+	}
+	if prefixes > 0 && len(f.ExcludeTypes) > 1 {
+		p.add(at+".excludeTypes", "%q mixes a prefix with other values; SNS anything-but takes either exact values or a single prefix", f.ExcludeTypes)
+	}
+	combos := max(len(f.Sources), 1) * max(len(f.Types), len(f.ExcludeTypes), 1)
+	if combos > MaxFilterCombinations {
+		p.add(at, "%d sources × types combinations; SNS allows at most %d per filter policy, use prefixes or split the destination", combos, MaxFilterCombinations)
+	}
+}
+
+func (r *Retry) valid() bool {
+	for _, d := range r.Schedule {
+		if d <= 0 || d.D() > MaxVisibility {
+			return false
+		}
+	}
+	return r.Jitter == nil || (*r.Jitter >= 0 && *r.Jitter < 1)
+}
+
+func (r *Retry) validate(p *problems, at string) {
+	if r.Schedule != nil && len(r.Schedule) == 0 {
+		p.add(at+".schedule", "is empty; list at least one delay, or omit it for the default (%s)", formatSchedule(DefaultSchedule))
+	}
+	if len(r.Schedule) > MaxScheduleLength {
+		p.add(at+".schedule", "has %d delays; use at most %d", len(r.Schedule), MaxScheduleLength)
+	}
+	for i, d := range r.Schedule {
+		if d <= 0 || d.D() > MaxVisibility {
+			p.add(fmt.Sprintf("%s.schedule[%d]", at, i), "%s is out of range; each delay must be more than 0 and at most %s (SQS's longest visibility timeout)", d.D(), MaxVisibility)
+		}
+	}
+	if r.Jitter != nil && (*r.Jitter < 0 || *r.Jitter >= 1) {
+		p.add(at+".jitter", "%g is out of range; use 0 (none) up to but not including 1 (default %g)", *r.Jitter, DefaultJitter)
+	}
+}
+
+func (m *Metrics) validate(p *problems) {
+	if m.Sink != "" && m.Sink != SinkEMF && m.Sink != SinkCloudWatch {
+		p.add("metrics.sink", "unknown sink %q; use %q (Embedded Metric Format, default) or %q (PutMetricData)", m.Sink, SinkEMF, SinkCloudWatch)
+	}
+}
+
+func (a *API) validate(p *problems) {
+	if a.RateLimit < 0 {
+		p.add("api.rateLimit", "%g is negative; use requests per second above 0 (default %d)", a.RateLimit, DefaultRateLimit)
+	}
+	if a.BurstLimit < 0 {
+		p.add("api.burstLimit", "%d is negative; use a request count above 0 (default %d)", a.BurstLimit, DefaultBurstLimit)
+	}
+	if a.LogRetentionDays != 0 && !slices.Contains(logRetentionDays, a.LogRetentionDays) {
+		p.add("api.logRetentionDays", "%d is not a CloudWatch Logs retention; use one of %v", a.LogRetentionDays, logRetentionDays)
+	}
+}
+
+func (a *Alarms) validate(p *problems) {
+	if a.Email != "" && (!strings.Contains(a.Email, "@") || strings.ContainsAny(a.Email, " \t\r\n")) {
+		p.add("alarms.email", "%q is not an email address", a.Email)
+	}
+	if a.OldestMessageSeconds != 0 && a.OldestMessageSeconds < 60 {
+		p.add("alarms.oldestMessageSeconds", "%d is too small; use at least 60 seconds (default %d)", a.OldestMessageSeconds, DefaultOldestMessageAlarmSeconds)
+	}
+}
+
+func (c *Config) validateDedupe(p *problems) {
+	days := c.Dedupe.RecordDays
+	if days == 0 {
+		days = DefaultRecordDays
+	}
+	if days < 0 || days > MaxRecordDays {
+		p.add("dedupe.recordDays", "%d is out of range; use 1 to %d (default %d)", c.Dedupe.RecordDays, MaxRecordDays, DefaultRecordDays)
+		return
+	}
+	longest := time.Duration(0)
+	for i := range c.Destinations {
+		d := &c.Destinations[i]
+		if d.Retry.valid() && d.TimeoutSeconds >= 0 {
+			longest = max(longest, min(d.Retention(), MaxRetention))
+		}
+	}
+	need := int(roundUp(longest+DLQRetention, 24*time.Hour) / (24 * time.Hour))
+	if days < need {
+		p.add("dedupe.recordDays", "%d days is shorter than the longest queue retention plus the DLQ's %d days; use at least %d so a redriven message is still deduplicated", days, int(DLQRetention.Hours()/24), need)
+	}
+}
+
+func formatSchedule(s []Duration) string {
+	parts := make([]string, len(s))
+	for i, d := range s {
+		parts[i] = d.D().String()
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,124 @@
+// Package metrics records Hookfan's CloudWatch metrics.
+//
+// A Recorder collects points during one invocation and Flush hands them to a
+// Sink: Embedded Metric Format lines on stdout by default (CloudWatch Logs
+// extracts the metrics; no API call on the hot path), or PutMetricData for
+// environments that do not read EMF, such as local emulators.
+package metrics
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/hookfan/hookfan/shared/config"
+)
+
+// Namespace is the CloudWatch namespace of every Hookfan metric.
+const Namespace = "Hookfan"
+
+// Metric names (see the design's metrics section).
+const (
+	IngestAccepted      = "IngestAccepted"
+	IngestRejected      = "IngestRejected"
+	IngestPublishFailed = "IngestPublishFailed"
+	DeliverySucceeded   = "DeliverySucceeded"
+	DeliveryFailed      = "DeliveryFailed"
+	DeliveryDuplicate   = "DeliveryDuplicate"
+	DeliveryDead        = "DeliveryDead"
+	DeliveryLatency     = "DeliveryLatency"
+	EventAge            = "EventAge"
+	DeliveryAttempts    = "DeliveryAttempts"
+)
+
+// Dimension names.
+const (
+	DimSource      = "Source"
+	DimReason      = "Reason"
+	DimDestination = "Destination"
+)
+
+// Unit is a CloudWatch unit.
+type Unit string
+
+// Units used by Hookfan.
+const (
+	Count        Unit = "Count"
+	Milliseconds Unit = "Milliseconds"
+)
+
+// Dimension is one name/value pair.
+type Dimension struct {
+	Name  string
+	Value string
+}
+
+// Point is one recorded value.
+type Point struct {
+	Name       string
+	Unit       Unit
+	Value      float64
+	Dimensions []Dimension
+	Time       time.Time
+}
+
+// Sink publishes points.
+type Sink interface {
+	Publish(ctx context.Context, points []Point) error
+}
+
+// Recorder collects points; it is safe for concurrent use.
+type Recorder struct {
+	sink Sink
+	now  func() time.Time
+
+	mu     sync.Mutex
+	points []Point
+}
+
+// NewRecorder returns a Recorder that flushes to sink.
+func NewRecorder(sink Sink) *Recorder { return &Recorder{sink: sink, now: time.Now} }
+
+// Add records one value.
+func (r *Recorder) Add(name string, unit Unit, value float64, dims ...Dimension) {
+	p := Point{Name: name, Unit: unit, Value: value, Dimensions: dims, Time: r.now()}
+	r.mu.Lock()
+	r.points = append(r.points, p)
+	r.mu.Unlock()
+}
+
+// Count records a count of 1.
+func (r *Recorder) Count(name string, dims ...Dimension) { r.Add(name, Count, 1, dims...) }
+
+// Flush publishes and forgets the points recorded so far.
+func (r *Recorder) Flush(ctx context.Context) error {
+	r.mu.Lock()
+	points := r.points
+	r.points = nil
+	r.mu.Unlock()
+	if len(points) == 0 {
+		return nil
+	}
+	if err := r.sink.Publish(ctx, points); err != nil {
+		return fmt.Errorf("flush %d metric points: %w", len(points), err)
+	}
+	return nil
+}
+
+// NewSink builds the sink named by config.Metrics.Sink: EMF lines to w, or
+// PutMetricData through cw.
+func NewSink(name string, w io.Writer, cw PutMetricDataAPI) (Sink, error) {
+	switch name {
+	case "", config.SinkEMF:
+		return NewEMF(w), nil
+	case config.SinkCloudWatch:
+		if cw == nil {
+			return nil, fmt.Errorf("metrics sink %q needs a CloudWatch client", name)
+		}
+		return NewCloudWatch(cw), nil
+	default:
+		return nil, fmt.Errorf("unknown metrics sink %q; use %q or %q", name, config.SinkEMF, config.SinkCloudWatch)
+	}
+}
