@@ -1,0 +1,542 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// base is a valid configuration; each invalid case edits one part of it.
+const base = `{
+  "sources": [
+    {"name": "stripe", "verify": {"kind": "stripe", "secretName": "hookfan/sources/stripe"}},
+    {"name": "github", "verify": {"kind": "github", "secretName": "hookfan/sources/github"}}
+  ],
+  "destinations": [
+    {"name": "orders", "url": "https://orders.example.com/hooks",
+     "filter": {"sources": ["stripe"], "types": ["payment_intent.*", "charge.refunded"]}}
+  ]
+}`
+
+func TestParseInvalid(t *testing.T) {
+	src := func(s string) string {
+		return `{"sources": [` + s + `], "destinations": []}`
+	}
+	dst := func(d string) string {
+		return `{"sources": [{"name": "stripe", "verify": {"kind": "stripe", "secretName": "s"}}], "destinations": [` + d + `]}`
+	}
+	tests := []struct {
+		name string
+		json string
+		want []string // every line of the joined error, in order
+	}{
+		{
+			name: "empty document",
+			json: ``,
+			want: []string{"decode config: empty document; want a JSON object"},
+		},
+		{
+			name: "unknown top-level field",
+			json: `{"sources": [], "destination": []}`,
+			want: []string{`unknown field "destination"; check its spelling against the configuration reference in README.md`},
+		},
+		{
+			name: "unknown nested field",
+			json: dst(`{"name": "a", "url": "https://a.example.com", "timeout": 5}`),
+			want: []string{`unknown field "timeout"; check its spelling against the configuration reference in README.md`},
+		},
+		{
+			name: "wrong JSON type",
+			json: dst(`{"name": "a", "url": "https://a.example.com", "timeoutSeconds": "5"}`),
+			want: []string{`destinations.timeoutSeconds: got a JSON string; want a number`},
+		},
+		{
+			name: "no sources",
+			json: `{"sources": []}`,
+			want: []string{`sources: no sources; add at least one, e.g. {"name": "stripe", "verify": {"kind": "stripe", "secretName": "hookfan/sources/stripe"}}`},
+		},
+		{
+			name: "bad source name",
+			json: src(`{"name": "Stripe_Live", "verify": {"kind": "stripe", "secretName": "s"}}`),
+			want: []string{`sources[0].name: "Stripe_Live" is not a valid source name; use 1 to 64 lowercase letters, digits or hyphens`},
+		},
+		{
+			name: "source name too long",
+			json: src(`{"name": "` + strings.Repeat("a", 65) + `", "verify": {"kind": "stripe", "secretName": "s"}}`),
+			want: []string{`sources[0].name: "` + strings.Repeat("a", 65) + `" is not a valid source name; use 1 to 64 lowercase letters, digits or hyphens`},
+		},
+		{
+			name: "duplicate source names",
+			json: src(`{"name": "gh", "verify": {"kind": "github", "secretName": "a"}}, {"name": "gh", "verify": {"kind": "github", "secretName": "b"}}`),
+			want: []string{`sources[1].name: duplicate source name "gh" (also used by sources[0]); give each source a unique name`},
+		},
+		{
+			name: "unknown verification kind",
+			json: src(`{"name": "x", "verify": {"kind": "paypal", "secretName": "s"}}`),
+			want: []string{`sources[0].verify.kind: unknown verification kind "paypal"; use one of stripe, github, shopify, slack, standard-webhooks, hmac, token`},
+		},
+		{
+			name: "missing secret name",
+			json: src(`{"name": "x", "verify": {"kind": "shopify"}}`),
+			want: []string{`sources[0].verify.secretName: missing; every source needs the name of the Secrets Manager secret that holds its signing secret or token`},
+		},
+		{
+			name: "bad secret name",
+			json: src(`{"name": "x", "verify": {"kind": "shopify", "secretName": "my secret!"}}`),
+			want: []string{`sources[0].verify.secretName: "my secret!" is not a valid Secrets Manager name or ARN; use letters, digits and /_+=.@- (at most 512)`},
+		},
+		{
+			name: "tolerance on an untimestamped kind",
+			json: src(`{"name": "x", "verify": {"kind": "github", "secretName": "s", "toleranceSeconds": 60}}`),
+			want: []string{`sources[0].verify.toleranceSeconds: set for kind "github", which carries no timestamp; remove it (it applies to stripe, slack and standard-webhooks)`},
+		},
+		{
+			name: "tolerance out of range",
+			json: src(`{"name": "x", "verify": {"kind": "slack", "secretName": "s", "toleranceSeconds": 7200}}`),
+			want: []string{`sources[0].verify.toleranceSeconds: 7200 is out of range; use 1 to 3600 seconds (default 300)`},
+		},
+		{
+			name: "hmac without header and with a bad algorithm",
+			json: src(`{"name": "x", "verify": {"kind": "hmac", "secretName": "s", "algorithm": "md5", "encoding": "base32"}}`),
+			want: []string{
+				`sources[0].verify.header: missing; kind "hmac" needs the name of the request header that carries the signature`,
+				`sources[0].verify.algorithm: "md5" is not supported; use one of sha1, sha256, sha512`,
+				`sources[0].verify.encoding: "base32" is not supported; use one of hex, base64`,
+			},
+		},
+		{
+			name: "hmac options on a provider kind",
+			json: src(`{"name": "x", "verify": {"kind": "stripe", "secretName": "s", "header": "X-Sig", "prefix": "sha256="}}`),
+			want: []string{
+				`sources[0].verify.header: set for kind "stripe", whose header is fixed; remove it (it applies to hmac and token)`,
+				`sources[0].verify.prefix: set for kind "stripe"; remove it (it applies to hmac only)`,
+			},
+		},
+		{
+			name: "token without header",
+			json: src(`{"name": "x", "verify": {"kind": "token", "secretName": "s"}}`),
+			want: []string{`sources[0].verify.header: missing; kind "token" needs the name of the request header that carries the token`},
+		},
+		{
+			name: "body limit above the SNS ceiling",
+			json: src(`{"name": "x", "verify": {"kind": "github", "secretName": "s"}, "maxBodyBytes": 300000}`),
+			want: []string{`sources[0].maxBodyBytes: 300000 is out of range; use 1 to 260096 (what fits in one SNS message with its attributes), or omit it for that default`},
+		},
+		{
+			name: "event fields on a provider kind",
+			json: src(`{"name": "x", "verify": {"kind": "github", "secretName": "s"}, "event": {"idHeader": "X-Id"}}`),
+			want: []string{`sources[0].event: set for kind "github", whose event id and type come from the provider's own headers or body; remove it (it applies to hmac and token)`},
+		},
+		{
+			name: "event id from header and field",
+			json: src(`{"name": "x", "verify": {"kind": "hmac", "secretName": "s", "header": "X-Sig"}, "event": {"idHeader": "X-Id", "idField": "data..id"}}`),
+			want: []string{
+				`sources[0].event: both idHeader and idField are set; keep one`,
+				`sources[0].event.idField: "data..id" is not a valid JSON field path; use dot-separated names such as "data.id"`,
+			},
+		},
+		{
+			name: "bad destination name",
+			json: dst(`{"name": "Orders!", "url": "https://a.example.com"}`),
+			want: []string{`destinations[0].name: "Orders!" is not a valid destination name; use 1 to 64 lowercase letters, digits or hyphens`},
+		},
+		{
+			name: "duplicate destination names",
+			json: dst(`{"name": "a", "url": "https://a.example.com"}, {"name": "a", "url": "https://b.example.com"}`),
+			want: []string{`destinations[1].name: duplicate destination name "a" (also used by destinations[0]); give each destination a unique name`},
+		},
+		{
+			name: "http URL",
+			json: dst(`{"name": "a", "url": "http://a.example.com/hooks"}`),
+			want: []string{`destinations[0].url: "http://a.example.com/hooks" uses http; deliveries must use https (http is accepted only with allowPrivateNetworks, for local development)`},
+		},
+		{
+			name: "relative URL",
+			json: dst(`{"name": "a", "url": "/hooks"}`),
+			want: []string{`destinations[0].url: "/hooks" is not an absolute URL; use https://host/path`},
+		},
+		{
+			name: "private IPv4 host",
+			json: dst(`{"name": "a", "url": "https://10.1.2.3/hooks"}`),
+			want: []string{`destinations[0].url: host 10.1.2.3 is a private address; use a public address, or set allowPrivateNetworks for local development`},
+		},
+		{
+			name: "loopback IPv4 host",
+			json: dst(`{"name": "a", "url": "https://127.0.0.1:8443/hooks"}`),
+			want: []string{`destinations[0].url: host 127.0.0.1 is a loopback address; use a public address, or set allowPrivateNetworks for local development`},
+		},
+		{
+			name: "link-local metadata host",
+			json: dst(`{"name": "a", "url": "https://169.254.169.254/latest/meta-data"}`),
+			want: []string{`destinations[0].url: host 169.254.169.254 is a link-local address; use a public address, or set allowPrivateNetworks for local development`},
+		},
+		{
+			name: "IPv4-mapped IPv6 loopback host",
+			json: dst(`{"name": "a", "url": "https://[::ffff:127.0.0.1]/hooks"}`),
+			want: []string{`destinations[0].url: host 127.0.0.1 is a loopback address; use a public address, or set allowPrivateNetworks for local development`},
+		},
+		{
+			name: "localhost by name",
+			json: dst(`{"name": "a", "url": "https://localhost/hooks"}`),
+			want: []string{`destinations[0].url: host "localhost" is loopback; use a public host, or set allowPrivateNetworks for local development`},
+		},
+		{
+			name: "credentials in URL",
+			json: dst(`{"name": "a", "url": "https://user:pw@a.example.com/hooks"}`),
+			want: []string{`destinations[0].url: "https://REDACTED@a.example.com/hooks" carries credentials; remove them from the URL (deliveries are authenticated by their signature)`},
+		},
+		{
+			name: "filter names an unknown source",
+			json: dst(`{"name": "a", "url": "https://a.example.com", "filter": {"sources": ["stripe", "paypal"]}}`),
+			want: []string{`destinations[0].filter.sources[1]: "paypal" is not a configured source; use one of the names in sources[]`},
+		},
+		{
+			name: "filter with types and excludeTypes and a bad wildcard",
+			json: dst(`{"name": "a", "url": "https://a.example.com", "filter": {"types": ["charge.*.x"], "excludeTypes": ["ping"]}}`),
+			want: []string{
+				`destinations[0].filter: both types and excludeTypes are set; SNS cannot combine them on one attribute, keep one`,
+				`destinations[0].filter.types[0]: "charge.*.x" has a "*" before its end; only a trailing "*" (prefix match) is supported`,
+			},
+		},
+		{
+			name: "excludeTypes mixing a prefix",
+			json: dst(`{"name": "a", "url": "https://a.example.com", "filter": {"excludeTypes": ["ping", "test.*"]}}`),
+			want: []string{`destinations[0].filter.excludeTypes: ["ping" "test.*"] mixes a prefix with other values; SNS anything-but takes either exact values or a single prefix`},
+		},
+		{
+			name: "timeout out of range",
+			json: dst(`{"name": "a", "url": "https://a.example.com", "timeoutSeconds": 600}`),
+			want: []string{`destinations[0].timeoutSeconds: 600 is out of range; use 1 to 120 seconds (default 10)`},
+		},
+		{
+			name: "max concurrency below the event source mapping minimum",
+			json: dst(`{"name": "a", "url": "https://a.example.com", "maxConcurrency": 1}`),
+			want: []string{`destinations[0].maxConcurrency: 1 is out of range; the SQS event source mapping accepts 2 to 1000 (default 5)`},
+		},
+		{
+			name: "batch size and window out of range",
+			json: dst(`{"name": "a", "url": "https://a.example.com", "batchSize": 11, "batchWindowSeconds": 301}`),
+			want: []string{
+				`destinations[0].batchSize: 11 is out of range; use 1 to 10 (default 10)`,
+				`destinations[0].batchWindowSeconds: 301 is out of range; use 0 to 300 seconds`,
+			},
+		},
+		{
+			name: "schedule delay beyond the visibility ceiling",
+			json: dst(`{"name": "a", "url": "https://a.example.com", "retry": {"schedule": ["5s", "13h"]}}`),
+			want: []string{`destinations[0].retry.schedule[1]: 13h0m0s is out of range; each delay must be more than 0 and at most 12h0m0s (SQS's longest visibility timeout)`},
+		},
+		{
+			name: "schedule that SQS retention cannot hold",
+			json: dst(`{"name": "a", "url": "https://a.example.com", "retry": {"schedule": ["12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h"]}}`),
+			want: []string{
+				`destinations[0].retry.schedule: needs 338h0m0s of queue retention (delays with jitter plus one visibility timeout per attempt plus 1h0m0s), more than SQS's maximum of 336h0m0s; shorten the schedule`,
+			},
+		},
+		{
+			name: "empty schedule and bad jitter",
+			json: dst(`{"name": "a", "url": "https://a.example.com", "retry": {"schedule": [], "jitter": 1.5}}`),
+			want: []string{
+				`destinations[0].retry.schedule: is empty; list at least one delay, or omit it for the default (5s, 30s, 2m0s, 10m0s, 30m0s, 1h0m0s, 2h0m0s, 4h0m0s, 8h0m0s)`,
+				`destinations[0].retry.jitter: 1.5 is out of range; use 0 (none) up to but not including 1 (default 0.2)`,
+			},
+		},
+		{
+			name: "schedule entry not a duration",
+			json: dst(`{"name": "a", "url": "https://a.example.com", "retry": {"schedule": ["5 minutes"]}}`),
+			want: []string{`decode config: want a duration string such as "30s" or "2m", got "5 minutes"`},
+		},
+		{
+			name: "metrics sink, api and alarms",
+			json: `{"sources": [{"name": "s", "verify": {"kind": "github", "secretName": "s"}}], "metrics": {"sink": "prometheus"}, "api": {"rateLimit": -1, "logRetentionDays": 10}, "alarms": {"email": "ops", "oldestMessageSeconds": 5}}`,
+			want: []string{
+				`metrics.sink: unknown sink "prometheus"; use "emf" (Embedded Metric Format, default) or "cloudwatch" (PutMetricData)`,
+				`api.rateLimit: -1 is negative; use requests per second above 0 (default 100)`,
+				`api.logRetentionDays: 10 is not a CloudWatch Logs retention; use one of [1 3 5 7 14 30 60 90 120 150 180 365 400 545 731 1096 1827 2192 2557 2922 3288 3653]`,
+				`alarms.email: "ops" is not an email address`,
+				`alarms.oldestMessageSeconds: 5 is too small; use at least 60 seconds (default 3600)`,
+			},
+		},
+		{
+			name: "record days shorter than retention plus DLQ",
+			json: `{"sources": [{"name": "s", "verify": {"kind": "github", "secretName": "s"}}], "dedupe": {"recordDays": 10}}`,
+			want: []string{`dedupe.recordDays: 10 days is shorter than the longest queue retention plus the DLQ's 14 days; use at least 14 so a redriven message is still deduplicated`},
+		},
+		{
+			name: "several problems reported at once",
+			json: `{"sources": [{"name": "A", "verify": {"kind": "nope"}}], "destinations": [{"name": "d", "url": "http://10.0.0.1", "maxConcurrency": 1, "filter": {"sources": ["b"]}}]}`,
+			want: []string{
+				`sources[0].name: "A" is not a valid source name; use 1 to 64 lowercase letters, digits or hyphens`,
+				`sources[0].verify.kind: unknown verification kind "nope"; use one of stripe, github, shopify, slack, standard-webhooks, hmac, token`,
+				`sources[0].verify.secretName: missing; every source needs the name of the Secrets Manager secret that holds its signing secret or token`,
+				`destinations[0].url: "http://10.0.0.1" uses http; deliveries must use https (http is accepted only with allowPrivateNetworks, for local development)`,
+				`destinations[0].url: host 10.0.0.1 is a private address; use a public address, or set allowPrivateNetworks for local development`,
+				`destinations[0].filter.sources[0]: "b" is not a configured source; use one of the names in sources[]`,
+				`destinations[0].maxConcurrency: 1 is out of range; the SQS event source mapping accepts 2 to 1000 (default 5)`,
+			},
+		},
+	}
+	if len(tests) < 20 {
+		t.Fatalf("only %d invalid cases", len(tests))
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Parse([]byte(tt.json))
+			if err == nil {
+				t.Fatalf("Parse accepted an invalid config: %+v", c)
+			}
+			got := strings.Split(err.Error(), "\n")
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseValidDerived(t *testing.T) {
+	jitter0 := `{
+	  "sources": [
+	    {"name": "stripe", "verify": {"kind": "stripe", "secretName": "hookfan/sources/stripe", "toleranceSeconds": 600}},
+	    {"name": "generic", "verify": {"kind": "hmac", "secretName": "arn:aws:secretsmanager:eu-west-1:123456789012:secret:hookfan/generic-AbCdEf", "header": "X-Signature", "algorithm": "sha512", "encoding": "base64", "prefix": "sha512="},
+	     "maxBodyBytes": 65536, "event": {"idHeader": "X-Request-Id", "typeField": "event.kind"}}
+	  ],
+	  "destinations": [
+	    {"name": "defaults", "url": "https://a.example.com/hooks"},
+	    {"name": "custom", "url": "https://b.example.com/in", "timeoutSeconds": 30, "maxConcurrency": 20, "batchSize": 5,
+	     "batchWindowSeconds": 2, "retry": {"schedule": ["10s", "1m", "1h"], "jitter": 0},
+	     "filter": {"sources": ["stripe", "generic"], "types": ["invoice.*", "charge.refunded"]}},
+	    {"name": "local", "url": "http://127.0.0.1:9000/hooks", "allowPrivateNetworks": true,
+	     "filter": {"excludeTypes": ["ping", "test"]}},
+	    {"name": "no-tests", "url": "https://[2606:4700::1111]/x", "filter": {"excludeTypes": ["test.*"]}}
+	  ],
+	  "metrics": {"sink": "cloudwatch"},
+	  "api": {"rateLimit": 25.5, "burstLimit": 50, "logRetentionDays": 90},
+	  "dedupe": {"recordDays": 45},
+	  "alarms": {"email": "ops@example.com", "oldestMessageSeconds": 600}
+	}`
+	c, err := Parse([]byte(jitter0))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	type derived struct {
+		Timeout, FunctionTimeout, Visibility, Retention time.Duration
+		MaxReceiveCount, Concurrency, Batch             int
+		BatchWindow                                     time.Duration
+		Jitter                                          float64
+		FilterPolicy                                    string
+	}
+	got := map[string]derived{}
+	for _, d := range c.Destinations {
+		got[d.Name] = derived{d.Timeout(), d.FunctionTimeout(), d.VisibilityTimeout(), d.Retention(),
+			d.MaxReceiveCount(), d.Concurrency(), d.Batch(), d.BatchWindow(), d.Jitter(), d.Filter.FilterPolicy()}
+	}
+	// Default schedule: 5s+30s+2m+10m+30m+1h+2h+4h+8h = 56555s; ×1.2 = 67866s;
+	// 10 attempts × 120s visibility = 1200s; + 3600s margin = 72666s needed;
+	// retention = 2 × 72666s = 145332s, rounded up to the minute = 145380s.
+	// Custom: (10+60+3600)s × 1.0 = 3670s; 4 attempts × 240s = 960s; + 3600s
+	// = 8230s; × 2 = 16460s → 16500s.
+	want := map[string]derived{
+		"defaults": {10 * time.Second, 20 * time.Second, 120 * time.Second, 145380 * time.Second, 10, 5, 10, 0, 0.2, ""},
+		"custom": {30 * time.Second, 40 * time.Second, 240 * time.Second, 16500 * time.Second, 4, 20, 5, 2 * time.Second, 0,
+			`{"source":["stripe","generic"],"type":[{"prefix":"invoice."},"charge.refunded"]}`},
+		"local":    {10 * time.Second, 20 * time.Second, 120 * time.Second, 145380 * time.Second, 10, 5, 10, 0, 0.2, `{"type":[{"anything-but":["ping","test"]}]}`},
+		"no-tests": {10 * time.Second, 20 * time.Second, 120 * time.Second, 145380 * time.Second, 10, 5, 10, 0, 0.2, `{"type":[{"anything-but":{"prefix":"test."}}]}`},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("derived values (-want +got):\n%s", diff)
+	}
+	for name, d := range got {
+		if d.Visibility < 6*d.FunctionTimeout {
+			t.Errorf("%s: visibility %s < 6 × function timeout %s", name, d.Visibility, d.FunctionTimeout)
+		}
+	}
+
+	stripe, _ := c.Source("stripe")
+	generic, _ := c.Source("generic")
+	gotSrc := []any{stripe.Verify.Tolerance(), stripe.BodyLimit(), generic.BodyLimit(), generic.Verify.HMACAlgorithm(), generic.Verify.HMACEncoding()}
+	wantSrc := []any{600 * time.Second, 260096, 65536, "sha512", "base64"}
+	if diff := cmp.Diff(wantSrc, gotSrc); diff != "" {
+		t.Errorf("source values (-want +got):\n%s", diff)
+	}
+	gotTop := []any{c.Metrics.SinkName(), c.API.Rate(), c.API.Burst(), c.API.LogRetention(), c.RecordTTL(), c.Alarms.OldestMessageThreshold()}
+	wantTop := []any{"cloudwatch", 25.5, 50, 90, 45 * 24 * time.Hour, 600 * time.Second}
+	if diff := cmp.Diff(wantTop, gotTop); diff != "" {
+		t.Errorf("top-level values (-want +got):\n%s", diff)
+	}
+}
+
+func TestDefaultsOfMinimalConfig(t *testing.T) {
+	c, err := Parse([]byte(base))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	s, _ := c.Source("github")
+	d, _ := c.Destination("orders")
+	got := []any{s.Verify.Tolerance(), s.BodyLimit(), c.Metrics.SinkName(), c.API.Rate(), c.API.Burst(), c.API.LogRetention(),
+		c.RecordTTL(), d.Schedule(), d.Attempts()}
+	want := []any{300 * time.Second, 260096, "emf", 100.0, 200, 30, 30 * 24 * time.Hour,
+		[]time.Duration{5 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute, 30 * time.Minute, time.Hour, 2 * time.Hour, 4 * time.Hour, 8 * time.Hour}, 10}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+}
+
+func TestRetentionCappedAtSQSMaximum(t *testing.T) {
+	// 16 × 12h delays need 16 × 12h + 17 × 120s + 1h = 196h34m: valid, but
+	// twice that exceeds 14 days, so retention is capped at 14 days.
+	sched := strings.TrimSuffix(strings.Repeat(`"12h",`, 16), ",")
+	c, err := Parse([]byte(`{"sources": [{"name": "s", "verify": {"kind": "github", "secretName": "s"}}],
+	  "destinations": [{"name": "d", "url": "https://d.example.com", "retry": {"schedule": [` + sched + `], "jitter": 0}}]}`))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if got, want := c.Destinations[0].Retention(), 14*24*time.Hour; got != want {
+		t.Errorf("Retention() = %s, want %s", got, want)
+	}
+	if got, want := c.Destinations[0].MaxReceiveCount(), 17; got != want {
+		t.Errorf("MaxReceiveCount() = %d, want %d", got, want)
+	}
+}
+
+func TestLoadCDKJSON(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	ok := write("cdk.json", `{"app": "go run ./infra", "context": {"hookfan": `+base+`}}`)
+	c, err := LoadCDKJSON(ok)
+	if err != nil {
+		t.Fatalf("LoadCDKJSON: %v", err)
+	}
+	if got := len(c.Sources) + len(c.Destinations); got != 3 {
+		t.Errorf("loaded %d sources+destinations, want 3", got)
+	}
+	missing := write("nokey.json", `{"app": "x", "context": {}}`)
+	_, err = LoadCDKJSON(missing)
+	want := `cdk.json ` + missing + `: no "hookfan" key in context; add the Hookfan configuration there or pass -c hookfanConfig=FILE`
+	if err == nil || err.Error() != want {
+		t.Errorf("LoadCDKJSON(no key) = %v, want %q", err, want)
+	}
+	bad := write("bad.json", `{"app": "x", "context": {"hookfan": {"sources": [{"name": "s", "verify": {"kind": "github"}}]}}}`)
+	_, err = LoadCDKJSON(bad)
+	want = `cdk.json ` + bad + `, context.hookfan: sources[0].verify.secretName: missing; every source needs the name of the Secrets Manager secret that holds its signing secret or token`
+	if err == nil || err.Error() != want {
+		t.Errorf("LoadCDKJSON(invalid) = %v, want %q", err, want)
+	}
+	file := write("hookfan.json", base)
+	if _, err := LoadFile(file); err != nil {
+		t.Errorf("LoadFile: %v", err)
+	}
+	if _, err := LoadFile(filepath.Join(dir, "absent.json")); err == nil || !strings.HasPrefix(err.Error(), "read config: ") {
+		t.Errorf("LoadFile(absent) = %v, want a read error", err)
+	}
+}
+
+func TestRepoCDKJSONIsValid(t *testing.T) {
+	if _, err := LoadCDKJSON("../../cdk.json"); err != nil {
+		t.Fatalf("the repository's cdk.json: %v", err)
+	}
+}
+
+func TestFromValueMatchesParse(t *testing.T) {
+	v := map[string]any{
+		"sources": []any{map[string]any{"name": "gh", "verify": map[string]any{"kind": "github", "secretName": "x"}}},
+	}
+	c, err := FromValue(v)
+	if err != nil {
+		t.Fatalf("FromValue: %v", err)
+	}
+	if c.Sources[0].Name != "gh" {
+		t.Errorf("source name = %q, want gh", c.Sources[0].Name)
+	}
+	v["extra"] = true
+	if _, err := FromValue(v); err == nil || err.Error() != `unknown field "extra"; check its spelling against the configuration reference in README.md` {
+		t.Errorf("FromValue(extra) = %v", err)
+	}
+}
+
+func TestEnvRoundTrip(t *testing.T) {
+	c, err := Parse([]byte(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srcs, err := DecodeSources(EncodeSources(c.Sources))
+	if err != nil {
+		t.Fatalf("DecodeSources: %v", err)
+	}
+	if diff := cmp.Diff(c.Sources, srcs); diff != "" {
+		t.Errorf("sources round trip (-want +got):\n%s", diff)
+	}
+	d, err := DecodeDestination(EncodeDestination(c.Destinations[0]))
+	if err != nil {
+		t.Fatalf("DecodeDestination: %v", err)
+	}
+	if diff := cmp.Diff(c.Destinations[0], d); diff != "" {
+		t.Errorf("destination round trip (-want +got):\n%s", diff)
+	}
+	_, err = DecodeDestination(`{"name": "x", "url": "http://example.com"}`)
+	want := `HOOKFAN_DESTINATION: destination.url: "http://example.com" uses http; deliveries must use https (http is accepted only with allowPrivateNetworks, for local development)`
+	if err == nil || err.Error() != want {
+		t.Errorf("DecodeDestination(http) = %v, want %q", err, want)
+	}
+	_, err = DecodeSources(`[{"name": "x", "verify": {"kind": "github", "secretName": "s"}, "secret": "leak"}]`)
+	want = `HOOKFAN_SOURCES: unknown field "secret"; check its spelling against the configuration reference in README.md`
+	if err == nil || err.Error() != want {
+		t.Errorf("DecodeSources(unknown field) = %v, want %q", err, want)
+	}
+}
+
+func TestRecordDaysFromEnv(t *testing.T) {
+	for _, tt := range []struct {
+		env     string
+		want    int
+		wantErr string
+	}{
+		{"", 30, ""},
+		{"45", 45, ""},
+		{"0", 0, `HOOKFAN_RECORD_DAYS: "0" is not a whole number of days from 1 to 3650`},
+		{"ten", 0, `HOOKFAN_RECORD_DAYS: "ten" is not a whole number of days from 1 to 3650`},
+	} {
+		t.Setenv(EnvRecordDays, tt.env)
+		got, err := RecordDaysFromEnv()
+		gotErr := ""
+		if err != nil {
+			gotErr = err.Error()
+		}
+		if got != tt.want || gotErr != tt.wantErr {
+			t.Errorf("RecordDaysFromEnv(%q) = %d, %q; want %d, %q", tt.env, got, gotErr, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(base))
+	f.Add([]byte(`{"sources": [{"name": "x", "verify": {"kind": "hmac", "secretName": "s", "header": "X"}}]}`))
+	f.Add([]byte(`{"destinations": [{"retry": {"schedule": ["1ns"], "jitter": 0.99}}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Parse(data)
+		if err != nil {
+			if strings.TrimSpace(err.Error()) == "" {
+				t.Fatal("empty error message")
+			}
+			return
+		}
+		// Every accepted config must produce sane derived values.
+		for _, d := range c.Destinations {
+			if d.VisibilityTimeout() < VisibilityFactor*d.FunctionTimeout() || d.Retention() > MaxRetention || d.Retention() < MinRetention || d.MaxReceiveCount() < 1 {
+				t.Fatalf("bad derived values for %+v", d)
+			}
+			if p := d.Filter.FilterPolicy(); p != "" && !strings.HasPrefix(p, "{") {
+				t.Fatalf("bad filter policy %q", p)
+			}
+		}
+	})
+}

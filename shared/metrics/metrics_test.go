@@ -1,0 +1,150 @@
+package metrics
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	"github.com/google/go-cmp/cmp"
+)
+
+func fixedRecorder(sink Sink) *Recorder {
+	r := NewRecorder(sink)
+	r.now = func() time.Time { return time.UnixMilli(1_700_000_000_123) }
+	return r
+}
+
+func TestEMFOutput(t *testing.T) {
+	var buf bytes.Buffer
+	r := fixedRecorder(NewEMF(&buf))
+	src := Dimension{DimSource, "stripe"}
+	r.Count(IngestAccepted, src)
+	r.Count(IngestAccepted, src)
+	r.Count(IngestRejected, src, Dimension{DimReason, "signature_invalid"})
+	r.Add(DeliveryLatency, Milliseconds, 12.5, Dimension{DimDestination, "orders"})
+	if err := r.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	want := []string{
+		`{"IngestAccepted":[1,1],"Source":"stripe","_aws":{"CloudWatchMetrics":[{"Dimensions":[["Source"]],"Metrics":[{"Name":"IngestAccepted","Unit":"Count"}],"Namespace":"Hookfan"}],"Timestamp":1700000000123}}`,
+		`{"IngestRejected":1,"Reason":"signature_invalid","Source":"stripe","_aws":{"CloudWatchMetrics":[{"Dimensions":[["Source","Reason"]],"Metrics":[{"Name":"IngestRejected","Unit":"Count"}],"Namespace":"Hookfan"}],"Timestamp":1700000000123}}`,
+		`{"DeliveryLatency":12.5,"Destination":"orders","_aws":{"CloudWatchMetrics":[{"Dimensions":[["Destination"]],"Metrics":[{"Name":"DeliveryLatency","Unit":"Milliseconds"}],"Namespace":"Hookfan"}],"Timestamp":1700000000123}}`,
+	}
+	if diff := cmp.Diff(want, lines); diff != "" {
+		t.Errorf("EMF lines (-want +got):\n%s", diff)
+	}
+	for _, l := range lines {
+		if err := ValidateEMF([]byte(l)); err != nil {
+			t.Errorf("ValidateEMF(%s): %v", l, err)
+		}
+	}
+	buf.Reset()
+	if err := r.Flush(context.Background()); err != nil || buf.Len() != 0 {
+		t.Errorf("second Flush wrote %q, %v; want nothing", buf.String(), err)
+	}
+}
+
+func TestEMFSplitsAtHundredValues(t *testing.T) {
+	var buf bytes.Buffer
+	r := fixedRecorder(NewEMF(&buf))
+	for i := range 250 {
+		r.Add(EventAge, Milliseconds, float64(i), Dimension{DimDestination, "d"})
+	}
+	r.Count(DeliverySucceeded, Dimension{DimDestination, "d"})
+	if err := r.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	var total int
+	for _, l := range lines {
+		if err := ValidateEMF([]byte(l)); err != nil {
+			t.Fatalf("ValidateEMF: %v", err)
+		}
+		var doc map[string]any
+		_ = json.Unmarshal([]byte(l), &doc)
+		switch v := doc[EventAge].(type) {
+		case []any:
+			total += len(v)
+		case float64:
+			total++
+		}
+	}
+	if len(lines) != 3 || total != 250 {
+		t.Errorf("got %d lines holding %d EventAge values; want 3 lines, 250 values", len(lines), total)
+	}
+}
+
+func TestValidateEMFRejects(t *testing.T) {
+	for _, tt := range []struct{ line, want string }{
+		{`[]`, "not a JSON object"},
+		{`{"a":1}`, `missing "_aws"`},
+		{`{"_aws":{"CloudWatchMetrics":[]}}`, `"_aws.Timestamp" missing`},
+		{`{"_aws":{"Timestamp":1.5,"CloudWatchMetrics":[]}}`, "not an integer"},
+		{`{"_aws":{"Timestamp":1,"CloudWatchMetrics":[]}}`, "is empty"},
+		{`{"_aws":{"Timestamp":1,"CloudWatchMetrics":[{"Namespace":"","Dimensions":[],"Metrics":[{"Name":"m"}]}]},"m":1}`, "namespace length 0"},
+		{`{"_aws":{"Timestamp":1,"CloudWatchMetrics":[{"Namespace":"N","Dimensions":[["D"]],"Metrics":[{"Name":"m"}]}]},"m":1}`, `dimension "D"`},
+		{`{"_aws":{"Timestamp":1,"CloudWatchMetrics":[{"Namespace":"N","Dimensions":[],"Metrics":[{"Name":"m"}]}]}}`, `metric "m" has no top-level member`},
+		{`{"_aws":{"Timestamp":1,"CloudWatchMetrics":[{"Namespace":"N","Dimensions":[],"Metrics":[{"Name":"m"}]}]},"m":"x"}`, `metric "m" is not a number`},
+	} {
+		err := ValidateEMF([]byte(tt.line))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ValidateEMF(%s) = %v, want an error containing %q", tt.line, err, tt.want)
+		}
+	}
+}
+
+type fakeCW struct {
+	inputs []*cloudwatch.PutMetricDataInput
+	err    error
+}
+
+func (f *fakeCW) PutMetricData(_ context.Context, in *cloudwatch.PutMetricDataInput, _ ...func(*cloudwatch.Options)) (*cloudwatch.PutMetricDataOutput, error) {
+	f.inputs = append(f.inputs, in)
+	return &cloudwatch.PutMetricDataOutput{}, f.err
+}
+
+func TestCloudWatchSink(t *testing.T) {
+	cw := &fakeCW{}
+	sink, err := NewSink("cloudwatch", nil, cw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := fixedRecorder(sink)
+	for range 501 {
+		r.Count(DeliverySucceeded, Dimension{DimDestination, "orders"})
+	}
+	if err := r.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(cw.inputs) != 2 || len(cw.inputs[0].MetricData) != 500 || len(cw.inputs[1].MetricData) != 1 {
+		t.Fatalf("PutMetricData calls: %d", len(cw.inputs))
+	}
+	d := cw.inputs[1].MetricData[0]
+	got := []string{*cw.inputs[1].Namespace, *d.MetricName, string(d.Unit), *d.Dimensions[0].Name, *d.Dimensions[0].Value}
+	if diff := cmp.Diff([]string{"Hookfan", "DeliverySucceeded", "Count", "Destination", "orders"}, got); diff != "" {
+		t.Error(diff)
+	}
+	cw.err = errors.New("throttled")
+	r.Count(DeliveryFailed)
+	if err := r.Flush(context.Background()); err == nil || err.Error() != "flush 1 metric points: put metric data: throttled" {
+		t.Errorf("Flush error = %v", err)
+	}
+}
+
+func TestNewSink(t *testing.T) {
+	if _, err := NewSink("cloudwatch", nil, nil); err == nil {
+		t.Error("cloudwatch sink without client accepted")
+	}
+	if _, err := NewSink("statsd", nil, nil); err == nil || err.Error() != `unknown metrics sink "statsd"; use "emf" or "cloudwatch"` {
+		t.Errorf("NewSink(statsd) = %v", err)
+	}
+	if s, err := NewSink("", &bytes.Buffer{}, nil); err != nil || s == nil {
+		t.Errorf("default sink: %v", err)
+	}
+}

@@ -1,0 +1,202 @@
+package secrets
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
+	"github.com/google/go-cmp/cmp"
+)
+
+// fakeStore is a Secrets Manager stand-in: a value per name, or an error.
+type fakeStore struct {
+	mu     sync.Mutex
+	values map[string]*string
+	err    error
+	calls  int
+}
+
+func (f *fakeStore) GetSecretValue(_ context.Context, in *secretsmanager.GetSecretValueInput, _ ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	if f.err != nil {
+		return nil, f.err
+	}
+	v, ok := f.values[*in.SecretId]
+	if !ok {
+		return nil, &types.ResourceNotFoundException{Message: aws.String("Secrets Manager can't find the specified secret.")}
+	}
+	return &secretsmanager.GetSecretValueOutput{SecretString: v}, nil
+}
+
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time          { return c.t }
+func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
+func newClock() *clock                   { return &clock{t: time.Unix(1_700_000_000, 0)} }
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    []string
+		wantErr string
+	}{
+		{"whsec_abc", []string{"whsec_abc"}, ""},
+		{"  token \n", []string{"token"}, ""},
+		{`["old","new"]`, []string{"old", "new"}, ""},
+		{`[" a ", "", "b"]`, []string{"a", "b"}, ""},
+		{"", nil, "empty value: secret value invalid"},
+		{"   ", nil, "empty value: secret value invalid"},
+		{`[]`, nil, "JSON array holds no non-empty string: secret value invalid"},
+		{`["",""]`, nil, "JSON array holds no non-empty string: secret value invalid"},
+		{`[1,2]`, nil, "value starts with '[' but is not a JSON array of strings: secret value invalid"},
+		{`[secret-value`, nil, "value starts with '[' but is not a JSON array of strings: secret value invalid"},
+	}
+	for _, tt := range tests {
+		got, err := Parse(tt.in)
+		gotErr := ""
+		if err != nil {
+			gotErr = err.Error()
+			if !errors.Is(err, ErrInvalid) {
+				t.Errorf("Parse(%q) error %v is not ErrInvalid", tt.in, err)
+			}
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" || gotErr != tt.wantErr {
+			t.Errorf("Parse(%q) = %v, %q; want %v, %q", tt.in, got, gotErr, tt.want, tt.wantErr)
+		}
+		if strings.Contains(gotErr, "secret-value") {
+			t.Errorf("Parse error quotes the secret: %q", gotErr)
+		}
+	}
+}
+
+func TestCacheTTLAndRefresh(t *testing.T) {
+	store := &fakeStore{values: map[string]*string{"s": aws.String("one")}}
+	clk := newClock()
+	c := NewCache(store, WithClock(clk.now), WithTTL(time.Minute), WithMinRefresh(5*time.Second))
+	ctx := context.Background()
+
+	get := func() []string {
+		t.Helper()
+		v, err := c.Get(ctx, "s")
+		if err != nil {
+			t.Fatalf("Get: %v", err)
+		}
+		return v
+	}
+	if diff := cmp.Diff([]string{"one"}, get()); diff != "" {
+		t.Fatal(diff)
+	}
+	store.values["s"] = aws.String(`["one","two"]`)
+	clk.advance(30 * time.Second)
+	if diff := cmp.Diff([]string{"one"}, get()); diff != "" {
+		t.Errorf("within TTL: %s", diff)
+	}
+	if store.calls != 1 {
+		t.Errorf("calls within TTL = %d, want 1", store.calls)
+	}
+	// A failed verification forces a refresh: the rotated value arrives at once.
+	v, changed, err := c.Refresh(ctx, "s")
+	if err != nil || !changed || !cmp.Equal(v, []string{"one", "two"}) {
+		t.Errorf("Refresh = %v, %v, %v; want [one two], true, nil", v, changed, err)
+	}
+	// A second refresh within minRefresh does not reach the store.
+	clk.advance(time.Second)
+	v, changed, err = c.Refresh(ctx, "s")
+	if err != nil || changed || store.calls != 2 || !cmp.Equal(v, []string{"one", "two"}) {
+		t.Errorf("bounded Refresh = %v, %v, %v with %d calls; want cached values, no call", v, changed, err, store.calls)
+	}
+	clk.advance(5 * time.Second)
+	if _, changed, _ = c.Refresh(ctx, "s"); changed || store.calls != 3 {
+		t.Errorf("Refresh after minRefresh: changed=%v calls=%d; want false, 3", changed, store.calls)
+	}
+	clk.advance(time.Minute)
+	get()
+	if store.calls != 4 {
+		t.Errorf("calls after TTL = %d, want 4", store.calls)
+	}
+}
+
+func TestCacheErrors(t *testing.T) {
+	ctx := context.Background()
+	t.Run("not found is ErrNotSet", func(t *testing.T) {
+		c := NewCache(&fakeStore{values: map[string]*string{}})
+		_, err := c.Get(ctx, "missing")
+		if !errors.Is(err, ErrNotSet) || err.Error() != `secret "missing": secret not set` {
+			t.Errorf("Get = %v, want ErrNotSet", err)
+		}
+	})
+	t.Run("binary secret is ErrInvalid", func(t *testing.T) {
+		c := NewCache(&fakeStore{values: map[string]*string{"b": nil}})
+		if _, err := c.Get(ctx, "b"); !errors.Is(err, ErrInvalid) {
+			t.Errorf("Get = %v, want ErrInvalid", err)
+		}
+	})
+	t.Run("outage is ErrUnavailable, stale value served within maxStale", func(t *testing.T) {
+		store := &fakeStore{values: map[string]*string{"s": aws.String("v")}}
+		clk := newClock()
+		c := NewCache(store, WithClock(clk.now), WithTTL(time.Minute), WithMaxStale(10*time.Minute))
+		if _, err := c.Get(ctx, "s"); err != nil {
+			t.Fatal(err)
+		}
+		store.err = errors.New("dial tcp: connection refused")
+		clk.advance(5 * time.Minute)
+		if v, err := c.Get(ctx, "s"); err != nil || !cmp.Equal(v, []string{"v"}) {
+			t.Errorf("Get during outage within maxStale = %v, %v; want [v]", v, err)
+		}
+		clk.advance(10 * time.Minute)
+		if _, err := c.Get(ctx, "s"); !errors.Is(err, ErrUnavailable) {
+			t.Errorf("Get past maxStale = %v, want ErrUnavailable", err)
+		}
+		fresh := NewCache(store)
+		if _, err := fresh.Get(ctx, "s"); !errors.Is(err, ErrUnavailable) {
+			t.Errorf("Get with nothing cached = %v, want ErrUnavailable", err)
+		}
+	})
+	t.Run("deleted secret stops working at once", func(t *testing.T) {
+		store := &fakeStore{values: map[string]*string{"s": aws.String("v")}}
+		clk := newClock()
+		c := NewCache(store, WithClock(clk.now), WithTTL(time.Minute))
+		if _, err := c.Get(ctx, "s"); err != nil {
+			t.Fatal(err)
+		}
+		delete(store.values, "s")
+		clk.advance(2 * time.Minute)
+		if _, err := c.Get(ctx, "s"); !errors.Is(err, ErrNotSet) {
+			t.Errorf("Get after deletion = %v, want ErrNotSet", err)
+		}
+	})
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"whsec_x", `["a","b"]`, `[`, ` [ "x" ] `, `["\u0000"]`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		values, err := Parse(s)
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("error %v is not ErrInvalid", err)
+			}
+			if len(s) > 8 && strings.Contains(err.Error(), s) {
+				t.Fatalf("error quotes the value")
+			}
+			return
+		}
+		if len(values) == 0 {
+			t.Fatal("no values and no error")
+		}
+		for _, v := range values {
+			if v == "" || strings.TrimSpace(v) != v {
+				t.Fatalf("value %q not trimmed or empty", v)
+			}
+		}
+	})
+}
