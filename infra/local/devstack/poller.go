@@ -1,0 +1,158 @@
+package devstack
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+)
+
+// DeliverFunc is a deliver Lambda's handler.
+type DeliverFunc func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error)
+
+// QueueAPI is the part of the SQS client a poller uses.
+type QueueAPI interface {
+	ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
+	DeleteMessageBatch(ctx context.Context, in *sqs.DeleteMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error)
+}
+
+// Poller does for one queue what the Lambda SQS event source mapping does:
+// long-poll batches, invoke the function with a deadline, and delete the
+// messages the function did not report as failed. A function error, or a
+// failure report naming an unknown message, fails the whole batch, as
+// Lambda does; failed messages return after their visibility timeout (or
+// sooner when the function changed it).
+type Poller struct {
+	SQS             QueueAPI
+	QueueURL        string
+	QueueARN        string
+	Region          string
+	BatchSize       int           // 1..10
+	Concurrency     int           // concurrent batches (the mapping's MaximumConcurrency)
+	WaitTime        time.Duration // long poll, at most 20s
+	FunctionTimeout time.Duration
+	Handler         DeliverFunc
+	Log             *slog.Logger
+}
+
+// Run polls until ctx is done, then lets in-flight batches finish (each
+// within its function timeout) and returns. A batch received when ctx ends
+// is still delivered, so a shutdown loses nothing.
+func (p *Poller) Run(ctx context.Context) error {
+	workers := max(p.Concurrency, 1)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.loop(ctx)
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+func (p *Poller) loop(ctx context.Context) {
+	wait := int32(min(max(p.WaitTime, 0), 20*time.Second) / time.Second)
+	for ctx.Err() == nil {
+		// The receive must not be cut short by a shutdown once SQS may have
+		// handed out messages, so it runs on its own context bounded by the
+		// long poll; shutdown is noticed between receives.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(wait+10)*time.Second)
+		out, err := p.SQS.ReceiveMessage(rctx, &sqs.ReceiveMessageInput{
+			QueueUrl:                    &p.QueueURL,
+			MaxNumberOfMessages:         int32(min(max(p.BatchSize, 1), 10)),
+			WaitTimeSeconds:             wait,
+			MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll},
+			MessageAttributeNames:       []string{"All"},
+		})
+		cancel()
+		if err != nil {
+			p.Log.Error("receive failed", "queue", p.QueueURL, "error", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		if len(out.Messages) > 0 {
+			p.invoke(context.WithoutCancel(ctx), out.Messages)
+		}
+	}
+}
+
+// invoke runs one batch to completion and deletes what succeeded.
+func (p *Poller) invoke(ctx context.Context, msgs []sqstypes.Message) {
+	ev := p.event(msgs)
+	id := make([]byte, 16)
+	_, _ = rand.Read(id)
+	reqID := hex.EncodeToString(id)
+	fctx, cancel := context.WithTimeout(ctx, p.FunctionTimeout)
+	fctx = lambdacontext.NewContext(fctx, &lambdacontext.LambdaContext{AwsRequestID: reqID, InvokedFunctionArn: "local"})
+	resp, err := p.Handler(fctx, ev)
+	cancel()
+	if err != nil {
+		p.Log.Error("deliver function failed; whole batch returns after its visibility timeout", "request_id", reqID, "records", len(msgs), "error", err)
+		return
+	}
+	failed := map[string]bool{}
+	for _, f := range resp.BatchItemFailures {
+		failed[f.ItemIdentifier] = true
+	}
+	var entries []sqstypes.DeleteMessageBatchRequestEntry
+	known := 0
+	for i, m := range msgs {
+		if failed[*m.MessageId] {
+			known++
+			continue
+		}
+		entries = append(entries, sqstypes.DeleteMessageBatchRequestEntry{Id: aws.String(fmt.Sprint(i)), ReceiptHandle: m.ReceiptHandle})
+	}
+	if known != len(failed) {
+		p.Log.Error("function reported an unknown message id; whole batch fails, as in Lambda", "request_id", reqID)
+		return
+	}
+	if len(entries) == 0 {
+		return
+	}
+	out, err := p.SQS.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: &p.QueueURL, Entries: entries})
+	if err != nil {
+		p.Log.Error("delete failed; messages will be received again and deduplicated", "request_id", reqID, "error", err)
+		return
+	}
+	for _, f := range out.Failed {
+		p.Log.Error("delete of one message failed; it will be received again and deduplicated", "request_id", reqID, "code", aws.ToString(f.Code))
+	}
+}
+
+func (p *Poller) event(msgs []sqstypes.Message) events.SQSEvent {
+	ev := events.SQSEvent{Records: make([]events.SQSMessage, 0, len(msgs))}
+	for _, m := range msgs {
+		attrs := map[string]events.SQSMessageAttribute{}
+		for k, v := range m.MessageAttributes {
+			attrs[k] = events.SQSMessageAttribute{StringValue: v.StringValue, BinaryValue: v.BinaryValue, DataType: aws.ToString(v.DataType)}
+		}
+		ev.Records = append(ev.Records, events.SQSMessage{
+			MessageId:              aws.ToString(m.MessageId),
+			ReceiptHandle:          aws.ToString(m.ReceiptHandle),
+			Body:                   aws.ToString(m.Body),
+			Md5OfBody:              aws.ToString(m.MD5OfBody),
+			Md5OfMessageAttributes: aws.ToString(m.MD5OfMessageAttributes),
+			Attributes:             m.Attributes,
+			MessageAttributes:      attrs,
+			EventSourceARN:         p.QueueARN,
+			EventSource:            "aws:sqs",
+			AWSRegion:              p.Region,
+		})
+	}
+	return ev
+}

@@ -1,0 +1,260 @@
+package devstack
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	smtypes "github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/hookfan/hookfan/shared/awsconfig"
+	"github.com/hookfan/hookfan/shared/config"
+)
+
+// Clients are the AWS clients the local stack uses, built once.
+type Clients struct {
+	SNS        *sns.Client
+	SQS        *sqs.Client
+	DynamoDB   *dynamodb.Client
+	Secrets    *secretsmanager.Client
+	CloudWatch *cloudwatch.Client
+}
+
+// NewClients builds every client from one SDK configuration.
+func NewClients(cfg aws.Config) Clients {
+	return Clients{
+		SNS:        sns.NewFromConfig(cfg),
+		SQS:        sqs.NewFromConfig(cfg),
+		DynamoDB:   dynamodb.NewFromConfig(cfg),
+		Secrets:    secretsmanager.NewFromConfig(cfg),
+		CloudWatch: awsconfig.NewCloudWatch(cfg),
+	}
+}
+
+// Lane is one destination's provisioned resources.
+type Lane struct {
+	Destination        config.Destination
+	QueueURL, QueueARN string
+	DLQURL, DLQARN     string
+	SubscriptionDLQURL string
+	SubscriptionARN    string
+	SecretID           string
+}
+
+// Topology is what Provision created.
+type Topology struct {
+	Prefix    string
+	TopicARN  string
+	TableName string
+	Lanes     []Lane
+}
+
+// Lane finds a lane by destination name.
+func (t *Topology) Lane(name string) (Lane, bool) {
+	for _, l := range t.Lanes {
+		if l.Destination.Name == name {
+			return l, true
+		}
+	}
+	return Lane{}, false
+}
+
+// DestinationSecretName is the secret a lane signs with: the configured one,
+// or a name under the prefix.
+func DestinationSecretName(prefix string, d config.Destination) string {
+	if d.SecretName != "" {
+		return d.SecretName
+	}
+	return prefix + "/destinations/" + d.Name
+}
+
+// Provision creates the config's topology on the emulator: the topic, per
+// destination a queue with a redrive policy to its DLQ (which allows redrive
+// back from that queue only), a subscription DLQ, the raw-delivery
+// subscription with its filter policy, the delivery-record table, and the
+// secrets. secrets maps secret names to their values (several while
+// rotating); a destination secret missing there is generated. Names start
+// with prefix so several stacks can share one emulator. Calling it again
+// with the same prefix is harmless.
+func Provision(ctx context.Context, c Clients, cfg *config.Config, secrets map[string][]string, prefix string) (*Topology, error) {
+	t := &Topology{Prefix: prefix, TableName: prefix + "-deliveries"}
+	topic, err := c.SNS.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String(prefix + "-events")})
+	if err != nil {
+		return nil, fmt.Errorf("create topic: %w", err)
+	}
+	t.TopicARN = *topic.TopicArn
+	if err := createTable(ctx, c.DynamoDB, t.TableName); err != nil {
+		return nil, err
+	}
+	for _, s := range cfg.Sources {
+		if values, ok := secrets[s.Verify.SecretName]; ok {
+			if err := putSecret(ctx, c.Secrets, s.Verify.SecretName, values); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, d := range cfg.Destinations {
+		lane, err := provisionLane(ctx, c, t.TopicARN, prefix, d)
+		if err != nil {
+			return nil, fmt.Errorf("destination %s: %w", d.Name, err)
+		}
+		values, ok := secrets[lane.SecretID]
+		if !ok {
+			values = []string{NewDestinationSecret()}
+		}
+		if err := putSecret(ctx, c.Secrets, lane.SecretID, values); err != nil {
+			return nil, err
+		}
+		t.Lanes = append(t.Lanes, lane)
+	}
+	return t, nil
+}
+
+// NewDestinationSecret returns a fresh "whsec_" secret over 32 random bytes.
+func NewDestinationSecret() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on Linux
+	return "whsec_" + base64.StdEncoding.EncodeToString(b)
+}
+
+func provisionLane(ctx context.Context, c Clients, topicARN, prefix string, d config.Destination) (Lane, error) {
+	lane := Lane{Destination: d, SecretID: DestinationSecretName(prefix, d)}
+	var err error
+	name := prefix + "-" + d.Name
+	if lane.DLQURL, lane.DLQARN, err = createQueue(ctx, c.SQS, name+"-dlq", map[string]string{
+		"MessageRetentionPeriod": strconv.Itoa(int(config.DLQRetention.Seconds())),
+	}); err != nil {
+		return lane, err
+	}
+	redrive, _ := json.Marshal(map[string]string{"deadLetterTargetArn": lane.DLQARN, "maxReceiveCount": strconv.Itoa(d.MaxReceiveCount())})
+	if lane.QueueURL, lane.QueueARN, err = createQueue(ctx, c.SQS, name, map[string]string{
+		"VisibilityTimeout":      strconv.Itoa(int(d.VisibilityTimeout().Seconds())),
+		"MessageRetentionPeriod": strconv.Itoa(int(d.Retention().Seconds())),
+		"RedrivePolicy":          string(redrive),
+	}); err != nil {
+		return lane, err
+	}
+	allow, _ := json.Marshal(map[string]any{"redrivePermission": "byQueue", "sourceQueueArns": []string{lane.QueueARN}})
+	if _, err := c.SQS.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: &lane.DLQURL,
+		Attributes: map[string]string{"RedriveAllowPolicy": string(allow)}}); err != nil {
+		return lane, fmt.Errorf("set redrive allow policy: %w", err)
+	}
+	var subDLQARN string
+	if lane.SubscriptionDLQURL, subDLQARN, err = createQueue(ctx, c.SQS, name+"-sub-dlq", map[string]string{
+		"MessageRetentionPeriod": strconv.Itoa(int(config.DLQRetention.Seconds())),
+	}); err != nil {
+		return lane, err
+	}
+	for _, q := range []struct{ url, arn string }{{lane.QueueURL, lane.QueueARN}, {lane.SubscriptionDLQURL, subDLQARN}} {
+		if err := allowTopic(ctx, c.SQS, q.url, q.arn, topicARN); err != nil {
+			return lane, err
+		}
+	}
+	subRedrive, _ := json.Marshal(map[string]string{"deadLetterTargetArn": subDLQARN})
+	attrs := map[string]string{"RawMessageDelivery": "true", "RedrivePolicy": string(subRedrive)}
+	if p := d.Filter.FilterPolicy(); p != "" {
+		attrs["FilterPolicy"] = p
+		attrs["FilterPolicyScope"] = "MessageAttributes"
+	}
+	sub, err := c.SNS.Subscribe(ctx, &sns.SubscribeInput{TopicArn: &topicARN, Protocol: aws.String("sqs"),
+		Endpoint: &lane.QueueARN, Attributes: attrs, ReturnSubscriptionArn: true})
+	if err != nil {
+		return lane, fmt.Errorf("subscribe queue: %w", err)
+	}
+	lane.SubscriptionARN = *sub.SubscriptionArn
+	return lane, nil
+}
+
+func createQueue(ctx context.Context, api *sqs.Client, name string, attrs map[string]string) (url, arn string, err error) {
+	out, err := api.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: &name, Attributes: attrs})
+	if err != nil {
+		return "", "", fmt.Errorf("create queue %s: %w", name, err)
+	}
+	got, err := api.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: out.QueueUrl,
+		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn}})
+	if err != nil {
+		return "", "", fmt.Errorf("queue %s ARN: %w", name, err)
+	}
+	return *out.QueueUrl, got.Attributes[string(sqstypes.QueueAttributeNameQueueArn)], nil
+}
+
+// allowTopic gives the queue the policy the CDK stack gives it: only this
+// topic may send, and only over TLS-less local transport here.
+func allowTopic(ctx context.Context, api *sqs.Client, url, arn, topicARN string) error {
+	policy, _ := json.Marshal(map[string]any{
+		"Version": "2012-10-17",
+		"Statement": []any{map[string]any{
+			"Effect": "Allow", "Principal": map[string]string{"Service": "sns.amazonaws.com"},
+			"Action": "sqs:SendMessage", "Resource": arn,
+			"Condition": map[string]any{"ArnEquals": map[string]string{"aws:SourceArn": topicARN}},
+		}},
+	})
+	if _, err := api.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: &url,
+		Attributes: map[string]string{"Policy": string(policy)}}); err != nil {
+		return fmt.Errorf("set queue policy: %w", err)
+	}
+	return nil
+}
+
+func createTable(ctx context.Context, api *dynamodb.Client, name string) error {
+	_, err := api.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName:            &name,
+		BillingMode:          ddbtypes.BillingModePayPerRequest,
+		AttributeDefinitions: []ddbtypes.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: ddbtypes.ScalarAttributeTypeS}},
+		KeySchema:            []ddbtypes.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: ddbtypes.KeyTypeHash}},
+	})
+	var inUse *ddbtypes.ResourceInUseException
+	if err != nil && !errors.As(err, &inUse) {
+		return fmt.Errorf("create table %s: %w", name, err)
+	}
+	if _, err := api.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: &name,
+		TimeToLiveSpecification: &ddbtypes.TimeToLiveSpecification{AttributeName: aws.String("expires_at"), Enabled: aws.Bool(true)}}); err != nil && !errors.As(err, new(*ddbtypes.ResourceInUseException)) {
+		// Re-enabling TTL on an existing table is refused by some emulators; the table works without it.
+		var ve interface{ ErrorCode() string }
+		if !errors.As(err, &ve) || ve.ErrorCode() != "ValidationException" {
+			return fmt.Errorf("enable TTL on %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// putSecret creates a secret or, when it exists, sets its current value.
+// Several values are stored as a JSON array (rotation).
+func putSecret(ctx context.Context, api *secretsmanager.Client, name string, values []string) error {
+	value := ""
+	switch len(values) {
+	case 0:
+		return fmt.Errorf("secret %s: no value given", name)
+	case 1:
+		value = values[0]
+	default:
+		b, _ := json.Marshal(values)
+		value = string(b)
+	}
+	_, err := api.CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: &name, SecretString: &value})
+	var exists *smtypes.ResourceExistsException
+	if errors.As(err, &exists) {
+		_, err = api.PutSecretValue(ctx, &secretsmanager.PutSecretValueInput{SecretId: &name, SecretString: &value})
+	}
+	if err != nil {
+		return fmt.Errorf("set secret %s: %w", name, err)
+	}
+	return nil
+}
+
+// SetSecret sets a secret's values (for rotation in tests and tools).
+func SetSecret(ctx context.Context, c Clients, name string, values ...string) error {
+	return putSecret(ctx, c.Secrets, name, values)
+}
