@@ -12,7 +12,7 @@ LAMBDA_FLAGS := -tags lambda.norpc -trimpath -buildvcs=false -ldflags "-s -w -bu
 FUZZTIME    ?= 60s
 BENCHTIME   ?= 1s
 
-.PHONY: help build test unit lint fuzz synth deploy dev bench clean $(FUNCTIONS:%=build-%)
+.PHONY: help build test unit integration lint fuzz synth deploy dev bench clean $(FUNCTIONS:%=build-%)
 
 help: ## list the targets
 	@grep -E '^[a-z%-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 16
@@ -24,10 +24,13 @@ $(FUNCTIONS:%=build-%): build-%: ## build one function, e.g. make build-ingest
 	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(BUILD_DIR)/$*/bootstrap ./functions/$*
 	@printf '%-28s %8d bytes\n' "$(BUILD_DIR)/$*/bootstrap" "$$(stat -c %s $(BUILD_DIR)/$*/bootstrap)"
 
-test: lint unit build ## everything CI runs (the README's test command)
+test: lint unit integration build ## everything CI runs (the README's test command)
 
 unit: ## unit tests (with the race detector) and fuzz seed corpora
 	$(GO) test -race -count=1 ./...
+
+integration: ## end-to-end tests against an AWS emulator (starts moto_server unless AWS_ENDPOINT_URL is set)
+	$(GO) test -tags integration -count=1 -timeout 20m ./integration/...
 
 lint: ## gofmt check, go vet, staticcheck
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
