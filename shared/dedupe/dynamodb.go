@@ -1,0 +1,255 @@
+package dedupe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Attribute names of a delivery record.
+const (
+	AttrPK             = "pk"
+	AttrStatus         = "status"
+	AttrLeaseToken     = "lease_token"
+	AttrLeaseUntil     = "lease_until" // epoch milliseconds
+	AttrAttempts       = "attempts"
+	AttrLastStatus     = "last_status"
+	AttrLastError      = "last_error"
+	AttrFirstAttemptAt = "first_attempt_at" // RFC 3339, UTC, milliseconds
+	AttrDeliveredAt    = "delivered_at"     // RFC 3339, UTC, milliseconds
+	AttrSource         = "source"
+	AttrType           = "type"
+	AttrExpiresAt      = "expires_at" // epoch seconds, the table's TTL attribute
+)
+
+// timeLayout is the layout of the audit timestamps.
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// DynamoDBAPI is the part of the DynamoDB client the store uses.
+type DynamoDBAPI interface {
+	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+}
+
+// DynamoDB is the Store on a DynamoDB table whose partition key is "pk" (S).
+type DynamoDB struct {
+	api   DynamoDBAPI
+	table string
+}
+
+// NewDynamoDB returns a store on table.
+func NewDynamoDB(api DynamoDBAPI, table string) *DynamoDB {
+	return &DynamoDB{api: api, table: table}
+}
+
+// Every attribute goes through a name placeholder: status, source and type
+// are DynamoDB reserved words, and one rule is simpler than a list. Each
+// expression lists exactly the names it uses, as DynamoDB requires.
+const (
+	claimCondition = "attribute_not_exists(#pk) OR (#status <> :delivered AND (attribute_not_exists(#until) OR #until < :now))"
+	claimUpdate    = "SET #status = :in_progress, #token = :token, #until = :until, #source = :source, #type = :type, " +
+		"#expires = :expires, #first = if_not_exists(#first, :now_text) ADD #attempts :one"
+	finishCondition = "#token = :token"
+	finishDelivered = "SET #status = :status, #last_status = :code, #delivered_at = :at_text REMOVE #token, #until, #last_error"
+	finishFailed    = "SET #status = :status, #last_status = :code, #last_error = :error REMOVE #token, #until"
+)
+
+var (
+	claimNames = map[string]string{
+		"#pk": AttrPK, "#status": AttrStatus, "#token": AttrLeaseToken, "#until": AttrLeaseUntil,
+		"#source": AttrSource, "#type": AttrType, "#expires": AttrExpiresAt, "#first": AttrFirstAttemptAt,
+		"#attempts": AttrAttempts,
+	}
+	finishDeliveredNames = map[string]string{
+		"#status": AttrStatus, "#last_status": AttrLastStatus, "#delivered_at": AttrDeliveredAt,
+		"#token": AttrLeaseToken, "#until": AttrLeaseUntil, "#last_error": AttrLastError,
+	}
+	finishFailedNames = map[string]string{
+		"#status": AttrStatus, "#last_status": AttrLastStatus, "#last_error": AttrLastError,
+		"#token": AttrLeaseToken, "#until": AttrLeaseUntil,
+	}
+)
+
+func pkKey(pk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{AttrPK: &types.AttributeValueMemberS{Value: pk}}
+}
+
+func num(n int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+}
+
+func str(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
+
+// claimInput renders the conditional UpdateItem of a claim.
+func (d *DynamoDB) claimInput(in ClaimInput, token string) *dynamodb.UpdateItemInput {
+	return &dynamodb.UpdateItemInput{
+		TableName:                aws.String(d.table),
+		Key:                      pkKey(in.PK),
+		UpdateExpression:         aws.String(claimUpdate),
+		ConditionExpression:      aws.String(claimCondition),
+		ExpressionAttributeNames: claimNames,
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":delivered":   str(string(StatusDelivered)),
+			":in_progress": str(string(StatusInProgress)),
+			":now":         num(in.Now.UnixMilli()),
+			":now_text":    str(in.Now.UTC().Format(timeLayout)),
+			":token":       str(token),
+			":until":       num(in.LeaseUntil.UnixMilli()),
+			":source":      str(in.Source),
+			":type":        str(in.Type),
+			":expires":     num(in.ExpiresAt.Unix()),
+			":one":         num(1),
+		},
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}
+}
+
+// Claim takes a lease with one conditional UpdateItem that creates the
+// record when missing. A refusal is a *RefusedError built from the record
+// DynamoDB returns with the failed condition (ALL_OLD); should an endpoint
+// not return it, one consistent read tells why instead.
+func (d *DynamoDB) Claim(ctx context.Context, in ClaimInput) (Lease, error) {
+	token := newToken()
+	out, err := d.api.UpdateItem(ctx, d.claimInput(in, token))
+	if err != nil {
+		var ccf *types.ConditionalCheckFailedException
+		if !errors.As(err, &ccf) {
+			return Lease{}, fmt.Errorf("claim %s: %w", in.PK, err)
+		}
+		old, derr := decodeRecord(ccf.Item)
+		if len(ccf.Item) == 0 {
+			old, _, derr = d.Get(ctx, in.PK)
+		}
+		if derr != nil {
+			return Lease{}, fmt.Errorf("claim %s: refused, and the record is unreadable: %w", in.PK, derr)
+		}
+		return Lease{}, fmt.Errorf("claim %s: %w", in.PK, refusal(old))
+	}
+	r, err := decodeRecord(out.Attributes)
+	if err != nil {
+		return Lease{}, fmt.Errorf("claim %s: %w", in.PK, err)
+	}
+	return Lease{PK: in.PK, Token: token, Until: in.LeaseUntil, Attempts: r.Attempts}, nil
+}
+
+func (d *DynamoDB) finishInput(lease Lease, out Outcome) *dynamodb.UpdateItemInput {
+	update, names := finishFailed, finishFailedNames
+	values := map[string]types.AttributeValue{
+		":token":  str(lease.Token),
+		":status": str(string(out.Status)),
+		":code":   num(int64(out.HTTPStatus)),
+	}
+	if out.Status == StatusDelivered {
+		update, names = finishDelivered, finishDeliveredNames
+		values[":at_text"] = str(out.At.UTC().Format(timeLayout))
+	} else {
+		values[":error"] = str(ShortError(out.Error))
+	}
+	return &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(d.table),
+		Key:                       pkKey(lease.PK),
+		UpdateExpression:          aws.String(update),
+		ConditionExpression:       aws.String(finishCondition),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
+	}
+}
+
+// Finish records the outcome with an UpdateItem conditional on the lease
+// token; ErrLeaseLost when another claim took the record.
+func (d *DynamoDB) Finish(ctx context.Context, lease Lease, out Outcome) error {
+	if err := validOutcome(out); err != nil {
+		return err
+	}
+	_, err := d.api.UpdateItem(ctx, d.finishInput(lease, out))
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &ccf):
+		return fmt.Errorf("finish %s: %w", lease.PK, ErrLeaseLost)
+	case err != nil:
+		return fmt.Errorf("finish %s: %w", lease.PK, err)
+	}
+	return nil
+}
+
+// Get reads a record with a strongly consistent read.
+func (d *DynamoDB) Get(ctx context.Context, pk string) (Record, bool, error) {
+	out, err := d.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(d.table), Key: pkKey(pk), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return Record{}, false, fmt.Errorf("get %s: %w", pk, err)
+	}
+	if len(out.Item) == 0 {
+		return Record{}, false, nil
+	}
+	r, err := decodeRecord(out.Item)
+	if err != nil {
+		return Record{}, false, fmt.Errorf("get %s: %w", pk, err)
+	}
+	return r, true, nil
+}
+
+// decodeRecord reads a stored item. Missing attributes stay zero; an
+// attribute of the wrong type or an unparsable number is an error.
+func decodeRecord(item map[string]types.AttributeValue) (Record, error) {
+	var r Record
+	var errs []error
+	getS := func(name string) string {
+		switch v := item[name].(type) {
+		case nil:
+		case *types.AttributeValueMemberS:
+			return v.Value
+		default:
+			errs = append(errs, fmt.Errorf("attribute %s: want a string", name))
+		}
+		return ""
+	}
+	getN := func(name string) int64 {
+		switch v := item[name].(type) {
+		case nil:
+		case *types.AttributeValueMemberN:
+			n, err := strconv.ParseInt(v.Value, 10, 64)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("attribute %s: %q is not a whole number", name, v.Value))
+			}
+			return n
+		default:
+			errs = append(errs, fmt.Errorf("attribute %s: want a number", name))
+		}
+		return 0
+	}
+	getT := func(name string) time.Time {
+		s := getS(name)
+		if s == "" {
+			return time.Time{}
+		}
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("attribute %s: %q is not an RFC 3339 time", name, s))
+		}
+		return t
+	}
+	r.PK = getS(AttrPK)
+	r.Status = Status(getS(AttrStatus))
+	r.LeaseToken = getS(AttrLeaseToken)
+	if ms := getN(AttrLeaseUntil); ms != 0 {
+		r.LeaseUntil = time.UnixMilli(ms)
+	}
+	r.Attempts = int(getN(AttrAttempts))
+	r.LastStatus = int(getN(AttrLastStatus))
+	r.LastError = getS(AttrLastError)
+	r.FirstAttemptAt = getT(AttrFirstAttemptAt)
+	r.DeliveredAt = getT(AttrDeliveredAt)
+	r.Source = getS(AttrSource)
+	r.Type = getS(AttrType)
+	if s := getN(AttrExpiresAt); s != 0 {
+		r.ExpiresAt = time.Unix(s, 0)
+	}
+	return r, errors.Join(errs...)
+}

@@ -1,0 +1,287 @@
+package dedupe_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hookfan/hookfan/shared/dedupe"
+)
+
+// fakeDynamo records the calls and answers with canned results.
+type fakeDynamo struct {
+	updates []*dynamodb.UpdateItemInput
+	gets    int
+	update  func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error)
+	item    map[string]types.AttributeValue
+}
+
+func (f *fakeDynamo) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	f.updates = append(f.updates, in)
+	return f.update(in)
+}
+
+func (f *fakeDynamo) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	f.gets++
+	if !aws.ToBool(in.ConsistentRead) {
+		return nil, errors.New("want a consistent read")
+	}
+	return &dynamodb.GetItemOutput{Item: f.item}, nil
+}
+
+// sdkError wraps err the way the SDK returns service errors.
+func sdkError(err error) error {
+	return &smithy.OperationError{ServiceID: "DynamoDB", OperationName: "UpdateItem", Err: err}
+}
+
+func item(kv ...any) map[string]types.AttributeValue {
+	m := map[string]types.AttributeValue{}
+	for i := 0; i < len(kv); i += 2 {
+		switch v := kv[i+1].(type) {
+		case string:
+			m[kv[i].(string)] = &types.AttributeValueMemberS{Value: v}
+		case int64:
+			m[kv[i].(string)] = &types.AttributeValueMemberN{Value: fmt.Sprint(v)}
+		}
+	}
+	return m
+}
+
+var placeholder = regexp.MustCompile(`[#:][a-z_]+`)
+
+// checkExpressions applies DynamoDB's own validation: every placeholder an
+// expression uses is defined, and every definition is used.
+func checkExpressions(t *testing.T, in *dynamodb.UpdateItemInput) {
+	t.Helper()
+	used := map[string]bool{}
+	for _, e := range []*string{in.UpdateExpression, in.ConditionExpression} {
+		for _, p := range placeholder.FindAllString(aws.ToString(e), -1) {
+			used[p] = true
+		}
+	}
+	var defined []string
+	for k := range in.ExpressionAttributeNames {
+		defined = append(defined, k)
+	}
+	for k := range in.ExpressionAttributeValues {
+		defined = append(defined, k)
+	}
+	var usedList []string
+	for k := range used {
+		usedList = append(usedList, k)
+	}
+	slices.Sort(defined)
+	slices.Sort(usedList)
+	if diff := cmp.Diff(usedList, defined); diff != "" {
+		t.Errorf("placeholders used vs defined (-used +defined):\n%s", diff)
+	}
+}
+
+func TestDynamoDBClaimInput(t *testing.T) {
+	f := &fakeDynamo{update: func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+		return &dynamodb.UpdateItemOutput{Attributes: item("pk", "orders#e1", "status", "IN_PROGRESS", "attempts", int64(3))}, nil
+	}}
+	s := dedupe.NewDynamoDB(f, "deliveries")
+	in := claimAt("orders#e1", t0, 40*time.Second)
+	lease, err := s.Claim(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lease.Attempts != 3 || lease.Token == "" || !lease.Until.Equal(in.LeaseUntil) || lease.PK != "orders#e1" {
+		t.Errorf("lease = %+v, want attempts 3, a token, until %s", lease, in.LeaseUntil)
+	}
+	if len(f.updates) != 1 {
+		t.Fatalf("%d UpdateItem calls, want exactly 1", len(f.updates))
+	}
+	got := f.updates[0]
+	checkExpressions(t, got)
+	if aws.ToString(got.TableName) != "deliveries" {
+		t.Errorf("table = %q", aws.ToString(got.TableName))
+	}
+	if got.ReturnValuesOnConditionCheckFailure != types.ReturnValuesOnConditionCheckFailureAllOld {
+		t.Errorf("ReturnValuesOnConditionCheckFailure = %q, want ALL_OLD", got.ReturnValuesOnConditionCheckFailure)
+	}
+	wantValues := map[string]string{
+		":now":     fmt.Sprint(t0.UnixMilli()),
+		":until":   fmt.Sprint(t0.Add(40 * time.Second).UnixMilli()),
+		":expires": fmt.Sprint(t0.Add(30 * 24 * time.Hour).Unix()),
+		":token":   lease.Token,
+		":source":  "stripe",
+		":type":    "invoice.paid",
+	}
+	for k, want := range wantValues {
+		var gotV string
+		switch v := got.ExpressionAttributeValues[k].(type) {
+		case *types.AttributeValueMemberS:
+			gotV = v.Value
+		case *types.AttributeValueMemberN:
+			gotV = v.Value
+		}
+		if gotV != want {
+			t.Errorf("value %s = %q, want %q", k, gotV, want)
+		}
+	}
+	if pk := got.Key["pk"].(*types.AttributeValueMemberS).Value; pk != "orders#e1" {
+		t.Errorf("key pk = %q", pk)
+	}
+}
+
+func TestDynamoDBClaimRefused(t *testing.T) {
+	until := t0.Add(20 * time.Second)
+	tests := []struct {
+		name     string
+		old      map[string]types.AttributeValue // returned with the failure
+		stored   map[string]types.AttributeValue // returned by GetItem
+		want     error
+		wantGets int
+	}{
+		{"delivered", item("pk", "orders#e1", "status", "DELIVERED"), nil, dedupe.ErrDuplicate, 0},
+		{"live lease", item("pk", "orders#e1", "status", "IN_PROGRESS", "lease_until", until.UnixMilli()), nil, dedupe.ErrInFlight, 0},
+		{"no ALL_OLD from the endpoint", nil, item("pk", "orders#e1", "status", "DELIVERED"), dedupe.ErrDuplicate, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeDynamo{item: tt.stored, update: func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+				return nil, sdkError(&types.ConditionalCheckFailedException{Message: aws.String("The conditional request failed"), Item: tt.old})
+			}}
+			_, err := dedupe.NewDynamoDB(f, "deliveries").Claim(context.Background(), claimAt("orders#e1", t0, time.Minute))
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("Claim error = %v, want %v", err, tt.want)
+			}
+			if f.gets != tt.wantGets {
+				t.Errorf("%d GetItem calls, want %d", f.gets, tt.wantGets)
+			}
+			var refused *dedupe.RefusedError
+			if !errors.As(err, &refused) {
+				t.Fatalf("Claim error %v is not a *RefusedError", err)
+			}
+			if tt.want == dedupe.ErrInFlight && !refused.LeaseUntil.Equal(until) {
+				t.Errorf("LeaseUntil = %s, want %s", refused.LeaseUntil, until)
+			}
+		})
+	}
+}
+
+func TestDynamoDBClaimOtherError(t *testing.T) {
+	boom := errors.New("throttled")
+	f := &fakeDynamo{update: func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) { return nil, sdkError(boom) }}
+	_, err := dedupe.NewDynamoDB(f, "t").Claim(context.Background(), claimAt("orders#e1", t0, time.Minute))
+	if !errors.Is(err, boom) || errors.Is(err, dedupe.ErrInFlight) || errors.Is(err, dedupe.ErrDuplicate) {
+		t.Fatalf("Claim error = %v, want the service error, not a refusal", err)
+	}
+}
+
+func TestDynamoDBFinish(t *testing.T) {
+	lease := dedupe.Lease{PK: "orders#e1", Token: "tok", Until: t0.Add(time.Minute), Attempts: 1}
+	tests := []struct {
+		name       string
+		out        dedupe.Outcome
+		answer     error
+		wantErr    error
+		wantUpdate string
+		wantValues map[string]string
+	}{
+		{
+			name: "delivered", out: dedupe.Outcome{Status: dedupe.StatusDelivered, HTTPStatus: 200, At: t0},
+			wantUpdate: "SET #status = :status, #last_status = :code, #delivered_at = :at_text REMOVE #token, #until, #last_error",
+			wantValues: map[string]string{":token": "tok", ":status": "DELIVERED", ":code": "200", ":at_text": "2026-11-30T12:00:00.000Z"},
+		},
+		{
+			name: "failed", out: dedupe.Outcome{Status: dedupe.StatusFailed, HTTPStatus: 500, Error: "HTTP 500", At: t0},
+			wantUpdate: "SET #status = :status, #last_status = :code, #last_error = :error REMOVE #token, #until",
+			wantValues: map[string]string{":token": "tok", ":status": "FAILED", ":code": "500", ":error": "HTTP 500"},
+		},
+		{
+			name: "dead", out: dedupe.Outcome{Status: dedupe.StatusDead, Error: "dial: connection refused", At: t0},
+			wantUpdate: "SET #status = :status, #last_status = :code, #last_error = :error REMOVE #token, #until",
+			wantValues: map[string]string{":token": "tok", ":status": "DEAD", ":code": "0", ":error": "dial: connection refused"},
+		},
+		{
+			name: "lease lost", out: dedupe.Outcome{Status: dedupe.StatusDelivered, HTTPStatus: 200, At: t0},
+			answer: sdkError(&types.ConditionalCheckFailedException{}), wantErr: dedupe.ErrLeaseLost,
+			wantUpdate: "SET #status = :status, #last_status = :code, #delivered_at = :at_text REMOVE #token, #until, #last_error",
+			wantValues: map[string]string{":token": "tok", ":status": "DELIVERED", ":code": "200", ":at_text": "2026-11-30T12:00:00.000Z"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeDynamo{update: func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) { return &dynamodb.UpdateItemOutput{}, tt.answer }}
+			err := dedupe.NewDynamoDB(f, "t").Finish(context.Background(), lease, tt.out)
+			if !errors.Is(err, tt.wantErr) || (err != nil) != (tt.wantErr != nil) {
+				t.Fatalf("Finish error = %v, want %v", err, tt.wantErr)
+			}
+			in := f.updates[0]
+			checkExpressions(t, in)
+			if got := aws.ToString(in.UpdateExpression); got != tt.wantUpdate {
+				t.Errorf("update = %q, want %q", got, tt.wantUpdate)
+			}
+			if got := aws.ToString(in.ConditionExpression); got != "#token = :token" {
+				t.Errorf("condition = %q, want the lease token", got)
+			}
+			got := map[string]string{}
+			for k, v := range in.ExpressionAttributeValues {
+				switch v := v.(type) {
+				case *types.AttributeValueMemberS:
+					got[k] = v.Value
+				case *types.AttributeValueMemberN:
+					got[k] = v.Value
+				}
+			}
+			if diff := cmp.Diff(tt.wantValues, got); diff != "" {
+				t.Errorf("values (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDynamoDBGet(t *testing.T) {
+	tests := []struct {
+		name    string
+		item    map[string]types.AttributeValue
+		want    dedupe.Record
+		wantOK  bool
+		wantErr bool
+	}{
+		{name: "missing", item: nil},
+		{
+			name: "full",
+			item: item("pk", "orders#e1", "status", "DELIVERED", "attempts", int64(2), "last_status", int64(204),
+				"first_attempt_at", "2026-11-30T12:00:00.000Z", "delivered_at", "2026-11-30T12:01:00.500Z",
+				"source", "stripe", "type", "invoice.paid", "expires_at", t0.Unix()),
+			want: dedupe.Record{PK: "orders#e1", Status: dedupe.StatusDelivered, Attempts: 2, LastStatus: 204,
+				FirstAttemptAt: t0, DeliveredAt: t0.Add(time.Minute + 500*time.Millisecond), Source: "stripe", Type: "invoice.paid",
+				ExpiresAt: time.Unix(t0.Unix(), 0)},
+			wantOK: true,
+		},
+		{name: "wrong type", item: item("pk", "orders#e1", "attempts", "two"), wantErr: true},
+		{name: "bad number", item: map[string]types.AttributeValue{"lease_until": &types.AttributeValueMemberN{Value: "1.5"}}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeDynamo{item: tt.item}
+			got, ok, err := dedupe.NewDynamoDB(f, "t").Get(context.Background(), "orders#e1")
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("Get error = %v, want error %v", err, tt.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			if ok != tt.wantOK {
+				t.Errorf("ok = %v, want %v", ok, tt.wantOK)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("record (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

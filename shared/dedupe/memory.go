@@ -1,0 +1,77 @@
+package dedupe
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Memory is an in-memory Store with DynamoDB's conditional semantics: each
+// Claim and Finish is atomic, and refusals report the record as it was.
+// It is safe for concurrent use.
+type Memory struct {
+	mu      sync.Mutex
+	records map[string]Record
+}
+
+// NewMemory returns an empty store.
+func NewMemory() *Memory { return &Memory{records: map[string]Record{}} }
+
+// Claim takes a lease on the record, creating it when missing.
+func (m *Memory) Claim(_ context.Context, in ClaimInput) (Lease, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, exists := m.records[in.PK]
+	if !claimable(r, exists, in.Now) {
+		return Lease{}, fmt.Errorf("claim %s: %w", in.PK, refusal(r))
+	}
+	if !exists {
+		r = Record{PK: in.PK, FirstAttemptAt: in.Now}
+	}
+	r.Status = StatusInProgress
+	r.LeaseToken = newToken()
+	r.LeaseUntil = in.LeaseUntil
+	r.Attempts++
+	r.Source, r.Type = in.Source, in.Type
+	r.ExpiresAt = in.ExpiresAt
+	m.records[in.PK] = r
+	return Lease{PK: in.PK, Token: r.LeaseToken, Until: r.LeaseUntil, Attempts: r.Attempts}, nil
+}
+
+// Finish records the outcome if the record is still held by lease.
+func (m *Memory) Finish(_ context.Context, lease Lease, out Outcome) error {
+	if err := validOutcome(out); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, exists := m.records[lease.PK]
+	if !exists || r.LeaseToken != lease.Token {
+		return fmt.Errorf("finish %s: %w", lease.PK, ErrLeaseLost)
+	}
+	m.records[lease.PK] = finished(r, out)
+	return nil
+}
+
+// Get returns a copy of a record.
+func (m *Memory) Get(_ context.Context, pk string) (Record, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.records[pk]
+	return r, ok, nil
+}
+
+// finished applies an outcome the way the DynamoDB finish update does.
+func finished(r Record, out Outcome) Record {
+	r.Status = out.Status
+	r.LeaseToken = ""
+	r.LeaseUntil = time.Time{}
+	r.LastStatus = out.HTTPStatus
+	r.LastError = ShortError(out.Error)
+	if out.Status == StatusDelivered {
+		r.DeliveredAt = out.At
+		r.LastError = ""
+	}
+	return r
+}
