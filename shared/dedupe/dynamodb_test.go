@@ -215,7 +215,9 @@ func TestDynamoDBFinish(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := &fakeDynamo{update: func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) { return &dynamodb.UpdateItemOutput{}, tt.answer }}
+			f := &fakeDynamo{update: func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+				return &dynamodb.UpdateItemOutput{}, tt.answer
+			}}
 			err := dedupe.NewDynamoDB(f, "t").Finish(context.Background(), lease, tt.out)
 			if !errors.Is(err, tt.wantErr) || (err != nil) != (tt.wantErr != nil) {
 				t.Fatalf("Finish error = %v, want %v", err, tt.wantErr)
