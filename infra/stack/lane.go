@@ -1,0 +1,288 @@
+package stack
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/hookfan/hookfan/shared/config"
+)
+
+// SigningSecretLength is the length of a generated destination secret: 32
+// characters of the base64 alphabet (letters and digits) decode as standard
+// base64 to 24 bytes, the Standard Webhooks minimum. Subscribers configure it
+// as "whsec_" followed by the value.
+const SigningSecretLength = 32
+
+// LaneProps configures one destination lane. Nil fields get defaults.
+type LaneProps struct {
+	// Destination is the lane's destination (required).
+	Destination config.Destination
+	// Config is the whole configuration: record TTL, metrics sink, alarm
+	// threshold and log retention come from it (required).
+	Config *config.Config
+	// Topic is the fan-out topic the lane subscribes to (required).
+	Topic awssns.ITopic
+	// Table is the delivery-record table (required).
+	Table awsdynamodb.ITable
+	// Code is the deliver function's code (required).
+	Code awslambda.Code
+	// AlarmAction receives the lane's alarms; nil: alarms without actions.
+	AlarmAction awscloudwatch.IAlarmAction
+	// MemoryMB is the deliver function's memory; nil: DefaultMemoryMB.
+	MemoryMB *float64
+	// LogRetention of the function's logs; "": the config's api.logRetentionDays.
+	LogRetention awslogs.RetentionDays
+}
+
+// LaneAlarms are a lane's alarms.
+type LaneAlarms struct {
+	// DeadLetters fires when the DLQ holds any message.
+	DeadLetters awscloudwatch.Alarm
+	// SubscriptionDeadLetters fires when SNS could not deliver to the queue.
+	SubscriptionDeadLetters awscloudwatch.Alarm
+	// OldestMessage fires when the queue's oldest message is older than the
+	// configured threshold.
+	OldestMessage awscloudwatch.Alarm
+	// Errors fires when the deliver function fails an invocation (a crash or
+	// timeout; failed deliveries are partial batch failures, not errors).
+	Errors awscloudwatch.Alarm
+}
+
+// Lane is one destination's isolated delivery lane: queue, DLQ, SNS
+// subscription (with its own DLQ), deliver function with its own role and
+// signing secret, the event source mapping, and alarms.
+type Lane struct {
+	constructs.Construct
+	Destination config.Destination
+	// Queue feeds the deliver function.
+	Queue awssqs.Queue
+	// DeadLetterQueue receives what the queue's redrive policy moves after
+	// MaxReceiveCount receives. Retained on removal.
+	DeadLetterQueue awssqs.Queue
+	// SubscriptionDeadLetterQueue receives what SNS could not deliver to Queue.
+	// Retained on removal.
+	SubscriptionDeadLetterQueue awssqs.Queue
+	Subscription                awssns.Subscription
+	Function                    awslambda.Function
+	Role                        awsiam.Role
+	LogGroup                    awslogs.LogGroup
+	// Secret is the destination's signing secret (generated or imported).
+	Secret      awssecretsmanager.ISecret
+	EventSource awslambdaeventsources.SqsEventSource
+	Alarms      LaneAlarms
+}
+
+// NewLane builds a destination lane.
+func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, error) {
+	if props == nil || props.Config == nil || props.Topic == nil || props.Table == nil || props.Code == nil {
+		return nil, errors.New("lane: Config, Topic, Table and Code are required")
+	}
+	d := props.Destination
+	cfg := props.Config
+	memory := DefaultMemoryMB * 1.0
+	if props.MemoryMB != nil {
+		memory = *props.MemoryMB
+	}
+	retention := props.LogRetention
+	if retention == "" {
+		r, err := retentionDays(cfg.API.LogRetention())
+		if err != nil {
+			return nil, err
+		}
+		retention = r
+	}
+
+	l := &Lane{Construct: constructs.NewConstruct(scope, jsii.String(id)), Destination: d}
+
+	// The DLQ names its source queue in its RedriveAllowPolicy and the queue
+	// names the DLQ in its redrive policy. To avoid a reference cycle the
+	// source queue gets a CDK-generated, path-derived name, so its ARN is
+	// known without referencing the queue.
+	queueName := *awscdk.Names_UniqueResourceName(l.Construct, &awscdk.UniqueResourceNameOptions{
+		MaxLength: jsii.Number(74), Separator: jsii.String("-"), AllowedSpecialCharacters: jsii.String("-_"),
+	}) + "-queue"
+	queueArn := awscdk.Stack_Of(l.Construct).FormatArn(&awscdk.ArnComponents{
+		Service: jsii.String("sqs"), Resource: jsii.String(queueName),
+	})
+
+	l.DeadLetterQueue = awssqs.NewQueue(l.Construct, jsii.String("DeadLetterQueue"), &awssqs.QueueProps{
+		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:      jsii.Bool(true),
+		RetentionPeriod: seconds(config.DLQRetention),
+		RedriveAllowPolicy: &awssqs.RedriveAllowPolicy{
+			RedrivePermission: awssqs.RedrivePermission_BY_QUEUE,
+			SourceQueues:      &[]awssqs.IQueue{awssqs.Queue_FromQueueArn(l.Construct, jsii.String("SourceQueueRef"), queueArn)},
+		},
+		// Removing a destination must never destroy messages it failed to
+		// deliver: the DLQ outlives the lane and is deleted by hand.
+		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
+	})
+	suppress(l.DeadLetterQueue, suppression{id: "Serverless-SQSRedrivePolicy", reason: "This queue is the lane's dead-letter queue (the redrive target of the lane's queue); a DLQ has no DLQ of its own."})
+	l.Queue = awssqs.NewQueue(l.Construct, jsii.String("Queue"), &awssqs.QueueProps{
+		QueueName:         jsii.String(queueName),
+		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:        jsii.Bool(true),
+		VisibilityTimeout: seconds(d.VisibilityTimeout()),
+		RetentionPeriod:   seconds(d.Retention()),
+		DeadLetterQueue: &awssqs.DeadLetterQueue{
+			Queue:           l.DeadLetterQueue,
+			MaxReceiveCount: jsii.Number(float64(d.MaxReceiveCount())),
+		},
+		// In-flight messages of a removed destination have nowhere to go;
+		// the README says to drain a lane before removing it.
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
+	l.SubscriptionDeadLetterQueue = awssqs.NewQueue(l.Construct, jsii.String("SubscriptionDeadLetterQueue"), &awssqs.QueueProps{
+		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:      jsii.Bool(true),
+		RetentionPeriod: seconds(config.DLQRetention),
+		RemovalPolicy:   awscdk.RemovalPolicy_RETAIN,
+	})
+	suppress(l.SubscriptionDeadLetterQueue,
+		suppression{id: "AwsSolutions-SQS3", reason: "This queue is the SNS subscription's dead-letter queue (RedrivePolicy.deadLetterTargetArn of the lane's subscription); a DLQ has no DLQ of its own."},
+		suppression{id: "Serverless-SQSRedrivePolicy", reason: "This queue is the SNS subscription's dead-letter queue; a DLQ has no DLQ of its own."},
+	)
+
+	l.Subscription = props.Topic.AddSubscription(awssnssubscriptions.NewSqsSubscription(l.Queue, &awssnssubscriptions.SqsSubscriptionProps{
+		RawMessageDelivery: jsii.Bool(true),
+		DeadLetterQueue:    l.SubscriptionDeadLetterQueue,
+	}))
+	if policy := d.Filter.FilterPolicy(); policy != "" {
+		var doc map[string]any
+		if err := json.Unmarshal([]byte(policy), &doc); err != nil {
+			return nil, fmt.Errorf("destination %s: filter policy: %w", d.Name, err)
+		}
+		cfn := l.Subscription.Node().DefaultChild().(awssns.CfnSubscription)
+		cfn.SetFilterPolicy(doc)
+		cfn.SetFilterPolicyScope(jsii.String("MessageAttributes"))
+	}
+
+	if d.SecretName == "" {
+		l.Secret = awssecretsmanager.NewSecret(l.Construct, jsii.String("SigningSecret"), &awssecretsmanager.SecretProps{
+			Description: jsii.String(fmt.Sprintf("Hookfan signing secret of destination %s: subscribers verify with whsec_<value>", d.Name)),
+			GenerateSecretString: &awssecretsmanager.SecretStringGenerator{
+				ExcludePunctuation: jsii.Bool(true),
+				IncludeSpace:       jsii.Bool(false),
+				PasswordLength:     jsii.Number(SigningSecretLength),
+			},
+			// The secret belongs to the lane: a re-added destination gets a
+			// new one, and Secrets Manager keeps a deleted secret recoverable
+			// for its recovery window.
+			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+		})
+		suppress(l.Secret, suppression{id: "AwsSolutions-SMG4", reason: "A webhook signing secret is shared with the subscriber, so it cannot rotate unattended; it is rotated by hand with overlapping values (README: rotate a destination secret), which the Standard Webhooks signature header supports."})
+	} else {
+		l.Secret = importSecret(l.Construct, "SigningSecret", d.SecretName)
+	}
+
+	parts, err := newFunction(l.Construct, functionSpec{
+		description: "Hookfan deliver: destination " + d.Name,
+		code:        props.Code,
+		memoryMB:    memory,
+		timeout:     seconds(d.FunctionTimeout()),
+		retention:   retention,
+		env: map[string]string{
+			config.EnvDestination: config.EncodeDestination(d),
+			config.EnvTableName:   *props.Table.TableName(),
+			config.EnvQueueURL:    *l.Queue.QueueUrl(),
+			config.EnvSecretID:    *l.Secret.SecretArn(),
+			config.EnvRecordDays:  strconv.Itoa(int(cfg.RecordTTL() / (24 * time.Hour))),
+			config.EnvMetricsSink: cfg.Metrics.SinkName(),
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	l.Function, l.Role, l.LogGroup = parts.Function, parts.Role, parts.LogGroup
+	suppress(l.Function, suppression{id: "Serverless-LambdaDLQ", reason: reasonSync})
+
+	// Least privilege: its own secret, its own queue (through the event
+	// source mapping: receive, delete, change visibility), and the record
+	// calls on the table (claim and finish are conditional UpdateItem/PutItem;
+	// GetItem reads a record).
+	l.Secret.GrantRead(l.Role, nil)
+	props.Table.Grant(l.Role, jsii.String("dynamodb:GetItem"), jsii.String("dynamodb:PutItem"), jsii.String("dynamodb:UpdateItem"))
+
+	esp := &awslambdaeventsources.SqsEventSourceProps{
+		BatchSize:               jsii.Number(float64(d.Batch())),
+		MaxConcurrency:          jsii.Number(float64(d.Concurrency())),
+		ReportBatchItemFailures: jsii.Bool(true),
+	}
+	if w := d.BatchWindow(); w > 0 {
+		esp.MaxBatchingWindow = seconds(w)
+	}
+	l.EventSource = awslambdaeventsources.NewSqsEventSource(l.Queue, esp)
+	l.Function.AddEventSource(l.EventSource)
+	suppress(l.Function, suppression{id: "Serverless-LambdaEventSourceMappingDestination", reason: "SQS event source mappings do not support on-failure destinations; failed messages go to the lane's DLQ through the queue's redrive policy (design rule 6)."})
+
+	l.addAlarms(cfg, props.AlarmAction)
+	return l, nil
+}
+
+func (l *Lane) addAlarms(cfg *config.Config, action awscloudwatch.IAlarmAction) {
+	name := l.Destination.Name
+	minute := awscdk.Duration_Minutes(jsii.Number(1))
+	five := awscdk.Duration_Minutes(jsii.Number(5))
+	max := jsii.String("Maximum")
+	alarm := func(id string, m awscloudwatch.IMetric, threshold float64, desc string) awscloudwatch.Alarm {
+		a := awscloudwatch.NewAlarm(l.Construct, jsii.String(id), &awscloudwatch.AlarmProps{
+			Metric:             m,
+			Threshold:          jsii.Number(threshold),
+			EvaluationPeriods:  jsii.Number(1),
+			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+			AlarmDescription:   jsii.String(desc),
+		})
+		if action != nil {
+			a.AddAlarmAction(action)
+			a.AddOkAction(action)
+		}
+		return a
+	}
+	l.Alarms.DeadLetters = alarm("DeadLettersAlarm",
+		l.DeadLetterQueue.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: minute, Statistic: max}), 0,
+		fmt.Sprintf("Hookfan destination %s: messages in its DLQ. Fix the subscriber, then redrive the DLQ from the SQS console (README: redrive a DLQ).", name))
+	l.Alarms.SubscriptionDeadLetters = alarm("SubscriptionDeadLettersAlarm",
+		l.SubscriptionDeadLetterQueue.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: minute, Statistic: max}), 0,
+		fmt.Sprintf("Hookfan destination %s: SNS could not deliver to the lane's queue (check the queue and its policy).", name))
+	l.Alarms.OldestMessage = alarm("OldestMessageAlarm",
+		l.Queue.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Period: five, Statistic: max}),
+		cfg.Alarms.OldestMessageThreshold().Seconds(),
+		fmt.Sprintf("Hookfan destination %s: the oldest queued event waits longer than %s; the subscriber is slow or failing.", name, cfg.Alarms.OldestMessageThreshold()))
+	l.Alarms.Errors = alarm("ErrorsAlarm",
+		l.Function.MetricErrors(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}), 0,
+		fmt.Sprintf("Hookfan destination %s: the deliver function failed invocations (crash or timeout).", name))
+}
+
+// importSecret references an existing secret by name or ARN. A complete ARN
+// ends in "-" and Secrets Manager's six-character suffix.
+func importSecret(scope constructs.Construct, id, nameOrArn string) awssecretsmanager.ISecret {
+	if !isSecretARN(nameOrArn) {
+		return awssecretsmanager.Secret_FromSecretNameV2(scope, jsii.String(id), jsii.String(nameOrArn))
+	}
+	if completeARN.MatchString(nameOrArn) {
+		return awssecretsmanager.Secret_FromSecretCompleteArn(scope, jsii.String(id), jsii.String(nameOrArn))
+	}
+	return awssecretsmanager.Secret_FromSecretPartialArn(scope, jsii.String(id), jsii.String(nameOrArn))
+}
+
+func seconds(d time.Duration) awscdk.Duration {
+	return awscdk.Duration_Seconds(jsii.Number(d.Seconds()))
+}

@@ -1,0 +1,69 @@
+package stack
+
+import (
+	"fmt"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/cxapi"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+)
+
+// suppression is one cdk-nag finding accepted on purpose, with the reason
+// that makes it right for Hookfan.
+type suppression struct {
+	id        string
+	reason    string
+	appliesTo []string
+	// appliesToRegex entries are cdk-nag regex literals ("/^...$/").
+	appliesToRegex []string
+}
+
+// suppress attaches suppressions to a construct and its children. Every
+// suppression carries its reason; cdk-nag refuses one without.
+func suppress(construct any, s ...suppression) {
+	list := make([]*cdknag.NagPackSuppression, 0, len(s))
+	for _, x := range s {
+		p := &cdknag.NagPackSuppression{Id: jsii.String(x.id), Reason: jsii.String(x.reason)}
+		var applies []any
+		for _, a := range x.appliesTo {
+			applies = append(applies, a)
+		}
+		for _, r := range x.appliesToRegex {
+			applies = append(applies, &cdknag.RegexAppliesTo{Regex: jsii.String(r)})
+		}
+		if len(applies) > 0 {
+			p.AppliesTo = &applies
+		}
+		list = append(list, p)
+	}
+	cdknag.NagSuppressions_AddResourceSuppressions(construct, &list, jsii.Bool(true))
+}
+
+// Reasons shared by several constructs.
+const (
+	reasonXRay = "X-Ray active tracing: xray:PutTraceSegments and xray:PutTelemetryRecords do not support resource-level permissions, so AWS requires Resource \"*\"."
+	reasonSync = "Invoked synchronously (API Gateway proxy or the SQS event source mapping), never asynchronously: failures return to the caller or stay on the queue, whose redrive policy moves them to the lane's DLQ. A Lambda async DLQ or on-failure destination would never receive anything."
+)
+
+// ApplyNag applies cdk-nag's AwsSolutions and Serverless packs to everything
+// under scope (nested stacks included). Findings are recorded as error
+// annotations; AssemblyErrors collects them after synthesis.
+func ApplyNag(scope constructs.IConstruct, reports bool) {
+	aspects := awscdk.Aspects_Of(scope)
+	aspects.Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Reports: jsii.Bool(reports)}), nil)
+	aspects.Add(cdknag.NewServerlessChecks(&cdknag.NagPackProps{Reports: jsii.Bool(reports)}), nil)
+}
+
+// AssemblyErrors lists every error annotation in a synthesized assembly
+// (unsuppressed cdk-nag findings among them), as "path: message".
+func AssemblyErrors(asm cxapi.CloudAssembly) []string {
+	var errs []string
+	for _, s := range *asm.Stacks() {
+		for _, m := range *s.FindMetadataByType(jsii.String("aws:cdk:error")) {
+			errs = append(errs, fmt.Sprintf("%s: %v", *m.Path, m.Data))
+		}
+	}
+	return errs
+}

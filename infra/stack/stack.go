@@ -1,0 +1,208 @@
+// Package stack is Hookfan's CDK topology: the ingest API, the fan-out topic,
+// the delivery-record table, one nested stack per destination lane, the
+// dashboard and the alarms, all from the typed configuration.
+package stack
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/hookfan/hookfan/shared/config"
+)
+
+// Props configures the Hookfan stack.
+type Props struct {
+	awscdk.StackProps
+	// Config is the validated configuration (required).
+	Config *config.Config
+	// Builder compiles the functions; nil: NewBuilder("").
+	Builder *Builder
+}
+
+// Hookfan is the deployed topology and what it is made of.
+type Hookfan struct {
+	Stack awscdk.Stack
+	// TopicKey encrypts the fan-out topic and the alarm topic.
+	TopicKey awskms.Key
+	Topic    awssns.Topic
+	Table    awsdynamodb.Table
+	Sources  *SourceSecrets
+	Ingest   *IngestAPI
+	// AlarmTopic receives every alarm; nil when config.alarms.email is unset.
+	AlarmTopic awssns.Topic
+	// Lanes are the destinations' lanes, in configuration order; each lives
+	// in its own nested stack, LaneStacks[i].
+	Lanes      []*Lane
+	LaneStacks []awscdk.NestedStack
+	Dashboard  awscloudwatch.Dashboard
+}
+
+// New builds the whole Hookfan stack.
+func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) {
+	if props == nil || props.Config == nil {
+		return nil, errors.New("hookfan stack: Config is required")
+	}
+	cfg := props.Config
+	builder := props.Builder
+	if builder == nil {
+		b, err := NewBuilder("")
+		if err != nil {
+			return nil, err
+		}
+		builder = b
+	}
+	code := map[string]awslambda.Code{}
+	for _, fn := range []string{"ingest", "deliver"} {
+		dir, err := builder.Build(fn)
+		if err != nil {
+			return nil, err
+		}
+		code[fn] = awslambda.Code_FromAsset(jsii.String(dir), nil)
+	}
+	if err := checkOutputIDs(cfg); err != nil {
+		return nil, err
+	}
+
+	sp := props.StackProps
+	if sp.Description == nil {
+		sp.Description = jsii.String("Hookfan: AWS-native webhook fan-out (ingest API, SNS topic, one lane per destination)")
+	}
+	h := &Hookfan{Stack: awscdk.NewStack(scope, jsii.String(id), &sp)}
+	stack := h.Stack
+
+	h.TopicKey = awskms.NewKey(stack, jsii.String("TopicKey"), &awskms.KeyProps{
+		Description:       jsii.String("Hookfan: encrypts the fan-out and alarm topics"),
+		EnableKeyRotation: jsii.Bool(true),
+		// Only the topics use it and SNS keeps no messages at rest once
+		// delivered, so the key goes with the stack (after KMS's waiting period).
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
+	h.Topic = awssns.NewTopic(stack, jsii.String("Topic"), &awssns.TopicProps{
+		DisplayName: jsii.String("Hookfan events"),
+		MasterKey:   h.TopicKey,
+		EnforceSSL:  jsii.Bool(true),
+	})
+	h.Table = NewRecordTable(stack, "DeliveryRecords")
+
+	retention, err := retentionDays(cfg.API.LogRetention())
+	if err != nil {
+		return nil, err
+	}
+	h.Sources = NewSourceSecrets(stack, "SourceSecrets", &SourceSecretsProps{Sources: cfg.Sources, LogRetention: retention})
+	h.Ingest, err = NewIngestAPI(stack, "Ingest", &IngestAPIProps{
+		Config: cfg, Topic: h.Topic, Code: code["ingest"], SourceSecrets: h.Sources.Secrets,
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	var action awscloudwatch.IAlarmAction
+	if cfg.Alarms.Email != "" {
+		h.AlarmTopic = awssns.NewTopic(stack, jsii.String("AlarmTopic"), &awssns.TopicProps{
+			DisplayName: jsii.String("Hookfan alarms"),
+			MasterKey:   h.TopicKey,
+			EnforceSSL:  jsii.Bool(true),
+		})
+		h.AlarmTopic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(cfg.Alarms.Email), nil))
+		// CloudWatch publishes alarms to the encrypted topic, so it needs
+		// the key; the condition limits that to this account's alarms.
+		h.TopicKey.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:        jsii.String("AllowCloudWatchAlarmsToUseTheKey"),
+			Principals: &[]awsiam.IPrincipal{awsiam.NewServicePrincipal(jsii.String("cloudwatch.amazonaws.com"), nil)},
+			Actions:    jsii.Strings("kms:Decrypt", "kms:GenerateDataKey*"),
+			Resources:  jsii.Strings("*"),
+			Conditions: &map[string]any{"StringEquals": map[string]any{"aws:SourceAccount": stack.Account()}},
+		}), nil)
+		action = awscloudwatchactions.NewSnsAction(h.AlarmTopic)
+	}
+
+	for _, d := range cfg.Destinations {
+		ns := awscdk.NewNestedStack(stack, jsii.String("Lane-"+d.Name), &awscdk.NestedStackProps{
+			Description: jsii.String("Hookfan lane of destination " + d.Name),
+		})
+		// The subscription lives with its queue in the lane's stack; a
+		// reference to the topic keeps it from depending on the parent stack
+		// (which CloudFormation cannot express for a nested stack).
+		topic := awssns.Topic_FromTopicArn(ns, jsii.String("Topic"), h.Topic.TopicArn())
+		lane, err := NewLane(ns, "Lane", &LaneProps{
+			Destination: d, Config: cfg, Topic: topic, Table: h.Table, Code: code["deliver"], AlarmAction: action,
+		})
+		if err != nil {
+			return nil, err
+		}
+		h.Lanes = append(h.Lanes, lane)
+		h.LaneStacks = append(h.LaneStacks, ns)
+	}
+
+	h.Dashboard = NewDashboard(stack, "Dashboard", &DashboardProps{Config: cfg, Ingest: h.Ingest, Lanes: h.Lanes})
+	h.addOutputs(cfg)
+	return h, nil
+}
+
+func (h *Hookfan) addOutputs(cfg *config.Config) {
+	out := func(id, desc string, value *string) {
+		awscdk.NewCfnOutput(h.Stack, jsii.String(id), &awscdk.CfnOutputProps{Value: value, Description: jsii.String(desc)})
+	}
+	out("ApiUrl", "Base URL of the webhook API", h.Ingest.API.Url())
+	for _, s := range cfg.Sources {
+		out("Source"+outputID(s.Name)+"Url", "Webhook URL of source "+s.Name+" (give it to the provider)", h.Ingest.SourceURL(s.Name))
+	}
+	for _, l := range h.Lanes {
+		n := l.Destination.Name
+		out("Destination"+outputID(n)+"DlqUrl", "DLQ of destination "+n+" (redrive from the SQS console)", l.DeadLetterQueue.QueueUrl())
+		out("Destination"+outputID(n)+"SecretArn", "Signing secret of destination "+n+" (subscribers verify with whsec_<value>)", l.Secret.SecretArn())
+	}
+	out("DashboardName", "CloudWatch dashboard", h.Dashboard.DashboardName())
+}
+
+// outputID turns a source or destination name ([a-z0-9-]) into the
+// alphanumeric part of an output's logical ID: "order-events" → "OrderEvents".
+func outputID(name string) string {
+	var b strings.Builder
+	for part := range strings.SplitSeq(name, "-") {
+		if part == "" {
+			continue
+		}
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String()
+}
+
+// checkOutputIDs rejects names that differ only in hyphens ("a-b" and "ab"),
+// whose outputs would collide.
+func checkOutputIDs(cfg *config.Config) error {
+	var errs []error
+	check := func(kind string, names []string) {
+		seen := map[string]string{}
+		for _, n := range names {
+			id := outputID(n)
+			if prev, ok := seen[id]; ok {
+				errs = append(errs, fmt.Errorf("%s names %q and %q differ only in hyphens, so their stack outputs would collide; rename one", kind, prev, n))
+			}
+			seen[id] = n
+		}
+	}
+	var src, dst []string
+	for _, s := range cfg.Sources {
+		src = append(src, s.Name)
+	}
+	for _, d := range cfg.Destinations {
+		dst = append(dst, d.Name)
+	}
+	check("source", src)
+	check("destination", dst)
+	return errors.Join(errs...)
+}
