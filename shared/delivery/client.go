@@ -1,0 +1,107 @@
+package delivery
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"syscall"
+	"time"
+
+	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/netguard"
+)
+
+// ErrBlockedAddress means the destination resolved to an address deliveries
+// must not reach (loopback, private, link-local, …) and the destination does
+// not allow private networks. No connection was attempted.
+var ErrBlockedAddress = errors.New("destination address not allowed")
+
+// Transport tuning. Timeouts longer than the destination's own deadline are
+// cut to it.
+const (
+	dialTimeout         = 5 * time.Second
+	tlsHandshakeTimeout = 5 * time.Second
+	keepAlive           = 30 * time.Second
+	idleConnTimeout     = 90 * time.Second
+	maxIdleConns        = 64
+	// maxIdleConnsPerHost matches the largest batch: every record of a
+	// batch can keep its connection for the next invocation.
+	maxIdleConnsPerHost = config.MaxBatchSize
+)
+
+// NewClient returns the one HTTP client a deliver function uses for all its
+// deliveries: connections are reused across invocations, redirects are not
+// followed, proxies are never used, and unless the destination allows
+// private networks every connection is checked, on its resolved IP just
+// before connecting, against netguard (so DNS rebinding cannot slip past).
+// The per-request deadline comes from the request's context.
+func NewClient(d config.Destination) *http.Client {
+	return newClient(d, nil)
+}
+
+// newClient lets tests observe every connection the guard lets through:
+// after, when set, runs once the guard has passed and before connect(2).
+func newClient(d config.Destination, after func(network, address string) error) *http.Client {
+	return &http.Client{
+		Transport: newTransport(d.AllowPrivateNetworks, d.Timeout(), after),
+		// A 3xx is a failed delivery: never follow it (a redirect could
+		// point anywhere, including at the metadata service).
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+func newTransport(allowPrivate bool, timeout time.Duration, after func(network, address string) error) *http.Transport {
+	dialer := &net.Dialer{
+		Timeout:        min(dialTimeout, timeout),
+		KeepAlive:      keepAlive,
+		ControlContext: dialControl(allowPrivate, after),
+	}
+	return &http.Transport{
+		// No proxy, ever: a proxy would connect on our behalf, out of the
+		// guard's sight.
+		Proxy:                 nil,
+		DialContext:           dialer.DialContext,
+		ForceAttemptHTTP2:     true,
+		TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12},
+		TLSHandshakeTimeout:   min(tlsHandshakeTimeout, timeout),
+		ResponseHeaderTimeout: timeout,
+		ExpectContinueTimeout: time.Second,
+		MaxIdleConns:          maxIdleConns,
+		MaxIdleConnsPerHost:   maxIdleConnsPerHost,
+		IdleConnTimeout:       idleConnTimeout,
+		// Response bodies are discarded: do not ask for compression.
+		DisableCompression: true,
+	}
+}
+
+// dialControl checks the socket's destination, already resolved to an IP,
+// before the connect call.
+func dialControl(allowPrivate bool, after func(network, address string) error) func(context.Context, string, string, syscall.RawConn) error {
+	return func(_ context.Context, network, address string, _ syscall.RawConn) error {
+		if !allowPrivate {
+			if err := checkAddress(address); err != nil {
+				return err
+			}
+		}
+		if after != nil {
+			return after(network, address)
+		}
+		return nil
+	}
+}
+
+// checkAddress refuses a non-public "ip:port".
+func checkAddress(address string) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("%w: cannot read dial address %q: %v", ErrBlockedAddress, address, err)
+	}
+	if err := netguard.Check(ap.Addr()); err != nil {
+		return fmt.Errorf("%w: %v", ErrBlockedAddress, err)
+	}
+	return nil
+}

@@ -1,0 +1,390 @@
+// Package delivery is the deliver function's logic: for each SQS record of
+// a batch it claims the event in the delivery record, signs it per
+// Standard Webhooks, POSTs it to the destination through a guarded HTTP
+// client, records the outcome, and on failure backs off with
+// ChangeMessageVisibility before reporting the record in the batch
+// response.
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/dedupe"
+	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/signing"
+)
+
+// Store is the delivery record (dedupe.DynamoDB, or dedupe.Memory locally).
+type Store interface {
+	Claim(ctx context.Context, in dedupe.ClaimInput) (dedupe.Lease, error)
+	Finish(ctx context.Context, lease dedupe.Lease, out dedupe.Outcome) error
+}
+
+// VisibilityAPI is the part of the SQS client the handler uses.
+type VisibilityAPI interface {
+	ChangeMessageVisibility(ctx context.Context, in *sqs.ChangeMessageVisibilityInput, optFns ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error)
+}
+
+// SecretSource returns the active values of a secret (*secrets.Cache).
+type SecretSource interface {
+	Get(ctx context.Context, name string) ([]string, error)
+}
+
+// Doer sends HTTP requests (the *http.Client from NewClient).
+type Doer interface {
+	Do(req *http.Request) (*http.Response, error)
+}
+
+// Metrics records metric points and publishes them once per invocation
+// (*metrics.Recorder).
+type Metrics interface {
+	Add(name string, unit metrics.Unit, value float64, dims ...metrics.Dimension)
+	Flush(ctx context.Context) error
+}
+
+// Timing and sizing decisions (see the README's delivery section).
+const (
+	// DefaultConcurrency delivers a whole batch at once.
+	DefaultConcurrency = config.MaxBatchSize
+	// RecordReserve is kept from the function's remaining time for the
+	// record write and the visibility call after the POST.
+	RecordReserve = 3 * time.Second
+	// MinSendTime is the least time worth attempting a POST with; with less
+	// left, the record is released untouched for a fresh invocation.
+	MinSendTime = time.Second
+	// MalformedVisibility releases a malformed record at once: it fails on
+	// every receive and SQS's redrive moves it to the DLQ after
+	// maxReceiveCount receives.
+	MalformedVisibility = 0
+	// InFlightMargin is added to another deliverer's lease before the
+	// message is seen again.
+	InFlightMargin = time.Second
+	// MaxResponseBody is how much of a response body is read (then discarded).
+	MaxResponseBody = 64 << 10
+)
+
+// Options configures a Handler. Destination, QueueURL, SecretID, Store,
+// SQS, Secrets, Client and Metrics are required.
+type Options struct {
+	Destination config.Destination
+	// QueueURL is the destination's queue, for ChangeMessageVisibility.
+	QueueURL string
+	// SecretID names the destination's signing secret in Secrets Manager.
+	SecretID string
+	// RecordTTL is how long delivery records are kept (default 30 days).
+	RecordTTL time.Duration
+	Store     Store
+	SQS       VisibilityAPI
+	Secrets   SecretSource
+	Client    Doer
+	Metrics   Metrics
+	// Logger receives one JSON line per attempt (default slog.Default()).
+	Logger *slog.Logger
+	// Concurrency bounds the records delivered at once (default 10).
+	Concurrency int
+	// Now and Random replace the clock and the jitter source, for tests.
+	Now    func() time.Time
+	Random func() float64
+}
+
+// Handler delivers SQS batches for one destination. It is safe for
+// concurrent use; build it once per process.
+type Handler struct {
+	dest        config.Destination
+	policy      Policy
+	queueURL    string
+	secretID    string
+	ttl         time.Duration
+	store       Store
+	sqs         VisibilityAPI
+	secrets     SecretSource
+	client      Doer
+	metrics     Metrics
+	log         *slog.Logger
+	concurrency int
+	now         func() time.Time
+	random      func() float64
+	dim         metrics.Dimension
+
+	mu         sync.Mutex
+	signerFrom []string // the secret values signer was built from
+	signer     *signing.Signer
+}
+
+// NewHandler checks the options and returns a Handler.
+func NewHandler(o Options) (*Handler, error) {
+	required := []struct {
+		name string
+		ok   bool
+	}{
+		{"Destination.Name", o.Destination.Name != ""}, {"Destination.URL", o.Destination.URL != ""},
+		{"QueueURL", o.QueueURL != ""}, {"SecretID", o.SecretID != ""}, {"Store", o.Store != nil},
+		{"SQS", o.SQS != nil}, {"Secrets", o.Secrets != nil}, {"Client", o.Client != nil}, {"Metrics", o.Metrics != nil},
+	}
+	var missing []error
+	for _, r := range required {
+		if !r.ok {
+			missing = append(missing, fmt.Errorf("delivery: option %s is required", r.name))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, errors.Join(missing...)
+	}
+	h := &Handler{
+		dest: o.Destination, policy: PolicyFor(o.Destination), queueURL: o.QueueURL, secretID: o.SecretID,
+		ttl: o.RecordTTL, store: o.Store, sqs: o.SQS, secrets: o.Secrets, client: o.Client, metrics: o.Metrics,
+		log: o.Logger, concurrency: o.Concurrency, now: o.Now, random: o.Random,
+		dim: metrics.Dimension{Name: metrics.DimDestination, Value: o.Destination.Name},
+	}
+	if h.ttl <= 0 {
+		h.ttl = config.DefaultRecordDays * 24 * time.Hour
+	}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	if h.concurrency <= 0 {
+		h.concurrency = DefaultConcurrency
+	}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	if h.random == nil {
+		h.random = rand.Float64
+	}
+	h.log = h.log.With("destination", h.dest.Name)
+	return h, nil
+}
+
+// Handle delivers the records of a batch concurrently and returns the ones
+// that must come back (failed, backed off, malformed or in flight
+// elsewhere). It never returns an error: an error would fail the whole
+// batch, delivered records included.
+func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	failed := make([]bool, len(ev.Records))
+	sem := make(chan struct{}, h.concurrency)
+	var wg sync.WaitGroup
+	for i := range ev.Records {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			failed[i] = h.process(ctx, &ev.Records[i])
+		})
+	}
+	wg.Wait()
+	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
+	for i, f := range failed {
+		if f {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: ev.Records[i].MessageId})
+		}
+	}
+	if err := h.metrics.Flush(ctx); err != nil {
+		h.log.WarnContext(ctx, "metrics not published", "error", err.Error())
+	}
+	return resp, nil
+}
+
+// process delivers one record and reports whether it must come back. A
+// panic fails the record alone.
+func (h *Handler) process(ctx context.Context, rec *events.SQSMessage) (failed bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			h.log.ErrorContext(ctx, "delivery panicked", "message_id", rec.MessageId, "panic", fmt.Sprint(p))
+			failed = true
+		}
+	}()
+	d := h.deliver(ctx, rec)
+	if d.release {
+		h.changeVisibility(ctx, rec, d.visibility)
+	}
+	return d.release
+}
+
+// decision is what happens to a record's message.
+type decision struct {
+	release    bool          // report the item failed
+	visibility time.Duration // and show it again after this long
+}
+
+var ack = decision{}
+
+func retryIn(d time.Duration) decision { return decision{release: true, visibility: d} }
+
+// deliver runs prepare → claim → send → record for one record.
+func (h *Handler) deliver(ctx context.Context, rec *events.SQSMessage) decision {
+	msg, err := ParseMessage(*rec)
+	if err != nil {
+		h.count(metrics.DeliveryFailed)
+		h.log.WarnContext(ctx, "malformed message", "message_id", rec.MessageId, "outcome", "malformed",
+			"attempt", msg.Attempt, "error", err.Error())
+		return retryIn(MalformedVisibility)
+	}
+	log := h.log.With("id", msg.ID, "source", msg.Source, "type", msg.Type, "attempt", msg.Attempt, "message_id", msg.MessageID)
+
+	// prepare: a signer and the time this attempt may take.
+	signer, err := h.currentSigner(ctx)
+	if err != nil {
+		h.count(metrics.DeliveryFailed)
+		return h.notAttempted(ctx, log, msg, "signing secret unavailable", err)
+	}
+	now := h.now()
+	sendTimeout, leaseUntil, ok := h.budget(ctx, now)
+	if !ok {
+		log.WarnContext(ctx, "no time left to attempt; released", "outcome", "released")
+		return retryIn(0)
+	}
+
+	// claim
+	lease, err := h.store.Claim(ctx, dedupe.ClaimInput{
+		PK: dedupe.Key(h.dest.Name, msg.ID), Source: msg.Source, Type: msg.Type,
+		Now: now, LeaseUntil: leaseUntil, ExpiresAt: now.Add(h.ttl),
+	})
+	var refused *dedupe.RefusedError
+	switch {
+	case errors.Is(err, dedupe.ErrDuplicate):
+		h.count(metrics.DeliveryDuplicate)
+		log.InfoContext(ctx, "duplicate: already delivered", "outcome", "duplicate")
+		return ack
+	case errors.As(err, &refused):
+		wait := max(refused.LeaseUntil.Sub(now), 0) + InFlightMargin
+		log.InfoContext(ctx, "in flight elsewhere", "outcome", "in_flight", "retry_in_s", visibilitySeconds(wait))
+		return retryIn(wait)
+	case err != nil:
+		h.count(metrics.DeliveryFailed)
+		return h.notAttempted(ctx, log, msg, "delivery record unavailable", err)
+	}
+
+	// send
+	res := h.send(ctx, msg, signer, sendTimeout)
+	h.count(metrics.DeliveryAttempts)
+	h.metrics.Add(metrics.DeliveryLatency, metrics.Milliseconds, float64(res.latency.Milliseconds()), h.dim)
+
+	// record
+	return h.record(ctx, log, msg, lease, res)
+}
+
+// notAttempted backs off a message that could not be attempted for a
+// reason of ours (secret or record store unavailable).
+func (h *Handler) notAttempted(ctx context.Context, log *slog.Logger, msg Message, why string, err error) decision {
+	wait := h.policy.Delay(msg.Attempt, h.random())
+	if h.policy.Final(msg.Attempt) {
+		wait = 0
+	}
+	log.ErrorContext(ctx, why, "outcome", "not_attempted", "error", err.Error(), "retry_in_s", visibilitySeconds(wait))
+	return retryIn(wait)
+}
+
+// budget returns how long the POST may take and when the lease ends: the
+// destination's timeout, cut so the POST and the record write fit in the
+// function's remaining time; the lease never outlives the function.
+func (h *Handler) budget(ctx context.Context, now time.Time) (send time.Duration, leaseUntil time.Time, ok bool) {
+	send = h.dest.Timeout()
+	if deadline, has := ctx.Deadline(); has {
+		send = min(send, deadline.Sub(now)-RecordReserve)
+	}
+	if send < MinSendTime {
+		return 0, time.Time{}, false
+	}
+	return send, now.Add(send + RecordReserve), true
+}
+
+// currentSigner returns a signer for the secret's active values, rebuilt
+// only when they change.
+func (h *Handler) currentSigner(ctx context.Context) (*signing.Signer, error) {
+	values, err := h.secrets.Get(ctx, h.secretID)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.signer != nil && slices.Equal(values, h.signerFrom) {
+		return h.signer, nil
+	}
+	s, err := signing.New(values)
+	if err != nil {
+		return nil, fmt.Errorf("secret %q: %w", h.secretID, err)
+	}
+	h.signer, h.signerFrom = s, slices.Clone(values)
+	return s, nil
+}
+
+// record writes the outcome and decides the message's fate.
+func (h *Handler) record(ctx context.Context, log *slog.Logger, msg Message, lease dedupe.Lease, res result) decision {
+	now := h.now()
+	out := dedupe.Outcome{HTTPStatus: res.status, Error: res.describe(), At: now}
+	var d decision
+	var outcome string
+	switch v := res.verdict(); {
+	case v == delivered:
+		out.Status, out.Error, outcome, d = dedupe.StatusDelivered, "", "delivered", ack
+		h.count(metrics.DeliverySucceeded)
+		if !msg.ReceivedAt.IsZero() {
+			h.metrics.Add(metrics.EventAge, metrics.Milliseconds, float64(now.Sub(msg.ReceivedAt).Milliseconds()), h.dim)
+		}
+	case v == gone:
+		// 410: the destination wants no more of this event.
+		out.Status, outcome, d = dedupe.StatusDead, "gone", ack
+		h.count(metrics.DeliveryFailed)
+		h.count(metrics.DeliveryDead)
+	case h.policy.Final(msg.Attempt):
+		// Released now; SQS's redrive moves it to the DLQ on the next receive.
+		out.Status, outcome, d = dedupe.StatusDead, "dead", retryIn(0)
+		h.count(metrics.DeliveryFailed)
+		h.count(metrics.DeliveryDead)
+	default:
+		age := now.Sub(msg.ReceivedAt)
+		if !msg.SentAt.IsZero() {
+			age = now.Sub(msg.SentAt)
+		}
+		out.Status, outcome = dedupe.StatusFailed, "failed"
+		d = retryIn(h.policy.Backoff(msg.Attempt, h.random(), res.retryAfter, age))
+		h.count(metrics.DeliveryFailed)
+	}
+	attrs := []any{"outcome", outcome, "status", res.status, "latency_ms", res.latency.Milliseconds()}
+	if out.Error != "" {
+		attrs = append(attrs, "error", out.Error)
+	}
+	if d.release {
+		attrs = append(attrs, "retry_in_s", visibilitySeconds(d.visibility))
+	}
+	if err := h.store.Finish(ctx, lease, out); err != nil {
+		// After a 2xx the message is still acknowledged: the event was
+		// delivered. The record stays IN_PROGRESS until its lease ends, so
+		// only a later copy of the message (the function dying before its
+		// batch response, or the provider resending) could repeat it, with
+		// the same webhook-id: the one documented duplicate window.
+		attrs = append(attrs, "record_error", err.Error())
+	}
+	level := slog.LevelInfo
+	if outcome != "delivered" {
+		level = slog.LevelWarn
+	}
+	log.Log(ctx, level, "delivery attempt", attrs...)
+	return d
+}
+
+func (h *Handler) count(name string) { h.metrics.Add(name, metrics.Count, 1, h.dim) }
+
+// changeVisibility hides a released message for d. If the call fails the
+// message still comes back, after the queue's default visibility timeout.
+func (h *Handler) changeVisibility(ctx context.Context, rec *events.SQSMessage, d time.Duration) {
+	secs := visibilitySeconds(d)
+	_, err := h.sqs.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
+		QueueUrl: &h.queueURL, ReceiptHandle: &rec.ReceiptHandle, VisibilityTimeout: secs,
+	})
+	if err != nil {
+		h.log.WarnContext(ctx, "visibility not changed; the message returns after the queue's default visibility timeout",
+			"message_id", rec.MessageId, "visibility_s", secs, "error", err.Error())
+	}
+}

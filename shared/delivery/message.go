@@ -1,0 +1,184 @@
+package delivery
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// Message attributes set by ingest (see the design's message contract).
+const (
+	AttrSource      = "source"
+	AttrType        = "type"
+	AttrID          = "id"
+	AttrReceivedAt  = "received_at"
+	AttrContentType = "content_type"
+	// AttrEncoding is "base64" when the body is the base64 of the provider's
+	// bytes (they were not valid UTF-8); absent otherwise.
+	AttrEncoding = "encoding"
+)
+
+// SQS system attributes read from each record.
+const (
+	sqsReceiveCount = "ApproximateReceiveCount"
+	sqsSentAt       = "SentTimestamp"
+)
+
+// Limits on attribute values. They keep headers and the record key sane.
+const (
+	maxIDLen          = 256
+	maxTypeLen        = 256
+	maxContentTypeLen = 256
+	maxSourceLen      = 64
+)
+
+// ErrMalformed means a record is not a Hookfan message: an attribute is
+// missing or has a bad value, or the body does not decode.
+var ErrMalformed = errors.New("malformed message")
+
+// Message is one event to deliver, parsed from an SQS record.
+type Message struct {
+	// MessageID and ReceiptHandle identify the SQS message.
+	MessageID     string
+	ReceiptHandle string
+	// ID is the event id, sent as webhook-id.
+	ID          string
+	Source      string
+	Type        string
+	ContentType string
+	ReceivedAt  time.Time
+	// Body is the provider's exact bytes.
+	Body []byte
+	// Attempt is SQS's ApproximateReceiveCount: 1 on the first delivery.
+	Attempt int
+	// SentAt is when SQS accepted the message (zero if unknown); queue
+	// retention counts from it.
+	SentAt time.Time
+}
+
+// ParseMessage reads an SQS record written by ingest (SNS raw delivery).
+// Every problem is reported, joined, and the error matches ErrMalformed.
+func ParseMessage(r events.SQSMessage) (Message, error) {
+	m := Message{MessageID: r.MessageId, ReceiptHandle: r.ReceiptHandle}
+	var problems []error
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(format, args...)) }
+	attr := func(name string) (string, bool) {
+		a, ok := r.MessageAttributes[name]
+		if !ok || a.StringValue == nil {
+			return "", false
+		}
+		return *a.StringValue, true
+	}
+	required := func(name string) string {
+		v, ok := attr(name)
+		if !ok || v == "" {
+			bad("attribute %s is missing", name)
+		}
+		return v
+	}
+
+	m.ID = required(AttrID)
+	if m.ID != "" && !validID(m.ID) {
+		bad("attribute %s is not 1 to %d visible ASCII characters without '.'", AttrID, maxIDLen)
+	}
+	m.Source = required(AttrSource)
+	if m.Source != "" && !validSource(m.Source) {
+		bad("attribute %s is not 1 to %d lowercase letters, digits or hyphens", AttrSource, maxSourceLen)
+	}
+	m.Type = required(AttrType)
+	if m.Type != "" && !validHeaderText(m.Type, maxTypeLen) {
+		bad("attribute %s is not 1 to %d bytes of UTF-8 text without control characters", AttrType, maxTypeLen)
+	}
+	m.ContentType = required(AttrContentType)
+	if m.ContentType != "" && !validHeaderText(m.ContentType, maxContentTypeLen) {
+		bad("attribute %s is not 1 to %d bytes of UTF-8 text without control characters", AttrContentType, maxContentTypeLen)
+	}
+	if v := required(AttrReceivedAt); v != "" {
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			bad("attribute %s is not an RFC 3339 time", AttrReceivedAt)
+		}
+		m.ReceivedAt = t
+	}
+
+	switch enc, _ := attr(AttrEncoding); enc {
+	case "":
+		m.Body = []byte(r.Body)
+	case "base64":
+		b, err := base64.StdEncoding.DecodeString(r.Body)
+		if err != nil {
+			bad("body is not the standard base64 its %s attribute announces", AttrEncoding)
+		}
+		m.Body = b
+	default:
+		bad("attribute %s is %q; want base64 or none", AttrEncoding, truncate(enc, 32))
+	}
+
+	n, err := strconv.Atoi(r.Attributes[sqsReceiveCount])
+	if err != nil || n < 1 {
+		bad("SQS attribute %s is not a positive whole number", sqsReceiveCount)
+	}
+	m.Attempt = n
+	if ms, err := strconv.ParseInt(r.Attributes[sqsSentAt], 10, 64); err == nil && ms > 0 {
+		m.SentAt = time.UnixMilli(ms)
+	}
+
+	if len(problems) > 0 {
+		return m, fmt.Errorf("%w: %w", ErrMalformed, errors.Join(problems...))
+	}
+	return m, nil
+}
+
+// validID accepts visible ASCII without '.': the id is a header value and
+// part of the signed content "{id}.{timestamp}.{body}".
+func validID(s string) bool {
+	if len(s) > maxIDLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7f || c == '.' {
+			return false
+		}
+	}
+	return true
+}
+
+func validSource(s string) bool {
+	if len(s) > maxSourceLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// validHeaderText accepts UTF-8 without control characters and without
+// surrounding spaces, so the value travels unchanged as a header.
+func validHeaderText(s string, limit int) bool {
+	if len(s) > limit || !utf8.ValidString(s) || strings.TrimSpace(s) != s {
+		return false
+	}
+	for _, r := range s {
+		if r < ' ' || r == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
