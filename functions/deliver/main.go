@@ -1,15 +1,89 @@
-// Command deliver is the Hookfan deliver Lambda function.
+// Command deliver is the Hookfan deliver Lambda function, one per
+// destination: it delivers the SQS batches of its destination's queue.
+// It only wires; the logic lives in shared/delivery.
 package main
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/hookfan/hookfan/shared/awsconfig"
+	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/dedupe"
+	"github.com/hookfan/hookfan/shared/delivery"
+	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/secrets"
 )
 
 func main() {
-	lambda.Start(func(context.Context) error { return fmt.Errorf("deliver: not built yet") })
-	os.Exit(1)
+	logger := newLogger()
+	h, err := build(context.Background(), logger)
+	if err != nil {
+		logger.Error("deliver: cannot start", "error", err.Error())
+		os.Exit(1)
+	}
+	lambda.Start(h.Handle)
+}
+
+// newLogger logs JSON lines: through the Lambda runtime's handler (which
+// adds the request id) when the function's log format is JSON, and with a
+// plain JSON handler using the same keys otherwise.
+func newLogger() *slog.Logger {
+	if os.Getenv("AWS_LAMBDA_LOG_FORMAT") == "JSON" {
+		return lambdacontext.NewLogger()
+	}
+	return slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{ReplaceAttr: lambdacontext.ReplaceAttr}))
+}
+
+// build reads the environment and builds every client once, for all
+// invocations of this process.
+func build(ctx context.Context, logger *slog.Logger) (*delivery.Handler, error) {
+	dest, err := config.DecodeDestination(os.Getenv(config.EnvDestination))
+	if err != nil {
+		return nil, err
+	}
+	env := map[string]string{}
+	for _, name := range []string{config.EnvTableName, config.EnvQueueURL, config.EnvSecretID} {
+		if env[name], err = config.Getenv(name); err != nil {
+			return nil, err
+		}
+	}
+	days, err := config.RecordDaysFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := awsconfig.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var cw metrics.PutMetricDataAPI
+	sinkName := os.Getenv(config.EnvMetricsSink)
+	if sinkName == config.SinkCloudWatch {
+		cw = awsconfig.NewCloudWatch(cfg)
+	}
+	sink, err := metrics.NewSink(sinkName, os.Stdout, cw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", config.EnvMetricsSink, err)
+	}
+	return delivery.NewHandler(delivery.Options{
+		Destination: dest,
+		QueueURL:    env[config.EnvQueueURL],
+		SecretID:    env[config.EnvSecretID],
+		RecordTTL:   time.Duration(days) * 24 * time.Hour,
+		Store:       dedupe.NewDynamoDB(dynamodb.NewFromConfig(cfg), env[config.EnvTableName]),
+		SQS:         sqs.NewFromConfig(cfg),
+		Secrets:     secrets.NewCache(secretsmanager.NewFromConfig(cfg)),
+		Client:      delivery.NewClient(dest),
+		Metrics:     metrics.NewRecorder(sink),
+		Logger:      logger,
+	})
 }
