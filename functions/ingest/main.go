@@ -1,15 +1,65 @@
-// Command ingest is the Hookfan ingest Lambda function.
+// Command ingest is the Hookfan ingest Lambda function: API Gateway's
+// POST /webhooks/{source} → verify → SNS. It only wires; the logic is in
+// shared/ingest.
 package main
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+
+	"github.com/hookfan/hookfan/shared/awsconfig"
+	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/ingest"
+	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/secrets"
 )
 
 func main() {
-	lambda.Start(func(context.Context) error { return fmt.Errorf("ingest: not built yet") })
-	os.Exit(1)
+	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	h, err := setup(context.Background(), log)
+	if err != nil {
+		log.Error("ingest: cannot start", slog.String("error", err.Error()))
+		os.Exit(1)
+	}
+	lambda.Start(h.Handle)
+}
+
+// setup reads the configuration and builds the clients once; warm
+// invocations reuse them.
+func setup(ctx context.Context, log *slog.Logger) (*ingest.Handler, error) {
+	sources, err := config.DecodeSources(os.Getenv(config.EnvSources))
+	if err != nil {
+		return nil, err
+	}
+	topic, err := config.Getenv(config.EnvTopicARN)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := awsconfig.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sinkName := os.Getenv(config.EnvMetricsSink)
+	var cw metrics.PutMetricDataAPI
+	if sinkName == config.SinkCloudWatch {
+		cw = awsconfig.NewCloudWatch(cfg)
+	}
+	sink, err := metrics.NewSink(sinkName, os.Stdout, cw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", config.EnvMetricsSink, err)
+	}
+	return ingest.New(ingest.Options{
+		Sources:   sources,
+		TopicARN:  topic,
+		Publisher: sns.NewFromConfig(cfg),
+		Secrets:   secrets.NewCache(secretsmanager.NewFromConfig(cfg)),
+		Metrics:   metrics.NewRecorder(sink),
+		Logger:    log,
+	})
 }

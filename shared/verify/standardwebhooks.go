@@ -95,7 +95,7 @@ func (s *StandardWebhooks) Verify(r *Request, keys [][]byte) error {
 		return fmt.Errorf("%s is not decimal Unix seconds: %w", tsName, ErrMalformed)
 	}
 	var parsed StandardSignatures
-	if err := ParseStandardSignatures(&parsed, sigs...); err != nil {
+	if err := ParseStandardSignatures(&parsed, distinct(sigs)...); err != nil {
 		return err
 	}
 	if err := checkTolerance(ts, r.Now, s.Tolerance); err != nil {

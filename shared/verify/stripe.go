@@ -42,7 +42,7 @@ func (s *Stripe) Verify(r *Request, keys [][]byte) error {
 		return fmt.Errorf("%s header absent or empty: %w", HeaderStripeSignature, ErrMissing)
 	}
 	var h StripeHeader
-	if err := ParseStripeHeader(&h, vs...); err != nil {
+	if err := ParseStripeHeader(&h, distinct(vs)...); err != nil {
 		return err
 	}
 	if err := checkTolerance(h.Timestamp, r.Now, s.Tolerance); err != nil {

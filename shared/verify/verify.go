@@ -145,3 +145,25 @@ func checkTolerance(ts int64, now time.Time, tol time.Duration) error {
 	}
 	return nil
 }
+
+// distinct drops repeats of a header value sent several times (a proxy may
+// duplicate a header); the order of first appearance is kept.
+func distinct(vs []string) []string {
+	if len(vs) < 2 {
+		return vs
+	}
+	out := vs[:1:1]
+	for _, v := range vs[1:] {
+		dup := false
+		for _, o := range out {
+			if o == v {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, v)
+		}
+	}
+	return out
+}

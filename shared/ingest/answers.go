@@ -1,0 +1,91 @@
+package ingest
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+)
+
+// Error codes of ingest's answers. They are part of the public contract:
+// providers' dashboards and operators see them, and IngestRejected carries
+// them as its Reason dimension. Never rename one.
+const (
+	CodeMethodNotAllowed       = "method_not_allowed"
+	CodeUnknownSource          = "unknown_source"
+	CodeBodyEmpty              = "body_empty"
+	CodeBodyTooLarge           = "body_too_large"
+	CodeBodyNotBase64          = "body_not_base64"
+	CodeBodyNotJSON            = "body_not_json"
+	CodeSignatureMissing       = "signature_missing"
+	CodeSignatureMalformed     = "signature_malformed"
+	CodeSignatureInvalid       = "signature_invalid"
+	CodeTimestampOutOfRange    = "timestamp_out_of_tolerance"
+	CodeSecretNotSet           = "secret_not_set"
+	CodeSecretStoreUnavailable = "secret_store_unavailable"
+	CodeEventIDMissing         = "event_id_missing"
+	CodeEventIDInvalid         = "event_id_invalid"
+	CodeEventTypeMissing       = "event_type_missing"
+	CodeEventTypeInvalid       = "event_type_invalid"
+	CodeChallengeMissing       = "challenge_missing"
+	CodePublishFailed          = "publish_failed"
+)
+
+// answer is the HTTP status and the short human text of an error code.
+type answer struct {
+	status  int
+	message string
+}
+
+// answers is the table of error answers (documented in the README).
+var answers = map[string]answer{
+	CodeMethodNotAllowed:       {http.StatusMethodNotAllowed, "Webhooks must be sent with POST."},
+	CodeUnknownSource:          {http.StatusNotFound, "No webhook source is configured under this name."},
+	CodeBodyEmpty:              {http.StatusBadRequest, "The request body is empty."},
+	CodeBodyTooLarge:           {http.StatusRequestEntityTooLarge, "The request body is larger than this source accepts."},
+	CodeBodyNotBase64:          {http.StatusBadRequest, "The request body could not be decoded."},
+	CodeBodyNotJSON:            {http.StatusBadRequest, "The request body is not valid JSON."},
+	CodeSignatureMissing:       {http.StatusUnauthorized, "A signature header is missing."},
+	CodeSignatureMalformed:     {http.StatusUnauthorized, "A signature header is malformed or carries no supported signature version."},
+	CodeSignatureInvalid:       {http.StatusUnauthorized, "The signature does not match."},
+	CodeTimestampOutOfRange:    {http.StatusUnauthorized, "The signed timestamp is outside the accepted tolerance."},
+	CodeSecretNotSet:           {http.StatusUnauthorized, "This source has no usable signing secret yet."},
+	CodeSecretStoreUnavailable: {http.StatusServiceUnavailable, "The signing secret could not be read; retry later."},
+	CodeEventIDMissing:         {http.StatusBadRequest, "The event id could not be found in the request."},
+	CodeEventIDInvalid:         {http.StatusBadRequest, "The event id is empty, longer than 256 bytes or holds control characters."},
+	CodeEventTypeMissing:       {http.StatusBadRequest, "The event type could not be found in the request."},
+	CodeEventTypeInvalid:       {http.StatusBadRequest, "The event type is empty, longer than 256 bytes or holds control characters."},
+	CodeChallengeMissing:       {http.StatusBadRequest, "The url_verification request carries no challenge string."},
+	CodePublishFailed:          {http.StatusServiceUnavailable, "The event could not be queued; retry later."},
+}
+
+// errorBodies holds each code's JSON body, rendered once.
+var errorBodies = func() map[string]string {
+	m := make(map[string]string, len(answers))
+	for code, a := range answers {
+		b, err := json.Marshal(errorBody{Error: errorDetail{Code: code, Message: a.message}})
+		if err != nil {
+			panic(err) // two strings: cannot fail
+		}
+		m[code] = string(b)
+	}
+	return m
+}()
+
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// acceptedBody renders 202's body. Ids are "evt_" and hex: nothing to escape.
+func acceptedBody(id string) string {
+	var b strings.Builder
+	b.Grow(len(id) + 10)
+	b.WriteString(`{"id":"`)
+	b.WriteString(id)
+	b.WriteString(`"}`)
+	return b.String()
+}

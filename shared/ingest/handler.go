@@ -1,0 +1,476 @@
+// Package ingest is the webhook front door: it takes API Gateway's REST proxy
+// event for POST /webhooks/{source}, verifies the request for its source
+// (failing closed), derives the event's id and type, and publishes the exact
+// body to SNS. It answers 202 {"id": …} only after SNS accepted the message,
+// and a stable JSON error otherwise (see answers.go).
+package ingest
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
+
+	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/secrets"
+	"github.com/hookfan/hookfan/shared/verify"
+)
+
+// Publisher is the SNS call ingest makes.
+type Publisher interface {
+	Publish(ctx context.Context, in *sns.PublishInput, optFns ...func(*sns.Options)) (*sns.PublishOutput, error)
+}
+
+// Secrets reads source secrets: *secrets.Cache.
+type Secrets interface {
+	Get(ctx context.Context, name string) ([]string, error)
+	Refresh(ctx context.Context, name string) (values []string, changed bool, err error)
+}
+
+// Recorder records metrics: *metrics.Recorder.
+type Recorder interface {
+	Count(name string, dims ...metrics.Dimension)
+	Flush(ctx context.Context) error
+}
+
+// Message attribute names (the message contract).
+const (
+	AttrSource      = "source"
+	AttrType        = "type"
+	AttrID          = "id"
+	AttrReceivedAt  = "received_at"
+	AttrContentType = "content_type"
+	AttrEncoding    = "encoding"
+)
+
+// EncodingBase64 is the encoding attribute of a body that is not valid UTF-8.
+const EncodingBase64 = "base64"
+
+// DefaultContentType is used when a request has no usable Content-Type.
+const DefaultContentType = "application/octet-stream"
+
+// UnknownSource is the Source dimension of requests for unknown sources, so
+// attacker-chosen names never become metric dimensions.
+const UnknownSource = "unknown"
+
+// receivedAtLayout is RFC 3339 in UTC with milliseconds.
+const receivedAtLayout = "2006-01-02T15:04:05.000Z"
+
+// maxLoggedSourceBytes bounds an unknown source name in the log.
+const maxLoggedSourceBytes = 64
+
+// Options configures a Handler.
+type Options struct {
+	Sources   []config.Source
+	TopicARN  string
+	Publisher Publisher
+	Secrets   Secrets
+	Metrics   Recorder
+	Logger    *slog.Logger
+	// Now replaces time.Now, for tests.
+	Now func() time.Time
+}
+
+// Handler serves POST /webhooks/{source}. It is safe for concurrent use.
+type Handler struct {
+	sources   map[string]*source
+	topicARN  *string
+	publisher Publisher
+	secrets   Secrets
+	metrics   Recorder
+	log       *slog.Logger
+	now       func() time.Time
+	unknown   metrics.Dimension
+}
+
+// source is one configured source with everything precomputed.
+type source struct {
+	cfg      config.Source
+	limit    int
+	verifier verify.Verifier
+	identify identifier
+	dim      metrics.Dimension
+	keys     atomic.Pointer[keySet]
+}
+
+// keySet is the key material of one version of a source's secret values.
+type keySet struct {
+	values []string
+	keys   [][]byte
+}
+
+// New builds a Handler; sources are expected to be validated already
+// (config.DecodeSources).
+func New(o Options) (*Handler, error) {
+	if o.TopicARN == "" || o.Publisher == nil || o.Secrets == nil || o.Metrics == nil {
+		return nil, errors.New("ingest: TopicARN, Publisher, Secrets and Metrics are required")
+	}
+	h := &Handler{
+		sources:   make(map[string]*source, len(o.Sources)),
+		topicARN:  &o.TopicARN,
+		publisher: o.Publisher,
+		secrets:   o.Secrets,
+		metrics:   o.Metrics,
+		log:       o.Logger,
+		now:       o.Now,
+		unknown:   metrics.Dimension{Name: metrics.DimSource, Value: UnknownSource},
+	}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	for _, s := range o.Sources {
+		if _, dup := h.sources[s.Name]; dup {
+			return nil, fmt.Errorf("ingest: source %q is configured twice", s.Name)
+		}
+		v, err := verify.New(s.Verify)
+		if err != nil {
+			return nil, fmt.Errorf("ingest: source %q: %w", s.Name, err)
+		}
+		h.sources[s.Name] = &source{
+			cfg:      s,
+			limit:    min(s.BodyLimit(), config.MaxBodyBytesCeiling),
+			verifier: v,
+			identify: newIdentifier(s),
+			dim:      metrics.Dimension{Name: metrics.DimSource, Value: s.Name},
+		}
+	}
+	return h, nil
+}
+
+// outcome is what one request came to, for the answer, the metric and the
+// log line.
+type outcome struct {
+	status     int
+	code       string // "" when accepted
+	source     string // the configured name, or the requested one (truncated) when unknown
+	known      bool
+	id         string
+	typ        string
+	providerID string
+	detail     error // internal detail for the log only
+	body       string
+	challenge  bool
+}
+
+// Handle answers one API Gateway proxy request. The error is always nil:
+// every failure is an HTTP answer.
+func (h *Handler) Handle(ctx context.Context, req events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
+	start := h.now()
+	out := h.handle(ctx, &req, start)
+	h.record(ctx, &req, &out, start)
+	return response(&out), nil
+}
+
+func (h *Handler) handle(ctx context.Context, req *events.APIGatewayProxyRequest, received time.Time) outcome {
+	name := sourceName(req)
+	src, ok := h.sources[name]
+	if !ok {
+		return reject(truncate(name, maxLoggedSourceBytes), false, CodeUnknownSource, nil)
+	}
+	if req.HTTPMethod != http.MethodPost {
+		return reject(name, true, CodeMethodNotAllowed, fmt.Errorf("method %q", truncate(req.HTTPMethod, 16)))
+	}
+	body, code := decodeBody(req, src.limit)
+	if code != "" {
+		return reject(name, true, code, nil)
+	}
+	hdr := proxyHeader{single: req.Headers, multi: req.MultiValueHeaders}
+	vr := verify.Request{Header: hdr, Body: body, Now: received}
+	if code, err := h.verify(ctx, src, &vr); code != "" {
+		return reject(name, true, code, err)
+	}
+	ident, code := src.identify(hdr, body)
+	if code != "" {
+		return reject(name, true, code, nil)
+	}
+	if ident.isChallenge {
+		return h.challenge(name, ident)
+	}
+	if !validAttribute(ident.providerID) {
+		return reject(name, true, CodeEventIDInvalid, nil)
+	}
+	if !validAttribute(ident.typ) {
+		return reject(name, true, CodeEventTypeInvalid, nil)
+	}
+	id := EventID(name, ident.providerID)
+	in, fits := h.message(req, body, name, id, ident.typ, contentType(hdr), received)
+	if !fits {
+		return reject(name, true, CodeBodyTooLarge, errors.New("body and attributes exceed one SNS message"))
+	}
+	res := outcome{source: name, known: true, id: id, typ: ident.typ, providerID: ident.providerID}
+	if _, err := h.publisher.Publish(ctx, in); err != nil {
+		res.status, res.code, res.detail = answers[CodePublishFailed].status, CodePublishFailed, err
+		return res
+	}
+	res.status, res.body = http.StatusAccepted, acceptedBody(id)
+	return res
+}
+
+func reject(source string, known bool, code string, detail error) outcome {
+	return outcome{status: answers[code].status, code: code, source: source, known: known, detail: detail}
+}
+
+// sourceName is the {source} path parameter, or the last segment of
+// /webhooks/{source} when the event carries no path parameters.
+func sourceName(req *events.APIGatewayProxyRequest) string {
+	if s, ok := req.PathParameters["source"]; ok {
+		return s
+	}
+	if _, s, ok := strings.Cut(req.Path, "/webhooks/"); ok && !strings.Contains(s, "/") {
+		return s
+	}
+	return ""
+}
+
+// decodeBody returns the request body's bytes, checking emptiness and the
+// source's limit before any decoding work.
+func decodeBody(req *events.APIGatewayProxyRequest, limit int) ([]byte, string) {
+	if !req.IsBase64Encoded {
+		switch {
+		case len(req.Body) == 0:
+			return nil, CodeBodyEmpty
+		case len(req.Body) > limit:
+			return nil, CodeBodyTooLarge
+		}
+		return []byte(req.Body), ""
+	}
+	if len(req.Body) == 0 {
+		return nil, CodeBodyEmpty
+	}
+	if base64.StdEncoding.DecodedLen(len(req.Body)) > limit+2 { // padding makes DecodedLen overestimate by up to 2
+		return nil, CodeBodyTooLarge
+	}
+	body, err := base64.StdEncoding.DecodeString(req.Body)
+	switch {
+	case err != nil:
+		return nil, CodeBodyNotBase64
+	case len(body) == 0:
+		return nil, CodeBodyEmpty
+	case len(body) > limit:
+		return nil, CodeBodyTooLarge
+	}
+	return body, ""
+}
+
+// verify authenticates the request with the source's secret. When the
+// cached values fail, the secret is read again (at most once per
+// secrets.DefaultMinRefresh per secret, bounded by the cache) and the
+// request verified once more if the values changed: a secret rotated moments
+// ago is picked up within seconds.
+func (h *Handler) verify(ctx context.Context, src *source, vr *verify.Request) (string, error) {
+	name := src.cfg.Verify.SecretName
+	values, err := h.secrets.Get(ctx, name)
+	if err != nil {
+		return secretCode(err), err
+	}
+	err = src.verifier.Verify(vr, src.keysFor(values))
+	if errors.Is(err, verify.ErrMismatch) || errors.Is(err, verify.ErrNoKey) {
+		fresh, changed, rerr := h.secrets.Refresh(ctx, name)
+		switch {
+		case rerr != nil:
+			return secretCode(rerr), errors.Join(err, rerr)
+		case changed:
+			err = src.verifier.Verify(vr, src.keysFor(fresh))
+		}
+	}
+	if err == nil {
+		return "", nil
+	}
+	return verifyCode(err), err
+}
+
+// keysFor returns the key material of values, converting them only when
+// the secret changed since the last request.
+func (s *source) keysFor(values []string) [][]byte {
+	if ks := s.keys.Load(); ks != nil && slices.Equal(ks.values, values) {
+		return ks.keys
+	}
+	ks := &keySet{values: values, keys: make([][]byte, 0, len(values))}
+	for _, v := range values {
+		if k, err := s.verifier.Key(v); err == nil {
+			ks.keys = append(ks.keys, k)
+		}
+	}
+	s.keys.Store(ks)
+	return ks.keys
+}
+
+func secretCode(err error) string {
+	if errors.Is(err, secrets.ErrNotSet) || errors.Is(err, secrets.ErrInvalid) {
+		return CodeSecretNotSet
+	}
+	return CodeSecretStoreUnavailable
+}
+
+func verifyCode(err error) string {
+	switch {
+	case errors.Is(err, verify.ErrMissing):
+		return CodeSignatureMissing
+	case errors.Is(err, verify.ErrMalformed):
+		return CodeSignatureMalformed
+	case errors.Is(err, verify.ErrTimestamp):
+		return CodeTimestampOutOfRange
+	case errors.Is(err, verify.ErrNoKey):
+		return CodeSecretNotSet
+	default:
+		return CodeSignatureInvalid
+	}
+}
+
+// challenge answers Slack's url_verification, after the signature passed.
+func (h *Handler) challenge(source string, ident identity) outcome {
+	if !ident.challengeSet || !utf8.ValidString(ident.challenge) {
+		return reject(source, true, CodeChallengeMissing, nil)
+	}
+	b, err := json.Marshal(struct {
+		Challenge string `json:"challenge"`
+	}{ident.challenge})
+	if err != nil {
+		return reject(source, true, CodeChallengeMissing, err)
+	}
+	return outcome{status: http.StatusOK, source: source, known: true, typ: slackURLVerification, body: string(b), challenge: true}
+}
+
+// contentType is the request's Content-Type when it is a plain printable
+// value, else DefaultContentType (it is replayed as a header on delivery).
+func contentType(h verify.Header) string {
+	ct := first(h, "Content-Type")
+	if ct == "" || len(ct) > maxAttributeBytes {
+		return DefaultContentType
+	}
+	for i := 0; i < len(ct); i++ {
+		if ct[i] < 0x20 || ct[i] > 0x7e {
+			return DefaultContentType
+		}
+	}
+	return ct
+}
+
+var stringType = aws.String("String")
+
+// message builds the SNS publish input and reports whether the message and
+// its attributes fit in one SNS message.
+func (h *Handler) message(req *events.APIGatewayProxyRequest, body []byte, source, id, typ, ct string, received time.Time) (*sns.PublishInput, bool) {
+	var msg string
+	encoded := false
+	switch {
+	case !req.IsBase64Encoded && utf8.ValidString(req.Body):
+		msg = req.Body // the exact bytes, without another copy
+	case utf8.Valid(body):
+		msg = string(body)
+	default:
+		msg = base64.StdEncoding.EncodeToString(body)
+		encoded = true
+	}
+	var ts [len(receivedAtLayout)]byte
+	receivedAt := string(received.UTC().AppendFormat(ts[:0], receivedAtLayout))
+	attrs := make(map[string]snstypes.MessageAttributeValue, 6)
+	size := len(msg)
+	add := func(name, value string) {
+		attrs[name] = snstypes.MessageAttributeValue{DataType: stringType, StringValue: &value}
+		size += len(name) + len(*stringType) + len(value)
+	}
+	add(AttrSource, source)
+	add(AttrType, typ)
+	add(AttrID, id)
+	add(AttrReceivedAt, receivedAt)
+	add(AttrContentType, ct)
+	if encoded {
+		add(AttrEncoding, EncodingBase64)
+	}
+	return &sns.PublishInput{TopicArn: h.topicARN, Message: &msg, MessageAttributes: attrs}, size <= config.MaxSNSMessageBytes
+}
+
+// response renders an outcome as API Gateway's answer.
+func response(o *outcome) events.APIGatewayProxyResponse {
+	hdr := map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store"}
+	if o.code == CodeMethodNotAllowed {
+		hdr["Allow"] = http.MethodPost
+	}
+	body := o.body
+	if o.code != "" {
+		body = errorBodies[o.code]
+	}
+	return events.APIGatewayProxyResponse{StatusCode: o.status, Headers: hdr, Body: body}
+}
+
+// record counts the outcome and writes the request's one log line. Neither
+// ever holds a secret value or a signature.
+func (h *Handler) record(ctx context.Context, req *events.APIGatewayProxyRequest, o *outcome, start time.Time) {
+	dim := h.unknown
+	if o.known {
+		dim = h.sources[o.source].dim
+	}
+	outcomeName := "accepted"
+	level := slog.LevelInfo
+	switch {
+	case o.challenge:
+		outcomeName = "challenge"
+	case o.code == CodePublishFailed:
+		outcomeName = "publish_failed"
+		level = slog.LevelError
+		h.metrics.Count(metrics.IngestPublishFailed, dim)
+	case o.code != "":
+		outcomeName = "rejected"
+		level = slog.LevelWarn
+		if o.status >= 500 {
+			level = slog.LevelError
+		}
+		h.metrics.Count(metrics.IngestRejected, dim, metrics.Dimension{Name: metrics.DimReason, Value: o.code})
+	default:
+		h.metrics.Count(metrics.IngestAccepted, dim)
+	}
+	if err := h.metrics.Flush(ctx); err != nil {
+		h.log.LogAttrs(ctx, slog.LevelWarn, "metrics flush failed", slog.String("error", err.Error()))
+	}
+	attrs := make([]slog.Attr, 0, 12)
+	attrs = append(attrs,
+		slog.String("source", o.source),
+		slog.String("id", o.id),
+		slog.String("type", o.typ),
+		slog.String("outcome", outcomeName),
+		slog.Int("status", o.status),
+		slog.Float64("latency_ms", float64(h.now().Sub(start).Microseconds())/1000),
+	)
+	if o.code != "" {
+		attrs = append(attrs, slog.String("code", o.code))
+	}
+	if o.providerID != "" {
+		attrs = append(attrs, slog.String("provider_event_id", o.providerID))
+	}
+	if req.RequestContext.RequestID != "" {
+		attrs = append(attrs, slog.String("api_request_id", req.RequestContext.RequestID))
+	}
+	if lc, ok := lambdacontext.FromContext(ctx); ok {
+		attrs = append(attrs, slog.String("aws_request_id", lc.AwsRequestID))
+	}
+	if o.detail != nil {
+		attrs = append(attrs, slog.String("error", o.detail.Error()))
+	}
+	h.log.LogAttrs(ctx, level, "ingest", attrs...)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}

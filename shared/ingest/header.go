@@ -1,0 +1,67 @@
+package ingest
+
+import "strings"
+
+// proxyHeader reads an API Gateway proxy event's headers without regard to
+// case. API Gateway keeps the sender's spelling of each name, and a sender
+// may spell one name several ways; all spellings are read, in a stable order,
+// so a lookup never depends on map iteration. The multi-value map, when
+// present, is preferred: it holds every value of a repeated header.
+type proxyHeader struct {
+	single map[string]string
+	multi  map[string][]string
+}
+
+// Values returns every value of the header called name.
+func (h proxyHeader) Values(name string) []string {
+	if len(h.multi) > 0 {
+		return h.multiValues(name)
+	}
+	var keys [4]string
+	matched := keys[:0]
+	for k := range h.single {
+		if len(k) == len(name) && strings.EqualFold(k, name) {
+			matched = append(matched, k)
+		}
+	}
+	if len(matched) == 0 {
+		return nil
+	}
+	sortStrings(matched)
+	out := make([]string, len(matched))
+	for i, k := range matched {
+		out[i] = h.single[k]
+	}
+	return out
+}
+
+func (h proxyHeader) multiValues(name string) []string {
+	var keys [4]string
+	matched := keys[:0]
+	for k := range h.multi {
+		if len(k) == len(name) && strings.EqualFold(k, name) {
+			matched = append(matched, k)
+		}
+	}
+	switch len(matched) {
+	case 0:
+		return nil
+	case 1:
+		return h.multi[matched[0]]
+	}
+	sortStrings(matched)
+	var out []string
+	for _, k := range matched {
+		out = append(out, h.multi[k]...)
+	}
+	return out
+}
+
+// sortStrings is an insertion sort for the few spellings of one name.
+func sortStrings(s []string) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}

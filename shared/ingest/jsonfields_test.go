@@ -1,0 +1,128 @@
+package ingest
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+var oraclePaths = []jsonPath{{"id"}, {"type"}, {"event", "type"}, {"a", "b", "c"}}
+
+// oracle reads the value at path with encoding/json, the reference.
+func oracle(data []byte, path jsonPath) (value any, found bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, false
+	}
+	for _, seg := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = m[seg]; !ok {
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// checkAgainstOracle compares scanJSON with encoding/json on one input.
+func checkAgainstOracle(t *testing.T, data []byte) {
+	t.Helper()
+	var out [maxJSONPaths]jsonValue
+	err := scanJSON(data, oraclePaths, out[:])
+	if valid := json.Valid(data); (err == nil) != valid {
+		t.Fatalf("scanJSON(%q) error = %v, json.Valid = %v", data, err, valid)
+	}
+	if err != nil {
+		return
+	}
+	for i, p := range oraclePaths {
+		want, found := oracle(data, p)
+		got := out[i]
+		if !found {
+			if got.kind != 0 {
+				t.Fatalf("path %v in %q: found %q, encoding/json finds nothing", p, data, got.raw)
+			}
+			continue
+		}
+		text, ok := got.text()
+		switch w := want.(type) {
+		case string:
+			if got.kind != 's' || !ok || text != w {
+				t.Fatalf("path %v in %q: got kind %c %q, want string %q", p, data, got.kind, text, w)
+			}
+		case json.Number:
+			if got.kind != 'n' || !ok || text != string(w) {
+				t.Fatalf("path %v in %q: got kind %c %q, want number %s", p, data, got.kind, text, w)
+			}
+		default:
+			if got.kind != 'o' || ok {
+				t.Fatalf("path %v in %q: got kind %c, want a non-text value %v", p, data, got.kind, w)
+			}
+		}
+	}
+}
+
+func TestScanJSON(t *testing.T) {
+	inputs := []string{
+		`{"id":"evt_1","type":"charge.succeeded"}`,
+		` {"type" : "a" , "id" : 42 } `,
+		`{"id":"x","id":"y"}`,
+		`{"event":{"type":"message"},"event":{"x":1}}`,
+		`{"event":{"x":1},"event":{"type":"message"}}`,
+		`{"event":[{"type":"nested in array"}],"type":"top"}`,
+		`{"\u0069d":"escaped key","type":"caf\u00e9 \"quoted\" \ud83d\ude00"}`,
+		`{"id":"\ud800 lone surrogate"}`,
+		"{\"id\":\"invalid utf8 \xff\"}",
+		`{"id":-0.5e+10,"type":true}`,
+		`{"id":null,"type":{}}`,
+		`{"a":{"b":{"c":"deep"}}}`,
+		`[{"id":"not top level"}]`,
+		`"just a string"`,
+		`12`,
+		`{}`,
+		`[]`,
+		// Invalid documents.
+		``, ` `, `{`, `{"id"}`, `{"id":}`, `{"id":"x",}`, `{"id":"x"}}`, `{"id":"x"} x`, `[1,]`, `[01]`, `-`, `1.`, `1e`, `.5`,
+		`{"id":"tab	inside"}`, `{"id":"\x"}`, `{"id":"\u12"}`, `tru`, `nul`, `{'id':1}`, `{"id":1 "type":2}`,
+		`{"a":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`,
+		strings.Repeat("[", 10000) + strings.Repeat("]", 10000),
+	}
+	for _, in := range inputs {
+		checkAgainstOracle(t, []byte(in))
+	}
+}
+
+func TestScanJSONDoesNotAllocate(t *testing.T) {
+	data := []byte(`{"id":"evt_3QxJ7bLkdIwHu7ix0Yq1Vw2R","object":"event","data":{"object":{"amount":4200,"list":[1,2,{"x":null}]}},"type":"payment_intent.succeeded"}`)
+	paths := []jsonPath{{"id"}, {"type"}}
+	var out [2]jsonValue
+	allocs := testing.AllocsPerRun(100, func() {
+		if err := scanJSON(data, paths, out[:]); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("scanJSON allocates %v times per run, want 0", allocs)
+	}
+}
+
+func FuzzJSONFields(f *testing.F) {
+	for _, s := range []string{
+		`{"id":"evt_1","type":"charge.succeeded"}`,
+		`{"event":{"type":"message"},"event_id":"Ev1","type":"event_callback"}`,
+		`{"a":{"b":{"c":1.5e3}},"id":"x","id":{"y":[true,false,null]}}`,
+		`{"\u0069d":"\ud83d\ude00"}`,
+		`[1,"2",{"3":[]}]`,
+		`{"id":"x",}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkAgainstOracle(t, data)
+	})
+}
