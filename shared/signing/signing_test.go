@@ -226,3 +226,38 @@ func BenchmarkSign(b *testing.B) {
 		}
 	})
 }
+
+// FuzzSign is a differential test against the Standard Webhooks library:
+// for any key, id, timestamp and body our signature equals its Sign, and a
+// secret value either parses into a key of allowed length or is rejected.
+func FuzzSign(f *testing.F) {
+	f.Add([]byte("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"), katID, int64(katTimestamp), []byte(katBody), "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+	f.Add(make([]byte, 24), "", int64(0), []byte{}, "whsec_")
+	f.Add(make([]byte, 64), "a.b.c", int64(-1), []byte("\x00\xff"), "not base64!")
+	f.Fuzz(func(t *testing.T, key []byte, id string, ts int64, body []byte, value string) {
+		if raw, err := signing.ParseSecret(value); err == nil && (len(raw) < signing.MinKeyBytes || len(raw) > signing.MaxKeyBytes) {
+			t.Fatalf("ParseSecret accepted a %d-byte key", len(raw))
+		} else if err != nil && !errors.Is(err, signing.ErrInvalidSecret) {
+			t.Fatalf("ParseSecret error %v does not match ErrInvalidSecret", err)
+		}
+		if len(key) < signing.MinKeyBytes || len(key) > signing.MaxKeyBytes {
+			return
+		}
+		secret := signing.SecretPrefix + base64.StdEncoding.EncodeToString(key)
+		s, err := signing.New([]string{secret, secret})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wh, err := standardwebhooks.NewWebhookRaw(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := wh.Sign(id, time.Unix(ts, 0), body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Sign(id, time.Unix(ts, 0), body); got != want+" "+want {
+			t.Fatalf("Sign = %q, want %q twice", got, want)
+		}
+	})
+}

@@ -1,0 +1,115 @@
+package delivery
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/hookfan/hookfan/shared/metrics"
+)
+
+// benchHandler builds a handler as main does, on the memory store and a
+// fake SQS, with JSON logs and EMF metrics written to io.Discard.
+func benchHandler(b *testing.B, url, secret string, client Doer) *Handler {
+	b.Helper()
+	hs := newHarness(b, url, secret, func(o *Options) {
+		o.Logger = slog.New(slog.NewJSONHandler(io.Discard, nil))
+		o.Metrics = metrics.NewRecorder(metrics.NewEMF(io.Discard))
+		o.Now, o.Random = time.Now, nil
+		if client != nil {
+			o.Client = client
+		}
+	})
+	return hs.h
+}
+
+// batches prepares n batches of size events with unique ids.
+func batches(n, size int, prefix string) []events.SQSEvent {
+	out := make([]events.SQSEvent, n)
+	for i := range out {
+		for j := range size {
+			out[i].Records = append(out[i].Records, message(fmt.Sprintf("%s-%d-%d", prefix, i, j), 1))
+		}
+	}
+	return out
+}
+
+// BenchmarkBatch delivers batches to a loopback subscriber that answers
+// after 100 ms. Concurrent delivery keeps a batch of 10 close to the cost of
+// one: the budget is /10 ≤ 1.5 × /1.
+func BenchmarkBatch(b *testing.B) {
+	secret := newSecret(b)
+	sub := newSubscriber(b, secret, func(string) reply { return reply{status: http.StatusOK, delay: 100 * time.Millisecond} })
+	for _, size := range []int{1, 10} {
+		b.Run(fmt.Sprint(size), func(b *testing.B) {
+			h := benchHandler(b, sub.URL, secret, nil)
+			// Warm the connections, as a warm function has them.
+			h.Handle(context.Background(), batches(1, size, "warm")[0])
+			evs := batches(b.N, size, fmt.Sprintf("b%d-%d", size, b.N))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				resp, _ := h.Handle(context.Background(), evs[i])
+				if len(resp.BatchItemFailures) != 0 {
+					b.Fatalf("failures: %v", resp.BatchItemFailures)
+				}
+			}
+		})
+	}
+}
+
+// instantDoer answers 200 at once without a network: the handler's own
+// cost, alone.
+type instantDoer struct{}
+
+func (instantDoer) Do(req *http.Request) (*http.Response, error) {
+	_, _ = io.Copy(io.Discard, req.Body)
+	return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(`{"ok":true}`))}, nil
+}
+
+// BenchmarkDeliveryCPU measures one delivery (parse, sign, claim, POST,
+// record, log, metrics) with the memory store: through a fake transport
+// (our code alone) and to an instant loopback subscriber (adds the HTTP
+// client and, in this same process, the server). cpu-ns/op is the process's
+// user+system CPU time per delivery.
+func BenchmarkDeliveryCPU(b *testing.B) {
+	secret := newSecret(b)
+	sub := newSubscriber(b, secret, nil)
+	for _, tc := range []struct {
+		name   string
+		client Doer
+	}{{"fake-transport", instantDoer{}}, {"loopback", nil}} {
+		b.Run(tc.name, func(b *testing.B) {
+			h := benchHandler(b, sub.URL, secret, tc.client)
+			h.Handle(context.Background(), batches(1, 1, "warm")[0])
+			evs := batches(b.N, 1, fmt.Sprintf("c-%s-%d", tc.name, b.N))
+			b.ReportAllocs()
+			before := cpuTime()
+			b.ResetTimer()
+			for i := range b.N {
+				resp, _ := h.Handle(context.Background(), evs[i])
+				if len(resp.BatchItemFailures) != 0 {
+					b.Fatalf("failures: %v", resp.BatchItemFailures)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(cpuTime()-before)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
