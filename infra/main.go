@@ -47,7 +47,11 @@ func run() error {
 	}
 	stack.ApplyNag(app, true)
 	asm := app.Synth(nil)
-	if errs := stack.AssemblyErrors(asm); len(errs) > 0 {
+	errs, err := stack.AssemblyErrors(asm)
+	if err != nil {
+		return err
+	}
+	if len(errs) > 0 {
 		return fmt.Errorf("synthesis has %d unsuppressed error(s):\n  %s", len(errs), strings.Join(errs, "\n  "))
 	}
 	return nil

@@ -182,9 +182,8 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 				IncludeSpace:       jsii.Bool(false),
 				PasswordLength:     jsii.Number(SigningSecretLength),
 			},
-			// The secret belongs to the lane: a re-added destination gets a
-			// new one, and Secrets Manager keeps a deleted secret recoverable
-			// for its recovery window.
+			// The secret belongs to the lane: nothing is signed with it once
+			// the lane is gone, and a re-added destination gets a new one.
 			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 		})
 		suppress(l.Secret, suppression{id: "AwsSolutions-SMG4", reason: "A webhook signing secret is shared with the subscriber, so it cannot rotate unattended; it is rotated by hand with overlapping values (README: rotate a destination secret), which the Standard Webhooks signature header supports."})

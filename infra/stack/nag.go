@@ -1,7 +1,11 @@
 package stack
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/cxapi"
@@ -56,14 +60,56 @@ func ApplyNag(scope constructs.IConstruct, reports bool) {
 	aspects.Add(cdknag.NewServerlessChecks(&cdknag.NagPackProps{Reports: jsii.Bool(reports)}), nil)
 }
 
-// AssemblyErrors lists every error annotation in a synthesized assembly
-// (unsuppressed cdk-nag findings among them), as "path: message".
-func AssemblyErrors(asm cxapi.CloudAssembly) []string {
+// AssemblyErrors lists every error annotation recorded in a synthesized
+// cloud assembly (unsuppressed cdk-nag findings among them, nested stacks
+// included), as "path: message". It reads the assembly's manifest and each
+// artifact's additional metadata file, where the CDK moves large metadata.
+func AssemblyErrors(asm cxapi.CloudAssembly) ([]string, error) {
+	dir := *asm.Directory()
+	type entries map[string][]struct {
+		Type string `json:"type"`
+		Data any    `json:"data"`
+	}
+	var manifest struct {
+		Artifacts map[string]struct {
+			Metadata               entries `json:"metadata"`
+			AdditionalMetadataFile string  `json:"additionalMetadataFile"`
+		} `json:"artifacts"`
+	}
+	if err := readJSON(filepath.Join(dir, "manifest.json"), &manifest); err != nil {
+		return nil, err
+	}
 	var errs []string
-	for _, s := range *asm.Stacks() {
-		for _, m := range *s.FindMetadataByType(jsii.String("aws:cdk:error")) {
-			errs = append(errs, fmt.Sprintf("%s: %v", *m.Path, m.Data))
+	collect := func(m entries) {
+		for path, list := range m {
+			for _, e := range list {
+				if e.Type == "aws:cdk:error" {
+					errs = append(errs, fmt.Sprintf("%s: %v", path, e.Data))
+				}
+			}
 		}
 	}
-	return errs
+	for _, a := range manifest.Artifacts {
+		collect(a.Metadata)
+		if a.AdditionalMetadataFile != "" {
+			var more entries
+			if err := readJSON(filepath.Join(dir, a.AdditionalMetadataFile), &more); err != nil {
+				return nil, err
+			}
+			collect(more)
+		}
+	}
+	slices.Sort(errs)
+	return errs, nil
+}
+
+func readJSON(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read the cloud assembly: %w", err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("read the cloud assembly: %s: %w", filepath.Base(path), err)
+	}
+	return nil
 }

@@ -64,14 +64,17 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 		}
 		builder = b
 	}
-	code := map[string]awslambda.Code{}
+	// Each stack needs its own Code instance; the same directory gives the
+	// same asset hash, so the asset is staged and uploaded once.
+	dirs := map[string]string{}
 	for _, fn := range []string{"ingest", "deliver"} {
 		dir, err := builder.Build(fn)
 		if err != nil {
 			return nil, err
 		}
-		code[fn] = awslambda.Code_FromAsset(jsii.String(dir), nil)
+		dirs[fn] = dir
 	}
+	code := func(fn string) awslambda.Code { return awslambda.Code_FromAsset(jsii.String(dirs[fn]), nil) }
 	if err := checkOutputIDs(cfg); err != nil {
 		return nil, err
 	}
@@ -103,7 +106,7 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 	}
 	h.Sources = NewSourceSecrets(stack, "SourceSecrets", &SourceSecretsProps{Sources: cfg.Sources, LogRetention: retention})
 	h.Ingest, err = NewIngestAPI(stack, "Ingest", &IngestAPIProps{
-		Config: cfg, Topic: h.Topic, Code: code["ingest"], SourceSecrets: h.Sources.Secrets,
+		Config: cfg, Topic: h.Topic, Code: code("ingest"), SourceSecrets: h.Sources.Secrets,
 	})
 	if err != nil {
 		return nil, err
@@ -116,7 +119,8 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 			MasterKey:   h.TopicKey,
 			EnforceSSL:  jsii.Bool(true),
 		})
-		h.AlarmTopic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(cfg.Alarms.Email), nil))
+		email := h.AlarmTopic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(cfg.Alarms.Email), nil))
+		suppress(email, suppression{id: "Serverless-SNSRedrivePolicy", reason: "The alarm e-mail subscription: a notification SNS cannot e-mail has no reader in a DLQ, and the alarm's state and history stay in CloudWatch."})
 		// CloudWatch publishes alarms to the encrypted topic, so it needs
 		// the key; the condition limits that to this account's alarms.
 		h.TopicKey.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
@@ -138,7 +142,7 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 		// (which CloudFormation cannot express for a nested stack).
 		topic := awssns.Topic_FromTopicArn(ns, jsii.String("Topic"), h.Topic.TopicArn())
 		lane, err := NewLane(ns, "Lane", &LaneProps{
-			Destination: d, Config: cfg, Topic: topic, Table: h.Table, Code: code["deliver"], AlarmAction: action,
+			Destination: d, Config: cfg, Topic: topic, Table: h.Table, Code: code("deliver"), AlarmAction: action,
 		})
 		if err != nil {
 			return nil, err

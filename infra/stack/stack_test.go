@@ -1,0 +1,781 @@
+package stack_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hookfan/hookfan/infra/stack"
+	"github.com/hookfan/hookfan/shared/config"
+)
+
+// builder compiles the functions once for every test in this package.
+var builder *stack.Builder
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "hookfan-stack-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	builder, err = stack.NewBuilder(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	jsii.Close()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// testConfig is a valid configuration with n destinations that between them
+// use every filter shape, imported and generated secrets, custom retry
+// schedules, timeouts, concurrency caps, batch sizes and windows.
+func testConfig(t *testing.T, n int, email string) *config.Config {
+	t.Helper()
+	doc := map[string]any{
+		"sources": []any{
+			map[string]any{"name": "stripe", "verify": map[string]any{"kind": "stripe", "secretName": "hookfan/sources/stripe"}},
+			map[string]any{"name": "github", "verify": map[string]any{"kind": "github", "secretName": "hookfan/sources/github"}},
+			map[string]any{"name": "shop", "verify": map[string]any{"kind": "shopify", "secretName": "arn:aws:secretsmanager:eu-west-1:123456789012:secret:shopify-AbCdEf"}},
+		},
+		"api": map[string]any{"rateLimit": 50, "burstLimit": 75, "logRetentionDays": 14},
+	}
+	if email != "" {
+		doc["alarms"] = map[string]any{"email": email, "oldestMessageSeconds": 900}
+	}
+	var dests []any
+	for i := range n {
+		d := map[string]any{
+			"name":           fmt.Sprintf("dest-%02d", i),
+			"url":            fmt.Sprintf("https://d%d.example.com/hooks", i),
+			"timeoutSeconds": 5 + i%30,
+			"maxConcurrency": 2 + i%10,
+			"batchSize":      1 + i%10,
+		}
+		switch i % 4 {
+		case 0:
+			d["filter"] = map[string]any{"sources": []string{"stripe"}, "types": []string{"payment_intent.*", "charge.refunded"}}
+		case 1:
+			d["filter"] = map[string]any{"excludeTypes": []string{"ping", "installation"}}
+			d["secretName"] = "hookfan/destinations/legacy"
+		case 2:
+			d["retry"] = map[string]any{"schedule": []string{"1s", "10s", "1m"}, "jitter": 0}
+			d["batchWindowSeconds"] = 5
+		case 3:
+			d["filter"] = map[string]any{"sources": []string{"github", "shop"}, "excludeTypes": []string{"test.*"}}
+		}
+		dests = append(dests, d)
+	}
+	doc["destinations"] = dests
+	data, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse(data)
+	if err != nil {
+		t.Fatalf("test config: %v", err)
+	}
+	return cfg
+}
+
+// synth builds the stack under cdk-nag into its own assembly and fails the
+// test on any unsuppressed finding.
+func synth(t *testing.T, cfg *config.Config, b *stack.Builder, outdir string) (*stack.Hookfan, awscdk.App) {
+	t.Helper()
+	if outdir == "" {
+		outdir = t.TempDir()
+	}
+	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(outdir)})
+	h, err := stack.New(app, "Hookfan", &stack.Props{Config: cfg, Builder: b})
+	if err != nil {
+		t.Fatalf("stack.New: %v", err)
+	}
+	stack.ApplyNag(app, false)
+	asm := app.Synth(nil)
+	errs, err := stack.AssemblyErrors(asm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(errs) > 0 {
+		t.Fatalf("unsuppressed cdk-nag findings:\n%s", strings.Join(errs, "\n"))
+	}
+	return h, app
+}
+
+type resource struct {
+	Type           string
+	Properties     map[string]any
+	DeletionPolicy string
+}
+
+func templateOf(t *testing.T, s awscdk.Stack) (assertions.Template, map[string]resource) {
+	t.Helper()
+	tmpl := assertions.Template_FromStack(s, nil)
+	raw, err := json.Marshal(*tmpl.ToJSON())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct{ Resources map[string]resource }
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return tmpl, doc.Resources
+}
+
+func ofType(res map[string]resource, typ string) map[string]resource {
+	out := map[string]resource{}
+	for id, r := range res {
+		if r.Type == typ {
+			out[id] = r
+		}
+	}
+	return out
+}
+
+// only returns the one resource of a type.
+func only(t *testing.T, res map[string]resource, typ string) (string, resource) {
+	t.Helper()
+	all := ofType(res, typ)
+	if len(all) != 1 {
+		t.Fatalf("got %d %s, want 1", len(all), typ)
+	}
+	for id, r := range all {
+		return id, r
+	}
+	panic("unreachable")
+}
+
+func countTypes(res map[string]resource) map[string]int {
+	out := map[string]int{}
+	for _, r := range res {
+		out[r.Type]++
+	}
+	return out
+}
+
+// refID returns the logical ID a {"Ref": id} or {"Fn::GetAtt": [id, ...]} names.
+func refID(v any) string {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return ""
+	}
+	if r, ok := m["Ref"].(string); ok {
+		return r
+	}
+	if g, ok := m["Fn::GetAtt"].([]any); ok && len(g) > 0 {
+		s, _ := g[0].(string)
+		return s
+	}
+	return ""
+}
+
+func num(v any) float64 {
+	f, _ := v.(float64)
+	return f
+}
+
+// laneResources are the resources of one lane (its nested stack).
+func wantLaneCounts(d config.Destination) map[string]int {
+	want := map[string]int{
+		"AWS::SQS::Queue":                 3, // queue, DLQ, subscription DLQ
+		"AWS::SQS::QueuePolicy":           3, // TLS-only on each; SNS may send to queue and subscription DLQ
+		"AWS::SNS::Subscription":          1,
+		"AWS::Lambda::Function":           1,
+		"AWS::Lambda::EventSourceMapping": 1,
+		"AWS::IAM::Role":                  1,
+		"AWS::IAM::Policy":                1,
+		"AWS::Logs::LogGroup":             1,
+		"AWS::CloudWatch::Alarm":          4,
+	}
+	if d.SecretName == "" {
+		want["AWS::SecretsManager::Secret"] = 1
+	}
+	return want
+}
+
+func TestLanes(t *testing.T) {
+	for _, n := range []int{1, 3, 20} {
+		t.Run(fmt.Sprintf("%d destinations", n), func(t *testing.T) {
+			email := ""
+			if n > 1 {
+				email = "ops@example.com"
+			}
+			cfg := testConfig(t, n, email)
+			h, _ := synth(t, cfg, builder, "")
+			if len(h.Lanes) != n || len(h.LaneStacks) != n {
+				t.Fatalf("got %d lanes in %d stacks, want %d", len(h.Lanes), len(h.LaneStacks), n)
+			}
+			_, parent := templateOf(t, h.Stack)
+			if got := len(ofType(parent, "AWS::CloudFormation::Stack")); got != n {
+				t.Errorf("parent has %d nested stacks, want one per destination (%d)", got, n)
+			}
+			for i, d := range cfg.Destinations {
+				_, res := templateOf(t, h.LaneStacks[i])
+				checkLane(t, d, cfg, res, email != "")
+			}
+		})
+	}
+}
+
+func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[string]resource, alarmTopic bool) {
+	t.Helper()
+	if diff := cmp.Diff(wantLaneCounts(d), countTypes(res)); diff != "" {
+		t.Errorf("%s: resource counts (-want +got):\n%s", d.Name, diff)
+	}
+
+	// The function and its settings.
+	fnID, fn := only(t, res, "AWS::Lambda::Function")
+	p := fn.Properties
+	if p["Runtime"] != "provided.al2023" || p["Handler"] != "bootstrap" || !slices.Equal(anyStrings(p["Architectures"]), []string{"arm64"}) {
+		t.Errorf("%s: function runtime %v handler %v architectures %v, want provided.al2023, bootstrap, arm64", d.Name, p["Runtime"], p["Handler"], p["Architectures"])
+	}
+	timeout := num(p["Timeout"])
+	if timeout != d.FunctionTimeout().Seconds() {
+		t.Errorf("%s: function timeout %v, want %v", d.Name, timeout, d.FunctionTimeout().Seconds())
+	}
+	if tc, _ := p["TracingConfig"].(map[string]any); tc["Mode"] != "Active" {
+		t.Errorf("%s: tracing %v, want Active", d.Name, p["TracingConfig"])
+	}
+	env := p["Environment"].(map[string]any)["Variables"].(map[string]any)
+	for _, k := range []string{config.EnvDestination, config.EnvTableName, config.EnvQueueURL, config.EnvSecretID, config.EnvRecordDays, config.EnvMetricsSink} {
+		if _, ok := env[k]; !ok {
+			t.Errorf("%s: environment lacks %s", d.Name, k)
+		}
+	}
+	got, err := config.DecodeDestination(env[config.EnvDestination].(string))
+	if err != nil {
+		t.Errorf("%s: %s does not decode: %v", d.Name, config.EnvDestination, err)
+	} else if diff := cmp.Diff(d, got); diff != "" {
+		t.Errorf("%s: %s round trip (-config +env):\n%s", d.Name, config.EnvDestination, diff)
+	}
+	if env[config.EnvRecordDays] != "30" || env[config.EnvMetricsSink] != "emf" {
+		t.Errorf("%s: record days %v, sink %v", d.Name, env[config.EnvRecordDays], env[config.EnvMetricsSink])
+	}
+
+	// Queues: the lane queue redrives to the DLQ; the subscription has its own DLQ.
+	queues := ofType(res, "AWS::SQS::Queue")
+	var queueID, dlqID, subDLQID string
+	for id, q := range queues {
+		if rp, ok := q.Properties["RedrivePolicy"].(map[string]any); ok {
+			queueID = id
+			dlqID = refID(rp["deadLetterTargetArn"])
+			if got := num(rp["maxReceiveCount"]); got != float64(d.MaxReceiveCount()) {
+				t.Errorf("%s: maxReceiveCount %v, want %d (from the schedule)", d.Name, got, d.MaxReceiveCount())
+			}
+		}
+	}
+	if queueID == "" || dlqID == "" {
+		t.Fatalf("%s: no queue with a redrive policy", d.Name)
+	}
+	sub := ofType(res, "AWS::SNS::Subscription")
+	for _, s := range sub {
+		sp := s.Properties
+		if sp["RawMessageDelivery"] != true || refID(sp["Endpoint"]) != queueID || sp["Protocol"] != "sqs" {
+			t.Errorf("%s: subscription %v, want raw sqs delivery to the lane queue", d.Name, sp)
+		}
+		subDLQID = refID(sp["RedrivePolicy"].(map[string]any)["deadLetterTargetArn"])
+		var want any
+		if policy := d.Filter.FilterPolicy(); policy != "" {
+			if err := json.Unmarshal([]byte(policy), &want); err != nil {
+				t.Fatal(err)
+			}
+			if sp["FilterPolicyScope"] != "MessageAttributes" {
+				t.Errorf("%s: filter policy scope %v, want MessageAttributes", d.Name, sp["FilterPolicyScope"])
+			}
+		}
+		if diff := cmp.Diff(want, sp["FilterPolicy"]); diff != "" {
+			t.Errorf("%s: filter policy (-configured +template):\n%s", d.Name, diff)
+		}
+	}
+	if subDLQID == "" || subDLQID == dlqID || subDLQID == queueID {
+		t.Errorf("%s: subscription DLQ %q must be its own queue (lane DLQ %q)", d.Name, subDLQID, dlqID)
+	}
+	q := queues[queueID].Properties
+	if got := num(q["VisibilityTimeout"]); got != d.VisibilityTimeout().Seconds() || got < config.VisibilityFactor*timeout {
+		t.Errorf("%s: visibility %v, want %v and at least %d × the function timeout %v", d.Name, got, d.VisibilityTimeout().Seconds(), config.VisibilityFactor, timeout)
+	}
+	if got := num(q["MessageRetentionPeriod"]); got != d.Retention().Seconds() {
+		t.Errorf("%s: retention %v, want %v (from the schedule)", d.Name, got, d.Retention().Seconds())
+	}
+	for _, id := range []string{dlqID, subDLQID} {
+		dq := queues[id]
+		if dq.DeletionPolicy != "Retain" || num(dq.Properties["MessageRetentionPeriod"]) != config.DLQRetention.Seconds() {
+			t.Errorf("%s: DLQ %s deletion %q retention %v, want Retain and 14 days", d.Name, id, dq.DeletionPolicy, dq.Properties["MessageRetentionPeriod"])
+		}
+	}
+	rap, _ := queues[dlqID].Properties["RedriveAllowPolicy"].(map[string]any)
+	src := fmt.Sprint(rap["sourceQueueArns"])
+	if rap["redrivePermission"] != "byQueue" || !strings.Contains(src, q["QueueName"].(string)) {
+		t.Errorf("%s: DLQ RedriveAllowPolicy %v, want byQueue naming %v", d.Name, rap, q["QueueName"])
+	}
+	for id, qq := range queues {
+		if qq.Properties["SqsManagedSseEnabled"] != true {
+			t.Errorf("%s: queue %s not encrypted", d.Name, id)
+		}
+	}
+	checkTLSOnly(t, d.Name, ofType(res, "AWS::SQS::QueuePolicy"), "Queues", []string{queueID, dlqID, subDLQID})
+
+	// The event source mapping.
+	for _, m := range ofType(res, "AWS::Lambda::EventSourceMapping") {
+		mp := m.Properties
+		if !slices.Equal(anyStrings(mp["FunctionResponseTypes"]), []string{"ReportBatchItemFailures"}) {
+			t.Errorf("%s: FunctionResponseTypes %v", d.Name, mp["FunctionResponseTypes"])
+		}
+		if sc, _ := mp["ScalingConfig"].(map[string]any); num(sc["MaximumConcurrency"]) != float64(d.Concurrency()) {
+			t.Errorf("%s: MaximumConcurrency %v, want %d", d.Name, mp["ScalingConfig"], d.Concurrency())
+		}
+		if num(mp["BatchSize"]) != float64(d.Batch()) || num(mp["MaximumBatchingWindowInSeconds"]) != d.BatchWindow().Seconds() {
+			t.Errorf("%s: batch %v window %v, want %d and %v", d.Name, mp["BatchSize"], mp["MaximumBatchingWindowInSeconds"], d.Batch(), d.BatchWindow().Seconds())
+		}
+		if refID(mp["EventSourceArn"]) != queueID || refID(mp["FunctionName"]) != fnID {
+			t.Errorf("%s: mapping connects %v to %v", d.Name, mp["EventSourceArn"], mp["FunctionName"])
+		}
+	}
+
+	// Alarms: DLQ depth > 0, subscription DLQ depth > 0, oldest message age, function errors.
+	want := map[string]float64{"ApproximateNumberOfMessagesVisible": 0, "ApproximateAgeOfOldestMessage": cfg.Alarms.OldestMessageThreshold().Seconds(), "Errors": 0}
+	seen := map[string]int{}
+	for id, a := range ofType(res, "AWS::CloudWatch::Alarm") {
+		ap := a.Properties
+		name, _ := ap["MetricName"].(string)
+		seen[name]++
+		if th, ok := want[name]; !ok || num(ap["Threshold"]) != th || ap["ComparisonOperator"] != "GreaterThanThreshold" {
+			t.Errorf("%s: alarm %s on %s > %v", d.Name, id, name, ap["Threshold"])
+		}
+		if actions := anyLen(ap["AlarmActions"]); (actions > 0) != alarmTopic {
+			t.Errorf("%s: alarm %s has %d actions, alarm topic configured: %v", d.Name, id, actions, alarmTopic)
+		}
+	}
+	if diff := cmp.Diff(map[string]int{"ApproximateNumberOfMessagesVisible": 2, "ApproximateAgeOfOldestMessage": 1, "Errors": 1}, seen); diff != "" {
+		t.Errorf("%s: alarms (-want +got):\n%s", d.Name, diff)
+	}
+
+	// The signing secret: generated in a whsec_-compatible form, or imported.
+	secrets := ofType(res, "AWS::SecretsManager::Secret")
+	for _, s := range secrets {
+		g := s.Properties["GenerateSecretString"].(map[string]any)
+		if g["ExcludePunctuation"] != true || num(g["PasswordLength"]) != stack.SigningSecretLength || g["SecretStringTemplate"] != nil {
+			t.Errorf("%s: generated secret %v, want 32 letters and digits", d.Name, g)
+		}
+	}
+	secretRef := fmt.Sprint(env[config.EnvSecretID])
+	if d.SecretName != "" && !strings.Contains(secretRef, d.SecretName) {
+		t.Errorf("%s: %s = %s, want the imported secret %s", d.Name, config.EnvSecretID, secretRef, d.SecretName)
+	}
+
+	// Least privilege: exactly these actions, each on the lane's own resources.
+	for _, pol := range ofType(res, "AWS::IAM::Policy") {
+		for _, st := range statements(pol.Properties["PolicyDocument"]) {
+			actions := anyStrings(st["Action"])
+			resource := fmt.Sprint(st["Resource"])
+			switch {
+			case slices.Contains(actions, "sqs:ReceiveMessage"):
+				if refID(st["Resource"]) != queueID || !slices.Contains(actions, "sqs:ChangeMessageVisibility") {
+					t.Errorf("%s: queue statement %v", d.Name, st)
+				}
+			case slices.Contains(actions, "secretsmanager:GetSecretValue"):
+				if !strings.Contains(resource, "SigningSecret") && !strings.Contains(resource, d.SecretName+"-??????") {
+					t.Errorf("%s: secret statement on %s, want its own secret", d.Name, resource)
+				}
+			case slices.Contains(actions, "dynamodb:UpdateItem"):
+				if !slices.Equal(actions, []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}) || !strings.Contains(resource, "DeliveryRecords") {
+					t.Errorf("%s: table statement %v", d.Name, st)
+				}
+			case slices.Contains(actions, "logs:PutLogEvents"), slices.Contains(actions, "xray:PutTraceSegments"):
+			default:
+				t.Errorf("%s: unexpected statement %v", d.Name, st)
+			}
+		}
+	}
+}
+
+// checkTLSOnly asserts each resource has a policy denying requests without TLS.
+func checkTLSOnly(t *testing.T, lane string, policies map[string]resource, key string, ids []string) {
+	t.Helper()
+	covered := map[string]bool{}
+	for _, p := range policies {
+		deny := false
+		for _, st := range statements(p.Properties["PolicyDocument"]) {
+			cond, _ := st["Condition"].(map[string]any)
+			b, _ := cond["Bool"].(map[string]any)
+			if st["Effect"] == "Deny" && b["aws:SecureTransport"] == "false" && st["Principal"] != nil {
+				deny = true
+			}
+		}
+		if !deny {
+			continue
+		}
+		for _, target := range p.Properties[key].([]any) {
+			covered[refID(target)] = true
+		}
+	}
+	for _, id := range ids {
+		if !covered[id] {
+			t.Errorf("%s: %s has no TLS-only policy", lane, id)
+		}
+	}
+}
+
+func statements(doc any) []map[string]any {
+	m, _ := doc.(map[string]any)
+	var out []map[string]any
+	for _, s := range asSlice(m["Statement"]) {
+		if st, ok := s.(map[string]any); ok {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+func asSlice(v any) []any {
+	if s, ok := v.([]any); ok {
+		return s
+	}
+	if v == nil {
+		return nil
+	}
+	return []any{v}
+}
+
+func anyStrings(v any) []string {
+	var out []string
+	for _, x := range asSlice(v) {
+		out = append(out, fmt.Sprint(x))
+	}
+	return out
+}
+
+func anyLen(v any) int { return len(asSlice(v)) }
+
+func TestBase(t *testing.T) {
+	cfg := testConfig(t, 3, "ops@example.com")
+	h, _ := synth(t, cfg, builder, "")
+	tmpl, res := templateOf(t, h.Stack)
+
+	// Topic: encrypted with the stack's key, TLS-only.
+	topics := ofType(res, "AWS::SNS::Topic")
+	if len(topics) != 2 {
+		t.Fatalf("got %d topics, want the fan-out and the alarm topic", len(topics))
+	}
+	var topicIDs []string
+	for id, tp := range topics {
+		topicIDs = append(topicIDs, id)
+		if refID(tp.Properties["KmsMasterKeyId"]) == "" {
+			t.Errorf("topic %s is not encrypted with the stack's key: %v", id, tp.Properties["KmsMasterKeyId"])
+		}
+	}
+	checkTLSOnly(t, "parent", ofType(res, "AWS::SNS::TopicPolicy"), "Topics", topicIDs)
+	tmpl.HasResourceProperties(jsii.String("AWS::SNS::Subscription"), map[string]any{"Protocol": "email", "Endpoint": "ops@example.com"})
+	tmpl.HasResourceProperties(jsii.String("AWS::KMS::Key"), map[string]any{"EnableKeyRotation": true})
+
+	// Table.
+	tables := ofType(res, "AWS::DynamoDB::Table")
+	if len(tables) != 1 {
+		t.Fatalf("got %d tables", len(tables))
+	}
+	for _, tb := range tables {
+		p := tb.Properties
+		wantProps := map[string]any{
+			"BillingMode":                      "PAY_PER_REQUEST",
+			"KeySchema":                        []any{map[string]any{"AttributeName": "pk", "KeyType": "HASH"}},
+			"AttributeDefinitions":             []any{map[string]any{"AttributeName": "pk", "AttributeType": "S"}},
+			"TimeToLiveSpecification":          map[string]any{"AttributeName": "expires_at", "Enabled": true},
+			"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
+		}
+		for k, want := range wantProps {
+			if diff := cmp.Diff(want, p[k]); diff != "" {
+				t.Errorf("table %s (-want +got):\n%s", k, diff)
+			}
+		}
+		if tb.DeletionPolicy != "Retain" {
+			t.Errorf("table deletion policy %q, want Retain", tb.DeletionPolicy)
+		}
+	}
+
+	// API: regional, POST /webhooks/{source}, stage throttling, access logs, metrics.
+	tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::RestApi"), map[string]any{"EndpointConfiguration": map[string]any{"Types": []any{"REGIONAL"}}})
+	tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::Resource"), map[string]any{"PathPart": "{source}"})
+	tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::Method"), map[string]any{
+		"HttpMethod": "POST", "AuthorizationType": "NONE",
+		"Integration":       map[string]any{"Type": "AWS_PROXY", "IntegrationHttpMethod": "POST"},
+		"RequestParameters": map[string]any{"method.request.path.source": true},
+	})
+	for _, st := range ofType(res, "AWS::ApiGateway::Stage") {
+		p := st.Properties
+		settings := asSlice(p["MethodSettings"])
+		if len(settings) != 1 {
+			t.Fatalf("method settings %v", settings)
+		}
+		ms := settings[0].(map[string]any)
+		if ms["HttpMethod"] != "*" || ms["ResourcePath"] != "/*" || num(ms["ThrottlingRateLimit"]) != cfg.API.Rate() || num(ms["ThrottlingBurstLimit"]) != float64(cfg.API.Burst()) || ms["MetricsEnabled"] != true {
+			t.Errorf("stage method settings %v, want rate %v burst %d metrics on", ms, cfg.API.Rate(), cfg.API.Burst())
+		}
+		als, _ := p["AccessLogSetting"].(map[string]any)
+		var format map[string]any
+		if err := json.Unmarshal([]byte(fmt.Sprint(als["Format"])), &format); err != nil || refID(als["DestinationArn"]) == "" || format["requestId"] != "$context.requestId" {
+			t.Errorf("access log setting %v: %v", als, err)
+		}
+		logs := res[refID(als["DestinationArn"])]
+		if num(logs.Properties["RetentionInDays"]) != float64(cfg.API.LogRetention()) {
+			t.Errorf("access log retention %v, want %d", logs.Properties["RetentionInDays"], cfg.API.LogRetention())
+		}
+		if p["TracingEnabled"] != true {
+			t.Errorf("stage tracing %v", p["TracingEnabled"])
+		}
+	}
+	for id, lg := range ofType(res, "AWS::Logs::LogGroup") {
+		if lg.Properties["RetentionInDays"] == nil {
+			t.Errorf("log group %s keeps logs forever", id)
+		}
+	}
+
+	// Ingest: its environment and its least privilege.
+	fnID := *awscdk.Stack_Of(h.Ingest.Function).GetLogicalId(h.Ingest.Function.Node().DefaultChild().(awscdk.CfnElement))
+	env := res[fnID].Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
+	srcs, err := config.DecodeSources(env[config.EnvSources].(string))
+	if err != nil {
+		t.Fatalf("%s: %v", config.EnvSources, err)
+	}
+	if diff := cmp.Diff(cfg.Sources, srcs); diff != "" {
+		t.Errorf("%s round trip (-config +env):\n%s", config.EnvSources, diff)
+	}
+	if refID(env[config.EnvTopicARN]) == "" || env[config.EnvMetricsSink] != "emf" {
+		t.Errorf("ingest environment %v", env)
+	}
+	roleID := refID(res[fnID].Properties["Role"])
+	var readable []string
+	for _, pol := range ofType(res, "AWS::IAM::Policy") {
+		if !slices.ContainsFunc(asSlice(pol.Properties["Roles"]), func(r any) bool { return refID(r) == roleID }) {
+			continue
+		}
+		for _, st := range statements(pol.Properties["PolicyDocument"]) {
+			actions := anyStrings(st["Action"])
+			switch {
+			case slices.Equal(actions, []string{"sns:Publish"}):
+				if !slices.Contains(topicIDs, refID(st["Resource"])) {
+					t.Errorf("ingest publishes to %v", st["Resource"])
+				}
+			case slices.Equal(actions, []string{"kms:Decrypt", "kms:GenerateDataKey*"}):
+				if res[refID(st["Resource"])].Type != "AWS::KMS::Key" {
+					t.Errorf("ingest kms on %v", st["Resource"])
+				}
+			case slices.Equal(actions, []string{"secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"}):
+				readable = append(readable, fmt.Sprint(st["Resource"]))
+			case slices.Contains(actions, "logs:PutLogEvents"), slices.Contains(actions, "xray:PutTraceSegments"):
+			default:
+				t.Errorf("ingest: unexpected statement %v", st)
+			}
+		}
+	}
+	for _, s := range cfg.Sources {
+		if !slices.ContainsFunc(readable, func(r string) bool { return strings.Contains(r, s.Verify.SecretName) }) {
+			t.Errorf("ingest cannot read %s's secret %s (reads %v)", s.Name, s.Verify.SecretName, readable)
+		}
+	}
+	if len(readable) != len(cfg.Sources) {
+		t.Errorf("ingest reads %d secrets, want one per source (%d)", len(readable), len(cfg.Sources))
+	}
+
+	// Source secrets named by name are created empty when missing; ARNs are not.
+	ensure := ofType(res, "Custom::AWS")
+	if len(ensure) != 2 {
+		t.Errorf("got %d ensure-secret resources, want 2 (the sources named by name)", len(ensure))
+	}
+	for id, e := range ensure {
+		call := fmt.Sprint(e.Properties["Create"])
+		if !strings.Contains(call, "CreateSecret") || !strings.Contains(call, "ResourceExistsException") || strings.Contains(call, "SecretString") {
+			t.Errorf("%s: %s, want CreateSecret without a value, ignoring ResourceExistsException", id, call)
+		}
+	}
+
+	// Outputs.
+	outputs := *tmpl.FindOutputs(jsii.String("*"), nil)
+	for _, id := range []string{"ApiUrl", "SourceStripeUrl", "SourceGithubUrl", "SourceShopUrl", "DashboardName",
+		"DestinationDest00DlqUrl", "DestinationDest00SecretArn", "DestinationDest02DlqUrl", "DestinationDest02SecretArn"} {
+		if _, ok := outputs[id]; !ok {
+			t.Errorf("no output %s (have %d outputs)", id, len(outputs))
+		}
+	}
+	if url := fmt.Sprint(*outputs["SourceStripeUrl"]); !strings.Contains(url, "/webhooks/stripe") {
+		t.Errorf("SourceStripeUrl = %s", url)
+	}
+
+	// Dashboard: ingest by source, and per destination deliveries, latency, queue and DLQ depth.
+	for _, db := range ofType(res, "AWS::CloudWatch::Dashboard") {
+		body, _ := json.Marshal(db.Properties["DashboardBody"])
+		for _, want := range []string{"IngestAccepted", "IngestRejected", "IngestPublishFailed", "DeliverySucceeded", "DeliveryFailed", "DeliveryDead", "DeliveryLatency", "EventAge", "ApproximateNumberOfMessagesVisible", "ApproximateAgeOfOldestMessage", "dest-00: queue and DLQ depth", "dest-02: deliveries and failures"} {
+			if !strings.Contains(string(body), want) {
+				t.Errorf("dashboard lacks %s", want)
+			}
+		}
+	}
+}
+
+// starAllowed lists the only actions that may be granted on Resource "*",
+// with why AWS requires it.
+var starAllowed = map[string]string{
+	"xray:PutTraceSegments":    "X-Ray has no resource-level permissions",
+	"xray:PutTelemetryRecords": "X-Ray has no resource-level permissions",
+}
+
+func TestNoWildcardResources(t *testing.T) {
+	cfg := testConfig(t, 3, "ops@example.com")
+	outdir := t.TempDir()
+	synth(t, cfg, builder, outdir)
+	files, _ := filepath.Glob(filepath.Join(outdir, "*.template.json"))
+	if len(files) != 4 {
+		t.Fatalf("got %d templates, want the parent and 3 lanes", len(files))
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct{ Resources map[string]resource }
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		for id, r := range doc.Resources {
+			var docs []any
+			switch r.Type {
+			case "AWS::IAM::Policy":
+				docs = append(docs, r.Properties["PolicyDocument"])
+			case "AWS::IAM::Role":
+				for _, p := range asSlice(r.Properties["Policies"]) {
+					docs = append(docs, p.(map[string]any)["PolicyDocument"])
+				}
+				for _, m := range asSlice(r.Properties["ManagedPolicyArns"]) {
+					if !strings.Contains(fmt.Sprint(m), "AmazonAPIGatewayPushToCloudWatchLogs") {
+						t.Errorf("%s %s: managed policy %v", filepath.Base(f), id, m)
+					}
+				}
+			}
+			for _, d := range docs {
+				for _, st := range statements(d) {
+					for _, res := range asSlice(st["Resource"]) {
+						s, isString := res.(string)
+						if !isString || !strings.Contains(s, "*") {
+							continue
+						}
+						for _, a := range anyStrings(st["Action"]) {
+							if _, ok := starAllowed[a]; !ok || s != "*" {
+								t.Errorf("%s %s: %s on %q", filepath.Base(f), id, a, s)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestSynthesizeTwiceIsIdentical(t *testing.T) {
+	cfg := testConfig(t, 3, "")
+	var outs []string
+	for range 2 {
+		// A fresh builder each time: the functions are compiled again, so
+		// equal hashes prove the build itself is reproducible.
+		b, err := stack.NewBuilder(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := t.TempDir()
+		synth(t, cfg, b, out)
+		outs = append(outs, out)
+	}
+	read := func(dir string) map[string]string {
+		files := map[string]string{}
+		for _, pattern := range []string{"*.template.json", "*.assets.json"} {
+			names, _ := filepath.Glob(filepath.Join(dir, pattern))
+			for _, n := range names {
+				data, err := os.ReadFile(n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				files[filepath.Base(n)] = string(data)
+			}
+		}
+		return files
+	}
+	first, second := read(outs[0]), read(outs[1])
+	if len(first) == 0 {
+		t.Fatal("no templates")
+	}
+	if diff := cmp.Diff(first, second); diff != "" {
+		t.Errorf("two syntheses differ (-first +second):\n%s", diff)
+	}
+	assets := func(dir string) []string {
+		names, _ := filepath.Glob(filepath.Join(dir, "asset.*"))
+		for i := range names {
+			names[i] = filepath.Base(names[i])
+		}
+		return names
+	}
+	if diff := cmp.Diff(assets(outs[0]), assets(outs[1])); diff != "" || len(assets(outs[0])) < 2 {
+		t.Errorf("asset hashes differ (-first +second):\n%s", diff)
+	}
+}
+
+func TestFortyDestinationsFitCloudFormation(t *testing.T) {
+	cfg := testConfig(t, 40, "ops@example.com")
+	outdir := t.TempDir()
+	h, _ := synth(t, cfg, builder, outdir)
+	if len(h.LaneStacks) != 40 {
+		t.Fatalf("got %d lane stacks", len(h.LaneStacks))
+	}
+	files, _ := filepath.Glob(filepath.Join(outdir, "*.template.json"))
+	if len(files) != 41 {
+		t.Fatalf("got %d templates, want 41", len(files))
+	}
+	const (
+		maxResources = 500
+		maxOutputs   = 200
+		maxBytes     = 1 << 20 // a template uploaded to S3
+	)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Resources  map[string]any
+			Outputs    map[string]any
+			Parameters map[string]any
+		}
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		if len(doc.Resources) >= maxResources || len(doc.Outputs) > maxOutputs || len(doc.Parameters) > 200 || len(data) > maxBytes {
+			t.Errorf("%s: %d resources, %d outputs, %d parameters, %d bytes: over a CloudFormation limit", filepath.Base(f), len(doc.Resources), len(doc.Outputs), len(doc.Parameters), len(data))
+		}
+		t.Logf("%s: %d resources, %d outputs, %d bytes", filepath.Base(f), len(doc.Resources), len(doc.Outputs), len(data))
+	}
+}
+
+func TestEnvironmentLimit(t *testing.T) {
+	var sources []any
+	for i := range 40 {
+		sources = append(sources, map[string]any{"name": fmt.Sprintf("source-%02d", i), "verify": map[string]any{"kind": "github", "secretName": fmt.Sprintf("hookfan/sources/%s-%02d", strings.Repeat("x", 100), i)}})
+	}
+	data, _ := json.Marshal(map[string]any{"sources": sources, "destinations": []any{map[string]any{"name": "d", "url": "https://d.example.com/"}}})
+	cfg, err := config.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
+	_, err = stack.New(app, "Hookfan", &stack.Props{Config: cfg, Builder: builder})
+	if err == nil || !strings.Contains(err.Error(), "4096") || !strings.Contains(err.Error(), config.EnvSources) {
+		t.Errorf("got %v, want an error naming Lambda's 4096-byte limit and %s", err, config.EnvSources)
+	}
+}
