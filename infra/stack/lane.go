@@ -191,6 +191,12 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 		l.Secret = importSecret(l.Construct, "SigningSecret", d.SecretName)
 	}
 
+	// A secret named by name is handed over by name: a partial ARN is
+	// ambiguous when the name itself ends in a hyphen and six characters.
+	secretID := *l.Secret.SecretArn()
+	if d.SecretName != "" && !isSecretARN(d.SecretName) {
+		secretID = d.SecretName
+	}
 	parts, err := newFunction(l.Construct, functionSpec{
 		description: "Hookfan deliver: destination " + d.Name,
 		code:        props.Code,
@@ -201,7 +207,7 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 			config.EnvDestination: config.EncodeDestination(d),
 			config.EnvTableName:   *props.Table.TableName(),
 			config.EnvQueueURL:    *l.Queue.QueueUrl(),
-			config.EnvSecretID:    *l.Secret.SecretArn(),
+			config.EnvSecretID:    secretID,
 			config.EnvRecordDays:  strconv.Itoa(int(cfg.RecordTTL() / (24 * time.Hour))),
 			config.EnvMetricsSink: cfg.Metrics.SinkName(),
 		},

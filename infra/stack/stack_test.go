@@ -369,9 +369,12 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 			t.Errorf("%s: generated secret %v, want 32 letters and digits", d.Name, g)
 		}
 	}
-	secretRef := fmt.Sprint(env[config.EnvSecretID])
-	if d.SecretName != "" && !strings.Contains(secretRef, d.SecretName) {
-		t.Errorf("%s: %s = %s, want the imported secret %s", d.Name, config.EnvSecretID, secretRef, d.SecretName)
+	secretRef := env[config.EnvSecretID]
+	switch {
+	case d.SecretName != "" && secretRef != d.SecretName:
+		t.Errorf("%s: %s = %v, want the imported secret's name %s", d.Name, config.EnvSecretID, secretRef, d.SecretName)
+	case d.SecretName == "" && len(secrets) == 1 && refID(secretRef) == "":
+		t.Errorf("%s: %s = %v, want the generated secret's ARN", d.Name, config.EnvSecretID, secretRef)
 	}
 
 	// Least privilege: exactly these actions, each on the lane's own resources.
