@@ -279,7 +279,9 @@ func (h *Handler) deliver(ctx context.Context, rec *events.SQSMessage) decision 
 func (h *Handler) notAttempted(ctx context.Context, log *slog.Logger, msg Message, why string, err error) decision {
 	wait := h.policy.Delay(msg.Attempt, h.random())
 	if h.policy.Final(msg.Attempt) {
+		// Released to the DLQ without a DEAD record: we hold no lease.
 		wait = 0
+		h.count(metrics.DeliveryDead)
 	}
 	log.ErrorContext(ctx, why, "outcome", "not_attempted", "error", err.Error(), "retry_in_s", visibilitySeconds(wait))
 	return retryIn(wait)

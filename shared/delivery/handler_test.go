@@ -470,6 +470,13 @@ func TestNotAttempted(t *testing.T) {
 			if n := len(sub.requests()); n != 0 {
 				t.Errorf("%d POSTs, want none", n)
 			}
+			wantDead := 0.0
+			if tt.attempt == 10 {
+				wantDead = 1
+			}
+			if got := hs.sink.sum(metrics.DeliveryDead); got != wantDead {
+				t.Errorf("DeliveryDead = %g, want %g", got, wantDead)
+			}
 			for _, l := range hs.logs.lines(t) {
 				if s, _ := l["error"].(string); strings.Contains(s, "hunter2") {
 					t.Errorf("log line quotes the secret: %v", l)

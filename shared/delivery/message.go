@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -162,10 +161,10 @@ func validSource(s string) bool {
 	return true
 }
 
-// validHeaderText accepts UTF-8 without control characters and without
-// surrounding spaces, so the value travels unchanged as a header.
+// validHeaderText accepts UTF-8 without control characters, so the value
+// can travel as a header (ingest publishes nothing else).
 func validHeaderText(s string, limit int) bool {
-	if len(s) > limit || !utf8.ValidString(s) || strings.TrimSpace(s) != s {
+	if len(s) > limit || !utf8.ValidString(s) {
 		return false
 	}
 	for _, r := range s {
