@@ -14,6 +14,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/go-cmp/cmp"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+	svix "github.com/svix/svix-webhooks/go"
 
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/metrics"
@@ -273,6 +275,24 @@ func TestRequest(t *testing.T) {
 	}
 	if sigs := strings.Fields(r.header.Get(HeaderSignature)); len(sigs) != 2 {
 		t.Errorf("webhook-signature = %q, want two signatures during rotation", r.header.Get(HeaderSignature))
+	}
+	// Receivers built on either library, holding either secret, verify the
+	// delivery as it arrived on the wire.
+	for _, secret := range []string{oldSecret, newSecretV} {
+		sw, err := standardwebhooks.NewWebhook(secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sw.Verify(r.body, r.header); err != nil {
+			t.Errorf("standard-webhooks receiver: %v", err)
+		}
+		sv, err := svix.NewWebhook(secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sv.Verify(r.body, r.header); err != nil {
+			t.Errorf("svix receiver: %v", err)
+		}
 	}
 }
 
