@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"math"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -53,13 +57,12 @@ func (e *EMF) Publish(_ context.Context, points []Point) error {
 	for _, k := range keys {
 		g := groups[k]
 		for chunk := 0; ; chunk++ {
-			doc, more := g.document(chunk)
-			if doc == nil {
-				break
-			}
-			line, err := json.Marshal(doc)
+			line, ok, more, err := g.appendDocument(buf.AvailableBuffer(), chunk)
 			if err != nil {
 				return err
+			}
+			if !ok {
+				break
 			}
 			buf.Write(line)
 			buf.WriteByte('\n')
@@ -74,18 +77,24 @@ func (e *EMF) Publish(_ context.Context, points []Point) error {
 	return err
 }
 
-// document renders the chunk-th slice of up to emfMaxValues values per metric.
-func (g *emfGroup) document(chunk int) (map[string]any, bool) {
-	type metricDef struct {
-		Name string `json:"Name"`
-		Unit Unit   `json:"Unit"`
+// appendDocument appends the chunk-th slice of up to emfMaxValues values per
+// metric as one JSON line (without the newline); ok is false when the chunk
+// holds no value. The output is exactly what encoding/json makes of the
+// document as a map (keys sorted, HTML-safe escaping), written without
+// reflection: this runs once per invocation on the hot path.
+func (g *emfGroup) appendDocument(b []byte, chunk int) (out []byte, ok, more bool, err error) {
+	type member struct {
+		key    string
+		metric []float64 // the metric's values in this chunk, or nil
+		dim    string    // the dimension's value when metric is nil
+		aws    bool
 	}
-	doc := map[string]any{}
-	var defs []metricDef
-	more := false
+	var stack [16]member
+	var nameStack [16]string
+	members, names := stack[:0], nameStack[:0]
+	lo := chunk * emfMaxValues
 	for _, name := range g.order {
 		vals := g.values[name]
-		lo := chunk * emfMaxValues
 		if lo >= len(vals) {
 			continue
 		}
@@ -93,31 +102,112 @@ func (g *emfGroup) document(chunk int) (map[string]any, bool) {
 		if hi < len(vals) {
 			more = true
 		}
-		part := vals[lo:hi]
-		if len(part) == 1 {
-			doc[name] = part[0]
+		members = append(members, member{key: name, metric: vals[lo:hi]})
+		names = append(names, name)
+	}
+	if len(names) == 0 {
+		return b, false, false, nil
+	}
+	for _, d := range g.dims {
+		i := slices.IndexFunc(members, func(m member) bool { return m.key == d.Name })
+		if i >= 0 { // a later member of the same name replaces the earlier one
+			members[i] = member{key: d.Name, dim: d.Value}
 		} else {
-			doc[name] = part
+			members = append(members, member{key: d.Name, dim: d.Value})
 		}
-		defs = append(defs, metricDef{Name: name, Unit: g.units[name]})
 	}
-	if len(defs) == 0 {
-		return nil, false
+	members = append(members, member{key: "_aws", aws: true})
+	slices.SortFunc(members, func(x, y member) int { return strings.Compare(x.key, y.key) })
+
+	b = append(b, '{')
+	for i, m := range members {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, m.key)
+		b = append(b, ':')
+		switch {
+		case m.aws:
+			b = append(b, `{"CloudWatchMetrics":[{"Dimensions":[[`...)
+			for j, d := range g.dims {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = appendJSONString(b, d.Name)
+			}
+			b = append(b, `]],"Metrics":[`...)
+			for j, name := range names {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, `{"Name":`...)
+				b = appendJSONString(b, name)
+				b = append(b, `,"Unit":`...)
+				b = appendJSONString(b, string(g.units[name]))
+				b = append(b, '}')
+			}
+			b = append(b, `],"Namespace":`...)
+			b = appendJSONString(b, Namespace)
+			b = append(b, `}],"Timestamp":`...)
+			b = strconv.AppendInt(b, g.ts, 10)
+			b = append(b, '}')
+		case m.metric != nil:
+			if len(m.metric) == 1 {
+				if b, err = appendJSONFloat(b, m.metric[0]); err != nil {
+					return nil, false, false, err
+				}
+				continue
+			}
+			b = append(b, '[')
+			for j, v := range m.metric {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				if b, err = appendJSONFloat(b, v); err != nil {
+					return nil, false, false, err
+				}
+			}
+			b = append(b, ']')
+		default:
+			b = appendJSONString(b, m.dim)
+		}
 	}
-	dimNames := make([]string, len(g.dims))
-	for i, d := range g.dims {
-		dimNames[i] = d.Name
-		doc[d.Name] = d.Value
+	return append(b, '}'), true, more, nil
+}
+
+// appendJSONString appends s as encoding/json would: directly when every
+// byte is printable ASCII that needs no escape, through encoding/json
+// otherwise.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
 	}
-	doc["_aws"] = map[string]any{
-		"Timestamp": g.ts,
-		"CloudWatchMetrics": []any{map[string]any{
-			"Namespace":  Namespace,
-			"Dimensions": [][]string{dimNames},
-			"Metrics":    defs,
-		}},
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// appendJSONFloat appends f as encoding/json encodes a float64.
+func appendJSONFloat(b []byte, f float64) ([]byte, error) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return nil, fmt.Errorf("json: unsupported value: %s", strconv.FormatFloat(f, 'g', -1, 64))
 	}
-	return doc, more
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// encoding/json writes e-7, not e-07.
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, nil
 }
 
 func dimKey(dims []Dimension) string {

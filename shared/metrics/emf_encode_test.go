@@ -1,0 +1,124 @@
+package metrics
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// mapDocument is the reference rendering of one EMF chunk: the document as a
+// map, for encoding/json. appendDocument must produce exactly its encoding.
+func (g *emfGroup) mapDocument(chunk int) (map[string]any, bool) {
+	type metricDef struct {
+		Name string `json:"Name"`
+		Unit Unit   `json:"Unit"`
+	}
+	doc := map[string]any{}
+	var defs []metricDef
+	more := false
+	for _, name := range g.order {
+		vals := g.values[name]
+		lo := chunk * emfMaxValues
+		if lo >= len(vals) {
+			continue
+		}
+		hi := min(lo+emfMaxValues, len(vals))
+		if hi < len(vals) {
+			more = true
+		}
+		part := vals[lo:hi]
+		if len(part) == 1 {
+			doc[name] = part[0]
+		} else {
+			doc[name] = part
+		}
+		defs = append(defs, metricDef{Name: name, Unit: g.units[name]})
+	}
+	if len(defs) == 0 {
+		return nil, false
+	}
+	dimNames := make([]string, len(g.dims))
+	for i, d := range g.dims {
+		dimNames[i] = d.Name
+		doc[d.Name] = d.Value
+	}
+	doc["_aws"] = map[string]any{
+		"Timestamp": g.ts,
+		"CloudWatchMetrics": []any{map[string]any{
+			"Namespace":  Namespace,
+			"Dimensions": [][]string{dimNames},
+			"Metrics":    defs,
+		}},
+	}
+	return doc, more
+}
+
+func TestAppendDocumentMatchesEncodingJSON(t *testing.T) {
+	names := []string{"IngestAccepted", "DeliveryLatency", "Source", "a<b>&c", "ünï", "tab\there", "quote\"d", "_aws2", "Z"}
+	values := []float64{0, 1, -1, 12.5, 1e-7, -3e-9, 1e21, 123456789012345678, 0.1, 5e-324, math.MaxFloat64}
+	rng := rand.New(rand.NewPCG(1, 2))
+	pick := func(s []string) string { return s[rng.IntN(len(s))] }
+	for i := range 2000 {
+		g := &emfGroup{units: map[string]Unit{}, values: map[string][]float64{}, ts: rng.Int64N(2e12)}
+		for range rng.IntN(4) {
+			g.dims = append(g.dims, Dimension{Name: pick(names), Value: pick(names)})
+		}
+		for range 1 + rng.IntN(3) {
+			name := pick(names)
+			if _, seen := g.values[name]; !seen {
+				g.order = append(g.order, name)
+				g.units[name] = []Unit{Count, Milliseconds}[rng.IntN(2)]
+			}
+			n := 1 + rng.IntN(3)
+			if rng.IntN(10) == 0 {
+				n = 99 + rng.IntN(110)
+			}
+			for range n {
+				g.values[name] = append(g.values[name], values[rng.IntN(len(values))])
+			}
+		}
+		for chunk := 0; chunk < 4; chunk++ {
+			doc, wantMore := g.mapDocument(chunk)
+			got, ok, more, err := g.appendDocument(nil, chunk)
+			if err != nil {
+				t.Fatalf("case %d chunk %d: %v", i, chunk, err)
+			}
+			if ok != (doc != nil) || more != wantMore {
+				t.Fatalf("case %d chunk %d: ok %v more %v, want %v %v", i, chunk, ok, more, doc != nil, wantMore)
+			}
+			if !ok {
+				break
+			}
+			want, err := json.Marshal(doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(want) {
+				t.Fatalf("case %d chunk %d:\n got %s\nwant %s", i, chunk, got, want)
+			}
+		}
+	}
+}
+
+func TestAppendDocumentRejectsNaN(t *testing.T) {
+	g := &emfGroup{order: []string{"m"}, units: map[string]Unit{"m": Count}, values: map[string][]float64{"m": {math.NaN()}}}
+	if _, _, _, err := g.appendDocument(nil, 0); err == nil {
+		t.Error("NaN encoded; want an error as encoding/json gives")
+	}
+}
+
+func BenchmarkEMFPublish(b *testing.B) {
+	r := NewRecorder(NewEMF(discard{}))
+	b.ReportAllocs()
+	for b.Loop() {
+		r.Count(IngestAccepted, Dimension{DimSource, "stripe"})
+		if err := r.Flush(b.Context()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
