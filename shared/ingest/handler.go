@@ -366,37 +366,43 @@ func contentType(h verify.Header) string {
 
 var stringType = aws.String("String")
 
+// attrValues holds the attribute values of one message in one allocation;
+// the SDK's input takes pointers to them.
+type attrValues struct {
+	message, source, typ, id, receivedAt, contentType, encoding string
+}
+
 // message builds the SNS publish input and reports whether the message and
 // its attributes fit in one SNS message.
 func (h *Handler) message(req *events.APIGatewayProxyRequest, body []byte, source, id, typ, ct string, received time.Time) (*sns.PublishInput, bool) {
-	var msg string
-	encoded := false
+	v := &attrValues{source: source, typ: typ, id: id, contentType: ct}
 	switch {
 	case !req.IsBase64Encoded && utf8.ValidString(req.Body):
-		msg = req.Body // the exact bytes, without another copy
+		v.message = req.Body // the exact bytes, without another copy
 	case utf8.Valid(body):
-		msg = string(body)
+		v.message = string(body)
 	default:
-		msg = base64.StdEncoding.EncodeToString(body)
-		encoded = true
+		v.message = base64.StdEncoding.EncodeToString(body)
+		v.encoding = EncodingBase64
 	}
 	var ts [len(receivedAtLayout)]byte
-	receivedAt := string(received.UTC().AppendFormat(ts[:0], receivedAtLayout))
+	v.receivedAt = string(received.UTC().AppendFormat(ts[:0], receivedAtLayout))
 	attrs := make(map[string]snstypes.MessageAttributeValue, 6)
-	size := len(msg)
-	add := func(name, value string) {
-		attrs[name] = snstypes.MessageAttributeValue{DataType: stringType, StringValue: &value}
-		size += len(name) + len(*stringType) + len(value)
+	size := len(v.message)
+	for _, a := range [...]struct {
+		name  string
+		value *string
+	}{
+		{AttrSource, &v.source}, {AttrType, &v.typ}, {AttrID, &v.id},
+		{AttrReceivedAt, &v.receivedAt}, {AttrContentType, &v.contentType}, {AttrEncoding, &v.encoding},
+	} {
+		if *a.value == "" {
+			continue // only encoding is ever empty
+		}
+		attrs[a.name] = snstypes.MessageAttributeValue{DataType: stringType, StringValue: a.value}
+		size += len(a.name) + len(*stringType) + len(*a.value)
 	}
-	add(AttrSource, source)
-	add(AttrType, typ)
-	add(AttrID, id)
-	add(AttrReceivedAt, receivedAt)
-	add(AttrContentType, ct)
-	if encoded {
-		add(AttrEncoding, EncodingBase64)
-	}
-	return &sns.PublishInput{TopicArn: h.topicARN, Message: &msg, MessageAttributes: attrs}, size <= config.MaxSNSMessageBytes
+	return &sns.PublishInput{TopicArn: h.topicARN, Message: &v.message, MessageAttributes: attrs}, size <= config.MaxSNSMessageBytes
 }
 
 // response renders an outcome as API Gateway's answer.

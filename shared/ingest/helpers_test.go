@@ -314,3 +314,9 @@ func attr(in *sns.PublishInput, name string) string {
 }
 
 var errBoom = errors.New("boom: connection reset")
+
+func eventsSample(kind, name string) events.Sample { return events.MustLoad(kind, name) }
+
+func eventsSign(kind string, s events.Sample, secret string) (http.Header, error) {
+	return events.Sign(config.Verify{Kind: kind}, s, time.Now(), secret)
+}

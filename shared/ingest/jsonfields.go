@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"unicode/utf8"
@@ -254,10 +255,37 @@ func (s *scanner) array(depth int) error {
 	}
 }
 
-// str scans a string starting at its opening quote.
+// SWAR constants: one byte repeated across a word.
+const (
+	lsb    = 0x0101010101010101
+	msb    = 0x8080808080808080
+	quote  = '"' * lsb
+	bslash = '\\' * lsb
+	space  = 0x20 * lsb
+)
+
+// plainWord reports whether none of the 8 bytes in w is a quote, a
+// backslash or a control character: the common case inside a string.
+func plainWord(w uint64) bool {
+	q := w ^ quote  // zero bytes where w has '"'
+	b := w ^ bslash // zero bytes where w has '\\'
+	hasQuote := (q - lsb) & ^q & msb
+	hasSlash := (b - lsb) & ^b & msb
+	hasCtl := (w - space) & ^w & msb // bytes below 0x20
+	return hasQuote|hasSlash|hasCtl == 0
+}
+
+// str scans a string starting at its opening quote, eight bytes at a time
+// while no byte needs a closer look.
 func (s *scanner) str() error {
 	s.pos++ // '"'
 	for s.pos < len(s.data) {
+		for s.pos+8 <= len(s.data) && plainWord(binary.LittleEndian.Uint64(s.data[s.pos:])) {
+			s.pos += 8
+		}
+		if s.pos >= len(s.data) {
+			break
+		}
 		c := s.data[s.pos]
 		switch {
 		case c == '"':

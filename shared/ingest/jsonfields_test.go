@@ -92,6 +92,13 @@ func TestScanJSON(t *testing.T) {
 		`{"a":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`,
 		strings.Repeat("[", 10000) + strings.Repeat("]", 10000),
 	}
+	// Special bytes at every offset of a long string exercise the
+	// eight-bytes-at-a-time path and its fallback.
+	for _, special := range []string{`\"`, `\\`, `\u00e9`, "\x01", `"`, "\x7f", "\xc3\xa9", "\xff"} {
+		for i := range 20 {
+			inputs = append(inputs, `{"id":"`+strings.Repeat("a", i)+special+strings.Repeat("b", 20-i)+`","type":"t"}`)
+		}
+	}
 	for _, in := range inputs {
 		checkAgainstOracle(t, []byte(in))
 	}
