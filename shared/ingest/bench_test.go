@@ -3,9 +3,9 @@ package ingest_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"strings"
