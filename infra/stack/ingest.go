@@ -124,6 +124,8 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 			AccessLogFormat:      awsapigateway.AccessLogFormat_Custom(jsii.String(accessLogFormat)),
 		},
 	})
+	// The stack publishes the URLs itself (ApiUrl and one per source).
+	a.API.Node().TryRemoveChild(jsii.String("Endpoint"))
 	validator := a.API.AddRequestValidator(jsii.String("PathValidator"), &awsapigateway.RequestValidatorOptions{
 		ValidateRequestParameters: jsii.Bool(true),
 	})

@@ -77,3 +77,15 @@ func TestSecretARNs(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckOutputCount(t *testing.T) {
+	cfg := &config.Config{Sources: make([]config.Source, 2)}
+	cfg.Destinations = make([]config.Destination, MaxDestinations(2))
+	if err := checkOutputCount(cfg); err != nil || outputCount(cfg) > MaxOutputs {
+		t.Errorf("%d destinations: %v (%d outputs)", len(cfg.Destinations), err, outputCount(cfg))
+	}
+	cfg.Destinations = append(cfg.Destinations, config.Destination{})
+	if err := checkOutputCount(cfg); err == nil || !strings.Contains(err.Error(), "at most 98 destinations") {
+		t.Errorf("%d destinations: got %v, want the limit named", len(cfg.Destinations), err)
+	}
+}

@@ -78,6 +78,9 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 	if err := checkOutputIDs(cfg); err != nil {
 		return nil, err
 	}
+	if err := checkOutputCount(cfg); err != nil {
+		return nil, err
+	}
 
 	sp := props.StackProps
 	if sp.Description == nil {
@@ -183,6 +186,29 @@ func outputID(name string) string {
 		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
 	}
 	return b.String()
+}
+
+// MaxOutputs is CloudFormation's limit on the outputs of one template.
+const MaxOutputs = 200
+
+// outputCount is how many outputs the parent stack declares: the API URL,
+// one URL per source, a DLQ URL and a secret ARN per destination, and the
+// dashboard name.
+func outputCount(cfg *config.Config) int { return 2 + len(cfg.Sources) + 2*len(cfg.Destinations) }
+
+// MaxDestinations is the most destinations one deployment holds with the
+// given number of sources: each lane is its own nested stack, so the limit
+// is the parent's outputs.
+func MaxDestinations(sources int) int { return (MaxOutputs - 2 - sources) / 2 }
+
+// checkOutputCount fails early, with the fix, when the outputs would exceed
+// CloudFormation's limit.
+func checkOutputCount(cfg *config.Config) error {
+	if n := outputCount(cfg); n > MaxOutputs {
+		return fmt.Errorf("%d destinations with %d sources need %d stack outputs, more than CloudFormation's %d: one deployment holds at most %d destinations with %d sources; split the configuration into two stacks (-c %s=FILE -c hookfanStackName=NAME)",
+			len(cfg.Destinations), len(cfg.Sources), n, MaxOutputs, MaxDestinations(len(cfg.Sources)), len(cfg.Sources), config.ContextFileKey)
+	}
+	return nil
 }
 
 // checkOutputIDs rejects names that differ only in hyphens ("a-b" and "ab"),

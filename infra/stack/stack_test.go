@@ -610,6 +610,9 @@ func TestBase(t *testing.T) {
 			t.Errorf("no output %s (have %d outputs)", id, len(outputs))
 		}
 	}
+	if want := 2 + len(cfg.Sources) + 2*len(cfg.Destinations); len(outputs) != want {
+		t.Errorf("got %d outputs, want %d (API, sources, DLQ and secret per destination, dashboard)", len(outputs), want)
+	}
 	if url := fmt.Sprint(*outputs["SourceStripeUrl"]); !strings.Contains(url, "/webhooks/stripe") {
 		t.Errorf("SourceStripeUrl = %s", url)
 	}
