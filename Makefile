@@ -15,7 +15,7 @@ CDK_OUT     ?= cdk.out
 # The CDK's jsii runtime warns on every run under Node 20 (this machine's); silence only that version.
 JSII_ENV    := JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION=20
 
-.PHONY: help build test unit integration lint fuzz synth deploy dev bench clean $(FUNCTIONS:%=build-%)
+.PHONY: help build test unit integration lint receive send fuzz synth deploy dev bench clean $(FUNCTIONS:%=build-%)
 
 help: ## list the targets
 	@grep -E '^[a-z%-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 16
@@ -61,8 +61,18 @@ synth: ## synthesize the stack into $(CDK_OUT) (functions built on the way) and 
 deploy: ## deploy with the CDK CLI (needs AWS credentials and a bootstrapped account; see README)
 	$(JSII_ENV) npx --yes aws-cdk@2 deploy --all $(CDK_ARGS)
 
-dev: ## run the stack locally against an AWS emulator (local stack issue)
-	@echo "make dev: the local stack lands with the local stack issue; not available yet" >&2; exit 1
+DEV_CONFIG  ?= infra/local/dev.json
+DEV_SECRETS ?= infra/local/dev-secrets.json
+SOURCE      ?= stripe
+
+dev: ## run the whole stack locally against an AWS emulator (moto_server unless AWS_ENDPOINT_URL is set)
+	$(GO) run ./infra/local --config $(DEV_CONFIG) --secrets $(DEV_SECRETS)
+
+receive: ## a local subscriber that verifies and prints deliveries (second terminal)
+	$(GO) run ./events/receive --secrets $(DEV_SECRETS) --secret-name hookfan/dev/destinations/receiver
+
+send: ## sign a sample event as SOURCE (default stripe) and POST it to the local stack (third terminal)
+	$(GO) run ./events/send --config $(DEV_CONFIG) --secrets $(DEV_SECRETS) --source $(SOURCE)
 
 clean: ## remove build outputs
 	rm -rf $(BUILD_DIR) cdk.out
