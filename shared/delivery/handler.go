@@ -223,55 +223,78 @@ func retryIn(d time.Duration) decision { return decision{release: true, visibili
 
 // deliver runs prepare → claim → send → record for one record.
 func (h *Handler) deliver(ctx context.Context, rec *events.SQSMessage) decision {
+	p, stop, ok := h.prepare(ctx, rec)
+	if !ok {
+		return stop
+	}
+	lease, stop, ok := h.claim(ctx, p)
+	if !ok {
+		return stop
+	}
+	res := h.send(ctx, p.msg, p.signer, p.sendTimeout)
+	h.count(metrics.DeliveryAttempts)
+	h.metrics.Add(metrics.DeliveryLatency, metrics.Milliseconds, float64(res.latency.Milliseconds()), h.dim)
+	return h.record(ctx, p.log, p.msg, lease, res)
+}
+
+// prepared is a record ready to be claimed and sent.
+type prepared struct {
+	msg         Message
+	log         *slog.Logger
+	signer      *signing.Signer
+	now         time.Time
+	sendTimeout time.Duration
+	leaseUntil  time.Time
+}
+
+// prepare parses the record, gets a signer and the time the attempt may
+// take. When it returns !ok, stop says what happens to the message.
+func (h *Handler) prepare(ctx context.Context, rec *events.SQSMessage) (p prepared, stop decision, ok bool) {
 	msg, err := ParseMessage(*rec)
 	if err != nil {
 		h.count(metrics.DeliveryFailed)
 		h.log.WarnContext(ctx, "malformed message", "message_id", rec.MessageId, "outcome", "malformed",
 			"attempt", msg.Attempt, "error", err.Error())
-		return retryIn(MalformedVisibility)
+		return p, retryIn(MalformedVisibility), false
 	}
-	log := h.log.With("id", msg.ID, "source", msg.Source, "type", msg.Type, "attempt", msg.Attempt, "message_id", msg.MessageID)
-
-	// prepare: a signer and the time this attempt may take.
-	signer, err := h.currentSigner(ctx)
-	if err != nil {
+	p.msg = msg
+	p.log = h.log.With("id", msg.ID, "source", msg.Source, "type", msg.Type, "attempt", msg.Attempt, "message_id", msg.MessageID)
+	if p.signer, err = h.currentSigner(ctx); err != nil {
 		h.count(metrics.DeliveryFailed)
-		return h.notAttempted(ctx, log, msg, "signing secret unavailable", err)
+		return p, h.notAttempted(ctx, p.log, msg, "signing secret unavailable", err), false
 	}
-	now := h.now()
-	sendTimeout, leaseUntil, ok := h.budget(ctx, now)
-	if !ok {
-		log.WarnContext(ctx, "no time left to attempt; released", "outcome", "released")
-		return retryIn(0)
+	p.now = h.now()
+	if p.sendTimeout, p.leaseUntil, ok = h.budget(ctx, p.now); !ok {
+		p.log.WarnContext(ctx, "no time left to attempt; released", "outcome", "released")
+		return p, retryIn(0), false
 	}
+	return p, ack, true
+}
 
-	// claim
+// claim takes the event's lease. When it returns !ok, stop says what
+// happens to the message: acknowledged as a duplicate, or backed off.
+func (h *Handler) claim(ctx context.Context, p prepared) (lease dedupe.Lease, stop decision, ok bool) {
 	lease, err := h.store.Claim(ctx, dedupe.ClaimInput{
-		PK: dedupe.Key(h.dest.Name, msg.ID), Source: msg.Source, Type: msg.Type,
-		Now: now, LeaseUntil: leaseUntil, ExpiresAt: now.Add(h.ttl),
+		PK: dedupe.Key(h.dest.Name, p.msg.ID), Source: p.msg.Source, Type: p.msg.Type,
+		Now: p.now, LeaseUntil: p.leaseUntil, ExpiresAt: p.now.Add(h.ttl),
 	})
 	var refused *dedupe.RefusedError
 	switch {
+	case err == nil:
+		return lease, ack, true
 	case errors.Is(err, dedupe.ErrDuplicate):
 		h.count(metrics.DeliveryDuplicate)
-		log.InfoContext(ctx, "duplicate: already delivered", "outcome", "duplicate")
-		return ack
+		p.log.InfoContext(ctx, "duplicate: already delivered", "outcome", "duplicate")
+		return lease, ack, false
 	case errors.As(err, &refused):
-		wait := max(refused.LeaseUntil.Sub(now), 0) + InFlightMargin
-		log.InfoContext(ctx, "in flight elsewhere", "outcome", "in_flight", "retry_in_s", visibilitySeconds(wait))
-		return retryIn(wait)
-	case err != nil:
+		// Another function holds the event: look again once its lease ends.
+		wait := max(refused.LeaseUntil.Sub(p.now), 0) + InFlightMargin
+		p.log.InfoContext(ctx, "in flight elsewhere", "outcome", "in_flight", "retry_in_s", visibilitySeconds(wait))
+		return lease, retryIn(wait), false
+	default:
 		h.count(metrics.DeliveryFailed)
-		return h.notAttempted(ctx, log, msg, "delivery record unavailable", err)
+		return lease, h.notAttempted(ctx, p.log, p.msg, "delivery record unavailable", err), false
 	}
-
-	// send
-	res := h.send(ctx, msg, signer, sendTimeout)
-	h.count(metrics.DeliveryAttempts)
-	h.metrics.Add(metrics.DeliveryLatency, metrics.Milliseconds, float64(res.latency.Milliseconds()), h.dim)
-
-	// record
-	return h.record(ctx, log, msg, lease, res)
 }
 
 // notAttempted backs off a message that could not be attempted for a
@@ -321,38 +344,10 @@ func (h *Handler) currentSigner(ctx context.Context) (*signing.Signer, error) {
 	return s, nil
 }
 
-// record writes the outcome and decides the message's fate.
+// record writes the attempt's outcome, logs the attempt and returns the
+// message's fate.
 func (h *Handler) record(ctx context.Context, log *slog.Logger, msg Message, lease dedupe.Lease, res result) decision {
-	now := h.now()
-	out := dedupe.Outcome{HTTPStatus: res.status, Error: res.describe(), At: now}
-	var d decision
-	var outcome string
-	switch v := res.verdict(); {
-	case v == delivered:
-		out.Status, out.Error, outcome, d = dedupe.StatusDelivered, "", "delivered", ack
-		h.count(metrics.DeliverySucceeded)
-		if !msg.ReceivedAt.IsZero() {
-			h.metrics.Add(metrics.EventAge, metrics.Milliseconds, float64(now.Sub(msg.ReceivedAt).Milliseconds()), h.dim)
-		}
-	case v == gone:
-		// 410: the destination wants no more of this event.
-		out.Status, outcome, d = dedupe.StatusDead, "gone", ack
-		h.count(metrics.DeliveryFailed)
-		h.count(metrics.DeliveryDead)
-	case h.policy.Final(msg.Attempt):
-		// Released now; SQS's redrive moves it to the DLQ on the next receive.
-		out.Status, outcome, d = dedupe.StatusDead, "dead", retryIn(0)
-		h.count(metrics.DeliveryFailed)
-		h.count(metrics.DeliveryDead)
-	default:
-		age := now.Sub(msg.ReceivedAt)
-		if !msg.SentAt.IsZero() {
-			age = now.Sub(msg.SentAt)
-		}
-		out.Status, outcome = dedupe.StatusFailed, "failed"
-		d = retryIn(h.policy.Backoff(msg.Attempt, h.random(), res.retryAfter, age))
-		h.count(metrics.DeliveryFailed)
-	}
+	out, outcome, d := h.judge(msg, res)
 	attrs := []any{"outcome", outcome, "status", res.status, "latency_ms", res.latency.Milliseconds()}
 	if out.Error != "" {
 		attrs = append(attrs, "error", out.Error)
@@ -374,6 +369,40 @@ func (h *Handler) record(ctx context.Context, log *slog.Logger, msg Message, lea
 	}
 	log.Log(ctx, level, "delivery attempt", attrs...)
 	return d
+}
+
+// judge turns a result into the record's outcome, the outcome's log name
+// and the message's fate, and counts it.
+func (h *Handler) judge(msg Message, res result) (out dedupe.Outcome, outcome string, d decision) {
+	now := h.now()
+	out = dedupe.Outcome{HTTPStatus: res.status, Error: res.describe(), At: now}
+	switch v := res.verdict(); {
+	case v == delivered:
+		h.count(metrics.DeliverySucceeded)
+		h.metrics.Add(metrics.EventAge, metrics.Milliseconds, float64(now.Sub(msg.ReceivedAt).Milliseconds()), h.dim)
+		out.Status, out.Error = dedupe.StatusDelivered, ""
+		return out, "delivered", ack
+	case v == gone:
+		// 410: the destination wants no more of this event.
+		h.count(metrics.DeliveryFailed)
+		h.count(metrics.DeliveryDead)
+		out.Status = dedupe.StatusDead
+		return out, "gone", ack
+	case h.policy.Final(msg.Attempt):
+		// Released now; SQS's redrive moves it to the DLQ on the next receive.
+		h.count(metrics.DeliveryFailed)
+		h.count(metrics.DeliveryDead)
+		out.Status = dedupe.StatusDead
+		return out, "dead", retryIn(0)
+	default:
+		h.count(metrics.DeliveryFailed)
+		age := now.Sub(msg.ReceivedAt)
+		if !msg.SentAt.IsZero() {
+			age = now.Sub(msg.SentAt) // retention counts from the enqueue time
+		}
+		out.Status = dedupe.StatusFailed
+		return out, "failed", retryIn(h.policy.Backoff(msg.Attempt, h.random(), res.retryAfter, age))
+	}
 }
 
 func (h *Handler) count(name string) { h.metrics.Add(name, metrics.Count, 1, h.dim) }
