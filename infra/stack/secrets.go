@@ -121,10 +121,12 @@ func NewSourceSecrets(scope constructs.Construct, id string, props *SourceSecret
 	}
 	// The CDK-provided function behind every AwsCustomResource is a
 	// stack-level singleton, outside this construct.
-	fn := stack.Node().TryFindChild(jsii.String(awsCustomResourceSingleton))
-	suppress(fn,
-		suppression{id: "Serverless-LambdaTracing", reason: "The CDK-provided AwsCustomResource function runs once per deployment for CloudFormation; tracing it adds nothing an operator uses."},
-		suppression{id: "Serverless-LambdaDLQ", reason: "Invoked by CloudFormation for the custom resource, which reports failures to the deployment itself."},
-	)
+	// If a CDK upgrade renames it, its findings fail synthesis visibly.
+	if fn := stack.Node().TryFindChild(jsii.String(awsCustomResourceSingleton)); fn != nil {
+		suppress(fn,
+			suppression{id: "Serverless-LambdaTracing", reason: "The CDK-provided AwsCustomResource function runs once per deployment for CloudFormation; tracing it adds nothing an operator uses."},
+			suppression{id: "Serverless-LambdaDLQ", reason: "Invoked by CloudFormation for the custom resource, which reports failures to the deployment itself."},
+		)
+	}
 	return s
 }

@@ -635,6 +635,10 @@ var starAllowed = map[string]string{
 	"xray:PutTelemetryRecords": "X-Ray has no resource-level permissions",
 }
 
+// TestNoWildcardResources checks every identity policy (IAM policies and
+// roles) in every template. Resource policies are not identity statements: a
+// KMS key policy's Resource "*" means the key itself, and the queue and
+// topic policies' TLS denials apply to their own resource.
 func TestNoWildcardResources(t *testing.T) {
 	cfg := testConfig(t, 3, "ops@example.com")
 	outdir := t.TempDir()
