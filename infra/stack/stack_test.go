@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/google/go-cmp/cmp"
 
@@ -239,6 +240,9 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 	p := fn.Properties
 	if p["Runtime"] != "provided.al2023" || p["Handler"] != "bootstrap" || !slices.Equal(anyStrings(p["Architectures"]), []string{"arm64"}) {
 		t.Errorf("%s: function runtime %v handler %v architectures %v, want provided.al2023, bootstrap, arm64", d.Name, p["Runtime"], p["Handler"], p["Architectures"])
+	}
+	if num(p["MemorySize"]) != stack.DefaultMemoryMB {
+		t.Errorf("%s: memory %v, want the default %d", d.Name, p["MemorySize"], stack.DefaultMemoryMB)
 	}
 	timeout := num(p["Timeout"])
 	if timeout != d.FunctionTimeout().Seconds() {
@@ -770,6 +774,25 @@ func TestFortyDestinationsFitCloudFormation(t *testing.T) {
 			t.Errorf("%s: %d resources, %d outputs, %d parameters, %d bytes: over a CloudFormation limit", filepath.Base(f), len(doc.Resources), len(doc.Outputs), len(doc.Parameters), len(data))
 		}
 		t.Logf("%s: %d resources, %d outputs, %d bytes", filepath.Base(f), len(doc.Resources), len(doc.Outputs), len(data))
+	}
+}
+
+func TestAssemblyErrorsFailOnFindings(t *testing.T) {
+	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
+	parent := awscdk.NewStack(app, jsii.String("Parent"), nil)
+	nested := awscdk.NewNestedStack(parent, jsii.String("Nested"), nil)
+	// An unencrypted queue without TLS enforcement or a DLQ, deep in a nested stack.
+	awssqs.NewQueue(nested, jsii.String("Plain"), &awssqs.QueueProps{Encryption: awssqs.QueueEncryption_UNENCRYPTED})
+	stack.ApplyNag(app, false)
+	errs, err := stack.AssemblyErrors(app.Synth(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(errs, "\n")
+	for _, want := range []string{"/Parent/Nested/Plain/Resource: AwsSolutions-SQS4", "AwsSolutions-SQS3"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("findings lack %q:\n%s", want, joined)
+		}
 	}
 }
 
