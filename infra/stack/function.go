@@ -11,6 +11,9 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/metrics"
 )
 
 // DefaultMemoryMB is the memory of both functions. Go on ARM_64 needs far
@@ -42,6 +45,8 @@ type functionSpec struct {
 	timeout     awscdk.Duration
 	env         map[string]string
 	retention   awslogs.RetentionDays
+	// metricsSink is the config's metrics sink; "cloudwatch" grants PutMetricData.
+	metricsSink string
 }
 
 // newFunction makes a Go function on PROVIDED_AL2023 / ARM_64 with its own
@@ -79,9 +84,18 @@ func newFunction(scope constructs.Construct, spec functionSpec) (*functionParts,
 		LogGroup:     logs,
 		Tracing:      awslambda.Tracing_ACTIVE,
 	})
-	suppress(role,
-		suppression{id: "AwsSolutions-IAM5", reason: reasonXRay, appliesTo: []string{"Resource::*"}},
-	)
+	reason := reasonXRay
+	if spec.metricsSink == config.SinkCloudWatch {
+		// The PutMetricData sink (metrics.sink "cloudwatch") calls
+		// CloudWatch directly; the grant is limited to Hookfan's namespace.
+		role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions:    jsii.Strings("cloudwatch:PutMetricData"),
+			Resources:  jsii.Strings("*"),
+			Conditions: &map[string]any{"StringEquals": map[string]any{"cloudwatch:namespace": metrics.Namespace}},
+		}))
+		reason += " " + reasonPutMetricData
+	}
+	suppress(role, suppression{id: "AwsSolutions-IAM5", reason: reason, appliesTo: []string{"Resource::*"}})
 	return &functionParts{Function: fn, Role: role, LogGroup: logs}, nil
 }
 

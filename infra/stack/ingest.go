@@ -75,6 +75,7 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 		description: "Hookfan ingest: verifies webhooks and publishes them to the fan-out topic",
 		code:        props.Code,
 		memoryMB:    memory,
+		metricsSink: cfg.Metrics.SinkName(),
 		timeout:     awscdk.Duration_Seconds(jsii.Number(IngestTimeout)),
 		retention:   retention,
 		env: map[string]string{

@@ -201,6 +201,7 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 		description: "Hookfan deliver: destination " + d.Name,
 		code:        props.Code,
 		memoryMB:    memory,
+		metricsSink: cfg.Metrics.SinkName(),
 		timeout:     seconds(d.FunctionTimeout()),
 		retention:   retention,
 		env: map[string]string{
@@ -220,10 +221,10 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 
 	// Least privilege: its own secret, its own queue (through the event
 	// source mapping: receive, delete, change visibility), and the record
-	// calls on the table (claim and finish are conditional UpdateItem/PutItem;
-	// GetItem reads a record).
+	// calls on the table (claim and finish are conditional UpdateItems;
+	// GetItem reads a record back).
 	l.Secret.GrantRead(l.Role, nil)
-	props.Table.Grant(l.Role, jsii.String("dynamodb:GetItem"), jsii.String("dynamodb:PutItem"), jsii.String("dynamodb:UpdateItem"))
+	props.Table.Grant(l.Role, jsii.String("dynamodb:GetItem"), jsii.String("dynamodb:UpdateItem"))
 
 	esp := &awslambdaeventsources.SqsEventSourceProps{
 		BatchSize:               jsii.Number(float64(d.Batch())),

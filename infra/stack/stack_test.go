@@ -396,7 +396,7 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 					t.Errorf("%s: secret statement on %s, want its own secret", d.Name, resource)
 				}
 			case slices.Contains(actions, "dynamodb:UpdateItem"):
-				if !slices.Equal(actions, []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}) || !strings.Contains(resource, "DeliveryRecords") {
+				if !slices.Equal(actions, []string{"dynamodb:GetItem", "dynamodb:UpdateItem"}) || !strings.Contains(resource, "DeliveryRecords") {
 					t.Errorf("%s: table statement %v", d.Name, st)
 				}
 			case slices.Contains(actions, "logs:PutLogEvents"), slices.Contains(actions, "xray:PutTraceSegments"):
@@ -637,6 +637,7 @@ func TestBase(t *testing.T) {
 var starAllowed = map[string]string{
 	"xray:PutTraceSegments":    "X-Ray has no resource-level permissions",
 	"xray:PutTelemetryRecords": "X-Ray has no resource-level permissions",
+	"cloudwatch:PutMetricData": "no resource-level permissions; limited by the cloudwatch:namespace condition",
 }
 
 // TestNoWildcardResources checks every identity policy (IAM policies and
@@ -645,9 +646,11 @@ var starAllowed = map[string]string{
 // topic policies' TLS denials apply to their own resource.
 func TestNoWildcardResources(t *testing.T) {
 	cfg := testConfig(t, 3, "ops@example.com")
+	cfg.Metrics.Sink = config.SinkCloudWatch // the one sink that needs a Resource "*" grant
 	outdir := t.TempDir()
 	synth(t, cfg, builder, outdir)
 	files, _ := filepath.Glob(filepath.Join(outdir, "*.template.json"))
+	putMetrics := 0
 	if len(files) != 4 {
 		t.Fatalf("got %d templates, want the parent and 3 lanes", len(files))
 	}
@@ -686,11 +689,20 @@ func TestNoWildcardResources(t *testing.T) {
 							if _, ok := starAllowed[a]; !ok || s != "*" {
 								t.Errorf("%s %s: %s on %q", filepath.Base(f), id, a, s)
 							}
+							if a == "cloudwatch:PutMetricData" {
+								putMetrics++
+								if ns := fmt.Sprint(st["Condition"]); !strings.Contains(ns, "cloudwatch:namespace:Hookfan") {
+									t.Errorf("%s %s: PutMetricData without the namespace condition: %s", filepath.Base(f), id, ns)
+								}
+							}
 						}
 					}
 				}
 			}
 		}
+	}
+	if putMetrics != 4 {
+		t.Errorf("PutMetricData granted to %d functions, want ingest and the 3 deliver functions", putMetrics)
 	}
 }
 
