@@ -60,7 +60,8 @@ func NewDashboard(scope constructs.Construct, id string, props *DashboardProps) 
 	rejected := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
 		Expression: jsii.String(fmt.Sprintf(`SEARCH('{%s,%s,%s} MetricName="%s"', 'Sum', %d)`,
 			metrics.Namespace, metrics.DimReason, metrics.DimSource, metrics.IngestRejected, int(*period.ToSeconds(nil)))),
-		Label:  jsii.String("rejected"),
+		// Empty: each series the search finds keeps its own label (source, reason).
+		Label:  jsii.String(""),
 		Period: period,
 	})
 	d.AddWidgets(
