@@ -95,7 +95,7 @@ func TestSignVerifies(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := v.Verify(&verify.Request{Header: h, Body: s.Body, Now: now}, [][]byte{key}); err != nil {
+			if err := v.Verify(&verify.Request{Header: h, Body: s.Body, Now: now}, []verify.Key{key}); err != nil {
 				t.Fatalf("Verify(signed sample) = %v", err)
 			}
 			if s.Header.Get("Stripe-Signature")+s.Header.Get("X-Hub-Signature-256")+s.Header.Get("webhook-signature") != "" {

@@ -132,7 +132,7 @@ func BenchmarkStripeVerify(b *testing.B) {
 	b.Run("hookfan", func(b *testing.B) {
 		v := &verify.Stripe{Tolerance: webhook.DefaultTolerance}
 		key, _ := v.Key(secret)
-		keys := [][]byte{key}
+		keys := []verify.Key{key}
 		r := &verify.Request{Header: oneHeader{"Stripe-Signature", sigHeader}, Body: payload, Now: now}
 		b.ReportAllocs()
 		for b.Loop() {
@@ -149,4 +149,40 @@ func BenchmarkStripeVerify(b *testing.B) {
 			}
 		}
 	})
+}
+
+// nopRecorder drops metrics, to separate the handler's own work from the
+// sinks' in BenchmarkHandlerCore.
+type nopRecorder struct{}
+
+func (nopRecorder) Count(string, ...metrics.Dimension) {}
+func (nopRecorder) Flush(context.Context) error        { return nil }
+
+// BenchmarkHandlerCore is BenchmarkHandler without the log line and the
+// metrics flush: verification, id and type, message and answer only.
+func BenchmarkHandlerCore(b *testing.B) {
+	for _, sz := range benchSizes {
+		b.Run(sz.name, func(b *testing.B) {
+			now := time.Now()
+			sec := &fakeSecrets{values: map[string][]string{"hookfan/sources/stripe": {secretOf("stripe")}}}
+			h, err := ingest.New(ingest.Options{
+				Sources: []config.Source{sourceConfig(b, "stripe")}, TopicARN: topicARN, Publisher: discardPublisher{},
+				Secrets: sec, Metrics: nopRecorder{}, Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return now },
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			s := events.MustLoad("stripe", "payment_intent.succeeded")
+			s.Body = stripeBody(b, sz.size)
+			req := signSample(b, "stripe", s, now)
+			ctx := context.Background()
+			b.SetBytes(int64(sz.size))
+			b.ReportAllocs()
+			for b.Loop() {
+				if resp, _ := h.Handle(ctx, req); resp.StatusCode != 202 {
+					b.Fatal(resp.Body)
+				}
+			}
+		})
+	}
 }

@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
@@ -111,7 +112,7 @@ type source struct {
 // keySet is the key material of one version of a source's secret values.
 type keySet struct {
 	values []string
-	keys   [][]byte
+	keys   []verify.Key
 }
 
 // New builds a Handler; sources are expected to be validated already
@@ -250,7 +251,7 @@ func decodeBody(req *events.APIGatewayProxyRequest, limit int) ([]byte, string) 
 		case len(req.Body) > limit:
 			return nil, CodeBodyTooLarge
 		}
-		return []byte(req.Body), ""
+		return readOnlyBytes(req.Body), ""
 	}
 	if len(req.Body) == 0 {
 		return nil, CodeBodyEmpty
@@ -299,11 +300,11 @@ func (h *Handler) verify(ctx context.Context, src *source, vr *verify.Request) (
 
 // keysFor returns the key material of values, converting them only when
 // the secret changed since the last request.
-func (s *source) keysFor(values []string) [][]byte {
+func (s *source) keysFor(values []string) []verify.Key {
 	if ks := s.keys.Load(); ks != nil && slices.Equal(ks.values, values) {
 		return ks.keys
 	}
-	ks := &keySet{values: values, keys: make([][]byte, 0, len(values))}
+	ks := &keySet{values: values, keys: make([]verify.Key, 0, len(values))}
 	for _, v := range values {
 		if k, err := s.verifier.Key(v); err == nil {
 			ks.keys = append(ks.keys, k)
@@ -385,8 +386,7 @@ func (h *Handler) message(req *events.APIGatewayProxyRequest, body []byte, sourc
 		v.message = base64.StdEncoding.EncodeToString(body)
 		v.encoding = EncodingBase64
 	}
-	var ts [len(receivedAtLayout)]byte
-	v.receivedAt = string(received.UTC().AppendFormat(ts[:0], receivedAtLayout))
+	v.receivedAt = formatReceivedAt(received)
 	attrs := make(map[string]snstypes.MessageAttributeValue, 6)
 	size := len(v.message)
 	for _, a := range [...]struct {
@@ -472,6 +472,46 @@ func (h *Handler) record(ctx context.Context, req *events.APIGatewayProxyRequest
 		attrs = append(attrs, slog.String("error", o.detail.Error()))
 	}
 	h.log.LogAttrs(ctx, level, "ingest", attrs...)
+}
+
+// formatReceivedAt renders t as RFC 3339 in UTC with milliseconds
+// (receivedAtLayout), without the general layout interpreter.
+func formatReceivedAt(t time.Time) string {
+	t = t.UTC()
+	year, month, day := t.Date()
+	hour, minute, sec := t.Clock()
+	if year < 0 || year > 9999 {
+		return t.Format(receivedAtLayout)
+	}
+	var b [len(receivedAtLayout)]byte
+	put := func(at, width, v int) {
+		for i := at + width - 1; i >= at; i-- {
+			b[i] = byte('0' + v%10)
+			v /= 10
+		}
+	}
+	put(0, 4, year)
+	b[4] = '-'
+	put(5, 2, int(month))
+	b[7] = '-'
+	put(8, 2, day)
+	b[10] = 'T'
+	put(11, 2, hour)
+	b[13] = ':'
+	put(14, 2, minute)
+	b[16] = ':'
+	put(17, 2, sec)
+	b[19] = '.'
+	put(20, 3, t.Nanosecond()/int(time.Millisecond))
+	b[23] = 'Z'
+	return string(b[:])
+}
+
+// readOnlyBytes views a string's bytes without copying them. The body is
+// only ever read (hashed, scanned, compared); nothing may write to the
+// view, since it aliases an immutable string.
+func readOnlyBytes(s string) []byte {
+	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
 func truncate(s string, n int) string {

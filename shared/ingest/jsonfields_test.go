@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 var oraclePaths = []jsonPath{{"id"}, {"type"}, {"event", "type"}, {"a", "b", "c"}}
@@ -132,4 +133,18 @@ func FuzzJSONFields(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkAgainstOracle(t, data)
 	})
+}
+
+func TestFormatReceivedAt(t *testing.T) {
+	for _, tm := range []time.Time{
+		time.Date(2026, 11, 30, 5, 0, 0, 123_456_789, time.UTC),
+		time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("X", -7*3600)),
+		time.Date(1999, 12, 31, 23, 59, 59, 999_999_999, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Unix(0, 1),
+	} {
+		if got, want := formatReceivedAt(tm), tm.UTC().Format(receivedAtLayout); got != want {
+			t.Errorf("formatReceivedAt(%v) = %s, want %s", tm, got, want)
+		}
+	}
 }

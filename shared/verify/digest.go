@@ -71,13 +71,13 @@ func NewHMAC(header, algorithm, encoding, prefix string) (*Digest, error) {
 }
 
 // Key uses the secret's bytes as the HMAC key.
-func (d *Digest) Key(secret string) ([]byte, error) { return rawKey(secret) }
+func (d *Digest) Key(secret string) (Key, error) { return rawKey(secret, d.newHash) }
 
 // Header is the name of the header carrying the signature.
 func (d *Digest) Header() string { return d.header }
 
 // Verify checks the header's digest against an HMAC of the body under each key.
-func (d *Digest) Verify(r *Request, keys [][]byte) error {
+func (d *Digest) Verify(r *Request, keys []Key) error {
 	v, err := single(r.Header, d.header)
 	if err != nil {
 		return err
@@ -89,9 +89,7 @@ func (d *Digest) Verify(r *Request, keys [][]byte) error {
 	}
 	var got [sha512.Size]byte
 	for _, k := range keys {
-		mac := hmac.New(d.newHash, k)
-		mac.Write(r.Body)
-		if hmac.Equal(mac.Sum(got[:0]), want[:n]) {
+		if hmac.Equal(k.sum(got[:], r.Body), want[:n]) {
 			return nil
 		}
 	}
@@ -150,19 +148,28 @@ func fromHexChar(c byte) (byte, bool) {
 	return 0, false
 }
 
+// Strict base64 decoders (read-only after init).
+var (
+	strictStd    = base64.StdEncoding.Strict()
+	strictURL    = base64.URLEncoding.Strict()
+	strictRawStd = base64.RawStdEncoding.Strict()
+	strictRawURL = base64.RawURLEncoding.Strict()
+)
+
 // decodeBase64 decodes s into dst when it is exactly size bytes in one of the
-// four base64 alphabets/paddings.
+// four base64 alphabets/paddings, canonically encoded (strict: unused
+// trailing bits must be zero, so one digest has one spelling per alphabet).
 func decodeBase64(dst []byte, s string, size int) (int, bool) {
 	var enc *base64.Encoding
 	switch {
 	case len(s) == base64.StdEncoding.EncodedLen(size) && !strings.ContainsAny(s, "-_"):
-		enc = base64.StdEncoding
+		enc = strictStd
 	case len(s) == base64.StdEncoding.EncodedLen(size):
-		enc = base64.URLEncoding
+		enc = strictURL
 	case len(s) == base64.RawStdEncoding.EncodedLen(size) && !strings.ContainsAny(s, "-_"):
-		enc = base64.RawStdEncoding
+		enc = strictRawStd
 	case len(s) == base64.RawStdEncoding.EncodedLen(size):
-		enc = base64.RawURLEncoding
+		enc = strictRawURL
 	default:
 		return 0, false
 	}

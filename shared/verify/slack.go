@@ -21,10 +21,10 @@ type Slack struct {
 }
 
 // Key uses the secret's bytes as the HMAC key.
-func (s *Slack) Key(secret string) ([]byte, error) { return rawKey(secret) }
+func (s *Slack) Key(secret string) (Key, error) { return rawKey(secret, sha256.New) }
 
 // Verify checks the Slack signature and timestamp headers.
-func (s *Slack) Verify(r *Request, keys [][]byte) error {
+func (s *Slack) Verify(r *Request, keys []Key) error {
 	sig, err := single(r.Header, HeaderSlackSignature)
 	if err != nil {
 		return err
@@ -48,10 +48,7 @@ func (s *Slack) Verify(r *Request, keys [][]byte) error {
 	signed := append(append(append(base[:0], "v0:"...), tsText...), ':')
 	var sum [sha256.Size]byte
 	for _, k := range keys {
-		mac := hmac.New(sha256.New, k)
-		mac.Write(signed)
-		mac.Write(r.Body)
-		if hmac.Equal(mac.Sum(sum[:0]), want[:]) {
+		if hmac.Equal(k.sum(sum[:], signed, r.Body), want[:]) {
 			return nil
 		}
 	}

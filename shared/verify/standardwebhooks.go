@@ -46,8 +46,12 @@ type StandardSignatures struct {
 }
 
 // Key decodes a "whsec_<base64>" secret (or bare base64) into its key bytes.
-func (s *StandardWebhooks) Key(secret string) ([]byte, error) {
-	return StandardKey(secret)
+func (s *StandardWebhooks) Key(secret string) (Key, error) {
+	raw, err := StandardKey(secret)
+	if err != nil {
+		return Key{}, err
+	}
+	return newHMACKey(raw, sha256.New), nil
 }
 
 // StandardKey decodes a Standard Webhooks secret into its key bytes.
@@ -73,7 +77,7 @@ func StandardHeaders(h Header) (id, ts, sig string) {
 }
 
 // Verify checks the Standard Webhooks headers.
-func (s *StandardWebhooks) Verify(r *Request, keys [][]byte) error {
+func (s *StandardWebhooks) Verify(r *Request, keys []Key) error {
 	idName, tsName, sigName := StandardHeaders(r.Header)
 	id, err := single(r.Header, idName)
 	if err != nil {
@@ -105,11 +109,7 @@ func (s *StandardWebhooks) Verify(r *Request, keys [][]byte) error {
 	var tsBuf [maxTimestampDigits + 2]byte
 	tsPart := append(append(append(tsBuf[:0], '.'), tsText...), '.') // canonical: ParseUnix accepted it
 	for _, k := range keys {
-		mac := hmac.New(sha256.New, k)
-		mac.Write([]byte(id))
-		mac.Write(tsPart)
-		mac.Write(r.Body)
-		got := mac.Sum(sum[:0])
+		got := k.sum(sum[:], []byte(id), tsPart, r.Body)
 		for i := range parsed.N {
 			if hmac.Equal(got, parsed.V1[i][:]) {
 				return nil

@@ -33,10 +33,10 @@ type StripeHeader struct {
 }
 
 // Key uses the secret's bytes as the HMAC key.
-func (s *Stripe) Key(secret string) ([]byte, error) { return rawKey(secret) }
+func (s *Stripe) Key(secret string) (Key, error) { return rawKey(secret, sha256.New) }
 
 // Verify checks the Stripe-Signature header.
-func (s *Stripe) Verify(r *Request, keys [][]byte) error {
+func (s *Stripe) Verify(r *Request, keys []Key) error {
 	vs := r.Header.Values(HeaderStripeSignature)
 	if len(vs) == 0 || (len(vs) == 1 && strings.TrimSpace(vs[0]) == "") {
 		return fmt.Errorf("%s header absent or empty: %w", HeaderStripeSignature, ErrMissing)
@@ -52,10 +52,7 @@ func (s *Stripe) Verify(r *Request, keys [][]byte) error {
 	signed := append(strconv.AppendInt(prefix[:0], h.Timestamp, 10), '.')
 	var sum [sha256.Size]byte
 	for _, k := range keys {
-		mac := hmac.New(sha256.New, k)
-		mac.Write(signed)
-		mac.Write(r.Body)
-		got := mac.Sum(sum[:0])
+		got := k.sum(sum[:], signed, r.Body)
 		for i := range h.N {
 			if hmac.Equal(got, h.V1[i][:]) {
 				return nil

@@ -13,13 +13,19 @@ type Token struct {
 	Header string
 }
 
-// Key uses the secret's bytes as the expected token.
-func (t *Token) Key(secret string) ([]byte, error) { return rawKey(secret) }
+// Key keeps the SHA-256 of the expected token.
+func (t *Token) Key(secret string) (Key, error) {
+	if secret == "" {
+		return Key{}, fmt.Errorf("empty secret value: %w", ErrNoKey)
+	}
+	sum := sha256.Sum256([]byte(secret))
+	return Key{raw: sum[:]}, nil
+}
 
 // Verify compares the header with each token in constant time. Both sides
 // are hashed first, so the comparison takes the same time whatever the
 // lengths and reveals neither.
-func (t *Token) Verify(r *Request, keys [][]byte) error {
+func (t *Token) Verify(r *Request, keys []Key) error {
 	v, err := single(r.Header, t.Header)
 	if err != nil {
 		return err
@@ -30,8 +36,7 @@ func (t *Token) Verify(r *Request, keys [][]byte) error {
 	got := sha256.Sum256([]byte(v))
 	match := 0
 	for _, k := range keys {
-		want := sha256.Sum256(k)
-		match |= subtle.ConstantTimeCompare(got[:], want[:])
+		match |= subtle.ConstantTimeCompare(got[:], k.raw)
 	}
 	if match == 1 {
 		return nil

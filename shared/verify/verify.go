@@ -10,8 +10,11 @@
 package verify
 
 import (
+	"crypto/hmac"
 	"errors"
 	"fmt"
+	"hash"
+	"sync"
 	"time"
 
 	"github.com/hookfan/hookfan/shared/config"
@@ -52,14 +55,51 @@ type Request struct {
 
 // Verifier authenticates requests of one verification kind.
 type Verifier interface {
-	// Key turns one secret value into the key material this scheme uses.
-	// Callers convert each value once and keep the result while the secret
-	// is unchanged.
-	Key(secret string) ([]byte, error)
+	// Key turns one secret value into the key this scheme uses. Callers
+	// convert each value once and keep the result while the secret is
+	// unchanged.
+	Key(secret string) (Key, error)
 	// Verify returns nil when a signature in r matches one of keys, and an
 	// error wrapping ErrMissing, ErrMalformed, ErrTimestamp, ErrMismatch or
 	// ErrNoKey otherwise.
-	Verify(r *Request, keys [][]byte) error
+	Verify(r *Request, keys []Key) error
+}
+
+// Key is one secret value prepared for a scheme: the key bytes and, for the
+// HMAC schemes, a pool of HMAC states already keyed with them, so a request
+// pays neither for hmac.New nor for hashing the key pads again.
+type Key struct {
+	raw     []byte
+	newHash func() hash.Hash
+	pool    *sync.Pool
+}
+
+func newHMACKey(raw []byte, newHash func() hash.Hash) Key {
+	return Key{raw: raw, newHash: newHash, pool: &sync.Pool{}}
+}
+
+// mac returns a keyed HMAC state, reset; give it back with release.
+func (k Key) mac() hash.Hash {
+	if h, ok := k.pool.Get().(hash.Hash); ok {
+		return h
+	}
+	return hmac.New(k.newHash, k.raw)
+}
+
+func (k Key) release(h hash.Hash) {
+	h.Reset()
+	k.pool.Put(h)
+}
+
+// sum computes the HMAC of parts into dst[:0].
+func (k Key) sum(dst []byte, parts ...[]byte) []byte {
+	h := k.mac()
+	for _, p := range parts {
+		h.Write(p)
+	}
+	out := h.Sum(dst[:0])
+	k.release(h)
+	return out
 }
 
 // New builds the verifier of a source's verify block. The block is expected
@@ -89,12 +129,12 @@ func New(v config.Verify) (Verifier, error) {
 	}
 }
 
-// rawKey is the Key of the schemes that use the secret's bytes as they are.
-func rawKey(secret string) ([]byte, error) {
+// rawKey is the Key of the HMAC schemes that use the secret's bytes as they are.
+func rawKey(secret string, newHash func() hash.Hash) (Key, error) {
 	if secret == "" {
-		return nil, fmt.Errorf("empty secret value: %w", ErrNoKey)
+		return Key{}, fmt.Errorf("empty secret value: %w", ErrNoKey)
 	}
-	return []byte(secret), nil
+	return newHMACKey([]byte(secret), newHash), nil
 }
 
 // single returns the one value of a header that must not repeat. A header

@@ -36,9 +36,9 @@ func mustVerifier(t testing.TB, v config.Verify) verify.Verifier {
 	return ver
 }
 
-func keys(t testing.TB, v verify.Verifier, secrets ...string) [][]byte {
+func keys(t testing.TB, v verify.Verifier, secrets ...string) []verify.Key {
 	t.Helper()
-	var out [][]byte
+	var out []verify.Key
 	for _, s := range secrets {
 		k, err := v.Key(s)
 		if err != nil {
@@ -303,7 +303,7 @@ func TestRejections(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			v := mustVerifier(t, tt.cfg)
-			var ks [][]byte
+			var ks []verify.Key
 			if k, err := v.Key(tt.secret); err == nil {
 				ks = append(ks, k)
 			}
