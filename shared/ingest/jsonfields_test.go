@@ -148,3 +148,19 @@ func TestFormatReceivedAt(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkScanJSON(b *testing.B) {
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, []byte(`{"id":"evt_3QxJ7bLkdIwHu7ix0Yq1Vw2R","object":"event","api_version":"2025-04-30.basil","created":1764478800,"data":{"object":{"id":"pi_3QxJ7bLkdIwHu7ix0hT5Kc9m","object":"payment_intent","amount":4200,"amount_capturable":0,"amount_received":4200,"capture_method":"automatic_async","client_secret":"pi_3QxJ7bLkdIwHu7ix0hT5Kc9m_secret_REDACTED","confirmation_method":"automatic","created":1764478795,"currency":"eur","customer":"cus_RqzTZl8H1mGd3e","description":"Order #1042","latest_charge":"ch_3QxJ7bLkdIwHu7ix0Nw4Ls8p","livemode":false,"metadata":{"order_id":"1042"},"payment_method":"pm_1QxJ7aLkdIwHu7ixq2b8uYtE","payment_method_types":["card"],"receipt_email":"jane@example.com","status":"succeeded"}},"livemode":false,"pending_webhooks":2,"request":{"id":"req_Vb5mQ1t2hXwE8k","idempotency_key":"8f1c7a9e-53b4-4c1e-9d70-2f6a3b5e1c44"},"type":"payment_intent.succeeded"}`)); err != nil {
+		b.Fatal(err)
+	}
+	data := compact.Bytes()
+	paths := []jsonPath{{"id"}, {"type"}}
+	var out [2]jsonValue
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if err := scanJSON(data, paths, out[:]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,65 @@
+package ingest_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/hookfan/hookfan/events"
+	"github.com/hookfan/hookfan/shared/config"
+)
+
+// TestIdentityEdges covers the id and type rules the README documents for
+// bodies the samples do not show.
+func TestIdentityEdges(t *testing.T) {
+	jsonHeader := func(kv ...string) http.Header {
+		h := http.Header{"Content-Type": {"application/json"}}
+		for i := 0; i+1 < len(kv); i += 2 {
+			h.Set(kv[i], kv[i+1])
+		}
+		return h
+	}
+	rateLimited := `{"token":"x","type":"app_rate_limited","team_id":"T1","minute_rate_limited":1518467820,"api_app_id":"A1"}`
+	tests := []struct {
+		name, source, kind, body string
+		header                   http.Header
+		providerID, typ          string
+	}{
+		{"slack envelope without event", "slack", config.KindSlack, rateLimited, jsonHeader(), bodySHA([]byte(rateLimited)), "app_rate_limited"},
+		{"standard-webhooks without type", "standard-webhooks", config.KindStandardWebhooks, `{"data":{}}`, jsonHeader("webhook-id", "msg_1"), "msg_1", "webhook"},
+		{"github body not JSON", "github", config.KindGitHub, "payload=%7B%7D", jsonHeader("X-GitHub-Delivery", "d-1", "X-GitHub-Event", "push"), "d-1", "push"},
+		{"github action not a string", "github", config.KindGitHub, `{"action":{"x":1}}`, jsonHeader("X-GitHub-Delivery", "d-2", "X-GitHub-Event", "check_run"), "d-2", "check_run"},
+		{"github last action wins", "github", config.KindGitHub, `{"action":"created","action":"deleted"}`, jsonHeader("X-GitHub-Delivery", "d-3", "X-GitHub-Event", "label"), "d-3", "label.deleted"},
+		{"generic numeric id field", "hmac", config.KindHMAC, `{"id":820982911946154508,"event":"order.paid"}`, jsonHeader(), "820982911946154508", "order.paid"},
+		{"generic escaped type", "hmac", config.KindHMAC, `{"id":"o1","event":"caf\u00e9.\u0070aid"}`, jsonHeader(), "o1", "café.paid"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRig(t, testSources())
+			s := events.Sample{Kind: tt.kind, Name: tt.name, Body: []byte(tt.body), Header: tt.header}
+			id := acceptedID(t, r.do(t, signSample(t, tt.source, s, r.now)))
+			if want := wantID(tt.source, tt.providerID); id != want {
+				t.Errorf("id = %s, want %s (provider id %q)", id, want, tt.providerID)
+			}
+			if got := attr(r.pub.published()[0], "type"); got != tt.typ {
+				t.Errorf("type = %q, want %q", got, tt.typ)
+			}
+		})
+	}
+}
+
+func TestSvixHeaders(t *testing.T) {
+	r := newRig(t, testSources())
+	s := events.MustLoad("standard-webhooks", "invoice.paid")
+	req := signSample(t, "standard-webhooks", s, r.now)
+	// Rename webhook-* to svix-*, as Svix itself sends them.
+	for _, name := range []string{"Webhook-Id", "Webhook-Timestamp", "Webhook-Signature"} {
+		svix := "Svix" + name[len("Webhook"):]
+		req.Headers[svix], req.MultiValueHeaders[svix] = req.Headers[name], req.MultiValueHeaders[name]
+		delete(req.Headers, name)
+		delete(req.MultiValueHeaders, name)
+	}
+	id := acceptedID(t, r.do(t, req))
+	if want := wantID("standard-webhooks", "msg_2p8QnDcrW6hFJ3vS0zY4xK9aTqE"); id != want {
+		t.Errorf("id = %s, want %s", id, want)
+	}
+}
