@@ -39,6 +39,9 @@ type Options struct {
 	Pollers int
 	// SecretTTL is the secret caches' TTL (default secrets.DefaultTTL).
 	SecretTTL time.Duration
+	// WrapStore, when set, wraps each deliver function's record store (tests
+	// inject failures with it).
+	WrapStore func(delivery.Store) delivery.Store
 }
 
 // Stack is the whole topology on an emulator with the functions running
@@ -50,6 +53,8 @@ type Stack struct {
 	Deliver  map[string]*delivery.Handler
 	Store    *dedupe.DynamoDB
 	pollers  []*Poller
+	opts     Options
+	locks    sync.Map // per-record locks shared by every deliver instance (see itemLocked)
 }
 
 // New provisions the topology and builds the functions the way their
@@ -71,15 +76,8 @@ func New(ctx context.Context, o Options) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Stack{Topology: topo, Deliver: map[string]*delivery.Handler{}, Store: dedupe.NewDynamoDB(o.Clients.DynamoDB, topo.TableName)}
-	newRecorder := func() (*metrics.Recorder, error) {
-		sink, err := metrics.NewSink(o.Config.Metrics.SinkName(), o.EMF, o.Clients.CloudWatch)
-		if err != nil {
-			return nil, err
-		}
-		return metrics.NewRecorder(sink), nil
-	}
-	rec, err := newRecorder()
+	s := &Stack{Topology: topo, Deliver: map[string]*delivery.Handler{}, Store: dedupe.NewDynamoDB(o.Clients.DynamoDB, topo.TableName), opts: o}
+	rec, err := s.newRecorder()
 	if err != nil {
 		return nil, err
 	}
@@ -96,37 +94,16 @@ func New(ctx context.Context, o Options) (*Stack, error) {
 	}
 	s.Gateway = Gateway(s.Ingest.Handle, IngestTimeout, o.Log.With("component", "gateway"))
 	for _, lane := range topo.Lanes {
-		d := lane.Destination
-		rec, err := newRecorder()
+		h, err := s.newDeliver(lane)
 		if err != nil {
 			return nil, err
 		}
-		h, err := delivery.NewHandler(delivery.Options{
-			Destination: d,
-			QueueURL:    lane.QueueURL,
-			SecretID:    lane.SecretID,
-			RecordTTL:   o.Config.RecordTTL(),
-			Store:       s.Store,
-			SQS:         o.Clients.SQS,
-			Secrets:     secrets.NewCache(o.Clients.Secrets, secrets.WithTTL(o.SecretTTL)),
-			Client:      delivery.NewClient(d),
-			Metrics:     rec,
-			Logger:      o.Log.With("function", "deliver-"+d.Name),
-		})
-		if err != nil {
-			return nil, fmt.Errorf("deliver %s: %w", d.Name, err)
-		}
-		s.Deliver[d.Name] = h
+		s.Deliver[lane.Destination.Name] = h
 		pollers := o.Pollers
 		if pollers == 0 {
-			pollers = min(d.Concurrency(), 2)
+			pollers = min(lane.Destination.Concurrency(), 2)
 		}
-		s.pollers = append(s.pollers, &Poller{
-			SQS: o.Clients.SQS, QueueURL: lane.QueueURL, QueueARN: lane.QueueARN, Region: o.Region,
-			BatchSize: d.Batch(), Concurrency: pollers, WaitTime: o.PollWait,
-			FunctionTimeout: d.FunctionTimeout(), Handler: h.Handle,
-			Log: o.Log.With("component", "poller", "destination", d.Name),
-		})
+		s.pollers = append(s.pollers, s.newPoller(lane, h, pollers))
 	}
 	return s, nil
 }
@@ -143,4 +120,66 @@ func (s *Stack) Run(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
+}
+
+func (s *Stack) newRecorder() (*metrics.Recorder, error) {
+	sink, err := metrics.NewSink(s.opts.Config.Metrics.SinkName(), s.opts.EMF, s.opts.Clients.CloudWatch)
+	if err != nil {
+		return nil, err
+	}
+	return metrics.NewRecorder(sink), nil
+}
+
+// newDeliver builds one deliver function instance for a lane, as its main.go does.
+func (s *Stack) newDeliver(lane Lane) (*delivery.Handler, error) {
+	d := lane.Destination
+	rec, err := s.newRecorder()
+	if err != nil {
+		return nil, err
+	}
+	store := newItemLocked(s.Store, &s.locks)
+	if s.opts.WrapStore != nil {
+		store = s.opts.WrapStore(store)
+	}
+	h, err := delivery.NewHandler(delivery.Options{
+		Destination: d,
+		QueueURL:    lane.QueueURL,
+		SecretID:    lane.SecretID,
+		RecordTTL:   s.opts.Config.RecordTTL(),
+		Store:       store,
+		SQS:         s.opts.Clients.SQS,
+		Secrets:     secrets.NewCache(s.opts.Clients.Secrets, secrets.WithTTL(s.opts.SecretTTL)),
+		Client:      delivery.NewClient(d),
+		Metrics:     rec,
+		Logger:      s.opts.Log.With("function", "deliver-"+d.Name),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("deliver %s: %w", d.Name, err)
+	}
+	return h, nil
+}
+
+func (s *Stack) newPoller(lane Lane, h *delivery.Handler, concurrency int) *Poller {
+	return &Poller{
+		SQS: s.opts.Clients.SQS, QueueURL: lane.QueueURL, QueueARN: lane.QueueARN, Region: s.opts.Region,
+		BatchSize: lane.Destination.Batch(), Concurrency: concurrency, WaitTime: s.opts.PollWait,
+		FunctionTimeout: lane.Destination.FunctionTimeout(), Handler: h.Handle,
+		Log: s.opts.Log.With("component", "poller", "destination", lane.Destination.Name),
+	}
+}
+
+// AddInstance adds another deliver function instance, with its own poller,
+// on a destination's queue: a second Lambda execution environment racing
+// the first. Call it before Run.
+func (s *Stack) AddInstance(destination string) error {
+	lane, ok := s.Topology.Lane(destination)
+	if !ok {
+		return fmt.Errorf("no destination %q", destination)
+	}
+	h, err := s.newDeliver(lane)
+	if err != nil {
+		return err
+	}
+	s.pollers = append(s.pollers, s.newPoller(lane, h, 1))
+	return nil
 }

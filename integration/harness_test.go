@@ -1,0 +1,298 @@
+//go:build integration
+
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/hookfan/hookfan/events"
+	"github.com/hookfan/hookfan/infra/local/devstack"
+	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/dedupe"
+)
+
+// Test secrets for the sources. They protect nothing.
+const (
+	stripeSecret = "whsec_integration_stripe"
+	githubSecret = "integration github secret"
+)
+
+// sourcesJSON is the sources block most tests use.
+const sourcesJSON = `[
+  {"name": "stripe", "verify": {"kind": "stripe", "secretName": "%[1]s/sources/stripe"}},
+  {"name": "github", "verify": {"kind": "github", "secretName": "%[1]s/sources/github"}}
+]`
+
+// got is one request a receiver got.
+type got struct {
+	at       time.Time
+	header   http.Header
+	body     []byte
+	verified bool
+}
+
+// receiver is a subscriber: it verifies each request with the Standard
+// Webhooks library and answers what respond says.
+type receiver struct {
+	srv     *httptest.Server
+	secrets []string
+	mu      sync.Mutex
+	got     []got
+	respond func(n int, r *http.Request) int // n counts requests from 1
+	delay   time.Duration
+}
+
+func newReceiver(t *testing.T, respond func(n int, r *http.Request) int) *receiver {
+	t.Helper()
+	rc := &receiver{respond: respond, secrets: []string{devstack.NewDestinationSecret()}}
+	rc.srv = httptest.NewServer(http.HandlerFunc(rc.serve))
+	t.Cleanup(rc.srv.Close)
+	return rc
+}
+
+func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	d := got{at: time.Now(), header: r.Header.Clone(), body: body}
+	rc.mu.Lock()
+	for _, s := range rc.secrets {
+		wh, err := standardwebhooks.NewWebhook(s)
+		if err == nil && wh.Verify(body, r.Header) == nil {
+			d.verified = true
+		}
+	}
+	rc.got = append(rc.got, d)
+	n := len(rc.got)
+	delay := rc.delay
+	rc.mu.Unlock()
+	time.Sleep(delay)
+	status := http.StatusNoContent
+	if rc.respond != nil {
+		status = rc.respond(n, r)
+	}
+	w.WriteHeader(status)
+}
+
+func (rc *receiver) deliveries() []got {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]got(nil), rc.got...)
+}
+
+// ids returns the webhook-id of every request, in arrival order.
+func (rc *receiver) ids() []string {
+	var out []string
+	for _, d := range rc.deliveries() {
+		out = append(out, d.header.Get("webhook-id"))
+	}
+	return out
+}
+
+// waitFor polls cond until it holds or timeout passes.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// env is one running stack on the shared emulator.
+type env struct {
+	t       *testing.T
+	prefix  string
+	cfg     *config.Config
+	stack   *devstack.Stack
+	gateway *httptest.Server
+	cancel  context.CancelFunc
+	done    chan struct{}
+	logs    *syncBuffer
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+type envOption func(*devstack.Options)
+
+// destJSON renders one destination pointing at a receiver.
+func destJSON(name string, rc *receiver, extra string) string {
+	if extra != "" {
+		extra = ", " + extra
+	}
+	return fmt.Sprintf(`{"name": %q, "url": %q, "allowPrivateNetworks": true%s}`, name, rc.srv.URL+"/"+name, extra)
+}
+
+// startEnv provisions a stack for destinations (JSON objects; receivers
+// maps each destination name to its receiver, whose secrets become the
+// lane's signing secret) and runs it until the test ends.
+func startEnv(t *testing.T, destinations []string, receivers map[string]*receiver, opts ...envOption) *env {
+	t.Helper()
+	prefix := uniquePrefix(t)
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`{"sources": %s, "destinations": [%s], "metrics": {"sink": "emf"}}`,
+		fmt.Sprintf(sourcesJSON, prefix), strings.Join(destinations, ","))))
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	secretValues := map[string][]string{
+		prefix + "/sources/stripe": {stripeSecret},
+		prefix + "/sources/github": {githubSecret},
+	}
+	for _, d := range cfg.Destinations {
+		if rc, ok := receivers[d.Name]; ok {
+			secretValues[devstack.DestinationSecretName(prefix, d)] = rc.secrets
+		}
+	}
+	logs := &syncBuffer{}
+	o := devstack.Options{Config: cfg, Secrets: secretValues, Prefix: prefix, Clients: clients, Region: awsCfg.Region,
+		Log: slog.New(slog.NewJSONHandler(logs, nil)), EMF: io.Discard, PollWait: time.Second}
+	for _, f := range opts {
+		f(&o)
+	}
+	stack, err := devstack.New(context.Background(), o)
+	if err != nil {
+		t.Fatalf("start stack: %v", err)
+	}
+	e := &env{t: t, prefix: prefix, cfg: cfg, stack: stack, logs: logs, done: make(chan struct{})}
+	e.gateway = httptest.NewServer(stack.Gateway)
+	var ctx context.Context
+	ctx, e.cancel = context.WithCancel(context.Background())
+	go func() { stack.Run(ctx); close(e.done) }()
+	t.Cleanup(func() {
+		e.stop()
+		e.gateway.Close()
+		if t.Failed() && os.Getenv("HOOKFAN_TEST_LOGS") != "" {
+			t.Logf("stack logs:\n%s", logs.String())
+		}
+	})
+	return e
+}
+
+// stop ends the pollers and waits for the batches in flight.
+func (e *env) stop() {
+	e.cancel()
+	<-e.done
+}
+
+// sent is one event accepted by ingest.
+type sent struct {
+	id string // the Hookfan event id ingest answered
+	at time.Time
+}
+
+// send signs a sample as source with providerID as the provider's event id
+// and POSTs it through the gateway; it fails the test unless ingest answers
+// 202, and returns the Hookfan event id.
+func (e *env) send(source, kind, sample, providerID string, edit func(*events.Sample)) sent {
+	e.t.Helper()
+	src, ok := e.cfg.Source(source)
+	if !ok {
+		e.t.Fatalf("no source %s", source)
+	}
+	s, err := events.WithEventID(events.MustLoad(kind, sample), providerID, src.Event)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if edit != nil {
+		edit(&s)
+	}
+	secret := map[string]string{"stripe": stripeSecret, "github": githubSecret}[source]
+	h, err := events.Sign(src.Verify, s, time.Now(), secret)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, e.gateway.URL+"/webhooks/"+source, bytes.NewReader(s.Body))
+	req.Header = h
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusAccepted {
+		e.t.Fatalf("ingest answered %d %s", resp.StatusCode, body)
+	}
+	var out struct{ ID string }
+	if err := json.Unmarshal(body, &out); err != nil || out.ID == "" {
+		e.t.Fatalf("ingest answer %s: %v", body, err)
+	}
+	return sent{id: out.ID, at: time.Now()}
+}
+
+// setType rewrites a JSON body's top-level "type".
+func setType(typ string) func(*events.Sample) {
+	return func(s *events.Sample) {
+		var doc map[string]any
+		_ = json.Unmarshal(s.Body, &doc)
+		doc["type"] = typ
+		s.Body, _ = json.Marshal(doc)
+	}
+}
+
+// record reads a delivery record from the emulator's table.
+func (e *env) record(destination, id string) (dedupe.Record, bool) {
+	e.t.Helper()
+	r, ok, err := e.stack.Store.Get(context.Background(), dedupe.Key(destination, id))
+	if err != nil {
+		e.t.Fatalf("read record: %v", err)
+	}
+	return r, ok
+}
+
+// queueIDs receives (and deletes) what a queue holds now, returning the
+// "id" attribute of each message or "<malformed>".
+func queueIDs(t *testing.T, url string, wait time.Duration) []string {
+	t.Helper()
+	var ids []string
+	deadline := time.Now().Add(wait)
+	for time.Now().Before(deadline) {
+		out, err := clients.SQS.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: &url,
+			MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageAttributeNames: []string{"All"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range out.Messages {
+			id := "<malformed>"
+			if a, ok := m.MessageAttributes["id"]; ok {
+				id = aws.ToString(a.StringValue)
+			}
+			ids = append(ids, id)
+			_, _ = clients.SQS.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: m.ReceiptHandle})
+		}
+		if len(out.Messages) == 0 && len(ids) > 0 {
+			break
+		}
+	}
+	return ids
+}
