@@ -15,7 +15,7 @@ CDK_OUT     ?= cdk.out
 # The CDK's jsii runtime warns on every run under Node 20 (this machine's); silence only that version.
 JSII_ENV    := JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION=20
 
-.PHONY: help build test unit integration lint receive send fuzz synth deploy dev bench clean $(FUNCTIONS:%=build-%)
+.PHONY: help build test unit integration load lint receive send fuzz synth deploy dev bench clean $(FUNCTIONS:%=build-%)
 
 help: ## list the targets
 	@grep -E '^[a-z%-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 16
@@ -27,13 +27,17 @@ $(FUNCTIONS:%=build-%): build-%: ## build one function, e.g. make build-ingest
 	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(BUILD_DIR)/$*/bootstrap ./functions/$*
 	@printf '%-28s %8d bytes\n' "$(BUILD_DIR)/$*/bootstrap" "$$(stat -c %s $(BUILD_DIR)/$*/bootstrap)"
 
-test: lint unit integration build ## everything CI runs (the README's test command)
+test: lint unit integration build synth ## everything CI runs (the README's test command)
 
 unit: ## unit tests (with the race detector) and fuzz seed corpora
 	$(GO) test -race -count=1 ./...
 
 integration: ## end-to-end tests against an AWS emulator (starts moto_server unless AWS_ENDPOINT_URL is set)
 	$(GO) test -tags integration -count=1 -timeout 20m ./integration/...
+
+LOAD_EVENTS ?= 600
+load: ## load run: LOAD_EVENTS events × 3 destinations through the local stack on moto; prints throughput and event age
+	HOOKFAN_LOAD_EVENTS=$(LOAD_EVENTS) $(GO) test -tags integration -count=1 -run '^TestLoad$$' -v -timeout 30m ./integration/ 2>&1 | grep -E '^(load:|--- |ok|FAIL|PASS)'
 
 lint: ## gofmt check, go vet, staticcheck
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
