@@ -110,6 +110,10 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 	a.API = awsapigateway.NewRestApi(a.Construct, jsii.String("Api"), &awsapigateway.RestApiProps{
 		Description:           jsii.String("Hookfan webhook ingest: POST /webhooks/{source}"),
 		EndpointConfiguration: &awsapigateway.EndpointConfiguration{Types: &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL}},
+		// Every body is binary to API Gateway, so the function receives it
+		// base64-encoded, byte for byte: signatures are computed over the
+		// exact bytes, which a text pass-through could alter.
+		BinaryMediaTypes: &[]*string{jsii.String("*/*")},
 		// Access logging needs the account's API Gateway CloudWatch role;
 		// CDK sets it (and keeps it when the stack goes, as other APIs in the
 		// account may rely on it).

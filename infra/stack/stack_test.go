@@ -511,7 +511,7 @@ func TestBase(t *testing.T) {
 	}
 
 	// API: regional, POST /webhooks/{source}, stage throttling, access logs, metrics.
-	tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::RestApi"), map[string]any{"EndpointConfiguration": map[string]any{"Types": []any{"REGIONAL"}}})
+	tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::RestApi"), map[string]any{"EndpointConfiguration": map[string]any{"Types": []any{"REGIONAL"}}, "BinaryMediaTypes": []any{"*/*"}})
 	tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::Resource"), map[string]any{"PathPart": "{source}"})
 	tmpl.HasResourceProperties(jsii.String("AWS::ApiGateway::Method"), map[string]any{
 		"HttpMethod": "POST", "AuthorizationType": "NONE",
