@@ -275,49 +275,59 @@ func plainWord(w uint64) bool {
 	return hasQuote|hasSlash|hasCtl == 0
 }
 
-// str scans a string starting at its opening quote, eight bytes at a time
-// while no byte needs a closer look.
+// strSpecial marks the bytes a string cannot hold as they are: the quote,
+// the backslash and control characters (read-only).
+var strSpecial = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
+
+// str scans a string starting at its opening quote: eight bytes at a time
+// while none needs a closer look, then byte by byte up to the next special
+// byte.
 func (s *scanner) str() error {
-	s.pos++ // '"'
-	for s.pos < len(s.data) {
-		for s.pos+8 <= len(s.data) && plainWord(binary.LittleEndian.Uint64(s.data[s.pos:])) {
-			s.pos += 8
+	data, i := s.data, s.pos+1
+	for {
+		for i+8 <= len(data) && plainWord(binary.LittleEndian.Uint64(data[i:])) {
+			i += 8
 		}
-		if s.pos >= len(s.data) {
-			break
+		for i < len(data) && !strSpecial[data[i]] {
+			i++
 		}
-		c := s.data[s.pos]
-		switch {
-		case c == '"':
-			s.pos++
+		if i >= len(data) {
+			return errNotJSON
+		}
+		switch data[i] {
+		case '"':
+			s.pos = i + 1
 			return nil
-		case c == '\\':
-			if s.pos+1 >= len(s.data) {
+		case '\\':
+			if i+1 >= len(data) {
 				return errNotJSON
 			}
-			switch s.data[s.pos+1] {
+			switch data[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				s.pos += 2
+				i += 2
 			case 'u':
-				if s.pos+6 > len(s.data) {
+				if i+6 > len(data) {
 					return errNotJSON
 				}
-				for _, h := range s.data[s.pos+2 : s.pos+6] {
+				for _, h := range data[i+2 : i+6] {
 					if _, ok := hexVal(h); !ok {
 						return errNotJSON
 					}
 				}
-				s.pos += 6
+				i += 6
 			default:
 				return errNotJSON
 			}
-		case c < 0x20:
+		default: // a control character
 			return errNotJSON
-		default:
-			s.pos++
 		}
 	}
-	return errNotJSON
 }
 
 func hexVal(c byte) (byte, bool) {
