@@ -33,7 +33,7 @@ import (
 var benchSizes = []struct {
 	name string
 	size int
-}{{"1KiB", 1 << 10}, {"16KiB", 16 << 10}}
+}{{"1KiB", 1 << 10}, {"4KiB", 4 << 10}, {"8KiB", 8 << 10}, {"16KiB", 16 << 10}}
 
 // stripeBody returns the Stripe sample, compacted, padded to exactly size
 // bytes with a metadata note: still valid JSON of the same event.
