@@ -191,7 +191,7 @@ func (h *Handler) handle(ctx context.Context, req *events.APIGatewayProxyRequest
 	}
 	body, code := decodeBody(req, src.limit)
 	if code != "" {
-		return reject(name, true, code, nil)
+		return reject(name, true, code, fmt.Errorf("body of %d bytes as received (base64: %v), limit %d", len(req.Body), req.IsBase64Encoded, src.limit))
 	}
 	hdr := proxyHeader{single: req.Headers, multi: req.MultiValueHeaders}
 	vr := verify.Request{Header: hdr, Body: body, Now: received}
@@ -200,16 +200,16 @@ func (h *Handler) handle(ctx context.Context, req *events.APIGatewayProxyRequest
 	}
 	ident, code := src.identify(hdr, body)
 	if code != "" {
-		return reject(name, true, code, nil)
+		return reject(name, true, code, fmt.Errorf("%s event: %s", src.cfg.Verify.Kind, answers[code].message))
 	}
 	if ident.isChallenge {
 		return h.challenge(name, ident)
 	}
 	if !validAttribute(ident.providerID) {
-		return reject(name, true, CodeEventIDInvalid, nil)
+		return reject(name, true, CodeEventIDInvalid, fmt.Errorf("event id %s", quoteStart(ident.providerID)))
 	}
 	if !validAttribute(ident.typ) {
-		return reject(name, true, CodeEventTypeInvalid, nil)
+		return reject(name, true, CodeEventTypeInvalid, fmt.Errorf("event type %s", quoteStart(ident.typ)))
 	}
 	id := EventID(name, ident.providerID)
 	in, fits := h.message(req, body, name, id, ident.typ, contentType(hdr), received)
@@ -512,6 +512,12 @@ func formatReceivedAt(t time.Time) string {
 // view, since it aliases an immutable string.
 func readOnlyBytes(s string) []byte {
 	return unsafe.Slice(unsafe.StringData(s), len(s))
+}
+
+// quoteStart quotes the first bytes of a value refused for the log, with
+// its length, so an operator sees what came without a megabyte of it.
+func quoteStart(s string) string {
+	return fmt.Sprintf("%q (%d bytes)", truncate(s, 64), len(s))
 }
 
 func truncate(s string, n int) string {
