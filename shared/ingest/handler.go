@@ -381,7 +381,9 @@ func (h *Handler) message(req *events.APIGatewayProxyRequest, body []byte, sourc
 	case !req.IsBase64Encoded && utf8.ValidString(req.Body):
 		v.message = req.Body // the exact bytes, without another copy
 	case utf8.Valid(body):
-		v.message = string(body)
+		// body is the buffer decodeBody decoded, owned by this request
+		// and never written again: share it rather than copy it.
+		v.message = unsafe.String(unsafe.SliceData(body), len(body))
 	default:
 		v.message = base64.StdEncoding.EncodeToString(body)
 		v.encoding = EncodingBase64
