@@ -36,7 +36,7 @@ func batches(n, size int, prefix string) []events.SQSEvent {
 	out := make([]events.SQSEvent, n)
 	for i := range out {
 		for j := range size {
-			out[i].Records = append(out[i].Records, message(fmt.Sprintf("%s-%d-%d", prefix, i, j), 1))
+			out[i].Records = append(out[i].Records, sqsRecord(fmt.Sprintf("%s-%d-%d", prefix, i, j), 1))
 		}
 	}
 	return out

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookfan/hookfan/shared/message"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/go-cmp/cmp"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
@@ -39,7 +41,7 @@ func TestBatchPartialFailure(t *testing.T) {
 	var ev events.SQSEvent
 	for i := range 10 {
 		id := fmt.Sprintf("e%d", i)
-		ev.Records = append(ev.Records, message(id, max(attempts[id], 1)))
+		ev.Records = append(ev.Records, sqsRecord(id, max(attempts[id], 1)))
 	}
 	resp, err := hs.h.Handle(context.Background(), ev)
 	if err != nil {
@@ -85,7 +87,7 @@ func TestBatchAllDelivered(t *testing.T) {
 	secret := newSecret(t)
 	sub := newSubscriber(t, secret, nil)
 	hs := newHarness(t, sub.URL, secret)
-	resp, err := hs.h.Handle(context.Background(), batch(message("a", 1), message("b", 1), message("c", 1)))
+	resp, err := hs.h.Handle(context.Background(), batch(sqsRecord("a", 1), sqsRecord("b", 1), sqsRecord("c", 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,19 +111,19 @@ func TestBatchMalformed(t *testing.T) {
 	sub := newSubscriber(t, secret, nil)
 	hs := newHarness(t, sub.URL, secret)
 
-	noAttrs := message("x1", 1)
+	noAttrs := sqsRecord("x1", 1)
 	noAttrs.MessageAttributes = nil
 	snsEnvelope := events.SQSMessage{ // not raw delivery: an SNS JSON envelope, no attributes
 		MessageId: "msg-envelope", ReceiptHandle: "rh-envelope",
 		Body:       `{"Type":"Notification","MessageId":"1","Message":"{}"}`,
 		Attributes: map[string]string{"ApproximateReceiveCount": "1"},
 	}
-	badBase64 := message("x2", 1)
+	badBase64 := sqsRecord("x2", 1)
 	enc := "base64"
-	badBase64.MessageAttributes[AttrEncoding] = events.SQSMessageAttribute{StringValue: &enc, DataType: "String"}
+	badBase64.MessageAttributes[message.AttrEncoding] = events.SQSMessageAttribute{StringValue: &enc, DataType: "String"}
 	badBase64.Body = "%%% not base64"
 
-	resp, err := hs.h.Handle(context.Background(), batch(message("ok1", 1), noAttrs, snsEnvelope, message("ok2", 1), badBase64))
+	resp, err := hs.h.Handle(context.Background(), batch(sqsRecord("ok1", 1), noAttrs, snsEnvelope, sqsRecord("ok2", 1), badBase64))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +196,7 @@ func TestOutcomes(t *testing.T) {
 			secret := newSecret(t)
 			sub := newSubscriber(t, secret, func(string) reply { return tt.reply })
 			hs := newHarness(t, sub.URL, secret)
-			resp, _ := hs.h.Handle(context.Background(), batch(message("e1", tt.attempt)))
+			resp, _ := hs.h.Handle(context.Background(), batch(sqsRecord("e1", tt.attempt)))
 			if got := len(resp.BatchItemFailures) == 1; got != tt.wantFailed {
 				t.Errorf("reported failed = %v, want %v", got, tt.wantFailed)
 			}
@@ -224,7 +226,7 @@ func TestConnectionRefused(t *testing.T) {
 	url := sub.URL
 	sub.Close()
 	hs := newHarness(t, url, secret)
-	resp, _ := hs.h.Handle(context.Background(), batch(message("e1", 1)))
+	resp, _ := hs.h.Handle(context.Background(), batch(sqsRecord("e1", 1)))
 	if len(resp.BatchItemFailures) != 1 {
 		t.Fatalf("failures = %v, want the record", resp.BatchItemFailures)
 	}
@@ -240,11 +242,11 @@ func TestRequest(t *testing.T) {
 	sub := newSubscriber(t, newSecretV, nil)
 	hs := newHarness(t, sub.URL, oldSecret)
 	hs.secrets.set(oldSecret, newSecretV) // mid-rotation: both active
-	msg := message("evt_42", 3)
-	msg.MessageAttributes[AttrContentType] = events.SQSMessageAttribute{StringValue: ptr("application/x-www-form-urlencoded; charset=utf-8")}
+	msg := sqsRecord("evt_42", 3)
+	msg.MessageAttributes[message.AttrContentType] = events.SQSMessageAttribute{StringValue: ptr("application/x-www-form-urlencoded; charset=utf-8")}
 	raw := []byte{0xff, 0xfe, 'a', 0x00, 'b'}
 	msg.Body = "//5hAGI="
-	msg.MessageAttributes[AttrEncoding] = events.SQSMessageAttribute{StringValue: ptr("base64")}
+	msg.MessageAttributes[message.AttrEncoding] = events.SQSMessageAttribute{StringValue: ptr("base64")}
 	if _, err := hs.h.Handle(context.Background(), batch(msg)); err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +306,7 @@ func TestDuplicateMessage(t *testing.T) {
 	secret := newSecret(t)
 	sub := newSubscriber(t, secret, nil)
 	hs := newHarness(t, sub.URL, secret)
-	first, second := message("e1", 1), message("e1", 1)
+	first, second := sqsRecord("e1", 1), sqsRecord("e1", 1)
 	second.MessageId, second.ReceiptHandle = "msg-copy", "rh-copy"
 	for _, m := range []events.SQSMessage{first, second} {
 		resp, _ := hs.h.Handle(context.Background(), batch(m))
@@ -332,7 +334,7 @@ func TestRacingHandlers(t *testing.T) {
 	var wg sync.WaitGroup
 	resps := make([]events.SQSEventResponse, 2)
 	for i, hs := range []*harness{a, b} {
-		wg.Go(func() { resps[i], _ = hs.h.Handle(context.Background(), batch(message("e1", 1))) })
+		wg.Go(func() { resps[i], _ = hs.h.Handle(context.Background(), batch(sqsRecord("e1", 1))) })
 	}
 	wg.Wait()
 	if n := sub.posts("e1"); n != 1 {
@@ -355,7 +357,7 @@ func TestRacingHandlers(t *testing.T) {
 		t.Errorf("loser's visibility = %v, want [6]", got)
 	}
 	a.clock.Advance(6 * time.Second)
-	resp, _ := loser.h.Handle(context.Background(), batch(message("e1", 2)))
+	resp, _ := loser.h.Handle(context.Background(), batch(sqsRecord("e1", 2)))
 	if len(resp.BatchItemFailures) != 0 || sub.posts("e1") != 1 {
 		t.Errorf("redelivery: failures %v, POSTs %d; want acknowledged as a duplicate, still 1 POST", resp.BatchItemFailures, sub.posts("e1"))
 	}
@@ -374,7 +376,7 @@ func TestCrashAfterClaim(t *testing.T) {
 		t.Fatal(err)
 	}
 	hs.clock.Advance(5 * time.Second)
-	resp, _ := hs.h.Handle(context.Background(), batch(message("e1", 2)))
+	resp, _ := hs.h.Handle(context.Background(), batch(sqsRecord("e1", 2)))
 	if len(resp.BatchItemFailures) != 1 || sub.posts("e1") != 0 {
 		t.Fatalf("within the lease: failures %v, POSTs %d; want failed, no POST", resp.BatchItemFailures, sub.posts("e1"))
 	}
@@ -382,7 +384,7 @@ func TestCrashAfterClaim(t *testing.T) {
 		t.Errorf("visibility = %v, want [16] (15s of lease left + 1s)", got)
 	}
 	hs.clock.Advance(16 * time.Second)
-	resp, _ = hs.h.Handle(context.Background(), batch(message("e1", 3)))
+	resp, _ = hs.h.Handle(context.Background(), batch(sqsRecord("e1", 3)))
 	if len(resp.BatchItemFailures) != 0 || sub.posts("e1") != 1 {
 		t.Errorf("after the lease: failures %v, POSTs %d; want delivered once", resp.BatchItemFailures, sub.posts("e1"))
 	}
@@ -416,7 +418,7 @@ func TestRecordWriteFailsAfter2xx(t *testing.T) {
 	mem := dedupe.NewMemory()
 	store := &failingFinish{Memory: mem, fail: true}
 	hs := newHarness(t, sub.URL, secret, func(o *Options) { o.Store = store })
-	resp, _ := hs.h.Handle(context.Background(), batch(message("e1", 1)))
+	resp, _ := hs.h.Handle(context.Background(), batch(sqsRecord("e1", 1)))
 	if len(resp.BatchItemFailures) != 0 {
 		t.Errorf("failures = %v, want the delivered record acknowledged", resp.BatchItemFailures)
 	}
@@ -432,7 +434,7 @@ func TestRecordWriteFailsAfter2xx(t *testing.T) {
 
 	store.fail = false
 	hs.clock.Advance(6 * time.Second) // past the lease
-	if _, err := hs.h.Handle(context.Background(), batch(message("e1", 2))); err != nil {
+	if _, err := hs.h.Handle(context.Background(), batch(sqsRecord("e1", 2))); err != nil {
 		t.Fatal(err)
 	}
 	reqs := sub.requests()
@@ -446,7 +448,7 @@ func TestRecordWriteFailsAfter2xx(t *testing.T) {
 		t.Errorf("repeat body differs (-first +repeat):\n%s", diff)
 	}
 	hs.clock.Advance(time.Minute)
-	if _, err := hs.h.Handle(context.Background(), batch(message("e1", 3))); err != nil {
+	if _, err := hs.h.Handle(context.Background(), batch(sqsRecord("e1", 3))); err != nil {
 		t.Fatal(err)
 	}
 	if got := len(sub.requests()); got != 2 {
@@ -480,7 +482,7 @@ func TestNotAttempted(t *testing.T) {
 			if tt.setup != nil {
 				tt.setup(hs)
 			}
-			resp, _ := hs.h.Handle(context.Background(), batch(message("e1", tt.attempt)))
+			resp, _ := hs.h.Handle(context.Background(), batch(sqsRecord("e1", tt.attempt)))
 			if len(resp.BatchItemFailures) != 1 {
 				t.Errorf("failures = %v, want the record", resp.BatchItemFailures)
 			}
@@ -522,7 +524,7 @@ func TestVisibilityCallFails(t *testing.T) {
 	sub := newSubscriber(t, secret, func(string) reply { return reply{status: 500} })
 	hs := newHarness(t, sub.URL, secret)
 	hs.sqs.err = errors.New("ReceiptHandleIsInvalid")
-	resp, _ := hs.h.Handle(context.Background(), batch(message("e1", 1)))
+	resp, _ := hs.h.Handle(context.Background(), batch(sqsRecord("e1", 1)))
 	if diff := cmp.Diff([]string{"msg-e1-1"}, failures(resp)); diff != "" {
 		t.Errorf("failures (-want +got):\n%s", diff)
 	}
@@ -552,7 +554,7 @@ func TestRemainingTime(t *testing.T) {
 			ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(tt.remaining))
 			defer cancel()
 			start := time.Now()
-			hs.h.Handle(ctx, batch(message("e1", 1)))
+			hs.h.Handle(ctx, batch(sqsRecord("e1", 1)))
 			if got := len(sub.requests()); got != tt.wantPOSTs {
 				t.Errorf("%d POSTs, want %d", got, tt.wantPOSTs)
 			}
@@ -596,7 +598,7 @@ func TestAttemptLog(t *testing.T) {
 		return reply{status: 202}
 	})
 	hs := newHarness(t, sub.URL, secret)
-	hs.h.Handle(context.Background(), batch(message("good", 1), message("bad", 2)))
+	hs.h.Handle(context.Background(), batch(sqsRecord("good", 1), sqsRecord("bad", 2)))
 	var attempts []map[string]any
 	for _, l := range hs.logs.lines(t) {
 		if l["msg"] == "delivery attempt" {

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookfan/hookfan/shared/message"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
@@ -274,8 +276,8 @@ func newHarness(t testing.TB, url, secret string, opts ...func(*Options)) *harne
 	return hs
 }
 
-// message builds the SQS record ingest would produce for event id.
-func message(id string, attempt int) events.SQSMessage {
+// sqsRecord builds the SQS record ingest would produce for event id.
+func sqsRecord(id string, attempt int) events.SQSMessage {
 	s := func(v string) events.SQSMessageAttribute {
 		return events.SQSMessageAttribute{StringValue: &v, DataType: "String"}
 	}
@@ -288,9 +290,9 @@ func message(id string, attempt int) events.SQSMessage {
 			"SentTimestamp":           strconv.FormatInt(time.Now().UnixMilli(), 10),
 		},
 		MessageAttributes: map[string]events.SQSMessageAttribute{
-			AttrID: s(id), AttrSource: s("stripe"), AttrType: s("invoice.paid"),
-			AttrReceivedAt:  s(time.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00")),
-			AttrContentType: s("application/json"),
+			message.AttrID: s(id), message.AttrSource: s("stripe"), message.AttrType: s("invoice.paid"),
+			message.AttrReceivedAt:  s(time.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00")),
+			message.AttrContentType: s("application/json"),
 		},
 	}
 }

@@ -8,19 +8,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/aws/aws-lambda-go/events"
-)
+	"github.com/hookfan/hookfan/shared/message"
 
-// Message attributes set by ingest (see the design's message contract).
-const (
-	AttrSource      = "source"
-	AttrType        = "type"
-	AttrID          = "id"
-	AttrReceivedAt  = "received_at"
-	AttrContentType = "content_type"
-	// AttrEncoding is "base64" when the body is the base64 of the provider's
-	// bytes (they were not valid UTF-8); absent otherwise.
-	AttrEncoding = "encoding"
+	"github.com/aws/aws-lambda-go/events"
 )
 
 // SQS system attributes read from each record.
@@ -82,41 +72,41 @@ func ParseMessage(r events.SQSMessage) (Message, error) {
 		return v
 	}
 
-	m.ID = required(AttrID)
+	m.ID = required(message.AttrID)
 	if m.ID != "" && !validID(m.ID) {
-		bad("attribute %s is not 1 to %d visible ASCII characters without '.'", AttrID, maxIDLen)
+		bad("attribute %s is not 1 to %d visible ASCII characters without '.'", message.AttrID, maxIDLen)
 	}
-	m.Source = required(AttrSource)
+	m.Source = required(message.AttrSource)
 	if m.Source != "" && !validSource(m.Source) {
-		bad("attribute %s is not 1 to %d lowercase letters, digits or hyphens", AttrSource, maxSourceLen)
+		bad("attribute %s is not 1 to %d lowercase letters, digits or hyphens", message.AttrSource, maxSourceLen)
 	}
-	m.Type = required(AttrType)
+	m.Type = required(message.AttrType)
 	if m.Type != "" && !validHeaderText(m.Type, maxTypeLen) {
-		bad("attribute %s is not 1 to %d bytes of UTF-8 text without control characters", AttrType, maxTypeLen)
+		bad("attribute %s is not 1 to %d bytes of UTF-8 text without control characters", message.AttrType, maxTypeLen)
 	}
-	m.ContentType = required(AttrContentType)
+	m.ContentType = required(message.AttrContentType)
 	if m.ContentType != "" && !validHeaderText(m.ContentType, maxContentTypeLen) {
-		bad("attribute %s is not 1 to %d bytes of UTF-8 text without control characters", AttrContentType, maxContentTypeLen)
+		bad("attribute %s is not 1 to %d bytes of UTF-8 text without control characters", message.AttrContentType, maxContentTypeLen)
 	}
-	if v := required(AttrReceivedAt); v != "" {
+	if v := required(message.AttrReceivedAt); v != "" {
 		t, err := time.Parse(time.RFC3339Nano, v)
 		if err != nil {
-			bad("attribute %s is not an RFC 3339 time", AttrReceivedAt)
+			bad("attribute %s is not an RFC 3339 time", message.AttrReceivedAt)
 		}
 		m.ReceivedAt = t
 	}
 
-	switch enc, _ := attr(AttrEncoding); enc {
+	switch enc, _ := attr(message.AttrEncoding); enc {
 	case "":
 		m.Body = []byte(r.Body)
-	case "base64":
+	case message.EncodingBase64:
 		b, err := base64.StdEncoding.DecodeString(r.Body)
 		if err != nil {
-			bad("body is not the standard base64 its %s attribute announces", AttrEncoding)
+			bad("body is not the standard base64 its %s attribute announces", message.AttrEncoding)
 		}
 		m.Body = b
 	default:
-		bad("attribute %s is %q; want base64 or none", AttrEncoding, truncate(enc, 32))
+		bad("attribute %s is %q; want base64 or none", message.AttrEncoding, truncate(enc, 32))
 	}
 
 	n, err := strconv.Atoi(r.Attributes[sqsReceiveCount])

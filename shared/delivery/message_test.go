@@ -7,14 +7,16 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/hookfan/hookfan/shared/message"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/go-cmp/cmp"
 )
 
 func TestParseMessage(t *testing.T) {
-	good := message("evt_1", 2)
+	good := sqsRecord("evt_1", 2)
 	good.Attributes["SentTimestamp"] = "1764504000000"
-	good.MessageAttributes[AttrReceivedAt] = events.SQSMessageAttribute{StringValue: ptr("2026-11-30T12:00:00.123Z")}
+	good.MessageAttributes[message.AttrReceivedAt] = events.SQSMessageAttribute{StringValue: ptr("2026-11-30T12:00:00.123Z")}
 	got, err := ParseMessage(good)
 	if err != nil {
 		t.Fatal(err)
@@ -28,8 +30,8 @@ func TestParseMessage(t *testing.T) {
 		t.Errorf("ParseMessage (-want +got):\n%s", diff)
 	}
 
-	b64 := message("evt_2", 1)
-	b64.MessageAttributes[AttrEncoding] = events.SQSMessageAttribute{StringValue: ptr("base64")}
+	b64 := sqsRecord("evt_2", 1)
+	b64.MessageAttributes[message.AttrEncoding] = events.SQSMessageAttribute{StringValue: ptr("base64")}
 	b64.Body = "AP8="
 	if m, err := ParseMessage(b64); err != nil || string(m.Body) != "\x00\xff" {
 		t.Errorf("base64 body = %q, %v; want the decoded bytes", m.Body, err)
@@ -50,29 +52,29 @@ func TestParseMessageMalformed(t *testing.T) {
 		change func(*events.SQSMessage)
 		want   string // in the error
 	}{
-		{"no id", drop(AttrID), "attribute id is missing"},
-		{"empty id", set(AttrID, ""), "attribute id is missing"},
-		{"id with a dot", set(AttrID, "a.b"), "attribute id is not"},
-		{"id with a space", set(AttrID, "a b"), "attribute id is not"},
-		{"id too long", set(AttrID, strings.Repeat("x", 257)), "attribute id is not"},
-		{"no source", drop(AttrSource), "attribute source is missing"},
-		{"bad source", set(AttrSource, "Stripe!"), "attribute source is not"},
-		{"no type", drop(AttrType), "attribute type is missing"},
-		{"type with a newline", set(AttrType, "a\r\nx-injected: 1"), "attribute type is not"},
-		{"no content type", drop(AttrContentType), "attribute content_type is missing"},
-		{"no received_at", drop(AttrReceivedAt), "attribute received_at is missing"},
-		{"bad received_at", set(AttrReceivedAt, "yesterday"), "attribute received_at is not"},
-		{"unknown encoding", set(AttrEncoding, "gzip"), "attribute encoding is \"gzip\""},
-		{"bad base64", func(m *events.SQSMessage) { set(AttrEncoding, "base64")(m); m.Body = "!!" }, "body is not the standard base64"},
+		{"no id", drop(message.AttrID), "attribute id is missing"},
+		{"empty id", set(message.AttrID, ""), "attribute id is missing"},
+		{"id with a dot", set(message.AttrID, "a.b"), "attribute id is not"},
+		{"id with a space", set(message.AttrID, "a b"), "attribute id is not"},
+		{"id too long", set(message.AttrID, strings.Repeat("x", 257)), "attribute id is not"},
+		{"no source", drop(message.AttrSource), "attribute source is missing"},
+		{"bad source", set(message.AttrSource, "Stripe!"), "attribute source is not"},
+		{"no type", drop(message.AttrType), "attribute type is missing"},
+		{"type with a newline", set(message.AttrType, "a\r\nx-injected: 1"), "attribute type is not"},
+		{"no content type", drop(message.AttrContentType), "attribute content_type is missing"},
+		{"no received_at", drop(message.AttrReceivedAt), "attribute received_at is missing"},
+		{"bad received_at", set(message.AttrReceivedAt, "yesterday"), "attribute received_at is not"},
+		{"unknown encoding", set(message.AttrEncoding, "gzip"), "attribute encoding is \"gzip\""},
+		{"bad base64", func(m *events.SQSMessage) { set(message.AttrEncoding, "base64")(m); m.Body = "!!" }, "body is not the standard base64"},
 		{"no receive count", func(m *events.SQSMessage) { delete(m.Attributes, "ApproximateReceiveCount") }, "ApproximateReceiveCount"},
 		{"zero receive count", func(m *events.SQSMessage) { m.Attributes["ApproximateReceiveCount"] = "0" }, "ApproximateReceiveCount"},
 		{"binary attribute", func(m *events.SQSMessage) {
-			m.MessageAttributes[AttrID] = events.SQSMessageAttribute{BinaryValue: []byte("x"), DataType: "Binary"}
+			m.MessageAttributes[message.AttrID] = events.SQSMessageAttribute{BinaryValue: []byte("x"), DataType: "Binary"}
 		}, "attribute id is missing"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := message("evt_1", 1)
+			m := sqsRecord("evt_1", 1)
 			tt.change(&m)
 			_, err := ParseMessage(m)
 			if !errors.Is(err, ErrMalformed) {
@@ -100,7 +102,7 @@ func FuzzParseMessage(f *testing.F) {
 	f.Add("", "", "", "", "", "", "", "")
 	f.Fuzz(func(t *testing.T, id, source, typ, receivedAt, contentType, encoding, body, count string) {
 		attrs := map[string]events.SQSMessageAttribute{}
-		for name, v := range map[string]string{AttrID: id, AttrSource: source, AttrType: typ, AttrReceivedAt: receivedAt, AttrContentType: contentType, AttrEncoding: encoding} {
+		for name, v := range map[string]string{message.AttrID: id, message.AttrSource: source, message.AttrType: typ, message.AttrReceivedAt: receivedAt, message.AttrContentType: contentType, message.AttrEncoding: encoding} {
 			if v != "" {
 				attrs[name] = events.SQSMessageAttribute{StringValue: &v, DataType: "String"}
 			}

@@ -20,6 +20,8 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/hookfan/hookfan/shared/message"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -49,28 +51,12 @@ type Recorder interface {
 	Flush(ctx context.Context) error
 }
 
-// Message attribute names (the message contract).
-const (
-	AttrSource      = "source"
-	AttrType        = "type"
-	AttrID          = "id"
-	AttrReceivedAt  = "received_at"
-	AttrContentType = "content_type"
-	AttrEncoding    = "encoding"
-)
-
-// EncodingBase64 is the encoding attribute of a body that is not valid UTF-8.
-const EncodingBase64 = "base64"
-
 // DefaultContentType is used when a request has no usable Content-Type.
 const DefaultContentType = "application/octet-stream"
 
 // UnknownSource is the Source dimension of requests for unknown sources, so
 // attacker-chosen names never become metric dimensions.
 const UnknownSource = "unknown"
-
-// receivedAtLayout is RFC 3339 in UTC with milliseconds.
-const receivedAtLayout = "2006-01-02T15:04:05.000Z"
 
 // maxLoggedSourceBytes bounds an unknown source name in the log.
 const maxLoggedSourceBytes = 64
@@ -386,7 +372,7 @@ func (h *Handler) message(req *events.APIGatewayProxyRequest, body []byte, sourc
 		v.message = unsafe.String(unsafe.SliceData(body), len(body))
 	default:
 		v.message = base64.StdEncoding.EncodeToString(body)
-		v.encoding = EncodingBase64
+		v.encoding = message.EncodingBase64
 	}
 	v.receivedAt = formatReceivedAt(received)
 	attrs := make(map[string]snstypes.MessageAttributeValue, 6)
@@ -395,8 +381,8 @@ func (h *Handler) message(req *events.APIGatewayProxyRequest, body []byte, sourc
 		name  string
 		value *string
 	}{
-		{AttrSource, &v.source}, {AttrType, &v.typ}, {AttrID, &v.id},
-		{AttrReceivedAt, &v.receivedAt}, {AttrContentType, &v.contentType}, {AttrEncoding, &v.encoding},
+		{message.AttrSource, &v.source}, {message.AttrType, &v.typ}, {message.AttrID, &v.id},
+		{message.AttrReceivedAt, &v.receivedAt}, {message.AttrContentType, &v.contentType}, {message.AttrEncoding, &v.encoding},
 	} {
 		if *a.value == "" {
 			continue // only encoding is ever empty
@@ -477,15 +463,15 @@ func (h *Handler) record(ctx context.Context, req *events.APIGatewayProxyRequest
 }
 
 // formatReceivedAt renders t as RFC 3339 in UTC with milliseconds
-// (receivedAtLayout), without the general layout interpreter.
+// (message.ReceivedAtLayout), without the general layout interpreter.
 func formatReceivedAt(t time.Time) string {
 	t = t.UTC()
 	year, month, day := t.Date()
 	hour, minute, sec := t.Clock()
 	if year < 0 || year > 9999 {
-		return t.Format(receivedAtLayout)
+		return t.Format(message.ReceivedAtLayout)
 	}
-	var b [len(receivedAtLayout)]byte
+	var b [len(message.ReceivedAtLayout)]byte
 	put := func(at, width, v int) {
 		for i := at + width - 1; i >= at; i-- {
 			b[i] = byte('0' + v%10)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hookfan/hookfan/shared/message"
 )
 
 var oraclePaths = []jsonPath{{"id"}, {"type"}, {"event", "type"}, {"a", "b", "c"}}
@@ -143,7 +145,7 @@ func TestFormatReceivedAt(t *testing.T) {
 		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
 		time.Unix(0, 1),
 	} {
-		if got, want := formatReceivedAt(tm), tm.UTC().Format(receivedAtLayout); got != want {
+		if got, want := formatReceivedAt(tm), tm.UTC().Format(message.ReceivedAtLayout); got != want {
 			t.Errorf("formatReceivedAt(%v) = %s, want %s", tm, got, want)
 		}
 	}
