@@ -28,7 +28,7 @@ func TestIdentityEdges(t *testing.T) {
 		{"standard-webhooks without type", "standard-webhooks", config.KindStandardWebhooks, `{"data":{}}`, jsonHeader("webhook-id", "msg_1"), "msg_1", "webhook"},
 		{"github body not JSON", "github", config.KindGitHub, "payload=%7B%7D", jsonHeader("X-GitHub-Delivery", "d-1", "X-GitHub-Event", "push"), "d-1", "push"},
 		{"github action not a string", "github", config.KindGitHub, `{"action":{"x":1}}`, jsonHeader("X-GitHub-Delivery", "d-2", "X-GitHub-Event", "check_run"), "d-2", "check_run"},
-		{"github last action wins", "github", config.KindGitHub, `{"action":"created","action":"deleted"}`, jsonHeader("X-GitHub-Delivery", "d-3", "X-GitHub-Event", "label"), "d-3", "label.deleted"},
+		{"github first action wins", "github", config.KindGitHub, `{"action":"created","action":"deleted"}`, jsonHeader("X-GitHub-Delivery", "d-3", "X-GitHub-Event", "label"), "d-3", "label.created"},
 		{"generic numeric id field", "hmac", config.KindHMAC, `{"id":820982911946154508,"event":"order.paid"}`, jsonHeader(), "820982911946154508", "order.paid"},
 		{"generic escaped type", "hmac", config.KindHMAC, `{"id":"o1","event":"caf\u00e9.\u0070aid"}`, jsonHeader(), "o1", "café.paid"},
 	}

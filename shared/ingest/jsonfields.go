@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -54,11 +55,32 @@ func hasEscapeOrHigh(b []byte) bool {
 	return false
 }
 
-// scanJSON checks that data is one valid JSON value, exactly as
-// json.Valid does, and in the same pass records in out[i] the value at
-// paths[i], with encoding/json's semantics for a map: keys match exactly,
-// and the last of duplicate keys wins. It does not allocate unless a key
-// holds an escape.
+// scanJSON reads the values at paths from a JSON body and records in
+// out[i] the value at paths[i]. Keys match as encoding/json decodes them;
+// when a key repeats, the first occurrence of a path counts.
+//
+// It reads only as much as it needs. The body was authenticated before it
+// is read (the provider's own bytes), so full validation buys no safety,
+// and on large bodies it cost as much as the HMAC. The contract:
+//
+//   - A body that is not an object (after leading space) cannot hold a
+//     field; it is validated in full, exactly as json.Valid does.
+//   - An object must start with '{' and end with '}' (space aside), which
+//     refuses a truncated body without reading it all.
+//   - The top-level object, and each object on the way to a wanted field,
+//     is read in order with its syntax checked in full (keys, ':' and ','
+//     separators, numbers, literals, and the wanted values themselves) up
+//     to the last wanted field it holds.
+//   - A value no pending path goes through is stepped over, checking only
+//     that its strings are closed and its brackets balanced and matched
+//     (nesting at most maxJSONDepth).
+//   - Reading stops once every path has been found; the rest is not read.
+//     When some path is not found, the object is read to its end and
+//     nothing but space may follow it.
+//
+// Any other input is refused with errNotJSON. A valid JSON document is
+// always accepted and gives the values encoding/json's tokenizer finds. It
+// does not allocate unless a key on the way holds an escape.
 func scanJSON(data []byte, paths []jsonPath, out []jsonValue) error {
 	if len(paths) > maxJSONPaths || len(out) < len(paths) {
 		panic("ingest: scanJSON called with too many paths")
@@ -67,13 +89,49 @@ func scanJSON(data []byte, paths []jsonPath, out []jsonValue) error {
 		out[i] = jsonValue{}
 	}
 	s := scanner{data: data, paths: paths, out: out}
-	var all uint8
 	for i, p := range paths {
 		if len(p) > 0 {
-			all |= 1 << i
+			s.pending |= 1 << i
 		}
 	}
-	if err := s.value(all, 0); err != nil {
+	s.skipSpace()
+	if s.pos >= len(data) || data[s.pos] != '{' {
+		return s.validDocument()
+	}
+	if !endsObject(data) {
+		return errNotJSON
+	}
+	if err := s.object(s.pending, 1); err != nil {
+		return err
+	}
+	if s.pending == 0 {
+		return nil // every path found: the rest is not read
+	}
+	s.skipSpace()
+	if s.pos != len(s.data) {
+		return errNotJSON
+	}
+	return nil
+}
+
+// endsObject reports whether data's last byte other than space is '}'.
+func endsObject(data []byte) bool {
+	for i := len(data) - 1; i >= 0; i-- {
+		switch data[i] {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '}':
+			return true
+		}
+		return false
+	}
+	return false
+}
+
+// validDocument checks, from s.pos, that the rest of the data is one valid
+// JSON value and space, exactly as json.Valid does.
+func (s *scanner) validDocument() error {
+	if err := s.valid(0); err != nil {
 		return err
 	}
 	s.skipSpace()
@@ -84,10 +142,11 @@ func scanJSON(data []byte, paths []jsonPath, out []jsonValue) error {
 }
 
 type scanner struct {
-	data  []byte
-	pos   int
-	paths []jsonPath
-	out   []jsonValue
+	data    []byte
+	pos     int
+	paths   []jsonPath
+	out     []jsonValue
+	pending uint8 // the paths not found yet
 }
 
 func (s *scanner) skipSpace() {
@@ -101,18 +160,22 @@ func (s *scanner) skipSpace() {
 	}
 }
 
-// value scans one value. mask holds the paths whose first depth segments
-// led here; their next segment is matched against this value's keys.
-func (s *scanner) value(mask uint8, depth int) error {
+// valid checks one value in full.
+func (s *scanner) valid(depth int) error {
 	s.skipSpace()
 	if s.pos >= len(s.data) {
 		return errNotJSON
 	}
+	switch c := s.data[s.pos]; c {
+	case '{', '[':
+		return s.container(c, depth+1)
+	}
+	return s.scalar()
+}
+
+// scalar checks a string, number or literal in full.
+func (s *scanner) scalar() error {
 	switch c := s.data[s.pos]; {
-	case c == '{':
-		return s.object(mask, depth+1)
-	case c == '[':
-		return s.array(depth + 1)
 	case c == '"':
 		return s.str()
 	case c == '-' || ('0' <= c && c <= '9'):
@@ -135,6 +198,10 @@ func (s *scanner) literal(lit string) error {
 	return nil
 }
 
+// object reads, in full, the object opening at s.pos at nesting depth.
+// mask holds the pending paths whose first depth-1 segments led here; their
+// next segment is matched against this object's keys. It returns as soon
+// as no path is pending any more.
 func (s *scanner) object(mask uint8, depth int) error {
 	if depth > maxJSONDepth {
 		return errNotJSON
@@ -147,6 +214,10 @@ func (s *scanner) object(mask uint8, depth int) error {
 	}
 	seg := depth - 1 // index of the path segment matched by this object's keys
 	for {
+		if mask &= s.pending; mask == 0 {
+			// Nothing more can be found in here: step over the rest.
+			return s.skipRest('}', depth)
+		}
 		s.skipSpace()
 		if s.pos >= len(s.data) || s.data[s.pos] != '"' {
 			return errNotJSON
@@ -156,20 +227,15 @@ func (s *scanner) object(mask uint8, depth int) error {
 			return err
 		}
 		var capture, descend uint8
-		if mask != 0 {
-			key := s.data[keyStart+1 : s.pos-1]
-			for i, p := range s.paths {
-				if mask&(1<<i) == 0 || !keyEquals(key, s.data[keyStart:s.pos], p[seg]) {
-					continue
-				}
-				if len(p) == seg+1 {
-					capture |= 1 << i
-				} else {
-					// A repeated key replaces the whole earlier value, so
-					// forget what the earlier one held.
-					s.out[i] = jsonValue{}
-					descend |= 1 << i
-				}
+		key := s.data[keyStart+1 : s.pos-1]
+		for i, p := range s.paths {
+			if mask&(1<<i) == 0 || !keyEquals(key, s.data[keyStart:s.pos], p[seg]) {
+				continue
+			}
+			if len(p) == seg+1 {
+				capture |= 1 << i
+			} else {
+				descend |= 1 << i
 			}
 		}
 		s.skipSpace()
@@ -178,22 +244,39 @@ func (s *scanner) object(mask uint8, depth int) error {
 		}
 		s.pos++
 		s.skipSpace()
-		start := s.pos
-		if err := s.value(descend, depth); err != nil {
-			return err
+		if s.pos >= len(s.data) {
+			return errNotJSON
 		}
-		if capture != 0 {
-			v := jsonValue{raw: s.data[start:s.pos], kind: 'o'}
-			switch c := s.data[start]; {
-			case c == '"':
-				v.kind = 's'
-			case c == '-' || ('0' <= c && c <= '9'):
-				v.kind = 'n'
+		start := s.pos
+		switch c := s.data[s.pos]; {
+		case capture != 0:
+			if err := s.valid(depth); err != nil {
+				return err
 			}
-			for i := range s.paths {
-				if capture&(1<<i) != 0 {
-					s.out[i] = v
+			end := s.pos
+			s.record(capture, s.data[start:end])
+			if descend != 0 && c == '{' {
+				// One path ends at this key and another goes on into its
+				// value (say "a" and "a.b"): read it again for the latter.
+				s.pos = start
+				if err := s.object(descend, depth+1); err != nil {
+					return err
 				}
+				s.pos = end
+			}
+			if s.pending == 0 {
+				return nil
+			}
+		case descend != 0 && c == '{':
+			if err := s.object(descend, depth+1); err != nil {
+				return err
+			}
+			if s.pending == 0 {
+				return nil
+			}
+		default:
+			if err := s.skip(depth); err != nil {
+				return err
 			}
 		}
 		s.skipSpace()
@@ -212,6 +295,24 @@ func (s *scanner) object(mask uint8, depth int) error {
 	}
 }
 
+// record stores raw, a value checked in full, as found for the paths in
+// capture, and marks them found.
+func (s *scanner) record(capture uint8, raw []byte) {
+	v := jsonValue{raw: raw, kind: 'o'}
+	switch c := raw[0]; {
+	case c == '"':
+		v.kind = 's'
+	case c == '-' || ('0' <= c && c <= '9'):
+		v.kind = 'n'
+	}
+	for i := range s.paths {
+		if capture&(1<<i) != 0 {
+			s.out[i] = v
+		}
+	}
+	s.pending &^= capture
+}
+
 // keyEquals reports whether a key (raw: without quotes; quoted: with them)
 // decodes to want.
 func keyEquals(raw, quoted []byte, want string) bool {
@@ -225,18 +326,38 @@ func keyEquals(raw, quoted []byte, want string) bool {
 	return k == want
 }
 
-func (s *scanner) array(depth int) error {
+// container checks, in full, the object or array opening at s.pos at
+// nesting depth.
+func (s *scanner) container(open byte, depth int) error {
 	if depth > maxJSONDepth {
 		return errNotJSON
 	}
-	s.pos++ // '['
+	end := byte(']')
+	if open == '{' {
+		end = '}'
+	}
+	s.pos++ // '{' or '['
 	s.skipSpace()
-	if s.pos < len(s.data) && s.data[s.pos] == ']' {
+	if s.pos < len(s.data) && s.data[s.pos] == end {
 		s.pos++
 		return nil
 	}
 	for {
-		if err := s.value(0, depth); err != nil {
+		if open == '{' {
+			s.skipSpace()
+			if s.pos >= len(s.data) || s.data[s.pos] != '"' {
+				return errNotJSON
+			}
+			if err := s.str(); err != nil {
+				return err
+			}
+			s.skipSpace()
+			if s.pos >= len(s.data) || s.data[s.pos] != ':' {
+				return errNotJSON
+			}
+			s.pos++
+		}
+		if err := s.valid(depth); err != nil {
 			return err
 		}
 		s.skipSpace()
@@ -246,12 +367,118 @@ func (s *scanner) array(depth int) error {
 		switch s.data[s.pos] {
 		case ',':
 			s.pos++
-		case ']':
+		case end:
 			s.pos++
 			return nil
 		default:
 			return errNotJSON
 		}
+	}
+}
+
+// skip steps over the value starting at s.pos (not space), in an object
+// at nesting depth: a string only up to its closing quote, an object or
+// array only checking that its strings close and its brackets balance and
+// match. Numbers and literals are short and checked in full.
+func (s *scanner) skip(depth int) error {
+	switch c := s.data[s.pos]; c {
+	case '"':
+		return s.skipString()
+	case '{', '[':
+		if depth+1 > maxJSONDepth {
+			return errNotJSON
+		}
+		s.pos++
+		end := byte(']')
+		if c == '{' {
+			end = '}'
+		}
+		return s.skipRest(end, depth+1)
+	}
+	return s.scalar()
+}
+
+// structural marks the bytes skipRest stops at (read-only).
+var structural = func() (t [256]bool) {
+	for _, c := range `"{}[]` {
+		t[c] = true
+	}
+	return t
+}()
+
+// skipRest steps over the rest of a container at nesting depth, up to and
+// including its closing byte end.
+func (s *scanner) skipRest(end byte, depth int) error {
+	data := s.data
+	for i := s.pos; i < len(data); i++ {
+		c := data[i]
+		if !structural[c] {
+			continue
+		}
+		s.pos = i
+		switch c {
+		case '"':
+			if err := s.skipString(); err != nil {
+				return err
+			}
+		case '{', '[':
+			if depth+1 > maxJSONDepth {
+				return errNotJSON
+			}
+			s.pos++
+			inner := byte(']')
+			if c == '{' {
+				inner = '}'
+			}
+			if err := s.skipRest(inner, depth+1); err != nil {
+				return err
+			}
+		default: // '}' or ']'
+			if c != end {
+				return errNotJSON
+			}
+			s.pos = i + 1
+			return nil
+		}
+		i = s.pos - 1
+	}
+	return errNotJSON
+}
+
+// skipString steps over the string opening at s.pos up to its closing
+// quote, honouring backslash escapes but checking nothing else. Its first
+// bytes are looked at one by one (most strings are short); past them, the
+// searches run at memory speed (bytes.IndexByte).
+func (s *scanner) skipString() error {
+	data := s.data
+	i := s.pos + 1 // the first byte not yet known to be inside the string
+	q := -1        // the first quote at or after i, once searched for
+	for {
+		for end := min(i+16, len(data)); i < end; i++ {
+			switch data[i] {
+			case '"':
+				s.pos = i + 1
+				return nil
+			case '\\':
+				i++ // and the loop steps over the escaped byte
+			}
+		}
+		if i >= len(data) {
+			return errNotJSON
+		}
+		if q < i {
+			n := bytes.IndexByte(data[i:], '"')
+			if n < 0 {
+				return errNotJSON
+			}
+			q = i + n
+		}
+		b := bytes.IndexByte(data[i:q], '\\')
+		if b < 0 {
+			s.pos = q + 1
+			return nil
+		}
+		i += b + 2 // the backslash and the byte it escapes
 	}
 }
 

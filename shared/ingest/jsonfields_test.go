@@ -12,36 +12,69 @@ import (
 
 var oraclePaths = []jsonPath{{"id"}, {"type"}, {"event", "type"}, {"a", "b", "c"}}
 
-// oracle reads the value at path with encoding/json, the reference.
+// oracle reads the first value at path with encoding/json's tokenizer,
+// the reference: keys decoded as encoding/json decodes them, the first
+// occurrence in document order counting when a key repeats.
 func oracle(data []byte, path jsonPath) (value any, found bool) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	v, found, err := oracleFind(dec, path)
+	if err != nil {
 		return nil, false
 	}
-	for _, seg := range path {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if v, ok = m[seg]; !ok {
-			return nil, false
-		}
-	}
-	return v, true
+	return v, found
 }
 
-// checkAgainstOracle compares scanJSON with encoding/json on one input.
+// oracleFind reads one value from dec and returns the first value at path
+// within it.
+func oracleFind(dec *json.Decoder, path jsonPath) (value any, found bool, err error) {
+	if len(path) == 0 {
+		err = dec.Decode(&value)
+		return value, err == nil, err
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, false, err
+	}
+	open, ok := tok.(json.Delim)
+	if !ok {
+		return nil, false, nil // a scalar holds no field
+	}
+	for dec.More() {
+		if open == '{' {
+			key, err := dec.Token()
+			if err != nil {
+				return nil, false, err
+			}
+			if !found && key.(string) == path[0] {
+				if value, found, err = oracleFind(dec, path[1:]); err != nil {
+					return nil, false, err
+				}
+				continue
+			}
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil, false, err
+		}
+	}
+	_, err = dec.Token() // the closing delimiter
+	return value, found, err
+}
+
+// checkAgainstOracle checks scanJSON on one input: on valid JSON, against
+// encoding/json; on anything else, against scanJSON's contract for what it
+// may accept without reading.
 func checkAgainstOracle(t *testing.T, data []byte) {
 	t.Helper()
 	var out [maxJSONPaths]jsonValue
 	err := scanJSON(data, oraclePaths, out[:])
-	if valid := json.Valid(data); (err == nil) != valid {
-		t.Fatalf("scanJSON(%q) error = %v, json.Valid = %v", data, err, valid)
+	if !json.Valid(data) {
+		checkInvalid(t, data, err, out[:len(oraclePaths)])
+		return
 	}
 	if err != nil {
-		return
+		t.Fatalf("scanJSON(%q) = %v on valid JSON", data, err)
 	}
 	for i, p := range oraclePaths {
 		want, found := oracle(data, p)
@@ -66,6 +99,26 @@ func checkAgainstOracle(t *testing.T, data []byte) {
 			if got.kind != 'o' || ok {
 				t.Fatalf("path %v in %q: got kind %c, want a non-text value %v", p, data, got.kind, w)
 			}
+		}
+	}
+}
+
+// checkInvalid checks scanJSON's answer on data that is not valid JSON:
+// only an object that starts with '{' and ends with '}' may be accepted
+// (the rest is read only as far as the wanted fields), and every value it
+// reports must be valid JSON itself, wanted values being checked in full.
+func checkInvalid(t *testing.T, data []byte, err error, out []jsonValue) {
+	t.Helper()
+	if err != nil {
+		return
+	}
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) < 2 || trimmed[0] != '{' || trimmed[len(trimmed)-1] != '}' {
+		t.Fatalf("scanJSON accepted %q, which is not an object from '{' to '}'", data)
+	}
+	for i, v := range out {
+		if v.kind != 0 && !json.Valid(v.raw) {
+			t.Fatalf("path %v in %q: reported %q, which is not valid JSON", oraclePaths[i], data, v.raw)
 		}
 	}
 }
@@ -163,6 +216,51 @@ func BenchmarkScanJSON(b *testing.B) {
 	for b.Loop() {
 		if err := scanJSON(data, paths, out[:]); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestScanJSONReadsOnlyWhatItNeeds pins the contract for bodies that are
+// not valid JSON: what scanJSON reads is checked, what it steps over only
+// for its delimiters, and what follows the last wanted field not at all.
+func TestScanJSONReadsOnlyWhatItNeeds(t *testing.T) {
+	paths := []jsonPath{{"id"}, {"type"}}
+	tests := []struct {
+		in        string
+		ok        bool
+		id, type_ string
+	}{
+		{in: `{"id":"x","type":"y","z":tru}`, ok: true, id: "x", type_: "y"},
+		{in: `{"id":"x","type":"y"} x }`, ok: true, id: "x", type_: "y"},
+		{in: "{\"a\":\"\x01\\q\",\"id\":\"x\",\"type\":\"y\"}", ok: true, id: "x", type_: "y"},
+		{in: `{"a":{"b":[1,,]},"id":"x","type":"y"}`, ok: true, id: "x", type_: "y"},
+		{in: `{"id":"x","id":"second","type":"y","type":"second"}`, ok: true, id: "x", type_: "y"},
+		{in: `{"id":"x","type":"y"`},              // truncated: no closing '}'
+		{in: `{"id":"x","type":"y"} x`},           // does not end with '}'
+		{in: `{"a":[}],"id":"x","type":"y"}`},     // brackets do not match
+		{in: `{"a":"open,"id":"x","type":"y"}`},   // ends inside a string
+		{in: "{\"id\":\"x\x01\",\"type\":\"y\"}"}, // a wanted value is checked in full
+		{in: `{"id" "x","type":"y"}`},             // separators on the way are checked
+		{in: `{"a":01,"id":"x","type":"y"}`},      // so are numbers on the way
+		{in: `{"id":"x","a":"\\q"} `},             // type not found: read to the end, strings delimited only
+		{in: `{"id":"x"} {}`},                     // type not found: nothing may follow
+		{in: `[{"id":"x","type":"y"}, tru]`},      // not an object: validated in full
+	}
+	tests[12].ok, tests[12].id = true, "x"
+	for _, tt := range tests {
+		var out [2]jsonValue
+		err := scanJSON([]byte(tt.in), paths, out[:])
+		if (err == nil) != tt.ok {
+			t.Errorf("scanJSON(%q) error = %v, want ok %v", tt.in, err, tt.ok)
+			continue
+		}
+		if !tt.ok {
+			continue
+		}
+		id, _ := out[0].text()
+		typ, _ := out[1].text()
+		if id != tt.id || typ != tt.type_ {
+			t.Errorf("scanJSON(%q) = id %q type %q, want %q %q", tt.in, id, typ, tt.id, tt.type_)
 		}
 	}
 }
