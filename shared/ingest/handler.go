@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -34,7 +35,10 @@ import (
 	"github.com/hookfan/hookfan/shared/verify"
 )
 
-// Publisher is the SNS call ingest makes.
+// Publisher is the SNS call ingest makes. Publish must not keep in, or
+// anything it points to, once it returns: the handler reuses that memory
+// for its next request. The SDK's client serializes the input inside
+// Publish.
 type Publisher interface {
 	Publish(ctx context.Context, in *sns.PublishInput, optFns ...func(*sns.Options)) (*sns.PublishOutput, error)
 }
@@ -83,6 +87,40 @@ type Handler struct {
 	log       *slog.Logger
 	now       func() time.Time
 	unknown   metrics.Dimension
+	scratch   sync.Pool // of *scratch
+}
+
+// scratch is the memory a request uses only until Handle returns, pooled
+// so that a warm function does not allocate it again: the decoded body of
+// a base64 request, the verification request and the SNS input with its
+// attributes. No answer, log line or metric ever points into it.
+type scratch struct {
+	body  []byte
+	hdr   proxyHeader
+	vr    verify.Request
+	v     attrValues
+	attrs map[string]snstypes.MessageAttributeValue
+	in    sns.PublishInput
+}
+
+// newScratch builds a scratch whose input points at its own attribute
+// values: a request fills in the values, never the map or the input.
+func newScratch(topicARN *string) *scratch {
+	sc := &scratch{attrs: make(map[string]snstypes.MessageAttributeValue, 6)}
+	for _, a := range sc.v.list() {
+		if a.name != message.AttrEncoding { // only set for base64 messages
+			sc.attrs[a.name] = snstypes.MessageAttributeValue{DataType: stringType, StringValue: a.value}
+		}
+	}
+	sc.in = sns.PublishInput{TopicArn: topicARN, Message: &sc.v.message, MessageAttributes: sc.attrs}
+	return sc
+}
+
+// release forgets the request's data, so the pool keeps no body alive,
+// and returns sc to the pool.
+func (h *Handler) release(sc *scratch) {
+	sc.hdr, sc.vr, sc.v = proxyHeader{}, verify.Request{}, attrValues{}
+	h.scratch.Put(sc)
 }
 
 // source is one configured source with everything precomputed.
@@ -123,6 +161,7 @@ func New(o Options) (*Handler, error) {
 	if h.now == nil {
 		h.now = time.Now
 	}
+	h.scratch.New = func() any { return newScratch(h.topicARN) }
 	for _, s := range o.Sources {
 		if _, dup := h.sources[s.Name]; dup {
 			return nil, fmt.Errorf("ingest: source %q is configured twice", s.Name)
@@ -161,12 +200,14 @@ type outcome struct {
 // every failure is an HTTP answer.
 func (h *Handler) Handle(ctx context.Context, req events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
 	start := h.now()
-	out := h.handle(ctx, &req, start)
+	sc := h.scratch.Get().(*scratch)
+	out := h.handle(ctx, sc, &req, start)
+	h.release(sc)
 	h.record(ctx, &req, &out, start)
 	return response(&out), nil
 }
 
-func (h *Handler) handle(ctx context.Context, req *events.APIGatewayProxyRequest, received time.Time) outcome {
+func (h *Handler) handle(ctx context.Context, sc *scratch, req *events.APIGatewayProxyRequest, received time.Time) outcome {
 	name := sourceName(req)
 	src, ok := h.sources[name]
 	if !ok {
@@ -175,13 +216,14 @@ func (h *Handler) handle(ctx context.Context, req *events.APIGatewayProxyRequest
 	if req.HTTPMethod != http.MethodPost {
 		return reject(name, true, CodeMethodNotAllowed, fmt.Errorf("method %q", truncate(req.HTTPMethod, 16)))
 	}
-	body, code := decodeBody(req, src.limit)
+	body, code := decodeBody(req, src.limit, &sc.body)
 	if code != "" {
 		return reject(name, true, code, fmt.Errorf("body of %d bytes as received (base64: %v), limit %d", len(req.Body), req.IsBase64Encoded, src.limit))
 	}
-	hdr := proxyHeader{single: req.Headers, multi: req.MultiValueHeaders}
-	vr := verify.Request{Header: hdr, Body: body, Now: received}
-	if code, err := h.verify(ctx, src, &vr); code != "" {
+	sc.hdr = proxyHeader{single: req.Headers, multi: req.MultiValueHeaders}
+	hdr := &sc.hdr // a pointer into the scratch: no allocation as a verify.Header
+	sc.vr = verify.Request{Header: hdr, Body: body, Now: received}
+	if code, err := h.verify(ctx, src, &sc.vr); code != "" {
 		return reject(name, true, code, err)
 	}
 	ident, code := src.identify(hdr, body)
@@ -198,7 +240,7 @@ func (h *Handler) handle(ctx context.Context, req *events.APIGatewayProxyRequest
 		return reject(name, true, CodeEventTypeInvalid, fmt.Errorf("event type %s", quoteStart(ident.typ)))
 	}
 	id := EventID(name, ident.providerID)
-	in, fits := h.message(req, body, name, id, ident.typ, contentType(hdr), received)
+	in, fits := fillMessage(sc, req, body, name, id, ident.typ, contentType(hdr), received)
 	if !fits {
 		return reject(name, true, CodeBodyTooLarge, errors.New("body and attributes exceed one SNS message"))
 	}
@@ -228,8 +270,10 @@ func sourceName(req *events.APIGatewayProxyRequest) string {
 }
 
 // decodeBody returns the request body's bytes, checking emptiness and the
-// source's limit before any decoding work.
-func decodeBody(req *events.APIGatewayProxyRequest, limit int) ([]byte, string) {
+// source's limit before any decoding work. A base64 body is decoded into
+// *buf, grown as needed (to at most the limit) and reused by later
+// requests; a text body is read where it is, without a copy.
+func decodeBody(req *events.APIGatewayProxyRequest, limit int, buf *[]byte) ([]byte, string) {
 	if !req.IsBase64Encoded {
 		switch {
 		case len(req.Body) == 0:
@@ -245,7 +289,12 @@ func decodeBody(req *events.APIGatewayProxyRequest, limit int) ([]byte, string) 
 	if base64.StdEncoding.DecodedLen(len(req.Body)) > limit+2 { // padding makes DecodedLen overestimate by up to 2
 		return nil, CodeBodyTooLarge
 	}
-	body, err := base64.StdEncoding.DecodeString(req.Body)
+	need := base64.StdEncoding.DecodedLen(len(req.Body))
+	if cap(*buf) < need {
+		*buf = make([]byte, need)
+	}
+	n, err := base64.StdEncoding.Decode((*buf)[:need], readOnlyBytes(req.Body))
+	body := (*buf)[:n]
 	switch {
 	case err != nil:
 		return nil, CodeBodyNotBase64
@@ -353,51 +402,69 @@ func contentType(h verify.Header) string {
 
 var stringType = aws.String("String")
 
-// attrValues holds the attribute values of one message in one allocation;
-// the SDK's input takes pointers to them.
+// attrValues holds the attribute values of one message; the SDK's input
+// points at them.
 type attrValues struct {
 	message, source, typ, id, receivedAt, contentType, encoding string
 }
 
-// message builds the SNS publish input and reports whether the message and
-// its attributes fit in one SNS message.
-func (h *Handler) message(req *events.APIGatewayProxyRequest, body []byte, source, id, typ, ct string, received time.Time) (*sns.PublishInput, bool) {
-	v := &attrValues{source: source, typ: typ, id: id, contentType: ct}
+// attr is a message attribute's name and where its value is held.
+type attr struct {
+	name  string
+	value *string
+}
+
+// list names the attributes and their values.
+func (v *attrValues) list() [6]attr {
+	return [...]attr{
+		{message.AttrSource, &v.source}, {message.AttrType, &v.typ}, {message.AttrID, &v.id},
+		{message.AttrReceivedAt, &v.receivedAt}, {message.AttrContentType, &v.contentType}, {message.AttrEncoding, &v.encoding},
+	}
+}
+
+// fillMessage fills in sc's SNS publish input and reports whether the message
+// and its attributes fit in one SNS message.
+func fillMessage(sc *scratch, req *events.APIGatewayProxyRequest, body []byte, source, id, typ, ct string, received time.Time) (*sns.PublishInput, bool) {
+	v := &sc.v
+	*v = attrValues{source: source, typ: typ, id: id, contentType: ct}
 	switch {
 	case !req.IsBase64Encoded && utf8.ValidString(req.Body):
 		v.message = req.Body // the exact bytes, without another copy
 	case utf8.Valid(body):
-		// body is the buffer decodeBody decoded, owned by this request
-		// and never written again: share it rather than copy it.
+		// body is the scratch buffer decodeBody decoded into, not written
+		// again before this request's Publish returned: share it rather
+		// than copy it.
 		v.message = unsafe.String(unsafe.SliceData(body), len(body))
 	default:
 		v.message = base64.StdEncoding.EncodeToString(body)
 		v.encoding = message.EncodingBase64
 	}
 	v.receivedAt = formatReceivedAt(received)
-	attrs := make(map[string]snstypes.MessageAttributeValue, 6)
-	size := len(v.message)
-	for _, a := range [...]struct {
-		name  string
-		value *string
-	}{
-		{message.AttrSource, &v.source}, {message.AttrType, &v.typ}, {message.AttrID, &v.id},
-		{message.AttrReceivedAt, &v.receivedAt}, {message.AttrContentType, &v.contentType}, {message.AttrEncoding, &v.encoding},
-	} {
-		if *a.value == "" {
-			continue // only encoding is ever empty
-		}
-		attrs[a.name] = snstypes.MessageAttributeValue{DataType: stringType, StringValue: a.value}
-		size += len(a.name) + len(*stringType) + len(*a.value)
+	if v.encoding != "" {
+		sc.attrs[message.AttrEncoding] = snstypes.MessageAttributeValue{DataType: stringType, StringValue: &v.encoding}
+	} else {
+		delete(sc.attrs, message.AttrEncoding)
 	}
-	return &sns.PublishInput{TopicArn: h.topicARN, Message: &v.message, MessageAttributes: attrs}, size <= config.MaxSNSMessageBytes
+	size := len(v.message)
+	for _, a := range v.list() {
+		if *a.value != "" { // only encoding is ever empty
+			size += len(a.name) + len(*stringType) + len(*a.value)
+		}
+	}
+	return &sc.in, size <= config.MaxSNSMessageBytes
 }
+
+// Answers' headers, shared by every response: read-only.
+var (
+	answerHeaders      = map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store"}
+	answerHeadersAllow = map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store", "Allow": http.MethodPost}
+)
 
 // response renders an outcome as API Gateway's answer.
 func response(o *outcome) events.APIGatewayProxyResponse {
-	hdr := map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store"}
+	hdr := answerHeaders
 	if o.code == CodeMethodNotAllowed {
-		hdr["Allow"] = http.MethodPost
+		hdr = answerHeadersAllow
 	}
 	body := o.body
 	if o.code != "" {
@@ -435,8 +502,12 @@ func (h *Handler) record(ctx context.Context, req *events.APIGatewayProxyRequest
 	if err := h.metrics.Flush(ctx); err != nil {
 		h.log.LogAttrs(ctx, slog.LevelWarn, "metrics flush failed", slog.String("error", err.Error()))
 	}
-	attrs := make([]slog.Attr, 0, 12)
-	attrs = append(attrs,
+	lh := h.log.Handler()
+	if !lh.Enabled(ctx, level) {
+		return
+	}
+	var buf [11]slog.Attr // at most 11 attributes; AddAttrs copies them
+	attrs := append(buf[:0],
 		slog.String("source", o.source),
 		slog.String("id", o.id),
 		slog.String("type", o.typ),
@@ -459,7 +530,11 @@ func (h *Handler) record(ctx context.Context, req *events.APIGatewayProxyRequest
 	if o.detail != nil {
 		attrs = append(attrs, slog.String("error", o.detail.Error()))
 	}
-	h.log.LogAttrs(ctx, level, "ingest", attrs...)
+	// As Logger.LogAttrs does, without runtime.Callers: the line is always
+	// this one, and a handler's AddSource would only name this function.
+	r := slog.NewRecord(time.Now(), level, "ingest", 0)
+	r.AddAttrs(attrs...)
+	_ = lh.Handle(ctx, r)
 }
 
 // formatReceivedAt renders t as RFC 3339 in UTC with milliseconds

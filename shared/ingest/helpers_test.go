@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	lambdaevents "github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
+	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 
 	"github.com/hookfan/hookfan/events"
 	"github.com/hookfan/hookfan/shared/config"
@@ -37,12 +39,32 @@ type fakePublisher struct {
 func (p *fakePublisher) Publish(_ context.Context, in *sns.PublishInput, _ ...func(*sns.Options)) (*sns.PublishOutput, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.calls = append(p.calls, in)
+	p.calls = append(p.calls, clonePublishInput(in))
 	if p.err != nil {
 		return nil, p.err
 	}
 	id := fmt.Sprintf("msg-%d", len(p.calls))
 	return &sns.PublishOutput{MessageId: &id}, nil
+}
+
+// clonePublishInput copies in deeply: the handler reuses the input's memory
+// once Publish returns (see ingest.Publisher), as a real client may assume.
+func clonePublishInput(in *sns.PublishInput) *sns.PublishInput {
+	str := func(p *string) *string {
+		if p == nil {
+			return nil
+		}
+		c := strings.Clone(*p)
+		return &c
+	}
+	out := &sns.PublishInput{TopicArn: str(in.TopicArn), Message: str(in.Message)}
+	if in.MessageAttributes != nil {
+		out.MessageAttributes = make(map[string]snstypes.MessageAttributeValue, len(in.MessageAttributes))
+		for k, v := range in.MessageAttributes {
+			out.MessageAttributes[strings.Clone(k)] = snstypes.MessageAttributeValue{DataType: str(v.DataType), StringValue: str(v.StringValue)}
+		}
+	}
+	return out
 }
 
 func (p *fakePublisher) published() []*sns.PublishInput {
