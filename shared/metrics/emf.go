@@ -20,8 +20,9 @@ const emfMaxValues = 100
 // EMF writes CloudWatch Embedded Metric Format documents, one JSON line per
 // set of dimension values.
 type EMF struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu  sync.Mutex
+	w   io.Writer
+	buf []byte // the lines being written, reused under mu
 }
 
 // NewEMF returns a sink writing EMF lines to w (stdout in Lambda).
@@ -37,6 +38,13 @@ type emfGroup struct {
 
 // Publish writes the points as EMF documents.
 func (e *EMF) Publish(_ context.Context, points []Point) error {
+	if len(points) == 1 {
+		// The common case (ingest flushes one point per request): no
+		// grouping needed.
+		if done, err := e.publishPoint(&points[0]); done {
+			return err
+		}
+	}
 	groups := map[string]*emfGroup{}
 	var keys []string
 	for _, p := range points {
@@ -173,6 +181,92 @@ func (g *emfGroup) appendDocument(b []byte, chunk int) (out []byte, ok, more boo
 		}
 	}
 	return append(b, '}'), true, more, nil
+}
+
+// publishPoint writes the document of one point, reusing e's buffer;
+// done is false when appendPoint declines the point.
+func (e *EMF) publishPoint(p *Point) (done bool, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	line, ok, err := appendPoint(e.buf[:0], p)
+	if err != nil || !ok {
+		return err != nil, err
+	}
+	e.buf = append(line, '\n')
+	_, err = e.w.Write(e.buf)
+	return true, err
+}
+
+// appendPoint appends the document of a group holding only p, exactly as
+// appendDocument renders it, without building the group. ok is false when
+// names collide (a dimension named like the metric, "_aws" or another
+// dimension, or more than maxPointDims dimensions): appendDocument's rules
+// for those are left to it.
+func appendPoint(b []byte, p *Point) (out []byte, ok bool, err error) {
+	const maxPointDims = 8
+	dims := p.Dimensions
+	if len(dims) > maxPointDims || p.Name == "_aws" {
+		return b, false, nil
+	}
+	// The members, by key: the metric (-1), the dimensions (their index)
+	// and "_aws" (len(dims)), sorted as encoding/json sorts a map's keys.
+	var orderBuf [maxPointDims + 2]int
+	order := append(orderBuf[:0], -1)
+	for i, d := range dims {
+		if d.Name == p.Name || d.Name == "_aws" || slices.ContainsFunc(dims[:i], func(o Dimension) bool { return o.Name == d.Name }) {
+			return b, false, nil
+		}
+		order = append(order, i)
+	}
+	order = append(order, len(dims))
+	key := func(m int) string {
+		switch {
+		case m < 0:
+			return p.Name
+		case m < len(dims):
+			return dims[m].Name
+		}
+		return "_aws"
+	}
+	for i := 1; i < len(order); i++ { // insertion sort: a handful of keys
+		for j := i; j > 0 && key(order[j]) < key(order[j-1]); j-- {
+			order[j], order[j-1] = order[j-1], order[j]
+		}
+	}
+	b = append(b, '{')
+	for i, m := range order {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, key(m))
+		b = append(b, ':')
+		switch {
+		case m < 0:
+			if b, err = appendJSONFloat(b, p.Value); err != nil {
+				return nil, false, err
+			}
+		case m < len(dims):
+			b = appendJSONString(b, dims[m].Value)
+		default:
+			b = append(b, `{"CloudWatchMetrics":[{"Dimensions":[[`...)
+			for j, d := range dims {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = appendJSONString(b, d.Name)
+			}
+			b = append(b, `]],"Metrics":[{"Name":`...)
+			b = appendJSONString(b, p.Name)
+			b = append(b, `,"Unit":`...)
+			b = appendJSONString(b, string(p.Unit))
+			b = append(b, `}],"Namespace":`...)
+			b = appendJSONString(b, Namespace)
+			b = append(b, `}],"Timestamp":`...)
+			b = strconv.AppendInt(b, p.Time.UnixMilli(), 10)
+			b = append(b, '}')
+		}
+	}
+	return append(b, '}'), true, nil
 }
 
 // appendJSONString appends s as encoding/json would: directly when every

@@ -1,10 +1,12 @@
 package metrics
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // mapDocument is the reference rendering of one EMF chunk: the document as a
@@ -122,3 +124,46 @@ func BenchmarkEMFPublish(b *testing.B) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestAppendPointMatchesAppendDocument checks the one-point fast path
+// against the general rendering, names that collide included (the fast
+// path declines those, and Publish renders them the general way).
+func TestAppendPointMatchesAppendDocument(t *testing.T) {
+	names := []string{"IngestAccepted", "Source", "Reason", "_aws", "a<b>&c", "ünï", "tab\there", "quote\"d", "Z", "z"}
+	values := []float64{0, 1, -1, 12.5, 1e-7, 1e21, 0.1, 5e-324, math.MaxFloat64}
+	rng := rand.New(rand.NewPCG(3, 4))
+	pick := func(s []string) string { return s[rng.IntN(len(s))] }
+	declined := 0
+	for i := range 5000 {
+		p := Point{Name: pick(names), Unit: []Unit{Count, Milliseconds}[rng.IntN(2)], Value: values[rng.IntN(len(values))],
+			Time: time.UnixMilli(rng.Int64N(2e12))}
+		for range rng.IntN(4) {
+			p.Dimensions = append(p.Dimensions, Dimension{Name: pick(names), Value: pick(names)})
+		}
+		g := &emfGroup{dims: p.Dimensions, order: []string{p.Name}, units: map[string]Unit{p.Name: p.Unit},
+			values: map[string][]float64{p.Name: {p.Value}}, ts: p.Time.UnixMilli()}
+		want, _, _, err := g.appendDocument(nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok, err := appendPoint(nil, &p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			declined++
+		} else if string(got) != string(want) {
+			t.Fatalf("case %d %+v:\n got %s\nwant %s", i, p, got, want)
+		}
+		var buf bytes.Buffer
+		if err := NewEMF(&buf).Publish(t.Context(), []Point{p}); err != nil {
+			t.Fatal(err)
+		}
+		if buf.String() != string(want)+"\n" {
+			t.Fatalf("case %d: Publish wrote %q, want %q", i, buf.String(), want)
+		}
+	}
+	if declined == 0 || declined == 5000 {
+		t.Errorf("fast path declined %d of 5000 points; the test should exercise both paths", declined)
+	}
+}

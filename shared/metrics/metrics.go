@@ -64,7 +64,8 @@ type Point struct {
 	Time       time.Time
 }
 
-// Sink publishes points.
+// Sink publishes points. Publish must not keep the points slice once it
+// returns: the Recorder reuses its memory.
 type Sink interface {
 	Publish(ctx context.Context, points []Point) error
 }
@@ -76,6 +77,7 @@ type Recorder struct {
 
 	mu     sync.Mutex
 	points []Point
+	spare  []Point // the memory of flushed points, for the next ones
 }
 
 // NewRecorder returns a Recorder that flushes to sink.
@@ -96,12 +98,19 @@ func (r *Recorder) Count(name string, dims ...Dimension) { r.Add(name, Count, 1,
 func (r *Recorder) Flush(ctx context.Context) error {
 	r.mu.Lock()
 	points := r.points
-	r.points = nil
+	r.points, r.spare = r.spare, nil
 	r.mu.Unlock()
-	if len(points) == 0 {
-		return nil
+	var err error
+	if len(points) > 0 {
+		err = r.sink.Publish(ctx, points)
 	}
-	if err := r.sink.Publish(ctx, points); err != nil {
+	clear(points) // keep no dimension values alive
+	r.mu.Lock()
+	if r.spare == nil {
+		r.spare = points[:0]
+	}
+	r.mu.Unlock()
+	if err != nil {
 		return fmt.Errorf("flush %d metric points: %w", len(points), err)
 	}
 	return nil
