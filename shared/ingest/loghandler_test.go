@@ -1,0 +1,108 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"testing/slogtest"
+	"time"
+)
+
+// TestLogHandlerMatchesJSONHandler logs random records through both
+// handlers and requires the same bytes.
+func TestLogHandlerMatchesJSONHandler(t *testing.T) {
+	strs := []string{"", "stripe", "evt_0123", "a\"b\\c", "tab\there\nnl\rcr", "\x00\x01\x1f\x7f", "<b>&amp;</b>", "café ünï 😀",
+		"bad \xff utf8 \xc3", "line\u2028sep\u2029", "é\xe2\x80", strings.Repeat("x", 300)}
+	floats := []float64{0, 0.123, -1.5, 1e-7, 123456.789, 1e21, 5e-324, math.MaxFloat64, 3, math.Inf(1), math.NaN()}
+	times := []time.Time{time.Date(2026, 11, 30, 5, 0, 0, 123_456_789, time.UTC), time.Now(),
+		time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("X", -7*3600)), {}, time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}
+	levels := []slog.Level{slog.LevelInfo, slog.LevelWarn, slog.LevelError, slog.LevelDebug + 2}
+	rng := rand.New(rand.NewPCG(5, 6))
+	pick := func(s []string) string { return s[rng.IntN(len(s))] }
+	for i := range 3000 {
+		r := slog.NewRecord(times[rng.IntN(len(times))], levels[rng.IntN(len(levels))], pick(strs), 0)
+		for range rng.IntN(12) {
+			key := pick(strs)
+			switch rng.IntN(8) {
+			case 0, 1, 2:
+				r.AddAttrs(slog.String(key, pick(strs)))
+			case 3:
+				r.AddAttrs(slog.Int64(key, rng.Int64()-math.MaxInt64/2))
+			case 4:
+				r.AddAttrs(slog.Uint64(key, rng.Uint64()))
+			case 5:
+				r.AddAttrs(slog.Bool(key, rng.IntN(2) == 0))
+			case 6:
+				r.AddAttrs(slog.Float64(key, floats[rng.IntN(len(floats))]))
+			default:
+				r.AddAttrs([]slog.Attr{slog.Duration(key, time.Second), slog.Any(key, []int{1}), slog.Group(key, slog.Int("n", 1)),
+					slog.Any(key, errors.New("boom"))}[rng.IntN(4)])
+			}
+		}
+		var want, got bytes.Buffer
+		if err := slog.NewJSONHandler(&want, nil).Handle(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+		if err := NewLogHandler(&got, nil).Handle(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Fatalf("case %d:\n got %s\nwant %s", i, got.Bytes(), want.Bytes())
+		}
+	}
+}
+
+func TestLogHandlerSlogtest(t *testing.T) {
+	var buf bytes.Buffer
+	slogtest.Run(t, func(*testing.T) slog.Handler {
+		buf.Reset()
+		return NewLogHandler(&buf, nil)
+	}, func(t *testing.T) map[string]any {
+		var m map[string]any
+		if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	})
+}
+
+func TestLogHandlerOptions(t *testing.T) {
+	var got, want bytes.Buffer
+	opts := &slog.HandlerOptions{Level: slog.LevelWarn, ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == "secret" {
+			a.Value = slog.StringValue("redacted")
+		}
+		return a
+	}}
+	for _, h := range []struct {
+		h slog.Handler
+		w *bytes.Buffer
+	}{{NewLogHandler(&got, opts), &got}, {slog.NewJSONHandler(&want, opts), &want}} {
+		l := slog.New(h.h)
+		l.Info("dropped")
+		l.Warn("kept", "secret", "x", "n", 1)
+		l.With("a", 1).WithGroup("g").Error("grouped", "b", 2.5)
+	}
+	strip := func(s string) string { // the times differ
+		var out []string
+		for _, line := range strings.Split(strings.TrimSpace(s), "\n") {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(line), &m); err != nil {
+				t.Fatal(err)
+			}
+			delete(m, "time")
+			b, _ := json.Marshal(m)
+			out = append(out, string(b))
+		}
+		return strings.Join(out, "\n")
+	}
+	if g, w := strip(got.String()), strip(want.String()); g != w {
+		t.Errorf("with options:\n got %s\nwant %s", g, w)
+	}
+}
