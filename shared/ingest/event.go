@@ -244,7 +244,21 @@ func first(h verify.Header, name string) string {
 // be matched by filter policies: 1 to 256 bytes of valid UTF-8 without
 // control characters.
 func validAttribute(s string) bool {
-	if s == "" || len(s) > maxAttributeBytes || !utf8.ValidString(s) {
+	if s == "" || len(s) > maxAttributeBytes {
+		return false
+	}
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f {
+			return false
+		} else if c >= utf8.RuneSelf {
+			ascii = false
+		}
+	}
+	if ascii {
+		return true // the common case: nothing to decode
+	}
+	if !utf8.ValidString(s) {
 		return false
 	}
 	for _, r := range s {

@@ -506,6 +506,7 @@ func (h *Handler) record(ctx context.Context, req *events.APIGatewayProxyRequest
 	if !lh.Enabled(ctx, level) {
 		return
 	}
+	end := h.now()
 	var buf [11]slog.Attr // at most 11 attributes; AddAttrs copies them
 	attrs := append(buf[:0],
 		slog.String("source", o.source),
@@ -513,7 +514,7 @@ func (h *Handler) record(ctx context.Context, req *events.APIGatewayProxyRequest
 		slog.String("type", o.typ),
 		slog.String("outcome", outcomeName),
 		slog.Int("status", o.status),
-		slog.Float64("latency_ms", float64(h.now().Sub(start).Microseconds())/1000),
+		slog.Float64("latency_ms", float64(end.Sub(start).Microseconds())/1000),
 	)
 	if o.code != "" {
 		attrs = append(attrs, slog.String("code", o.code))
@@ -532,7 +533,7 @@ func (h *Handler) record(ctx context.Context, req *events.APIGatewayProxyRequest
 	}
 	// As Logger.LogAttrs does, without runtime.Callers: the line is always
 	// this one, and a handler's AddSource would only name this function.
-	r := slog.NewRecord(time.Now(), level, "ingest", 0)
+	r := slog.NewRecord(end, level, "ingest", 0)
 	r.AddAttrs(attrs...)
 	_ = lh.Handle(ctx, r)
 }

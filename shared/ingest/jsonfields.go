@@ -85,10 +85,8 @@ func scanJSON(data []byte, paths []jsonPath, out []jsonValue) error {
 	if len(paths) > maxJSONPaths || len(out) < len(paths) {
 		panic("ingest: scanJSON called with too many paths")
 	}
-	for i := range paths {
-		out[i] = jsonValue{}
-	}
-	s := scanner{data: data, paths: paths, out: out}
+	s := scanner{data: data, paths: paths}
+	defer func() { copy(out, s.out[:len(paths)]) }()
 	for i, p := range paths {
 		if len(p) > 0 {
 			s.pending |= 1 << i
@@ -145,8 +143,8 @@ type scanner struct {
 	data    []byte
 	pos     int
 	paths   []jsonPath
-	out     []jsonValue
-	pending uint8 // the paths not found yet
+	out     [maxJSONPaths]jsonValue // copied to the caller's at the end, so that it need not escape
+	pending uint8                   // the paths not found yet
 }
 
 func (s *scanner) skipSpace() {

@@ -48,7 +48,7 @@ func (s *Slack) Verify(r *Request, keys []Key) error {
 	signed := append(append(append(base[:0], "v0:"...), tsText...), ':')
 	var sum [sha256.Size]byte
 	for _, k := range keys {
-		if hmac.Equal(k.sum(sum[:], signed, r.Body), want[:]) {
+		if hmac.Equal(k.sum(sum[:], r.Body, signed), want[:]) {
 			return nil
 		}
 	}

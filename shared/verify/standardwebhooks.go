@@ -109,7 +109,7 @@ func (s *StandardWebhooks) Verify(r *Request, keys []Key) error {
 	var tsBuf [maxTimestampDigits + 2]byte
 	tsPart := append(append(append(tsBuf[:0], '.'), tsText...), '.') // canonical: ParseUnix accepted it
 	for _, k := range keys {
-		got := k.sum(sum[:], []byte(id), tsPart, r.Body)
+		got := k.sum(sum[:], r.Body, []byte(id), tsPart)
 		for i := range parsed.N {
 			if hmac.Equal(got, parsed.V1[i][:]) {
 				return nil

@@ -52,7 +52,7 @@ func (s *Stripe) Verify(r *Request, keys []Key) error {
 	signed := append(strconv.AppendInt(prefix[:0], h.Timestamp, 10), '.')
 	var sum [sha256.Size]byte
 	for _, k := range keys {
-		got := k.sum(sum[:], signed, r.Body)
+		got := k.sum(sum[:], r.Body, signed)
 		for i := range h.N {
 			if hmac.Equal(got, h.V1[i][:]) {
 				return nil
@@ -74,7 +74,9 @@ func ParseStripeHeader(h *StripeHeader, values ...string) error {
 	*h = StripeHeader{}
 	seenT := false
 	for _, v := range values {
-		for item := range strings.SplitSeq(v, ",") {
+		for rest, more := v, true; more; {
+			var item string
+			item, rest, more = strings.Cut(rest, ",")
 			item = strings.TrimSpace(item)
 			if item == "" {
 				continue

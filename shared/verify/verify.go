@@ -11,6 +11,7 @@ package verify
 
 import (
 	"crypto/hmac"
+	"crypto/sha512"
 	"errors"
 	"fmt"
 	"hash"
@@ -71,35 +72,50 @@ type Verifier interface {
 type Key struct {
 	raw     []byte
 	newHash func() hash.Hash
-	pool    *sync.Pool
+	pool    *sync.Pool // of *macState
+}
+
+// macState is a keyed HMAC with the scratch memory of one computation.
+type macState struct {
+	h      hash.Hash
+	signed []byte            // what is signed before the body
+	out    [sha512.Size]byte // the sum
 }
 
 func newHMACKey(raw []byte, newHash func() hash.Hash) Key {
 	return Key{raw: raw, newHash: newHash, pool: &sync.Pool{}}
 }
 
-// mac returns a keyed HMAC state, reset; give it back with release.
-func (k Key) mac() hash.Hash {
-	if h, ok := k.pool.Get().(hash.Hash); ok {
-		return h
+// state returns a keyed HMAC state, reset; give it back with release.
+func (k Key) state() *macState {
+	if st, ok := k.pool.Get().(*macState); ok {
+		return st
 	}
-	return hmac.New(k.newHash, k.raw)
+	return &macState{h: hmac.New(k.newHash, k.raw), signed: make([]byte, 0, 128)}
 }
 
-func (k Key) release(h hash.Hash) {
-	h.Reset()
-	k.pool.Put(h)
+func (k Key) release(st *macState) {
+	st.h.Reset()
+	k.pool.Put(st)
 }
 
-// sum computes the HMAC of parts into dst[:0].
-func (k Key) sum(dst []byte, parts ...[]byte) []byte {
-	h := k.mac()
-	for _, p := range parts {
-		h.Write(p)
+// sum computes the HMAC of the prefix parts followed by body and copies it
+// into dst, which must hold the hash's size; it returns the filled part of
+// dst. The prefix parts are copied into the state's memory and written at
+// once, so neither they nor dst escape: verifying allocates nothing.
+func (k Key) sum(dst, body []byte, prefix ...[]byte) []byte {
+	st := k.state()
+	if len(prefix) > 0 {
+		st.signed = st.signed[:0]
+		for _, p := range prefix {
+			st.signed = append(st.signed, p...)
+		}
+		st.h.Write(st.signed)
 	}
-	out := h.Sum(dst[:0])
-	k.release(h)
-	return out
+	st.h.Write(body)
+	n := copy(dst, st.h.Sum(st.out[:0]))
+	k.release(st)
+	return dst[:n]
 }
 
 // New builds the verifier of a source's verify block. The block is expected
