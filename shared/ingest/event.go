@@ -47,13 +47,21 @@ type identifier func(h verify.Header, body []byte) (identity, string)
 // SHA-256(source + "\x00" + provider event id). A provider's retry of an
 // event gets the same id; it never contains '.'.
 func EventID(source, providerID string) string {
+	var out [eventIDLen]byte
+	putEventID(&out, source, providerID)
+	return string(out[:])
+}
+
+// eventIDLen is the length of every event id.
+const eventIDLen = len("evt_") + 32
+
+// putEventID writes EventID(source, providerID) into out.
+func putEventID(out *[eventIDLen]byte, source, providerID string) {
 	var buf [512]byte // sources are at most 64 bytes, validated ids 256: no allocation
 	in := append(append(append(buf[:0], source...), 0), providerID...)
 	sum := sha256.Sum256(in)
-	var out [4 + 32]byte
 	copy(out[:], "evt_")
 	hex.Encode(out[4:], sum[:16])
-	return string(out[:])
 }
 
 // bodyID is the provider id of an event that has none: the hex SHA-256 of

@@ -79,15 +79,15 @@ type Options struct {
 
 // Handler serves POST /webhooks/{source}. It is safe for concurrent use.
 type Handler struct {
-	sources   map[string]*source
-	topicARN  *string
-	publisher Publisher
-	secrets   Secrets
-	metrics   Recorder
-	log       *slog.Logger
-	now       func() time.Time
-	unknown   metrics.Dimension
-	scratch   sync.Pool // of *scratch
+	sources     map[string]*source
+	topicARN    *string
+	publisher   Publisher
+	secrets     Secrets
+	metrics     Recorder
+	log         *slog.Logger
+	now         func() time.Time
+	unknownDims []metrics.Dimension
+	scratch     sync.Pool // of *scratch
 }
 
 // scratch is the memory a request uses only until Handle returns, pooled
@@ -95,12 +95,13 @@ type Handler struct {
 // a base64 request, the verification request and the SNS input with its
 // attributes. No answer, log line or metric ever points into it.
 type scratch struct {
-	body  []byte
-	hdr   proxyHeader
-	vr    verify.Request
-	v     attrValues
-	attrs map[string]snstypes.MessageAttributeValue
-	in    sns.PublishInput
+	body       []byte
+	receivedAt []byte
+	hdr        proxyHeader
+	vr         verify.Request
+	v          attrValues
+	attrs      map[string]snstypes.MessageAttributeValue
+	in         sns.PublishInput
 }
 
 // newScratch builds a scratch whose input points at its own attribute
@@ -129,7 +130,7 @@ type source struct {
 	limit    int
 	verifier verify.Verifier
 	identify identifier
-	dim      metrics.Dimension
+	dims     []metrics.Dimension // Source=name, for metrics.Recorder.Count
 	keys     atomic.Pointer[keySet]
 }
 
@@ -146,14 +147,14 @@ func New(o Options) (*Handler, error) {
 		return nil, errors.New("ingest: TopicARN, Publisher, Secrets and Metrics are required")
 	}
 	h := &Handler{
-		sources:   make(map[string]*source, len(o.Sources)),
-		topicARN:  &o.TopicARN,
-		publisher: o.Publisher,
-		secrets:   o.Secrets,
-		metrics:   o.Metrics,
-		log:       o.Logger,
-		now:       o.Now,
-		unknown:   metrics.Dimension{Name: metrics.DimSource, Value: UnknownSource},
+		sources:     make(map[string]*source, len(o.Sources)),
+		topicARN:    &o.TopicARN,
+		publisher:   o.Publisher,
+		secrets:     o.Secrets,
+		metrics:     o.Metrics,
+		log:         o.Logger,
+		now:         o.Now,
+		unknownDims: []metrics.Dimension{{Name: metrics.DimSource, Value: UnknownSource}},
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
@@ -175,7 +176,7 @@ func New(o Options) (*Handler, error) {
 			limit:    min(s.BodyLimit(), config.MaxBodyBytesCeiling),
 			verifier: v,
 			identify: newIdentifier(s),
-			dim:      metrics.Dimension{Name: metrics.DimSource, Value: s.Name},
+			dims:     []metrics.Dimension{{Name: metrics.DimSource, Value: s.Name}},
 		}
 	}
 	return h, nil
@@ -239,7 +240,7 @@ func (h *Handler) handle(ctx context.Context, sc *scratch, req *events.APIGatewa
 	if !validAttribute(ident.typ) {
 		return reject(name, true, CodeEventTypeInvalid, fmt.Errorf("event type %s", quoteStart(ident.typ)))
 	}
-	id := EventID(name, ident.providerID)
+	id, accepted := acceptedAnswer(name, ident.providerID)
 	in, fits := fillMessage(sc, req, body, name, id, ident.typ, contentType(hdr), received)
 	if !fits {
 		return reject(name, true, CodeBodyTooLarge, errors.New("body and attributes exceed one SNS message"))
@@ -249,7 +250,7 @@ func (h *Handler) handle(ctx context.Context, sc *scratch, req *events.APIGatewa
 		res.status, res.code, res.detail = answers[CodePublishFailed].status, CodePublishFailed, err
 		return res
 	}
-	res.status, res.body = http.StatusAccepted, acceptedBody(id)
+	res.status, res.body = http.StatusAccepted, accepted
 	return res
 }
 
@@ -439,7 +440,8 @@ func fillMessage(sc *scratch, req *events.APIGatewayProxyRequest, body []byte, s
 		v.message = base64.StdEncoding.EncodeToString(body)
 		v.encoding = message.EncodingBase64
 	}
-	v.receivedAt = formatReceivedAt(received)
+	sc.receivedAt = appendReceivedAt(sc.receivedAt[:0], received)
+	v.receivedAt = unsafe.String(unsafe.SliceData(sc.receivedAt), len(sc.receivedAt)) // scratch memory, as the body
 	if v.encoding != "" {
 		sc.attrs[message.AttrEncoding] = snstypes.MessageAttributeValue{DataType: stringType, StringValue: &v.encoding}
 	} else {
@@ -476,10 +478,11 @@ func response(o *outcome) events.APIGatewayProxyResponse {
 // record counts the outcome and writes the request's one log line. Neither
 // ever holds a secret value or a signature.
 func (h *Handler) record(ctx context.Context, req *events.APIGatewayProxyRequest, o *outcome, start time.Time) {
-	dim := h.unknown
+	dims := h.unknownDims // a slice kept per source: Count need not allocate one
 	if o.known {
-		dim = h.sources[o.source].dim
+		dims = h.sources[o.source].dims
 	}
+	dim := dims[0]
 	outcomeName := "accepted"
 	level := slog.LevelInfo
 	switch {
@@ -488,7 +491,7 @@ func (h *Handler) record(ctx context.Context, req *events.APIGatewayProxyRequest
 	case o.code == CodePublishFailed:
 		outcomeName = "publish_failed"
 		level = slog.LevelError
-		h.metrics.Count(metrics.IngestPublishFailed, dim)
+		h.metrics.Count(metrics.IngestPublishFailed, dims...)
 	case o.code != "":
 		outcomeName = "rejected"
 		level = slog.LevelWarn
@@ -497,7 +500,7 @@ func (h *Handler) record(ctx context.Context, req *events.APIGatewayProxyRequest
 		}
 		h.metrics.Count(metrics.IngestRejected, dim, metrics.Dimension{Name: metrics.DimReason, Value: o.code})
 	default:
-		h.metrics.Count(metrics.IngestAccepted, dim)
+		h.metrics.Count(metrics.IngestAccepted, dims...)
 	}
 	if err := h.metrics.Flush(ctx); err != nil {
 		h.log.LogAttrs(ctx, slog.LevelWarn, "metrics flush failed", slog.String("error", err.Error()))
@@ -531,6 +534,10 @@ func (h *Handler) record(ctx context.Context, req *events.APIGatewayProxyRequest
 	if o.detail != nil {
 		attrs = append(attrs, slog.String("error", o.detail.Error()))
 	}
+	if fast, ok := lh.(*logHandler); ok {
+		_ = fast.logAttrs(ctx, end, level, "ingest", attrs)
+		return
+	}
 	// As Logger.LogAttrs does, without runtime.Callers: the line is always
 	// this one, and a handler's AddSource would only name this function.
 	r := slog.NewRecord(end, level, "ingest", 0)
@@ -539,13 +546,20 @@ func (h *Handler) record(ctx context.Context, req *events.APIGatewayProxyRequest
 }
 
 // formatReceivedAt renders t as RFC 3339 in UTC with milliseconds
-// (message.ReceivedAtLayout), without the general layout interpreter.
+// (message.ReceivedAtLayout).
 func formatReceivedAt(t time.Time) string {
+	var b [len(message.ReceivedAtLayout)]byte
+	return string(appendReceivedAt(b[:0], t))
+}
+
+// appendReceivedAt appends formatReceivedAt(t) to dst without the general
+// layout interpreter.
+func appendReceivedAt(dst []byte, t time.Time) []byte {
 	t = t.UTC()
 	year, month, day := t.Date()
 	hour, minute, sec := t.Clock()
 	if year < 0 || year > 9999 {
-		return t.Format(message.ReceivedAtLayout)
+		return t.AppendFormat(dst, message.ReceivedAtLayout)
 	}
 	var b [len(message.ReceivedAtLayout)]byte
 	put := func(at, width, v int) {
@@ -568,7 +582,7 @@ func formatReceivedAt(t time.Time) string {
 	b[19] = '.'
 	put(20, 3, t.Nanosecond()/int(time.Millisecond))
 	b[23] = 'Z'
-	return string(b[:])
+	return append(dst, b[:]...)
 }
 
 // readOnlyBytes views a string's bytes without copying them. The body is

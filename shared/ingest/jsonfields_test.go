@@ -264,3 +264,16 @@ func TestScanJSONReadsOnlyWhatItNeeds(t *testing.T) {
 		}
 	}
 }
+
+func TestAcceptedAnswer(t *testing.T) {
+	for _, tt := range [][2]string{{"stripe", "evt_1"}, {"a", ""}, {strings.Repeat("s", 64), strings.Repeat("é", 128)}} {
+		id, body := acceptedAnswer(tt[0], tt[1])
+		if want := EventID(tt[0], tt[1]); id != want {
+			t.Errorf("acceptedAnswer(%q, %q) id = %s, want %s", tt[0], tt[1], id, want)
+		}
+		var doc struct{ ID string }
+		if err := json.Unmarshal([]byte(body), &doc); err != nil || doc.ID != id {
+			t.Errorf("acceptedAnswer(%q, %q) body = %s (%v), want the id %s", tt[0], tt[1], body, err, id)
+		}
+	}
+}

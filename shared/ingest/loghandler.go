@@ -90,9 +90,21 @@ func (h *logHandler) Handle(ctx context.Context, r slog.Record) error {
 // it, newline included; ok is false when r holds anything but plain
 // attributes, or a time or float JSONHandler would report as an error.
 func appendLogLine(b []byte, r *slog.Record) (_ []byte, ok bool) {
+	if b, ok = appendLogHead(b, r.Time, r.Level, r.Message); !ok {
+		return b, false
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		b, ok = appendLogAttr(b, a)
+		return ok
+	})
+	return append(b, "}\n"...), ok
+}
+
+// appendLogHead opens a line with the time, level and message.
+func appendLogHead(b []byte, t time.Time, level slog.Level, msg string) (_ []byte, ok bool) {
 	b = append(b, '{')
-	if !r.Time.IsZero() {
-		t := r.Time.Round(0) // strip the monotonic clock, as slog does
+	if !t.IsZero() {
+		t = t.Round(0) // strip the monotonic clock, as slog does
 		if y := t.Year(); y < 0 || y >= 10000 {
 			return b, false
 		}
@@ -101,35 +113,62 @@ func appendLogLine(b []byte, r *slog.Record) (_ []byte, ok bool) {
 		b = append(b, `",`...)
 	}
 	b = append(b, `"level":`...)
-	b = appendLogString(b, r.Level.String())
+	b = appendLogString(b, level.String())
 	b = append(b, `,"msg":`...)
-	b = appendLogString(b, r.Message)
-	ok = true
-	r.Attrs(func(a slog.Attr) bool {
-		b = append(b, ',')
-		b = appendLogString(b, a.Key)
-		b = append(b, ':')
-		switch v := a.Value; v.Kind() {
-		case slog.KindString:
-			b = appendLogString(b, v.String())
-		case slog.KindInt64:
-			b = strconv.AppendInt(b, v.Int64(), 10)
-		case slog.KindUint64:
-			b = strconv.AppendUint(b, v.Uint64(), 10)
-		case slog.KindBool:
-			b = strconv.AppendBool(b, v.Bool())
-		case slog.KindFloat64:
-			f := v.Float64()
-			if math.IsInf(f, 0) || math.IsNaN(f) {
-				ok = false
-			}
-			b = appendLogFloat(b, f)
-		default: // groups, times, durations, any values, LogValuers
-			ok = false
+	return appendLogString(b, msg), true
+}
+
+// appendLogAttr appends ',' and a plain attribute; ok is false for any
+// other.
+func appendLogAttr(b []byte, a slog.Attr) (_ []byte, ok bool) {
+	b = append(b, ',')
+	b = appendLogString(b, a.Key)
+	b = append(b, ':')
+	switch v := a.Value; v.Kind() {
+	case slog.KindString:
+		b = appendLogString(b, v.String())
+	case slog.KindInt64:
+		b = strconv.AppendInt(b, v.Int64(), 10)
+	case slog.KindUint64:
+		b = strconv.AppendUint(b, v.Uint64(), 10)
+	case slog.KindBool:
+		b = strconv.AppendBool(b, v.Bool())
+	case slog.KindFloat64:
+		f := v.Float64()
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			return b, false
 		}
-		return ok
-	})
-	return append(b, "}\n"...), ok
+		b = appendLogFloat(b, f)
+	default: // groups, times, durations, any values, LogValuers
+		return b, false
+	}
+	return b, true
+}
+
+// logAttrs writes one line of plain attributes without building a
+// slog.Record (which allocates past five attributes); a line the fast path
+// cannot write goes through a Record to slog's encoder. It is what
+// ingest's Handler calls for its per-request line.
+func (h *logHandler) logAttrs(ctx context.Context, t time.Time, level slog.Level, msg string, attrs []slog.Attr) error {
+	if h.fast {
+		bp := lineBuffers.Get().(*[]byte)
+		b, ok := appendLogHead((*bp)[:0], t, level, msg)
+		for i := 0; ok && i < len(attrs); i++ {
+			b, ok = appendLogAttr(b, attrs[i])
+		}
+		if ok {
+			_, err := h.out.Write(append(b, "}\n"...))
+			if cap(b) <= maxPooledLine {
+				*bp = b[:0]
+				lineBuffers.Put(bp)
+			}
+			return err
+		}
+		lineBuffers.Put(bp)
+	}
+	r := slog.NewRecord(t, level, msg, 0)
+	r.AddAttrs(attrs...)
+	return h.json.Handle(ctx, r)
 }
 
 // appendLogFloat appends f as encoding/json encodes a finite float64,
@@ -166,8 +205,17 @@ const lowerHex = "0123456789abcdef"
 // HTML characters included, as it is.
 func appendLogString(b []byte, s string) []byte {
 	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
+	start, i := 0, 0
+	// Eight bytes at a time while all are printable ASCII other than '"'
+	// and '\\': the common case, copied as it is.
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if !plainWord(w) || w&msb != 0 {
+			break
+		}
+	}
+	for i < len(s) {
 		if c := s[i]; c < utf8.RuneSelf {
 			if logSafe[c] {
 				i++

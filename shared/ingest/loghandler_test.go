@@ -18,7 +18,8 @@ import (
 // handlers and requires the same bytes.
 func TestLogHandlerMatchesJSONHandler(t *testing.T) {
 	strs := []string{"", "stripe", "evt_0123", "a\"b\\c", "tab\there\nnl\rcr", "\x00\x01\x1f\x7f", "<b>&amp;</b>", "café ünï 😀",
-		"bad \xff utf8 \xc3", "line\u2028sep\u2029", "é\xe2\x80", strings.Repeat("x", 300)}
+		"bad \xff utf8 \xc3", "line\u2028sep\u2029", "é\xe2\x80", strings.Repeat("x", 300),
+		"abcdefgh\"ijklmnopq", "abcdefghijklmno\x01p", "abcdefghijklmnop\xff", "12345678é9", "1234567\\8", "abcdefgh\x7f"}
 	floats := []float64{0, 0.123, -1.5, 1e-7, 123456.789, 1e21, 5e-324, math.MaxFloat64, 3, math.Inf(1), math.NaN()}
 	times := []time.Time{time.Date(2026, 11, 30, 5, 0, 0, 123_456_789, time.UTC), time.Now(),
 		time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("X", -7*3600)), {}, time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}
