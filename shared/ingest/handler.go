@@ -294,7 +294,7 @@ func decodeBody(req *events.APIGatewayProxyRequest, limit int, buf *[]byte) ([]b
 	if cap(*buf) < need {
 		*buf = make([]byte, need)
 	}
-	n, err := base64.StdEncoding.Decode((*buf)[:need], readOnlyBytes(req.Body))
+	n, err := decodeBase64((*buf)[:need], readOnlyBytes(req.Body))
 	body := (*buf)[:n]
 	switch {
 	case err != nil:

