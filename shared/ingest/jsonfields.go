@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -444,39 +445,71 @@ func (s *scanner) skipRest(end byte, depth int) error {
 }
 
 // skipString steps over the string opening at s.pos up to its closing
-// quote, honouring backslash escapes but checking nothing else. Its first
-// bytes are looked at one by one (most strings are short); past them, the
-// searches run at memory speed (bytes.IndexByte).
+// quote, honouring backslash escapes but checking nothing else.
 func (s *scanner) skipString() error {
-	data := s.data
-	i := s.pos + 1 // the first byte not yet known to be inside the string
-	q := -1        // the first quote at or after i, once searched for
+	end := stringEnd(s.data, s.pos+1)
+	if end < 0 {
+		return errNotJSON
+	}
+	s.pos = end
+	return nil
+}
+
+// stringEnd returns the index just past the closing quote of the string
+// whose contents start at i, or -1 when it does not close. Escapes are
+// honoured, not checked. Eight bytes at a time for the first words (most
+// strings are short: the end is found without a byte-by-byte loop), then,
+// for a long string, at memory speed (bytes.IndexByte).
+func stringEnd(data []byte, i int) int {
+	for words := 0; i+8 <= len(data); {
+		if words == 4 {
+			return longStringEnd(data, i)
+		}
+		w := binary.LittleEndian.Uint64(data[i:])
+		q, b := w^quote, w^bslash
+		// The lowest set bit marks the first quote or backslash (higher
+		// bits may be false positives, and are never used).
+		m := ((q-lsb) & ^q | (b-lsb) & ^b) & msb
+		if m == 0 {
+			i += 8
+			words++
+			continue
+		}
+		i += bits.TrailingZeros64(m) / 8
+		if data[i] == '"' {
+			return i + 1
+		}
+		i += 2 // the backslash and the byte it escapes
+	}
+	for ; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			return i + 1
+		case '\\':
+			i++
+		}
+	}
+	return -1
+}
+
+// longStringEnd is stringEnd for what remains of a long string, from i (not
+// inside an escape): the first quote that no odd run of backslashes
+// escapes.
+func longStringEnd(data []byte, i int) int {
 	for {
-		for end := min(i+16, len(data)); i < end; i++ {
-			switch data[i] {
-			case '"':
-				s.pos = i + 1
-				return nil
-			case '\\':
-				i++ // and the loop steps over the escaped byte
-			}
+		n := bytes.IndexByte(data[i:], '"')
+		if n < 0 {
+			return -1
 		}
-		if i >= len(data) {
-			return errNotJSON
+		q := i + n
+		k := q
+		for k > i && data[k-1] == '\\' {
+			k--
 		}
-		if q < i {
-			n := bytes.IndexByte(data[i:], '"')
-			if n < 0 {
-				return errNotJSON
-			}
-			q = i + n
+		if (q-k)%2 == 0 {
+			return q + 1
 		}
-		b := bytes.IndexByte(data[i:q], '\\')
-		if b < 0 {
-			s.pos = q + 1
-			return nil
-		}
-		i += b + 2 // the backslash and the byte it escapes
+		i = q + 1 // an escaped quote
 	}
 }
 
