@@ -37,17 +37,19 @@ func (h proxyHeader) Values(name string) []string {
 
 func (h proxyHeader) multiValues(name string) []string {
 	var keys [4]string
+	var only []string // the values of the one spelling, the common case
 	matched := keys[:0]
-	for k := range h.multi {
+	for k, vs := range h.multi {
 		if len(k) == len(name) && strings.EqualFold(k, name) {
 			matched = append(matched, k)
+			only = vs
 		}
 	}
 	switch len(matched) {
 	case 0:
 		return nil
 	case 1:
-		return h.multi[matched[0]]
+		return only
 	}
 	sortStrings(matched)
 	var out []string

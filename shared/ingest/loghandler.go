@@ -109,13 +109,52 @@ func appendLogHead(b []byte, t time.Time, level slog.Level, msg string) (_ []byt
 			return b, false
 		}
 		b = append(b, `"time":"`...)
-		b = t.AppendFormat(b, time.RFC3339Nano)
+		b = appendLogTime(b, t)
 		b = append(b, `",`...)
 	}
 	b = append(b, `"level":`...)
 	b = appendLogString(b, level.String())
 	b = append(b, `,"msg":`...)
 	return appendLogString(b, msg), true
+}
+
+// appendLogTime appends t as t.AppendFormat(b, time.RFC3339Nano) does,
+// without the layout interpreter when t is at offset zero (Lambda's clock).
+func appendLogTime(b []byte, t time.Time) []byte {
+	if _, offset := t.Zone(); offset != 0 {
+		return t.AppendFormat(b, time.RFC3339Nano)
+	}
+	year, month, day := t.Date()
+	hour, minute, sec := t.Clock()
+	var d [len("2006-01-02T15:04:05.999999999Z")]byte
+	put := func(at, width, v int) {
+		for i := at + width - 1; i >= at; i-- {
+			d[i] = byte('0' + v%10)
+			v /= 10
+		}
+	}
+	put(0, 4, year) // 0 to 9999: appendLogHead checked
+	d[4] = '-'
+	put(5, 2, int(month))
+	d[7] = '-'
+	put(8, 2, day)
+	d[10] = 'T'
+	put(11, 2, hour)
+	d[13] = ':'
+	put(14, 2, minute)
+	d[16] = ':'
+	put(17, 2, sec)
+	n := 19
+	if ns := t.Nanosecond(); ns != 0 {
+		d[19] = '.'
+		put(20, 9, ns)
+		n = 29
+		for d[n-1] == '0' { // RFC3339Nano drops trailing zeros
+			n--
+		}
+	}
+	b = append(b, d[:n]...)
+	return append(b, 'Z')
 }
 
 // appendLogAttr appends ',' and a plain attribute; ok is false for any

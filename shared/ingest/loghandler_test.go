@@ -22,7 +22,9 @@ func TestLogHandlerMatchesJSONHandler(t *testing.T) {
 		"abcdefgh\"ijklmnopq", "abcdefghijklmno\x01p", "abcdefghijklmnop\xff", "12345678é9", "1234567\\8", "abcdefgh\x7f"}
 	floats := []float64{0, 0.123, -1.5, 1e-7, 123456.789, 1e21, 5e-324, math.MaxFloat64, 3, math.Inf(1), math.NaN()}
 	times := []time.Time{time.Date(2026, 11, 30, 5, 0, 0, 123_456_789, time.UTC), time.Now(),
-		time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("X", -7*3600)), {}, time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}
+		time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("X", -7*3600)), {}, time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(2026, 12, 31, 23, 59, 59, 120_000_000, time.UTC), time.Date(1, 1, 1, 0, 0, 0, 100, time.UTC),
+		time.Date(2026, 6, 1, 0, 0, 0, 5, time.FixedZone("GMT", 0)), time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)}
 	levels := []slog.Level{slog.LevelInfo, slog.LevelWarn, slog.LevelError, slog.LevelDebug + 2}
 	rng := rand.New(rand.NewPCG(5, 6))
 	pick := func(s []string) string { return s[rng.IntN(len(s))] }

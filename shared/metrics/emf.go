@@ -20,9 +20,27 @@ const emfMaxValues = 100
 // EMF writes CloudWatch Embedded Metric Format documents, one JSON line per
 // set of dimension values.
 type EMF struct {
-	mu  sync.Mutex
-	w   io.Writer
-	buf []byte // the lines being written, reused under mu
+	mu   sync.Mutex
+	w    io.Writer
+	buf  []byte    // the lines being written, reused under mu
+	last pointLine // the last one-point document, under mu
+}
+
+// pointLine is a one-point document with where its value and timestamp
+// are, so that the next point of the same metric and dimensions (ingest
+// counts one such point per request) is written by changing only those.
+type pointLine struct {
+	name      string
+	unit      Unit
+	dims      []Dimension
+	line      []byte
+	value, ts [2]int // where they are in line: [start, end)
+}
+
+// matches reports whether p differs from the line's point at most in its
+// value and time.
+func (l *pointLine) matches(p *Point) bool {
+	return l.line != nil && p.Name == l.name && p.Unit == l.unit && slices.Equal(p.Dimensions, l.dims)
 }
 
 // NewEMF returns a sink writing EMF lines to w (stdout in Lambda).
@@ -188,33 +206,59 @@ func (g *emfGroup) appendDocument(b []byte, chunk int) (out []byte, ok, more boo
 func (e *EMF) publishPoint(p *Point) (done bool, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	line, ok, err := appendPoint(e.buf[:0], p)
+	if l := &e.last; l.matches(p) && !math.IsInf(p.Value, 0) && !math.IsNaN(p.Value) {
+		e.buf = append(l.splice(e.buf[:0], p), '\n')
+		_, err = e.w.Write(e.buf)
+		return true, err
+	}
+	line, at, ok, err := appendPoint(e.buf[:0], p)
 	if err != nil || !ok {
 		return err != nil, err
 	}
+	e.last = pointLine{name: p.Name, unit: p.Unit, dims: append(e.last.dims[:0], p.Dimensions...),
+		line: append(e.last.line[:0], line...), value: at.value, ts: at.ts}
 	e.buf = append(line, '\n')
 	_, err = e.w.Write(e.buf)
 	return true, err
+}
+
+// splice appends l's document with p's value and timestamp in place of
+// its own: appendPoint's output for p.
+func (l *pointLine) splice(b []byte, p *Point) []byte {
+	appendValue := func(b []byte) []byte { b, _ = appendJSONFloat(b, p.Value); return b } // finite: no error
+	appendTS := func(b []byte) []byte { return strconv.AppendInt(b, p.Time.UnixMilli(), 10) }
+	first, second := l.value, l.ts
+	appendFirst, appendSecond := appendValue, appendTS
+	if l.ts[0] < l.value[0] {
+		first, second = second, first
+		appendFirst, appendSecond = appendSecond, appendFirst
+	}
+	b = append(b, l.line[:first[0]]...)
+	b = appendFirst(b)
+	b = append(b, l.line[first[1]:second[0]]...)
+	b = appendSecond(b)
+	return append(b, l.line[second[1]:]...)
 }
 
 // appendPoint appends the document of a group holding only p, exactly as
 // appendDocument renders it, without building the group. ok is false when
 // names collide (a dimension named like the metric, "_aws" or another
 // dimension, or more than maxPointDims dimensions): appendDocument's rules
-// for those are left to it.
-func appendPoint(b []byte, p *Point) (out []byte, ok bool, err error) {
+// for those are left to it. at tells where the value and the timestamp are.
+func appendPoint(b []byte, p *Point) (out []byte, at pointHoles, ok bool, err error) {
 	const maxPointDims = 8
 	dims := p.Dimensions
 	if len(dims) > maxPointDims || p.Name == "_aws" {
-		return b, false, nil
+		return b, at, false, nil
 	}
+	start := len(b)
 	// The members, by key: the metric (-1), the dimensions (their index)
 	// and "_aws" (len(dims)), sorted as encoding/json sorts a map's keys.
 	var orderBuf [maxPointDims + 2]int
 	order := append(orderBuf[:0], -1)
 	for i, d := range dims {
 		if d.Name == p.Name || d.Name == "_aws" || slices.ContainsFunc(dims[:i], func(o Dimension) bool { return o.Name == d.Name }) {
-			return b, false, nil
+			return b, at, false, nil
 		}
 		order = append(order, i)
 	}
@@ -242,9 +286,11 @@ func appendPoint(b []byte, p *Point) (out []byte, ok bool, err error) {
 		b = append(b, ':')
 		switch {
 		case m < 0:
+			at.value[0] = len(b) - start
 			if b, err = appendJSONFloat(b, p.Value); err != nil {
-				return nil, false, err
+				return nil, at, false, err
 			}
+			at.value[1] = len(b) - start
 		case m < len(dims):
 			b = appendJSONString(b, dims[m].Value)
 		default:
@@ -262,12 +308,18 @@ func appendPoint(b []byte, p *Point) (out []byte, ok bool, err error) {
 			b = append(b, `}],"Namespace":`...)
 			b = appendJSONString(b, Namespace)
 			b = append(b, `}],"Timestamp":`...)
+			at.ts[0] = len(b) - start
 			b = strconv.AppendInt(b, p.Time.UnixMilli(), 10)
+			at.ts[1] = len(b) - start
 			b = append(b, '}')
 		}
 	}
-	return append(b, '}'), true, nil
+	return append(b, '}'), at, true, nil
 }
+
+// pointHoles tells where appendPoint wrote the value and the timestamp,
+// from the document's start: [start, end).
+type pointHoles struct{ value, ts [2]int }
 
 // appendJSONString appends s as encoding/json would: directly when every
 // byte is printable ASCII that needs no escape, through encoding/json

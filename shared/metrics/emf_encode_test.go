@@ -146,7 +146,7 @@ func TestAppendPointMatchesAppendDocument(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, ok, err := appendPoint(nil, &p)
+		got, _, ok, err := appendPoint(nil, &p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,5 +165,32 @@ func TestAppendPointMatchesAppendDocument(t *testing.T) {
 	}
 	if declined == 0 || declined == 5000 {
 		t.Errorf("fast path declined %d of 5000 points; the test should exercise both paths", declined)
+	}
+}
+
+// TestPublishReusesLastLine publishes points that often repeat a metric
+// and dimensions with another value and time, through one sink: every line
+// must still be the general rendering.
+func TestPublishReusesLastLine(t *testing.T) {
+	names := []string{"IngestAccepted", "Source", "zeta", "_aws"}
+	values := []float64{0, 1, 12.5, 1e-7, 1e21, math.Inf(1)}
+	rng := rand.New(rand.NewPCG(7, 8))
+	var buf bytes.Buffer
+	e := NewEMF(&buf)
+	dims := [][]Dimension{nil, {{"Source", "stripe"}}, {{"Source", "stripe"}, {"Reason", "x"}}, {{"zeta", "z"}}, {{"Source", "other"}}}
+	for i := range 3000 {
+		p := Point{Name: names[rng.IntN(len(names))], Unit: Count, Value: values[rng.IntN(len(values))],
+			Time: time.UnixMilli(rng.Int64N(2e12)), Dimensions: dims[rng.IntN(len(dims))]}
+		g := &emfGroup{dims: p.Dimensions, order: []string{p.Name}, units: map[string]Unit{p.Name: p.Unit},
+			values: map[string][]float64{p.Name: {p.Value}}, ts: p.Time.UnixMilli()}
+		want, _, _, wantErr := g.appendDocument(nil, 0)
+		buf.Reset()
+		err := e.Publish(t.Context(), []Point{p})
+		if (err != nil) != (wantErr != nil) {
+			t.Fatalf("case %d %+v: error %v, want %v", i, p, err, wantErr)
+		}
+		if err == nil && buf.String() != string(want)+"\n" {
+			t.Fatalf("case %d %+v:\n got %s\nwant %s", i, p, buf.String(), want)
+		}
 	}
 }
