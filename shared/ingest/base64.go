@@ -63,8 +63,20 @@ func decodeBase64(dst, src []byte) (int, error) {
 func decodeQuads(dst, src []byte) (n int, ok bool) {
 	t0, t1, t2, t3 := &base64Tables[0], &base64Tables[1], &base64Tables[2], &base64Tables[3]
 	si, di := 0, 0
-	// Two quads at a time, written as one 8-byte store of which the last
+	// Four quads, then two, at a time, written as 8-byte stores whose last
 	// two bytes are overwritten next (or by the loop after).
+	for ; si+16 <= len(src) && di+14 <= len(dst); si, di = si+16, di+12 {
+		s := src[si : si+16 : si+16]
+		x := t0[s[0]] | t1[s[1]] | t2[s[2]] | t3[s[3]]
+		y := t0[s[4]] | t1[s[5]] | t2[s[6]] | t3[s[7]]
+		z := t0[s[8]] | t1[s[9]] | t2[s[10]] | t3[s[11]]
+		w := t0[s[12]] | t1[s[13]] | t2[s[14]] | t3[s[15]]
+		if (x|y|z|w)&base64Bad != 0 {
+			return 0, false
+		}
+		binary.BigEndian.PutUint64(dst[di:], uint64(x)<<40|uint64(y)<<16)
+		binary.BigEndian.PutUint64(dst[di+6:], uint64(z)<<40|uint64(w)<<16)
+	}
 	for ; si+8 <= len(src) && di+8 <= len(dst); si, di = si+8, di+6 {
 		s := src[si : si+8 : si+8]
 		x := t0[s[0]] | t1[s[1]] | t2[s[2]] | t3[s[3]]

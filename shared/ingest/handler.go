@@ -120,7 +120,8 @@ func newScratch(topicARN *string) *scratch {
 // release forgets the request's data, so the pool keeps no body alive,
 // and returns sc to the pool.
 func (h *Handler) release(sc *scratch) {
-	sc.hdr, sc.vr, sc.v = proxyHeader{}, verify.Request{}, attrValues{}
+	sc.hdr.reset(nil, nil)
+	sc.vr, sc.v = verify.Request{}, attrValues{}
 	h.scratch.Put(sc)
 }
 
@@ -221,7 +222,7 @@ func (h *Handler) handle(ctx context.Context, sc *scratch, req *events.APIGatewa
 	if code != "" {
 		return reject(name, true, code, fmt.Errorf("body of %d bytes as received (base64: %v), limit %d", len(req.Body), req.IsBase64Encoded, src.limit))
 	}
-	sc.hdr = proxyHeader{single: req.Headers, multi: req.MultiValueHeaders}
+	sc.hdr.reset(req.Headers, req.MultiValueHeaders)
 	hdr := &sc.hdr // a pointer into the scratch: no allocation as a verify.Header
 	sc.vr = verify.Request{Header: hdr, Body: body, Now: received}
 	if code, err := h.verify(ctx, src, &sc.vr); code != "" {

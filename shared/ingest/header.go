@@ -10,10 +10,26 @@ import "strings"
 type proxyHeader struct {
 	single map[string]string
 	multi  map[string][]string
+	// index holds the multi-value map's entries once a lookup has read
+	// them, so that the request's later lookups scan it instead of
+	// iterating the map again. It is reset with reset.
+	index   []headerEntry
+	indexed bool
+}
+
+type headerEntry struct {
+	name   string
+	values []string
+}
+
+// reset points h at another request's headers, keeping the index's memory.
+func (h *proxyHeader) reset(single map[string]string, multi map[string][]string) {
+	clear(h.index)
+	*h = proxyHeader{single: single, multi: multi, index: h.index[:0]}
 }
 
 // Values returns every value of the header called name.
-func (h proxyHeader) Values(name string) []string {
+func (h *proxyHeader) Values(name string) []string {
 	if len(h.multi) > 0 {
 		return h.multiValues(name)
 	}
@@ -35,14 +51,20 @@ func (h proxyHeader) Values(name string) []string {
 	return out
 }
 
-func (h proxyHeader) multiValues(name string) []string {
+func (h *proxyHeader) multiValues(name string) []string {
+	if !h.indexed {
+		for k, vs := range h.multi {
+			h.index = append(h.index, headerEntry{k, vs})
+		}
+		h.indexed = true
+	}
 	var keys [4]string
 	var only []string // the values of the one spelling, the common case
 	matched := keys[:0]
-	for k, vs := range h.multi {
-		if len(k) == len(name) && strings.EqualFold(k, name) {
-			matched = append(matched, k)
-			only = vs
+	for _, e := range h.index {
+		if len(e.name) == len(name) && strings.EqualFold(e.name, name) {
+			matched = append(matched, e.name)
+			only = e.values
 		}
 	}
 	switch len(matched) {

@@ -227,8 +227,12 @@ func (s *scanner) object(mask uint8, depth int) error {
 		}
 		var capture, descend uint8
 		key := s.data[keyStart+1 : s.pos-1]
+		plain := !hasEscapeOrHigh(key) // then the key is its bytes
 		for i, p := range s.paths {
-			if mask&(1<<i) == 0 || !keyEquals(key, s.data[keyStart:s.pos], p[seg]) {
+			if mask&(1<<i) == 0 {
+				continue
+			}
+			if plain && string(key) != p[seg] || !plain && !keyEquals(key, s.data[keyStart:s.pos], p[seg]) {
 				continue
 			}
 			if len(p) == seg+1 {
@@ -414,17 +418,19 @@ func (s *scanner) skipRest(end byte, depth int) error {
 		if !structural[c] {
 			continue
 		}
-		s.pos = i
 		switch c {
 		case '"':
-			if err := s.skipString(); err != nil {
-				return err
+			j := stringEnd(data, i+1)
+			if j < 0 {
+				return errNotJSON
 			}
+			i = j - 1
+			continue
 		case '{', '[':
 			if depth+1 > maxJSONDepth {
 				return errNotJSON
 			}
-			s.pos++
+			s.pos = i + 1
 			inner := byte(']')
 			if c == '{' {
 				inner = '}'
@@ -432,6 +438,7 @@ func (s *scanner) skipRest(end byte, depth int) error {
 			if err := s.skipRest(inner, depth+1); err != nil {
 				return err
 			}
+			i = s.pos - 1
 		default: // '}' or ']'
 			if c != end {
 				return errNotJSON
@@ -439,7 +446,6 @@ func (s *scanner) skipRest(end byte, depth int) error {
 			s.pos = i + 1
 			return nil
 		}
-		i = s.pos - 1
 	}
 	return errNotJSON
 }

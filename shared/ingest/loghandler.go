@@ -39,8 +39,9 @@ func NewLogHandler(w io.Writer, opts *slog.HandlerOptions) slog.Handler {
 
 // lockedWriter serializes the writes of both encoders.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu  sync.Mutex
+	w   io.Writer
+	buf []byte // logAttrs' line, under mu
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
@@ -190,20 +191,26 @@ func appendLogAttr(b []byte, a slog.Attr) (_ []byte, ok bool) {
 // ingest's Handler calls for its per-request line.
 func (h *logHandler) logAttrs(ctx context.Context, t time.Time, level slog.Level, msg string, attrs []slog.Attr) error {
 	if h.fast {
-		bp := lineBuffers.Get().(*[]byte)
-		b, ok := appendLogHead((*bp)[:0], t, level, msg)
+		// Encoded under the writer's lock, into its buffer: one lock, no
+		// pool.
+		out := h.out
+		out.mu.Lock()
+		b, ok := appendLogHead(out.buf[:0], t, level, msg)
 		for i := 0; ok && i < len(attrs); i++ {
 			b, ok = appendLogAttr(b, attrs[i])
 		}
+		var err error
 		if ok {
-			_, err := h.out.Write(append(b, "}\n"...))
-			if cap(b) <= maxPooledLine {
-				*bp = b[:0]
-				lineBuffers.Put(bp)
-			}
+			b = append(b, "}\n"...)
+			_, err = out.w.Write(b)
+		}
+		if cap(b) <= maxPooledLine {
+			out.buf = b[:0]
+		}
+		out.mu.Unlock()
+		if ok {
 			return err
 		}
-		lineBuffers.Put(bp)
 	}
 	r := slog.NewRecord(t, level, msg, 0)
 	r.AddAttrs(attrs...)
