@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"math"
 	"math/rand/v2"
@@ -108,4 +109,32 @@ func TestLogHandlerOptions(t *testing.T) {
 	if g, w := strip(got.String()), strip(want.String()); g != w {
 		t.Errorf("with options:\n got %s\nwant %s", g, w)
 	}
+}
+
+// BenchmarkLogLine writes ingest's per-request line through NewLogHandler
+// and through slog's JSONHandler, as Handler.record does.
+func BenchmarkLogLine(b *testing.B) {
+	attrs := []slog.Attr{
+		slog.String("source", "stripe"), slog.String("id", "evt_0123456789abcdef0123456789abcdef"),
+		slog.String("type", "payment_intent.succeeded"), slog.String("outcome", "accepted"), slog.Int("status", 202),
+		slog.Float64("latency_ms", 0.123), slog.String("provider_event_id", "evt_3QxJ7bLkdIwHu7ix0Yq1Vw2R"),
+		slog.String("api_request_id", "local-stripe"),
+	}
+	ctx := context.Background()
+	b.Run("NewLogHandler", func(b *testing.B) {
+		h := NewLogHandler(io.Discard, nil).(*logHandler)
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = h.logAttrs(ctx, time.Now(), slog.LevelInfo, "ingest", attrs)
+		}
+	})
+	b.Run("JSONHandler", func(b *testing.B) {
+		h := slog.NewJSONHandler(io.Discard, nil)
+		b.ReportAllocs()
+		for b.Loop() {
+			r := slog.NewRecord(time.Now(), slog.LevelInfo, "ingest", 0)
+			r.AddAttrs(attrs...)
+			_ = h.Handle(ctx, r)
+		}
+	})
 }
