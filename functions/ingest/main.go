@@ -21,7 +21,7 @@ import (
 )
 
 func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	log := slog.New(ingest.NewLogHandler(os.Stdout, nil))
 	h, err := setup(context.Background(), log)
 	if err != nil {
 		log.Error("ingest: cannot start", slog.String("error", err.Error()))
