@@ -557,33 +557,13 @@ func formatReceivedAt(t time.Time) string {
 // layout interpreter.
 func appendReceivedAt(dst []byte, t time.Time) []byte {
 	t = t.UTC()
-	year, month, day := t.Date()
-	hour, minute, sec := t.Clock()
-	if year < 0 || year > 9999 {
+	if year := t.Year(); year < 0 || year > 9999 {
 		return t.AppendFormat(dst, message.ReceivedAtLayout)
 	}
-	var b [len(message.ReceivedAtLayout)]byte
-	put := func(at, width, v int) {
-		for i := at + width - 1; i >= at; i-- {
-			b[i] = byte('0' + v%10)
-			v /= 10
-		}
-	}
-	put(0, 4, year)
-	b[4] = '-'
-	put(5, 2, int(month))
-	b[7] = '-'
-	put(8, 2, day)
-	b[10] = 'T'
-	put(11, 2, hour)
-	b[13] = ':'
-	put(14, 2, minute)
-	b[16] = ':'
-	put(17, 2, sec)
-	b[19] = '.'
-	put(20, 3, t.Nanosecond()/int(time.Millisecond))
-	b[23] = 'Z'
-	return append(dst, b[:]...)
+	dst = appendDateTime(dst, t)
+	dst = append(dst, '.')
+	dst = appendDigits(dst, t.Nanosecond()/int(time.Millisecond), 3)
+	return append(dst, 'Z')
 }
 
 // readOnlyBytes views a string's bytes without copying them. The body is

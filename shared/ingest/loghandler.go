@@ -125,36 +125,17 @@ func appendLogTime(b []byte, t time.Time) []byte {
 	if _, offset := t.Zone(); offset != 0 {
 		return t.AppendFormat(b, time.RFC3339Nano)
 	}
-	year, month, day := t.Date()
-	hour, minute, sec := t.Clock()
-	var d [len("2006-01-02T15:04:05.999999999Z")]byte
-	put := func(at, width, v int) {
-		for i := at + width - 1; i >= at; i-- {
-			d[i] = byte('0' + v%10)
-			v /= 10
-		}
-	}
-	put(0, 4, year) // 0 to 9999: appendLogHead checked
-	d[4] = '-'
-	put(5, 2, int(month))
-	d[7] = '-'
-	put(8, 2, day)
-	d[10] = 'T'
-	put(11, 2, hour)
-	d[13] = ':'
-	put(14, 2, minute)
-	d[16] = ':'
-	put(17, 2, sec)
-	n := 19
+	b = appendDateTime(b, t) // 0 to 9999: appendLogHead checked the year
 	if ns := t.Nanosecond(); ns != 0 {
-		d[19] = '.'
-		put(20, 9, ns)
-		n = 29
-		for d[n-1] == '0' { // RFC3339Nano drops trailing zeros
+		var frac [9]byte
+		digits := appendDigits(frac[:0], ns, 9)
+		n := len(digits)
+		for digits[n-1] == '0' { // RFC3339Nano drops trailing zeros
 			n--
 		}
+		b = append(b, '.')
+		b = append(b, digits[:n]...)
 	}
-	b = append(b, d[:n]...)
 	return append(b, 'Z')
 }
 
