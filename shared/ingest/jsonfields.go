@@ -282,18 +282,8 @@ func (s *scanner) object(mask uint8, depth int) error {
 				return err
 			}
 		}
-		s.skipSpace()
-		if s.pos >= len(s.data) {
-			return errNotJSON
-		}
-		switch s.data[s.pos] {
-		case ',':
-			s.pos++
-		case '}':
-			s.pos++
-			return nil
-		default:
-			return errNotJSON
+		if done, err := s.separator('}'); done || err != nil {
+			return err
 		}
 	}
 }
@@ -363,18 +353,8 @@ func (s *scanner) container(open byte, depth int) error {
 		if err := s.valid(depth); err != nil {
 			return err
 		}
-		s.skipSpace()
-		if s.pos >= len(s.data) {
-			return errNotJSON
-		}
-		switch s.data[s.pos] {
-		case ',':
-			s.pos++
-		case end:
-			s.pos++
-			return nil
-		default:
-			return errNotJSON
+		if done, err := s.separator(end); done || err != nil {
+			return err
 		}
 	}
 }
@@ -644,4 +624,22 @@ func (s *scanner) digits() int {
 		s.pos++
 	}
 	return s.pos - start
+}
+
+// separator reads what follows a member or element: ',' (more to come) or
+// the closing end byte (done), after optional white space.
+func (s *scanner) separator(end byte) (done bool, err error) {
+	s.skipSpace()
+	if s.pos >= len(s.data) {
+		return false, errNotJSON
+	}
+	switch s.data[s.pos] {
+	case ',':
+		s.pos++
+		return false, nil
+	case end:
+		s.pos++
+		return true, nil
+	}
+	return false, errNotJSON
 }
