@@ -58,7 +58,8 @@ func (g *emfGroup) mapDocument(chunk int) (map[string]any, bool) {
 
 func TestAppendDocumentMatchesEncodingJSON(t *testing.T) {
 	names := []string{"IngestAccepted", "DeliveryLatency", "Source", "a<b>&c", "ünï", "tab\there", "quote\"d", "_aws2", "Z"}
-	values := []float64{0, 1, -1, 12.5, 1e-7, -3e-9, 1e21, 123456789012345678, 0.1, 5e-324, math.MaxFloat64}
+	values := []float64{0, 1, -1, 12.5, 1e-7, -3e-9, 1e21, 123456789012345678, 0.1, 5e-324, math.MaxFloat64,
+		math.Copysign(0, -1), 4200, -4200, 1<<53 - 1, 1 << 53, -(1<<53 - 1), -(1 << 53), 1<<53 + 2, 1e20, -1e20}
 	rng := rand.New(rand.NewPCG(1, 2))
 	pick := func(s []string) string { return s[rng.IntN(len(s))] }
 	for i := range 2000 {
@@ -130,7 +131,7 @@ func (discard) Write(p []byte) (int, error) { return len(p), nil }
 // path declines those, and Publish renders them the general way).
 func TestAppendPointMatchesAppendDocument(t *testing.T) {
 	names := []string{"IngestAccepted", "Source", "Reason", "_aws", "a<b>&c", "ünï", "tab\there", "quote\"d", "Z", "z"}
-	values := []float64{0, 1, -1, 12.5, 1e-7, 1e21, 0.1, 5e-324, math.MaxFloat64}
+	values := []float64{0, 1, -1, 12.5, 1e-7, 1e21, 0.1, 5e-324, math.MaxFloat64, math.Copysign(0, -1), 1<<53 - 1, 1 << 53, -(1 << 53), 1e20}
 	rng := rand.New(rand.NewPCG(3, 4))
 	pick := func(s []string) string { return s[rng.IntN(len(s))] }
 	declined := 0

@@ -83,16 +83,26 @@ type Recorder struct {
 // NewRecorder returns a Recorder that flushes to sink.
 func NewRecorder(sink Sink) *Recorder { return &Recorder{sink: sink, now: time.Now} }
 
-// Add records one value.
+// Add records one value, now.
 func (r *Recorder) Add(name string, unit Unit, value float64, dims ...Dimension) {
-	p := Point{Name: name, Unit: unit, Value: value, Dimensions: dims, Time: r.now()}
+	r.AddAt(r.now(), name, unit, value, dims...)
+}
+
+// AddAt records one value at t, for a caller that has just read the clock.
+func (r *Recorder) AddAt(t time.Time, name string, unit Unit, value float64, dims ...Dimension) {
+	p := Point{Name: name, Unit: unit, Value: value, Dimensions: dims, Time: t}
 	r.mu.Lock()
 	r.points = append(r.points, p)
 	r.mu.Unlock()
 }
 
-// Count records a count of 1.
+// Count records a count of 1, now.
 func (r *Recorder) Count(name string, dims ...Dimension) { r.Add(name, Count, 1, dims...) }
+
+// CountAt records a count of 1 at t.
+func (r *Recorder) CountAt(t time.Time, name string, dims ...Dimension) {
+	r.AddAt(t, name, Count, 1, dims...)
+}
 
 // Flush publishes and forgets the points recorded so far.
 func (r *Recorder) Flush(ctx context.Context) error {
