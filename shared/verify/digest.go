@@ -125,28 +125,31 @@ func decodeHex(dst []byte, s string) bool {
 	if len(s) != 2*len(dst) {
 		return false
 	}
+	// Branch-free: hex digits of signatures are random, and a branch per
+	// digit (digit or letter?) is mispredicted half the time.
+	var bad byte
 	for i := range dst {
-		hi, ok1 := fromHexChar(s[2*i])
-		lo, ok2 := fromHexChar(s[2*i+1])
-		if !ok1 || !ok2 {
-			return false
-		}
-		dst[i] = hi<<4 | lo
+		hi, lo := hexValues[s[2*i]], hexValues[s[2*i+1]]
+		bad |= hi | lo
+		dst[i] = hi<<4 | lo&0x0f
 	}
-	return true
+	return bad&0xf0 == 0
 }
 
-func fromHexChar(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	case 'A' <= c && c <= 'F':
-		return c - 'A' + 10, true
+// hexValues maps a hex digit, of either case, to its value and every other
+// byte to 0xff (read-only).
+var hexValues = func() (t [256]byte) {
+	for c := range t {
+		t[c] = 0xff
 	}
-	return 0, false
-}
+	for i, c := range "0123456789abcdef" {
+		t[c] = byte(i)
+	}
+	for i, c := range "ABCDEF" {
+		t[c] = byte(10 + i)
+	}
+	return t
+}()
 
 // Strict base64 decoders (read-only after init).
 var (
