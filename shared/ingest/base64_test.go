@@ -14,12 +14,37 @@ func checkBase64(t *testing.T, src []byte) {
 	want := make([]byte, n)
 	wn, werr := base64.StdEncoding.Decode(want, src)
 	got := make([]byte, n)
-	gn, gerr := decodeBase64(got, src)
+	gn, ascii, gerr := decodeBase64(got, src)
 	if (gerr == nil) != (werr == nil) {
 		t.Fatalf("decodeBase64(%q) error = %v, encoding/base64 = %v", src, gerr, werr)
 	}
 	if werr == nil && !bytes.Equal(got[:gn], want[:wn]) {
 		t.Fatalf("decodeBase64(%q) = %x, encoding/base64 = %x", src, got[:gn], want[:wn])
+	}
+	if ascii && (gerr != nil || bytes.ContainsFunc(got[:gn], func(r rune) bool { return r >= 0x80 })) {
+		t.Fatalf("decodeBase64(%q) reports ASCII for %x (error %v)", src, got[:gn], gerr)
+	}
+}
+
+// TestDecodeBase64ASCII checks that the ASCII report is made (not only
+// that it is never wrong): for ASCII text of every length up to 40, with and
+// without padding, and never with one high byte at any position.
+func TestDecodeBase64ASCII(t *testing.T) {
+	for n := 1; n <= 40; n++ {
+		raw := []byte(strings.Repeat(`{"id":"evt_1"}`, 3)[:n])
+		src := []byte(base64.StdEncoding.EncodeToString(raw))
+		dst := make([]byte, base64.StdEncoding.DecodedLen(len(src)))
+		if got, ascii, err := decodeBase64(dst, src); err != nil || !ascii || string(dst[:got]) != string(raw) {
+			t.Errorf("decodeBase64(%s) = %q, ascii %v, %v; want %q, ascii", src, dst[:got], ascii, err, raw)
+		}
+		for i := range raw {
+			high := bytes.Clone(raw)
+			high[i] = 0x80 | byte(i)
+			src := []byte(base64.StdEncoding.EncodeToString(high))
+			if _, ascii, err := decodeBase64(dst, src); err != nil || ascii {
+				t.Errorf("decodeBase64 of %x reports ASCII (error %v)", high, err)
+			}
+		}
 	}
 }
 
@@ -63,7 +88,7 @@ func BenchmarkDecodeBase64(b *testing.B) {
 	b.Run("ingest", func(b *testing.B) {
 		b.SetBytes(int64(len(src)))
 		for b.Loop() {
-			if _, err := decodeBase64(dst, src); err != nil {
+			if _, _, err := decodeBase64(dst, src); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -51,7 +51,7 @@ type Secrets interface {
 
 // Recorder records metrics: *metrics.Recorder.
 type Recorder interface {
-	Count(name string, dims ...metrics.Dimension)
+	CountAt(t time.Time, name string, dims ...metrics.Dimension)
 	Flush(ctx context.Context) error
 }
 
@@ -204,8 +204,10 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayProxyRequest)
 	start := h.now()
 	sc := h.scratch.Get().(*scratch)
 	out := h.handle(ctx, sc, &req, start)
-	h.release(sc)
+	// The outcome's id and type may view the scratch's decoded body: the
+	// line is written before the scratch is returned.
 	h.record(ctx, &req, &out, start)
+	h.release(sc)
 	return response(&out), nil
 }
 
@@ -218,7 +220,7 @@ func (h *Handler) handle(ctx context.Context, sc *scratch, req *events.APIGatewa
 	if req.HTTPMethod != http.MethodPost {
 		return reject(name, true, CodeMethodNotAllowed, fmt.Errorf("method %q", truncate(req.HTTPMethod, 16)))
 	}
-	body, code := decodeBody(req, src.limit, &sc.body)
+	body, ascii, code := decodeBody(req, src.limit, &sc.body)
 	if code != "" {
 		return reject(name, true, code, fmt.Errorf("body of %d bytes as received (base64: %v), limit %d", len(req.Body), req.IsBase64Encoded, src.limit))
 	}
@@ -242,7 +244,7 @@ func (h *Handler) handle(ctx context.Context, sc *scratch, req *events.APIGatewa
 		return reject(name, true, CodeEventTypeInvalid, fmt.Errorf("event type %s", quoteStart(ident.typ)))
 	}
 	id, accepted := acceptedAnswer(name, ident.providerID)
-	in, fits := fillMessage(sc, req, body, name, id, ident.typ, contentType(hdr), received)
+	in, fits := fillMessage(sc, req, body, ascii, name, id, ident.typ, contentType(hdr), received)
 	if !fits {
 		return reject(name, true, CodeBodyTooLarge, errors.New("body and attributes exceed one SNS message"))
 	}
@@ -274,38 +276,39 @@ func sourceName(req *events.APIGatewayProxyRequest) string {
 // decodeBody returns the request body's bytes, checking emptiness and the
 // source's limit before any decoding work. A base64 body is decoded into
 // *buf, grown as needed (to at most the limit) and reused by later
-// requests; a text body is read where it is, without a copy.
-func decodeBody(req *events.APIGatewayProxyRequest, limit int, buf *[]byte) ([]byte, string) {
+// requests; a text body is read where it is, without a copy. ascii reports
+// that a decoded body is known to be ASCII (so valid UTF-8).
+func decodeBody(req *events.APIGatewayProxyRequest, limit int, buf *[]byte) (body []byte, ascii bool, code string) {
 	if !req.IsBase64Encoded {
 		switch {
 		case len(req.Body) == 0:
-			return nil, CodeBodyEmpty
+			return nil, false, CodeBodyEmpty
 		case len(req.Body) > limit:
-			return nil, CodeBodyTooLarge
+			return nil, false, CodeBodyTooLarge
 		}
-		return readOnlyBytes(req.Body), ""
+		return readOnlyBytes(req.Body), false, ""
 	}
 	if len(req.Body) == 0 {
-		return nil, CodeBodyEmpty
+		return nil, false, CodeBodyEmpty
 	}
 	if base64.StdEncoding.DecodedLen(len(req.Body)) > limit+2 { // padding makes DecodedLen overestimate by up to 2
-		return nil, CodeBodyTooLarge
+		return nil, false, CodeBodyTooLarge
 	}
 	need := base64.StdEncoding.DecodedLen(len(req.Body))
 	if cap(*buf) < need {
 		*buf = make([]byte, need)
 	}
-	n, err := decodeBase64((*buf)[:need], readOnlyBytes(req.Body))
-	body := (*buf)[:n]
+	n, ascii, err := decodeBase64((*buf)[:need], readOnlyBytes(req.Body))
+	body = (*buf)[:n]
 	switch {
 	case err != nil:
-		return nil, CodeBodyNotBase64
+		return nil, false, CodeBodyNotBase64
 	case len(body) == 0:
-		return nil, CodeBodyEmpty
+		return nil, false, CodeBodyEmpty
 	case len(body) > limit:
-		return nil, CodeBodyTooLarge
+		return nil, false, CodeBodyTooLarge
 	}
-	return body, ""
+	return body, ascii, ""
 }
 
 // verify authenticates the request with the source's secret. When the
@@ -425,14 +428,15 @@ func (v *attrValues) list() [6]attr {
 }
 
 // fillMessage fills in sc's SNS publish input and reports whether the message
-// and its attributes fit in one SNS message.
-func fillMessage(sc *scratch, req *events.APIGatewayProxyRequest, body []byte, source, id, typ, ct string, received time.Time) (*sns.PublishInput, bool) {
+// and its attributes fit in one SNS message. ascii tells that a decoded body
+// is known to be ASCII.
+func fillMessage(sc *scratch, req *events.APIGatewayProxyRequest, body []byte, ascii bool, source, id, typ, ct string, received time.Time) (*sns.PublishInput, bool) {
 	v := &sc.v
 	*v = attrValues{source: source, typ: typ, id: id, contentType: ct}
 	switch {
 	case !req.IsBase64Encoded && utf8.ValidString(req.Body):
 		v.message = req.Body // the exact bytes, without another copy
-	case utf8.Valid(body):
+	case ascii || utf8.Valid(body):
 		// body is the scratch buffer decodeBody decoded into, not written
 		// again before this request's Publish returned: share it rather
 		// than copy it.
@@ -477,8 +481,10 @@ func response(o *outcome) events.APIGatewayProxyResponse {
 }
 
 // record counts the outcome and writes the request's one log line. Neither
-// ever holds a secret value or a signature.
+// ever holds a secret value or a signature. It reads the clock once, for
+// the latency, the metric's time and the line's.
 func (h *Handler) record(ctx context.Context, req *events.APIGatewayProxyRequest, o *outcome, start time.Time) {
+	end := h.now()
 	dims := h.unknownDims // a slice kept per source: Count need not allocate one
 	if o.known {
 		dims = h.sources[o.source].dims
@@ -492,16 +498,16 @@ func (h *Handler) record(ctx context.Context, req *events.APIGatewayProxyRequest
 	case o.code == CodePublishFailed:
 		outcomeName = "publish_failed"
 		level = slog.LevelError
-		h.metrics.Count(metrics.IngestPublishFailed, dims...)
+		h.metrics.CountAt(end, metrics.IngestPublishFailed, dims...)
 	case o.code != "":
 		outcomeName = "rejected"
 		level = slog.LevelWarn
 		if o.status >= 500 {
 			level = slog.LevelError
 		}
-		h.metrics.Count(metrics.IngestRejected, dim, metrics.Dimension{Name: metrics.DimReason, Value: o.code})
+		h.metrics.CountAt(end, metrics.IngestRejected, dim, metrics.Dimension{Name: metrics.DimReason, Value: o.code})
 	default:
-		h.metrics.Count(metrics.IngestAccepted, dims...)
+		h.metrics.CountAt(end, metrics.IngestAccepted, dims...)
 	}
 	if err := h.metrics.Flush(ctx); err != nil {
 		h.log.LogAttrs(ctx, slog.LevelWarn, "metrics flush failed", slog.String("error", err.Error()))
@@ -510,40 +516,18 @@ func (h *Handler) record(ctx context.Context, req *events.APIGatewayProxyRequest
 	if !lh.Enabled(ctx, level) {
 		return
 	}
-	end := h.now()
-	var buf [11]slog.Attr // at most 11 attributes; AddAttrs copies them
-	attrs := append(buf[:0],
-		slog.String("source", o.source),
-		slog.String("id", o.id),
-		slog.String("type", o.typ),
-		slog.String("outcome", outcomeName),
-		slog.Int("status", o.status),
-		slog.Float64("latency_ms", float64(end.Sub(start).Microseconds())/1000),
-	)
-	if o.code != "" {
-		attrs = append(attrs, slog.String("code", o.code))
-	}
-	if o.providerID != "" {
-		attrs = append(attrs, slog.String("provider_event_id", o.providerID))
-	}
-	if req.RequestContext.RequestID != "" {
-		attrs = append(attrs, slog.String("api_request_id", req.RequestContext.RequestID))
+	l := requestLog{
+		source: o.source, id: o.id, typ: o.typ, outcome: outcomeName, status: o.status,
+		latency: end.Sub(start), code: o.code, providerID: o.providerID,
+		apiRequestID: req.RequestContext.RequestID,
 	}
 	if lc, ok := lambdacontext.FromContext(ctx); ok {
-		attrs = append(attrs, slog.String("aws_request_id", lc.AwsRequestID))
+		l.awsRequestID = lc.AwsRequestID
 	}
 	if o.detail != nil {
-		attrs = append(attrs, slog.String("error", o.detail.Error()))
+		l.err = o.detail.Error()
 	}
-	if fast, ok := lh.(*logHandler); ok {
-		_ = fast.logAttrs(ctx, end, level, "ingest", attrs)
-		return
-	}
-	// As Logger.LogAttrs does, without runtime.Callers: the line is always
-	// this one, and a handler's AddSource would only name this function.
-	r := slog.NewRecord(end, level, "ingest", 0)
-	r.AddAttrs(attrs...)
-	_ = lh.Handle(ctx, r)
+	logRequest(ctx, lh, end, level, &l)
 }
 
 // formatReceivedAt renders t as RFC 3339 in UTC with milliseconds
@@ -556,13 +540,12 @@ func formatReceivedAt(t time.Time) string {
 // appendReceivedAt appends formatReceivedAt(t) to dst without the general
 // layout interpreter.
 func appendReceivedAt(dst []byte, t time.Time) []byte {
-	t = t.UTC()
-	if year := t.Year(); year < 0 || year > 9999 {
-		return t.AppendFormat(dst, message.ReceivedAtLayout)
+	dt, ok := dateTime(t.Unix())
+	if !ok {
+		return t.UTC().AppendFormat(dst, message.ReceivedAtLayout)
 	}
-	dst = appendDateTime(dst, t)
-	dst = append(dst, '.')
-	dst = appendDigits(dst, t.Nanosecond()/int(time.Millisecond), 3)
+	dst = append(append(dst, dt[:]...), '.')
+	dst = appendMillis3(dst, t.Nanosecond()/int(time.Millisecond))
 	return append(dst, 'Z')
 }
 

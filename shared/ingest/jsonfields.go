@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math/bits"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // maxJSONDepth matches encoding/json's nesting limit.
@@ -29,14 +30,19 @@ type jsonValue struct {
 // text returns a string or number value as text: a string unescaped as
 // encoding/json would, a number as written. ok is false for other kinds and
 // for absent values.
+//
+// A number, and a string without escapes or non-ASCII bytes (ids and types
+// almost always), is returned as a view of the body's bytes, not a copy: it
+// is valid as long as the body is, which for a base64 request is until the
+// handler returns its scratch memory (after the request's log line).
 func (v jsonValue) text() (string, bool) {
 	switch v.kind {
 	case 'n':
-		return string(v.raw), true
+		return bodyString(v.raw), true
 	case 's':
 		inner := v.raw[1 : len(v.raw)-1]
 		if !hasEscapeOrHigh(inner) {
-			return string(inner), true
+			return bodyString(inner), true
 		}
 		var s string
 		if err := json.Unmarshal(v.raw, &s); err != nil {
@@ -45,6 +51,12 @@ func (v jsonValue) text() (string, bool) {
 		return s, true
 	}
 	return "", false
+}
+
+// bodyString views b, a part of a request body, as a string. The body is
+// never written while the request is handled.
+func bodyString(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 func hasEscapeOrHigh(b []byte) bool {

@@ -41,7 +41,7 @@ func NewLogHandler(w io.Writer, opts *slog.HandlerOptions) slog.Handler {
 type lockedWriter struct {
 	mu  sync.Mutex
 	w   io.Writer
-	buf []byte // logAttrs' line, under mu
+	buf []byte // logRequest's line, under mu
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
@@ -105,12 +105,10 @@ func appendLogLine(b []byte, r *slog.Record) (_ []byte, ok bool) {
 func appendLogHead(b []byte, t time.Time, level slog.Level, msg string) (_ []byte, ok bool) {
 	b = append(b, '{')
 	if !t.IsZero() {
-		t = t.Round(0) // strip the monotonic clock, as slog does
-		if y := t.Year(); y < 0 || y >= 10000 {
+		b = append(b, `"time":"`...)
+		if b, ok = appendLogTime(b, t.Round(0)); !ok { // Round(0): without the monotonic clock, as slog does
 			return b, false
 		}
-		b = append(b, `"time":"`...)
-		b = appendLogTime(b, t)
 		b = append(b, `",`...)
 	}
 	b = append(b, `"level":`...)
@@ -120,12 +118,20 @@ func appendLogHead(b []byte, t time.Time, level slog.Level, msg string) (_ []byt
 }
 
 // appendLogTime appends t as t.AppendFormat(b, time.RFC3339Nano) does,
-// without the layout interpreter when t is at offset zero (Lambda's clock).
-func appendLogTime(b []byte, t time.Time) []byte {
+// without the layout interpreter when t is at offset zero (Lambda's clock);
+// ok is false for a year outside 0 to 9999, which slog reports as an error.
+func appendLogTime(b []byte, t time.Time) (_ []byte, ok bool) {
 	if _, offset := t.Zone(); offset != 0 {
-		return t.AppendFormat(b, time.RFC3339Nano)
+		if y := t.Year(); y < 0 || y >= 10000 {
+			return b, false
+		}
+		return t.AppendFormat(b, time.RFC3339Nano), true
 	}
-	b = appendDateTime(b, t) // 0 to 9999: appendLogHead checked the year
+	dt, ok := dateTime(t.Unix()) // at offset zero, t's wall clock is UTC's
+	if !ok {
+		return b, false
+	}
+	b = append(b, dt[:]...)
 	if ns := t.Nanosecond(); ns != 0 {
 		var frac [9]byte
 		digits := appendDigits(frac[:0], ns, 9)
@@ -136,7 +142,7 @@ func appendLogTime(b []byte, t time.Time) []byte {
 		b = append(b, '.')
 		b = append(b, digits[:n]...)
 	}
-	return append(b, 'Z')
+	return append(b, 'Z'), true
 }
 
 // appendLogAttr appends ',' and a plain attribute; ok is false for any
@@ -164,38 +170,6 @@ func appendLogAttr(b []byte, a slog.Attr) (_ []byte, ok bool) {
 		return b, false
 	}
 	return b, true
-}
-
-// logAttrs writes one line of plain attributes without building a
-// slog.Record (which allocates past five attributes); a line the fast path
-// cannot write goes through a Record to slog's encoder. It is what
-// ingest's Handler calls for its per-request line.
-func (h *logHandler) logAttrs(ctx context.Context, t time.Time, level slog.Level, msg string, attrs []slog.Attr) error {
-	if h.fast {
-		// Encoded under the writer's lock, into its buffer: one lock, no
-		// pool.
-		out := h.out
-		out.mu.Lock()
-		b, ok := appendLogHead(out.buf[:0], t, level, msg)
-		for i := 0; ok && i < len(attrs); i++ {
-			b, ok = appendLogAttr(b, attrs[i])
-		}
-		var err error
-		if ok {
-			b = append(b, "}\n"...)
-			_, err = out.w.Write(b)
-		}
-		if cap(b) <= maxPooledLine {
-			out.buf = b[:0]
-		}
-		out.mu.Unlock()
-		if ok {
-			return err
-		}
-	}
-	r := slog.NewRecord(t, level, msg, 0)
-	r.AddAttrs(attrs...)
-	return h.json.Handle(ctx, r)
 }
 
 // appendLogFloat appends f as encoding/json encodes a finite float64,

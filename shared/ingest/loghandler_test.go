@@ -111,30 +111,63 @@ func TestLogHandlerOptions(t *testing.T) {
 	}
 }
 
+// TestRequestLogMatchesJSONHandler writes random request lines through
+// NewLogHandler's encoder and through slog's JSONHandler, and requires the
+// same bytes.
+func TestRequestLogMatchesJSONHandler(t *testing.T) {
+	strs := []string{"", "stripe", "evt_0123", "a\"b\\c", "tab\there\nnl", "\x00\x1f\x7f", "<b>&</b>", "café 😀",
+		"bad \xff utf8", "line\u2028sep", strings.Repeat("x", 300)}
+	latencies := []time.Duration{0, time.Microsecond, 999 * time.Microsecond, time.Millisecond, 1500 * time.Microsecond,
+		1230 * time.Microsecond, 120 * time.Millisecond, 3*time.Second + 7*time.Microsecond, -5 * time.Microsecond,
+		-1250 * time.Microsecond, 500 * time.Nanosecond, time.Hour, 277*time.Hour + time.Microsecond,
+		999_999_999_999 * time.Microsecond, 1_000_000_000_000 * time.Microsecond, -1_000_000_000_001 * time.Microsecond,
+		math.MaxInt64, math.MinInt64}
+	times := []time.Time{time.Date(2026, 11, 30, 5, 0, 0, 123_456_789, time.UTC), time.Now(),
+		time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("X", -7*3600)), time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}
+	levels := []slog.Level{slog.LevelInfo, slog.LevelWarn, slog.LevelError}
+	rng := rand.New(rand.NewPCG(7, 8))
+	pick := func(s []string) string { return s[rng.IntN(len(s))] }
+	for i := range 5000 {
+		l := requestLog{source: pick(strs), id: pick(strs), typ: pick(strs), outcome: pick(strs), status: rng.IntN(600),
+			latency: latencies[rng.IntN(len(latencies))], code: pick(strs), providerID: pick(strs),
+			apiRequestID: pick(strs), awsRequestID: pick(strs), err: pick(strs)}
+		if i%3 == 0 {
+			l.latency = time.Duration(rng.Int64N(int64(10 * time.Minute)))
+		}
+		tm, level := times[rng.IntN(len(times))], levels[rng.IntN(len(levels))]
+		var got, want bytes.Buffer
+		logRequest(context.Background(), NewLogHandler(&got, nil), tm, level, &l)
+		var buf [maxRequestAttrs]slog.Attr
+		r := slog.NewRecord(tm, level, "ingest", 0)
+		r.AddAttrs(l.attrs(&buf)...)
+		if err := slog.NewJSONHandler(&want, nil).Handle(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Fatalf("case %d:\n got %s\nwant %s", i, got.Bytes(), want.Bytes())
+		}
+	}
+}
+
 // BenchmarkLogLine writes ingest's per-request line through NewLogHandler
 // and through slog's JSONHandler, as Handler.record does.
 func BenchmarkLogLine(b *testing.B) {
-	attrs := []slog.Attr{
-		slog.String("source", "stripe"), slog.String("id", "evt_0123456789abcdef0123456789abcdef"),
-		slog.String("type", "payment_intent.succeeded"), slog.String("outcome", "accepted"), slog.Int("status", 202),
-		slog.Float64("latency_ms", 0.123), slog.String("provider_event_id", "evt_3QxJ7bLkdIwHu7ix0Yq1Vw2R"),
-		slog.String("api_request_id", "local-stripe"),
-	}
+	l := requestLog{source: "stripe", id: "evt_0123456789abcdef0123456789abcdef", typ: "payment_intent.succeeded",
+		outcome: "accepted", status: 202, latency: 123 * time.Microsecond, providerID: "evt_3QxJ7bLkdIwHu7ix0Yq1Vw2R",
+		apiRequestID: "local-stripe"}
 	ctx := context.Background()
 	b.Run("NewLogHandler", func(b *testing.B) {
-		h := NewLogHandler(io.Discard, nil).(*logHandler)
+		h := NewLogHandler(io.Discard, nil)
 		b.ReportAllocs()
 		for b.Loop() {
-			_ = h.logAttrs(ctx, time.Now(), slog.LevelInfo, "ingest", attrs)
+			logRequest(ctx, h, time.Now(), slog.LevelInfo, &l)
 		}
 	})
 	b.Run("JSONHandler", func(b *testing.B) {
 		h := slog.NewJSONHandler(io.Discard, nil)
 		b.ReportAllocs()
 		for b.Loop() {
-			r := slog.NewRecord(time.Now(), slog.LevelInfo, "ingest", 0)
-			r.AddAttrs(attrs...)
-			_ = h.Handle(ctx, r)
+			logRequest(ctx, h, time.Now(), slog.LevelInfo, &l)
 		}
 	})
 }
