@@ -173,13 +173,22 @@ func NewHandler(o Options) (*Handler, error) {
 // batch, delivered records included.
 func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	failed := make([]bool, len(ev.Records))
+	parsed := make([]parsedRecord, len(ev.Records))
+	for i := range ev.Records {
+		parsed[i].msg, parsed[i].err = ParseMessage(ev.Records[i])
+	}
+	carrier := copiesInBatch(parsed)
 	sem := make(chan struct{}, h.concurrency)
 	var wg sync.WaitGroup
 	for i := range ev.Records {
+		if c := carrier[i]; c != i {
+			h.copyInBatch(ctx, parsed[i].msg, parsed[c].msg)
+			continue // acknowledged: the carrier's outcome is the event's
+		}
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			failed[i] = h.process(ctx, &ev.Records[i])
+			failed[i] = h.process(ctx, &ev.Records[i], parsed[i])
 		})
 	}
 	wg.Wait()
@@ -195,16 +204,62 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	return resp, nil
 }
 
+// parsedRecord is a record's message, or why it is not one.
+type parsedRecord struct {
+	msg Message
+	err error
+}
+
+// copiesInBatch finds the records of a batch that carry the same event
+// (the same id; SNS and providers deliver at least once, so two copies can
+// land in one batch). For each record it returns the index of the record
+// that is attempted for its event: its own index, or, for a copy, the copy
+// with the fewest receives (the most attempts left; the first of those in
+// batch order). Malformed records are always their own.
+func copiesInBatch(recs []parsedRecord) []int {
+	carrier := make([]int, len(recs))
+	first := make(map[string]int, len(recs))
+	for i, r := range recs {
+		carrier[i] = i
+		if r.err != nil {
+			continue
+		}
+		j, seen := first[r.msg.ID]
+		switch {
+		case !seen:
+			first[r.msg.ID] = i
+		case r.msg.Attempt < recs[j].msg.Attempt:
+			first[r.msg.ID] = i
+		}
+	}
+	for i, r := range recs {
+		if r.err == nil {
+			carrier[i] = first[r.msg.ID]
+		}
+	}
+	return carrier
+}
+
+// copyInBatch acknowledges a copy of an event another record of the batch
+// carries. Nothing is lost: the carrier stays in the queue until its own
+// attempt succeeds or ends the event, and a crash before the batch's answer
+// returns every record.
+func (h *Handler) copyInBatch(ctx context.Context, msg, carrier Message) {
+	h.count(metrics.DeliveryDuplicate)
+	h.log.InfoContext(ctx, "duplicate: another copy in this batch is attempted", "outcome", "duplicate",
+		"id", msg.ID, "message_id", msg.MessageID, "attempt", msg.Attempt, "carrier_message_id", carrier.MessageID)
+}
+
 // process delivers one record and reports whether it must come back. A
 // panic fails the record alone.
-func (h *Handler) process(ctx context.Context, rec *events.SQSMessage) (failed bool) {
+func (h *Handler) process(ctx context.Context, rec *events.SQSMessage, p parsedRecord) (failed bool) {
 	defer func() {
 		if p := recover(); p != nil {
 			h.log.ErrorContext(ctx, "delivery panicked", "message_id", rec.MessageId, "panic", fmt.Sprint(p))
 			failed = true
 		}
 	}()
-	d := h.deliver(ctx, rec)
+	d := h.deliver(ctx, p)
 	if d.release {
 		h.changeVisibility(ctx, rec, d.visibility)
 	}
@@ -222,7 +277,7 @@ var ack = decision{}
 func retryIn(d time.Duration) decision { return decision{release: true, visibility: d} }
 
 // deliver runs prepare → claim → send → record for one record.
-func (h *Handler) deliver(ctx context.Context, rec *events.SQSMessage) decision {
+func (h *Handler) deliver(ctx context.Context, rec parsedRecord) decision {
 	p, stop, ok := h.prepare(ctx, rec)
 	if !ok {
 		return stop
@@ -249,11 +304,11 @@ type prepared struct {
 
 // prepare parses the record, gets a signer and the time the attempt may
 // take. When it returns !ok, stop says what happens to the message.
-func (h *Handler) prepare(ctx context.Context, rec *events.SQSMessage) (p prepared, stop decision, ok bool) {
-	msg, err := ParseMessage(*rec)
+func (h *Handler) prepare(ctx context.Context, rec parsedRecord) (p prepared, stop decision, ok bool) {
+	msg, err := rec.msg, rec.err
 	if err != nil {
 		h.count(metrics.DeliveryFailed)
-		h.log.WarnContext(ctx, "malformed message", "message_id", rec.MessageId, "outcome", "malformed",
+		h.log.WarnContext(ctx, "malformed message", "message_id", msg.MessageID, "outcome", "malformed",
 			"attempt", msg.Attempt, "error", err.Error())
 		return p, retryIn(MalformedVisibility), false
 	}

@@ -323,6 +323,89 @@ func TestDuplicateMessage(t *testing.T) {
 	}
 }
 
+// TestCopiesInOneBatch: copies of one event in the same batch are
+// attempted once, through the copy with the fewest receives; the others are
+// acknowledged as duplicates at once, whatever the attempt's outcome, and a
+// malformed copy is never the one kept.
+func TestCopiesInOneBatch(t *testing.T) {
+	secret := newSecret(t)
+	copyOf := func(id string, attempt int, name string) events.SQSMessage {
+		m := sqsRecord(id, attempt)
+		m.MessageId, m.ReceiptHandle = "msg-"+name, "rh-"+name
+		return m
+	}
+	duplicateLines := func(t *testing.T, hs *harness) map[string]any {
+		t.Helper()
+		carriers := map[string]any{}
+		for _, l := range hs.logs.lines(t) {
+			if l["outcome"] == "duplicate" {
+				carriers[l["message_id"].(string)] = l["carrier_message_id"]
+			}
+		}
+		return carriers
+	}
+
+	t.Run("delivered", func(t *testing.T) {
+		sub := newSubscriber(t, secret, nil)
+		hs := newHarness(t, sub.URL, secret)
+		resp, _ := hs.h.Handle(context.Background(), batch(
+			copyOf("e1", 2, "a"), copyOf("e1", 1, "b"), sqsRecord("e2", 1), copyOf("e1", 3, "c")))
+		if got := failures(resp); len(got) != 0 {
+			t.Errorf("failures = %v, want none", got)
+		}
+		if sub.posts("e1") != 1 || sub.posts("e2") != 1 {
+			t.Errorf("POSTs: e1 %d, e2 %d; want 1 each", sub.posts("e1"), sub.posts("e2"))
+		}
+		if got := sub.requests()[0].header.Get("webhook-id"); got == "" {
+			t.Errorf("no webhook-id on the POST")
+		}
+		if got := hs.sink.sum(metrics.DeliveryDuplicate); got != 2 {
+			t.Errorf("DeliveryDuplicate = %g, want 2", got)
+		}
+		want := map[string]any{"msg-a": "msg-b", "msg-c": "msg-b"}
+		if diff := cmp.Diff(want, duplicateLines(t, hs)); diff != "" {
+			t.Errorf("duplicate lines (-want +got):\n%s", diff)
+		}
+		if v := hs.sqs.visibility(); len(v) != 0 {
+			t.Errorf("visibility changed for %v; copies must not wait out a lease", v)
+		}
+	})
+
+	t.Run("attempt fails", func(t *testing.T) {
+		sub := newSubscriber(t, secret, func(string) reply { return reply{status: 500} })
+		hs := newHarness(t, sub.URL, secret)
+		resp, _ := hs.h.Handle(context.Background(), batch(copyOf("e1", 1, "a"), copyOf("e1", 1, "b")))
+		if diff := cmp.Diff([]string{"msg-a"}, failures(resp)); diff != "" {
+			t.Errorf("failures (-want +got):\n%s", diff)
+		}
+		if n := sub.posts("e1"); n != 1 {
+			t.Errorf("%d POSTs, want 1", n)
+		}
+		if v := hs.sqs.visibility(); len(v) != 1 || len(v["rh-a"]) != 1 {
+			t.Errorf("visibility = %v, want the carrier's backoff only", v)
+		}
+	})
+
+	t.Run("malformed copy", func(t *testing.T) {
+		sub := newSubscriber(t, secret, nil)
+		hs := newHarness(t, sub.URL, secret)
+		bad := copyOf("e1", 1, "bad")
+		enc := "base64"
+		bad.MessageAttributes[message.AttrEncoding] = events.SQSMessageAttribute{StringValue: &enc, DataType: "String"}
+		bad.Body = "%%% not base64"
+		resp, _ := hs.h.Handle(context.Background(), batch(bad, copyOf("e1", 2, "good")))
+		if diff := cmp.Diff([]string{"msg-bad"}, failures(resp)); diff != "" {
+			t.Errorf("failures (-want +got):\n%s", diff)
+		}
+		if n := sub.posts("e1"); n != 1 {
+			t.Errorf("%d POSTs, want 1 (through the well-formed copy)", n)
+		}
+		if got := hs.sink.sum(metrics.DeliveryDuplicate); got != 0 {
+			t.Errorf("DeliveryDuplicate = %g, want 0", got)
+		}
+	})
+}
+
 // TestRacingHandlers: two handlers (two function instances) get the same
 // message at once → one POST; the loser backs off past the winner's lease
 // and then finds the event delivered.
