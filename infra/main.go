@@ -3,9 +3,9 @@
 // AwsSolutions and Serverless packs, and fails on any unsuppressed finding.
 //
 // The configuration comes from, in order: the file named by the
-// hookfanConfig context value (cdk deploy -c hookfanConfig=path), the
-// hookfan context value (cdk.json), or cdk.json itself when the app runs
-// outside the CDK CLI (make synth).
+// hookfanConfig context value (cdk deploy -c hookfanConfig=path), or the
+// hookfan context value (cdk.json). Outside the CDK CLI (make synth) the
+// app reads cdk.json's context itself, feature flags included.
 package main
 
 import (
@@ -33,7 +33,13 @@ func main() {
 
 func run() error {
 	defer jsii.Close()
-	app := awscdk.NewApp(nil)
+	// cdk.json's context (the configuration and the feature flags) as
+	// defaults: outside the CLI they apply as they do under it.
+	ctx, err := stack.CDKJSONContext("cdk.json")
+	if err != nil {
+		return err
+	}
+	app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx})
 	cfg, err := loadConfig(app)
 	if err != nil {
 		return err
@@ -46,8 +52,7 @@ func run() error {
 		return err
 	}
 	stack.ApplyNag(app, true)
-	asm := app.Synth(nil)
-	errs, err := stack.AssemblyErrors(asm)
+	errs, err := stack.Synth(app)
 	if err != nil {
 		return err
 	}

@@ -2,10 +2,12 @@ package stack
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/cxapi"
@@ -59,6 +61,58 @@ func ApplyNag(scope constructs.IConstruct, reports bool) {
 	aspects := awscdk.Aspects_Of(scope)
 	aspects.Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Reports: jsii.Bool(reports)}), nil)
 	aspects.Add(cdknag.NewServerlessChecks(&cdknag.NagPackProps{Reports: jsii.Bool(reports)}), nil)
+}
+
+// Synth synthesizes app and lists its error annotations as
+// AssemblyErrors does. With the feature flag
+// @aws-cdk/core:annotationsInValidationReport (set in cdk.json) the CDK
+// fails the synthesis itself on an error annotation (a panic through
+// jsii) after writing a validation report; the report's errors are listed
+// then, in the same form. err is for a synthesis that failed otherwise.
+func Synth(app awscdk.App) (errs []string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			report, rerr := validationErrors(filepath.Join(*app.Outdir(), "validation-report.json"))
+			if rerr != nil || len(report) == 0 {
+				errs, err = nil, errors.Join(fmt.Errorf("synthesis failed: %v", p), rerr)
+				return
+			}
+			errs, err = report, nil
+		}
+	}()
+	return AssemblyErrors(app.Synth(nil))
+}
+
+// validationErrors lists the errors of a CDK validation report as
+// "/path: message".
+func validationErrors(path string) ([]string, error) {
+	var report struct {
+		PluginReports []struct {
+			Violations []struct {
+				Description         string `json:"description"`
+				Severity            string `json:"severity"`
+				ViolatingConstructs []struct {
+					ConstructPath string `json:"constructPath"`
+				} `json:"violatingConstructs"`
+			} `json:"violations"`
+		} `json:"pluginReports"`
+	}
+	if err := readJSON(path, &report); err != nil {
+		return nil, err
+	}
+	var errs []string
+	for _, p := range report.PluginReports {
+		for _, v := range p.Violations {
+			if v.Severity != "error" {
+				continue
+			}
+			for _, c := range v.ViolatingConstructs {
+				errs = append(errs, "/"+strings.TrimPrefix(c.ConstructPath, "/")+": "+strings.TrimSpace(v.Description))
+			}
+		}
+	}
+	slices.Sort(errs)
+	return errs, nil
 }
 
 // AssemblyErrors lists every error annotation recorded in a synthesized
