@@ -57,27 +57,21 @@ func appendRequestLog(b []byte, l *requestLog) []byte {
 	b = strconv.AppendInt(b, int64(l.status), 10)
 	b = append(b, `,"latency_ms":`...)
 	b = appendMillis(b, l.latency.Microseconds())
-	if l.code != "" {
-		b = append(b, `,"code":`...)
-		b = appendLogString(b, l.code)
-	}
-	if l.providerID != "" {
-		b = append(b, `,"provider_event_id":`...)
-		b = appendLogString(b, l.providerID)
-	}
-	if l.apiRequestID != "" {
-		b = append(b, `,"api_request_id":`...)
-		b = appendLogString(b, l.apiRequestID)
-	}
-	if l.awsRequestID != "" {
-		b = append(b, `,"aws_request_id":`...)
-		b = appendLogString(b, l.awsRequestID)
-	}
-	if l.err != "" {
-		b = append(b, `,"error":`...)
-		b = appendLogString(b, l.err)
-	}
+	b = appendOptional(b, `,"code":`, l.code)
+	b = appendOptional(b, `,"provider_event_id":`, l.providerID)
+	b = appendOptional(b, `,"api_request_id":`, l.apiRequestID)
+	b = appendOptional(b, `,"aws_request_id":`, l.awsRequestID)
+	b = appendOptional(b, `,"error":`, l.err)
 	return b
+}
+
+// appendOptional appends member (a key's `,"key":`) and value, unless the
+// value is empty.
+func appendOptional(b []byte, member, value string) []byte {
+	if value == "" {
+		return b
+	}
+	return appendLogString(append(b, member...), value)
 }
 
 // appendMillis appends micros/1000 as appendLogFloat(float64(micros)/1000)
