@@ -123,40 +123,95 @@ func NewDashboard(scope constructs.Construct, id string, props *DashboardProps) 
 		graph("All destinations: failed and dead", []awscloudwatch.IMetric{k.search(metrics.DeliveryFailed, "Sum", metrics.DimDestination), k.search(metrics.DeliveryDead, "Sum", metrics.DimDestination)}, nil),
 		graph("All destinations: event age p99 (ms)", []awscloudwatch.IMetric{k.search(metrics.EventAge, "p99", metrics.DimDestination)}, nil),
 	)
-	k.addLaneRows(d, props.Lanes)
+	rows := make([]LaneNames, len(props.Lanes))
+	for i, l := range props.Lanes {
+		rows[i] = namesOf(l)
+	}
+	k.addLaneRows(d, rows)
 	return d
+}
+
+// LaneNames are the physical names a lane's dashboard row graphs: its
+// function's and its three queues'.
+type LaneNames struct {
+	Destination                            string
+	Function, Queue, DLQ, SubscriptionDLQ *string
+}
+
+// namesOf reads a lane's names from its constructs (tokens that CDK wires
+// across stacks as needed).
+func namesOf(l *Lane) LaneNames {
+	return LaneNames{
+		Destination: l.Destination.Name, Function: l.Function.FunctionName(), Queue: l.Queue.QueueName(),
+		DLQ: l.DeadLetterQueue.QueueName(), SubscriptionDLQ: l.SubscriptionDeadLetterQueue.QueueName(),
+	}
+}
+
+// laneNamesSeparator joins a lane's names into one value (laneNamesOutput):
+// none of them can hold it.
+const laneNamesSeparator = "|"
+
+// laneNamesOutput is the lane stack's output holding its LaneNames,
+// joined: a dashboard page takes one parameter per lane instead of four,
+// so a page and the parent that wires it stay small.
+const laneNamesOutput = "DashboardNames"
+
+// joinedNames is l's names as one string, in LaneNames' field order.
+func joinedNames(l *Lane) *string {
+	n := namesOf(l)
+	return awscdk.Fn_Join(jsii.String(laneNamesSeparator), &[]*string{n.Function, n.Queue, n.DLQ, n.SubscriptionDLQ})
+}
+
+// splitNames reads LaneNames back from a joined value.
+func splitNames(destination string, joined *string) LaneNames {
+	parts := awscdk.Fn_Split(jsii.String(laneNamesSeparator), joined, jsii.Number(4))
+	at := func(i int) *string { return awscdk.Fn_Select(jsii.Number(float64(i)), parts) }
+	return LaneNames{Destination: destination, Function: at(0), Queue: at(1), DLQ: at(2), SubscriptionDLQ: at(3)}
 }
 
 // NewLaneDashboard makes a dashboard of destination rows only, for the
 // destinations past the overview's.
-func NewLaneDashboard(scope constructs.Construct, id string, props *DashboardProps) awscloudwatch.Dashboard {
-	k := newKit(props.Period)
+func NewLaneDashboard(scope constructs.Construct, id string, lanes []LaneNames, period awscdk.Duration) awscloudwatch.Dashboard {
+	k := newKit(period)
 	d := awscloudwatch.NewDashboard(scope, jsii.String(id), &awscloudwatch.DashboardProps{
 		DefaultInterval: awscdk.Duration_Hours(jsii.Number(3)),
 	})
-	if len(props.Lanes) > 0 {
+	if len(lanes) > 0 {
 		d.AddWidgets(awscloudwatch.NewTextWidget(&awscloudwatch.TextWidgetProps{
 			Markdown: jsii.String(fmt.Sprintf("# Hookfan destinations %s to %s\nOne row per destination; the overview dashboard has the API, ingest and every destination at a glance.",
-				props.Lanes[0].Destination.Name, props.Lanes[len(props.Lanes)-1].Destination.Name)),
+				lanes[0].Destination, lanes[len(lanes)-1].Destination)),
 			Width: jsii.Number(24), Height: jsii.Number(2),
 		}))
 	}
-	k.addLaneRows(d, props.Lanes)
+	k.addLaneRows(d, lanes)
 	return d
 }
 
 // addLaneRows adds one row per lane: deliveries and failures, latency and
 // event age, queue and DLQ depth.
-func (k dashboardKit) addLaneRows(d awscloudwatch.Dashboard, lanes []*Lane) {
+func (k dashboardKit) addLaneRows(d awscloudwatch.Dashboard, lanes []LaneNames) {
+	aws := func(namespace, name, dim string, value *string, stat, label string) awscloudwatch.IMetric {
+		p := &awscloudwatch.MetricProps{
+			Namespace: jsii.String(namespace), MetricName: jsii.String(name),
+			DimensionsMap: &map[string]*string{dim: value}, Statistic: jsii.String(stat), Period: k.period,
+		}
+		if label != "" {
+			p.Label = jsii.String(label)
+		}
+		return awscloudwatch.NewMetric(p)
+	}
+	sqs := func(name string, queue *string, label string) awscloudwatch.IMetric {
+		return aws("AWS/SQS", name, "QueueName", queue, "Maximum", label)
+	}
 	for _, l := range lanes {
-		n := l.Destination.Name
+		n := l.Destination
 		d.AddWidgets(
 			graph(n+": deliveries and failures", []awscloudwatch.IMetric{
 				k.metric(metrics.DeliverySucceeded, metrics.DimDestination, n, "Sum", "succeeded"),
 				k.metric(metrics.DeliveryFailed, metrics.DimDestination, n, "Sum", "failed"),
 				k.metric(metrics.DeliveryDead, metrics.DimDestination, n, "Sum", "dead"),
 				k.metric(metrics.DeliveryDuplicate, metrics.DimDestination, n, "Sum", "duplicate"),
-				l.Function.MetricErrors(k.opts("Sum", "function errors")),
+				aws("AWS/Lambda", "Errors", "FunctionName", l.Function, "Sum", "function errors"),
 			}, nil),
 			graph(n+": latency and event age (ms)", []awscloudwatch.IMetric{
 				k.metric(metrics.DeliveryLatency, metrics.DimDestination, n, "p50", "latency p50"),
@@ -165,12 +220,12 @@ func (k dashboardKit) addLaneRows(d awscloudwatch.Dashboard, lanes []*Lane) {
 				k.metric(metrics.EventAge, metrics.DimDestination, n, "p99", "event age p99"),
 			}),
 			graph(n+": queue and DLQ depth", []awscloudwatch.IMetric{
-				l.Queue.MetricApproximateNumberOfMessagesVisible(k.opts("Maximum", "queue visible")),
-				l.Queue.MetricApproximateNumberOfMessagesNotVisible(k.opts("Maximum", "queue in flight / backing off")),
-				l.DeadLetterQueue.MetricApproximateNumberOfMessagesVisible(k.opts("Maximum", "DLQ")),
-				l.SubscriptionDeadLetterQueue.MetricApproximateNumberOfMessagesVisible(k.opts("Maximum", "subscription DLQ")),
+				sqs("ApproximateNumberOfMessagesVisible", l.Queue, "queue visible"),
+				sqs("ApproximateNumberOfMessagesNotVisible", l.Queue, "queue in flight / backing off"),
+				sqs("ApproximateNumberOfMessagesVisible", l.DLQ, "DLQ"),
+				sqs("ApproximateNumberOfMessagesVisible", l.SubscriptionDLQ, "subscription DLQ"),
 			}, []awscloudwatch.IMetric{
-				l.Queue.MetricApproximateAgeOfOldestMessage(k.opts("Maximum", "")),
+				sqs("ApproximateAgeOfOldestMessage", l.Queue, ""),
 			}),
 		)
 	}

@@ -72,6 +72,7 @@ func newLaneIndex(scope constructs.Construct, lane *Lane, stackName string) awss
 	out("DlqUrl", "DLQ of destination "+d.Name+" (redrive from the SQS console)", lane.DeadLetterQueue.QueueUrl())
 	out("SecretArn", "Signing secret of destination "+d.Name+" (subscribers verify with whsec_<value>)", lane.Secret.SecretArn())
 	out("IndexParameter", "SSM parameter describing this lane", p.ParameterName())
+	out(laneNamesOutput, "The names a dashboard page graphs: function, queue, DLQ, subscription DLQ", joinedNames(lane))
 	return p
 }
 

@@ -101,3 +101,21 @@ func TestOutputsDoNotGrowWithDestinations(t *testing.T) {
 		t.Errorf("%d sources: got %v, want the limit and the fix", len(cfg.Sources), err)
 	}
 }
+
+func TestMostDestinations(t *testing.T) {
+	for _, tt := range []struct{ fixed, want int }{
+		{0, 488},  // 488 lanes + 12 pages = 500
+		{50, 440}, // 440 lanes + 10 pages + 50
+		{460, 40}, // the overview holds 40: no page yet
+		{461, 39}, // 39 + 461
+		{500, 0},  // nothing fits
+	} {
+		got := mostDestinations(tt.fixed)
+		if got != tt.want {
+			t.Errorf("mostDestinations(%d) = %d, want %d", tt.fixed, got, tt.want)
+		}
+		if pages := (got - 1) / LanesPerDashboard; got > 0 && tt.fixed+got+pages > MaxResources {
+			t.Errorf("mostDestinations(%d) = %d needs %d resources", tt.fixed, got, tt.fixed+got+pages)
+		}
+	}
+}

@@ -101,6 +101,11 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 	}
 
 	sp := props.StackProps
+	// The parent holds a nested stack per lane: without indentation its
+	// template is about half the size, far from CloudFormation's 1 MB.
+	if sp.SuppressTemplateIndentation == nil {
+		sp.SuppressTemplateIndentation = jsii.Bool(true)
+	}
 	if sp.Description == nil {
 		sp.Description = jsii.String("Hookfan: AWS-native webhook fan-out (ingest API, SNS topic, one lane per destination)")
 	}
@@ -189,7 +194,64 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 	}
 	h.Index = newStackIndex(stack, h, dashboards)
 	h.addOutputs(cfg)
+	if err := h.checkResourceCount(); err != nil {
+		return nil, err
+	}
 	return h, nil
+}
+
+// MaxResources is CloudFormation's limit on the resources of one template.
+const MaxResources = 500
+
+// ParentResources counts the resources of the parent template: each
+// nested stack is one, whatever it holds.
+func (h *Hookfan) ParentResources() int {
+	n := 0
+	var walk func(c constructs.IConstruct)
+	walk = func(c constructs.IConstruct) {
+		for _, child := range *c.Node().Children() {
+			if *awscdk.Stack_IsStack(child) {
+				continue // a nested stack: its resource is its sibling "<id>.NestedStack"
+			}
+			if *awscdk.CfnResource_IsCfnResource(child) {
+				n++
+			}
+			walk(child)
+		}
+	}
+	walk(h.Stack)
+	return n
+}
+
+// MostDestinations is how many destinations fit the parent template of
+// this deployment's sources and settings.
+func (h *Hookfan) MostDestinations() int {
+	return mostDestinations(h.ParentResources() - len(h.LaneStacks) - len(h.DashboardStacks))
+}
+
+// mostDestinations is how many destinations fit beside fixed resources: a
+// nested stack each, and a dashboard page per LanesPerDashboard past the
+// first LanesPerDashboard.
+func mostDestinations(fixed int) int {
+	most := 0
+	for n := 1; fixed+n+(n-1)/LanesPerDashboard <= MaxResources; n++ {
+		most = n
+	}
+	return most
+}
+
+// checkResourceCount fails, with the largest deployment that fits, when
+// the parent template would hold more than CloudFormation's 500 resources.
+// A destination costs the parent one resource (its nested stack), and one
+// more per LanesPerDashboard destinations (a dashboard page).
+func (h *Hookfan) checkResourceCount() error {
+	total := h.ParentResources()
+	if total <= MaxResources {
+		return nil
+	}
+	most := mostDestinations(total - len(h.LaneStacks) - len(h.DashboardStacks))
+	return fmt.Errorf("%d destinations need %d resources in the parent stack, more than CloudFormation's %d: this configuration holds at most %d destinations; split it into two stacks (-c %s=FILE -c hookfanStackName=NAME)",
+		len(h.Lanes), total, MaxResources, most, config.ContextFileKey)
 }
 
 // addDashboards makes the overview dashboard, which holds the first
@@ -205,7 +267,18 @@ func (h *Hookfan) addDashboards(cfg *config.Config) {
 		ns := awscdk.NewNestedStack(h.Stack, jsii.String(fmt.Sprintf("Dashboard-%d", page)), &awscdk.NestedStackProps{
 			Description: jsii.String(fmt.Sprintf("Hookfan dashboard %d: destinations %s to %s", page, lanes[0].Destination.Name, lanes[len(lanes)-1].Destination.Name)),
 		})
-		h.LaneDashboards = append(h.LaneDashboards, NewLaneDashboard(ns, "Dashboard", &DashboardProps{Config: cfg, Lanes: lanes}))
+		// One parameter per lane, set to the lane stack's joined names.
+		names := make([]LaneNames, len(lanes))
+		for j, l := range lanes {
+			param := fmt.Sprintf("Lane%d", j)
+			awscdk.NewCfnParameter(ns, jsii.String(param), &awscdk.CfnParameterProps{
+				Type: jsii.String("String"), Description: jsii.String("Dashboard names of destination " + l.Destination.Name),
+			})
+			out := h.LaneStacks[i+j].NestedStackResource().GetAtt(jsii.String("Outputs."+laneNamesOutput), awscdk.ResolutionTypeHint_STRING)
+			ns.SetParameter(jsii.String(param), awscdk.Token_AsString(out, nil))
+			names[j] = splitNames(l.Destination.Name, awscdk.Fn_Ref(jsii.String(param)))
+		}
+		h.LaneDashboards = append(h.LaneDashboards, NewLaneDashboard(ns, "Dashboard", names, nil))
 		h.DashboardStacks = append(h.DashboardStacks, ns)
 	}
 }

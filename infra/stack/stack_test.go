@@ -780,42 +780,6 @@ func TestSynthesizeTwiceIsIdentical(t *testing.T) {
 	}
 }
 
-func TestFortyDestinationsFitCloudFormation(t *testing.T) {
-	cfg := testConfig(t, 40, "ops@example.com")
-	outdir := t.TempDir()
-	h, _ := synth(t, cfg, builder, outdir)
-	if len(h.LaneStacks) != 40 {
-		t.Fatalf("got %d lane stacks", len(h.LaneStacks))
-	}
-	files, _ := filepath.Glob(filepath.Join(outdir, "*.template.json"))
-	if len(files) != 41 {
-		t.Fatalf("got %d templates, want 41", len(files))
-	}
-	const (
-		maxResources = 500
-		maxOutputs   = 200
-		maxBytes     = 1 << 20 // a template uploaded to S3
-	)
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var doc struct {
-			Resources  map[string]any
-			Outputs    map[string]any
-			Parameters map[string]any
-		}
-		if err := json.Unmarshal(data, &doc); err != nil {
-			t.Fatal(err)
-		}
-		if len(doc.Resources) >= maxResources || len(doc.Outputs) > maxOutputs || len(doc.Parameters) > 200 || len(data) > maxBytes {
-			t.Errorf("%s: %d resources, %d outputs, %d parameters, %d bytes: over a CloudFormation limit", filepath.Base(f), len(doc.Resources), len(doc.Outputs), len(doc.Parameters), len(data))
-		}
-		t.Logf("%s: %d resources, %d outputs, %d bytes", filepath.Base(f), len(doc.Resources), len(doc.Outputs), len(data))
-	}
-}
-
 // TestAssemblyErrorsFailOnFindings: unsuppressed findings, deep in a
 // nested stack, are listed by path, with cdk.json's feature flags (the CDK
 // fails the synthesis itself and Synth reads its validation report) and
