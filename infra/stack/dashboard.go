@@ -134,7 +134,7 @@ func NewDashboard(scope constructs.Construct, id string, props *DashboardProps) 
 // LaneNames are the physical names a lane's dashboard row graphs: its
 // function's and its three queues'.
 type LaneNames struct {
-	Destination                            string
+	Destination                           string
 	Function, Queue, DLQ, SubscriptionDLQ *string
 }
 

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -257,3 +258,30 @@ func TestAPITypeFromEnv(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseAllowedIP: whatever ParseAllowedIP accepts is a canonical block
+// that reads back as itself, never the whole address space, and never an
+// IPv4-mapped IPv6 block.
+func FuzzParseAllowedIP(f *testing.F) {
+	for _, s := range []string{"192.30.252.0/22", "203.0.113.7", "2a0a:a440::/29", "::1", "0.0.0.0/0", "10.0.0.1/8", "::ffff:10.0.0.1", "fe80::1%eth0", "1.2.3.4/33", " 1.2.3.4", "01.2.3.4"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := ParseAllowedIP(s)
+		if err != nil {
+			if !strings.Contains(err.Error(), strconvQuote(s)) {
+				t.Errorf("error %q does not quote the entry", err)
+			}
+			return
+		}
+		if p.Bits() == 0 || p.Masked() != p || p.Addr().Is4In6() || p.Addr().Zone() != "" {
+			t.Errorf("%q accepted as %s", s, p)
+		}
+		again, err := ParseAllowedIP(p.String())
+		if err != nil || again != p {
+			t.Errorf("%q → %s reads back as %v, %v", s, p, again, err)
+		}
+	})
+}
+
+func strconvQuote(s string) string { return fmt.Sprintf("%q", s) }

@@ -52,7 +52,7 @@ func (s h2Secrets) Refresh(_ context.Context, name string) ([]string, bool, erro
 
 const h2GitHubSecret = "github-secret"
 
-func newH2Handler(t *testing.T) (*Handler, *h2Publisher) {
+func newH2Handler(t testing.TB) (*Handler, *h2Publisher) {
 	t.Helper()
 	sink, err := metrics.NewSink(config.SinkEMF, io.Discard, nil)
 	if err != nil {
@@ -258,5 +258,61 @@ func TestHTTPFromProxy(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("httpFromProxy (-want +got):\n%s", diff)
+	}
+}
+
+// FuzzProxyFromHTTP: the source read from a route is always a single path
+// segment of the route itself (or the path parameter as sent), and the
+// stageless path is a suffix of rawPath.
+func FuzzProxyFromHTTP(f *testing.F) {
+	for _, s := range [][3]string{
+		{"POST /webhooks/github", "/v1/webhooks/github", "v1"},
+		{"POST /webhooks/{source}", "/v1/webhooks/x", "v1"},
+		{"$default", "/", "$default"},
+		{"POST /webhooks/", "/v1/webhooks/", "v1"},
+		{"POST /webhooks/a/b", "/v1v1/webhooks/a/b", "v1"},
+		{"POST /webhooks/{source}/{x}", "//", ""},
+	} {
+		f.Add(s[0], s[1], s[2])
+	}
+	f.Fuzz(func(t *testing.T, routeKey, rawPath, stage string) {
+		req := events.APIGatewayV2HTTPRequest{RouteKey: routeKey, RawPath: rawPath, RequestContext: events.APIGatewayV2HTTPRequestContext{Stage: stage}}
+		p := proxyFromHTTP(&req)
+		if !strings.HasSuffix(rawPath, p.Path) {
+			t.Errorf("path %q is not a suffix of rawPath %q", p.Path, rawPath)
+		}
+		if s, ok := p.PathParameters["source"]; ok {
+			if s == "" || strings.ContainsAny(s, "/{}") || !strings.HasSuffix(routeKey, "/webhooks/"+s) {
+				t.Errorf("route %q gives source %q", routeKey, s)
+			}
+		}
+	})
+}
+
+// BenchmarkHandleHTTP measures the 2.0 adapter beside the REST handler on
+// the same signed GitHub request: what the HTTP API's shape costs ingest.
+func BenchmarkHandleHTTP(b *testing.B) {
+	body := []byte(`{"ref":"refs/heads/main","head_commit":{"message":"fix"},"repository":{"full_name":"octo/hello"}}`)
+	v2 := h2GitHubRequest(body, "application/json", true)
+	v1 := proxyFromHTTP(&v2)
+	for _, bb := range []struct {
+		name string
+		run  func(h *Handler) int
+	}{
+		{"rest", func(h *Handler) int { r, _ := h.Handle(context.Background(), v1); return r.StatusCode }},
+		{"http", func(h *Handler) int { r, _ := h.HandleHTTP(context.Background(), v2); return r.StatusCode }},
+	} {
+		b.Run(bb.name, func(b *testing.B) {
+			h, pub := newH2Handler(b)
+			b.ReportAllocs()
+			for b.Loop() {
+				if status := bb.run(h); status != http.StatusAccepted {
+					b.Fatalf("status %d", status)
+				}
+				pub.mu.Lock()
+				pub.messages, pub.attrs = pub.messages[:0], pub.attrs[:0]
+				pub.mu.Unlock()
+			}
+		})
 	}
 }
