@@ -345,7 +345,7 @@ func checkOutputIDs(cfg *config.Config) error {
 		for _, n := range names {
 			id := outputID(n)
 			if prev, ok := seen[id]; ok {
-				errs = append(errs, fmt.Errorf("%s names %q and %q differ only in hyphens, so their stack outputs would collide; rename one", kind, prev, n))
+				errs = append(errs, fmt.Errorf("%s names %q and %q differ only in hyphens, so their logical IDs and outputs would collide; rename one", kind, prev, n))
 			}
 			seen[id] = n
 		}
