@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -58,7 +59,7 @@ func TestLoadConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(got.Destinations) != 1 || got.Destinations[0].Filter.FilterPolicy() != want.Destinations[0].Filter.FilterPolicy() || got.Sources[0] != want.Sources[0] {
+			if len(got.Destinations) != 1 || got.Destinations[0].Filter.FilterPolicy() != want.Destinations[0].Filter.FilterPolicy() || !reflect.DeepEqual(got.Sources[0], want.Sources[0]) {
 				t.Errorf("got %+v, want %+v", got, want)
 			}
 		})

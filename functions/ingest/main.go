@@ -27,7 +27,16 @@ func main() {
 		log.Error("ingest: cannot start", slog.String("error", err.Error()))
 		os.Exit(1)
 	}
-	lambda.Start(h.Handle)
+	apiType, err := config.APITypeFromEnv()
+	if err != nil {
+		log.Error("ingest: cannot start", slog.String("error", err.Error()))
+		os.Exit(1)
+	}
+	if apiType == config.APITypeHTTP {
+		lambda.Start(h.HandleHTTP) // HTTP API, payload format 2.0
+		return
+	}
+	lambda.Start(h.Handle) // REST API proxy event
 }
 
 // setup reads the configuration and builds the clients once; warm

@@ -116,7 +116,7 @@ func run(log *slog.Logger) error {
 }
 
 func printURLs(s *devstack.Stack, cfg *config.Config, base, endpoint string) {
-	fmt.Fprintf(os.Stderr, "\nHookfan local stack on %s (emulator %s)\n\nSources:\n", base, endpoint)
+	fmt.Fprintf(os.Stderr, "\nHookfan local stack on %s (emulator %s), %s API shape (config api.type)\n\nSources:\n", base, endpoint, cfg.API.Kind())
 	for _, src := range cfg.Sources {
 		fmt.Fprintf(os.Stderr, "  %-20s %s/webhooks/%s\n", src.Name, base, src.Name)
 	}

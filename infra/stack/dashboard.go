@@ -2,6 +2,7 @@ package stack
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
@@ -12,101 +13,220 @@ import (
 	"github.com/hookfan/hookfan/shared/metrics"
 )
 
-// DashboardProps configures the dashboard.
+// LanesPerDashboard is how many destinations' rows one dashboard holds:
+// three widgets and four references to the lane's resources each, so a
+// page stays far inside CloudWatch's 500 widgets and 2,500 metrics per
+// dashboard and its nested stack inside CloudFormation's 200 parameters.
+const LanesPerDashboard = 40
+
+// DashboardProps configures a dashboard.
 type DashboardProps struct {
 	Config *config.Config
+	// Ingest is the API; the overview needs it, a lane page does not.
 	Ingest *IngestAPI
-	Lanes  []*Lane
+	// Lanes get one row each.
+	Lanes []*Lane
 	// Period of every graph; nil: five minutes.
 	Period awscdk.Duration
 }
 
-// NewDashboard makes the operations dashboard: ingest by source, then one
-// row per destination with deliveries and failures, latency and event age,
-// and queue and DLQ depth.
-func NewDashboard(scope constructs.Construct, id string, props *DashboardProps) awscloudwatch.Dashboard {
-	period := props.Period
-	if period == nil {
-		period = awscdk.Duration_Minutes(jsii.Number(5))
-	}
-	metric := func(name, dim, value, stat, label string) awscloudwatch.IMetric {
-		return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
-			Namespace:     jsii.String(metrics.Namespace),
-			MetricName:    jsii.String(name),
-			DimensionsMap: &map[string]*string{dim: jsii.String(value)},
-			Statistic:     jsii.String(stat),
-			Period:        period,
-			Label:         jsii.String(label),
-		})
-	}
-	graph := func(title string, left []awscloudwatch.IMetric, right []awscloudwatch.IMetric) awscloudwatch.IWidget {
-		p := &awscloudwatch.GraphWidgetProps{Title: jsii.String(title), Width: jsii.Number(8), Height: jsii.Number(6), Left: &left}
-		if len(right) > 0 {
-			p.Right = &right
-		}
-		return awscloudwatch.NewGraphWidget(p)
-	}
+// dashboardKit holds what every widget of one dashboard shares.
+type dashboardKit struct{ period awscdk.Duration }
 
+func newKit(p awscdk.Duration) dashboardKit {
+	if p == nil {
+		p = awscdk.Duration_Minutes(jsii.Number(5))
+	}
+	return dashboardKit{period: p}
+}
+
+func (k dashboardKit) metric(name, dim, value, stat, label string) awscloudwatch.IMetric {
+	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+		Namespace:     jsii.String(metrics.Namespace),
+		MetricName:    jsii.String(name),
+		DimensionsMap: &map[string]*string{dim: jsii.String(value)},
+		Statistic:     jsii.String(stat),
+		Period:        k.period,
+		Label:         jsii.String(label),
+	})
+}
+
+// search graphs every series of a metric in the Hookfan namespace with the
+// given dimensions: one series per source or destination, however many.
+func (k dashboardKit) search(metric, stat string, dims ...string) awscloudwatch.IMetric {
+	return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+		Expression: jsii.String(fmt.Sprintf(`SEARCH('{%s,%s} MetricName="%s"', '%s', %d)`,
+			metrics.Namespace, strings.Join(dims, ","), metric, stat, int(*k.period.ToSeconds(nil)))),
+		// Empty: each series the search finds keeps its own label.
+		Label:  jsii.String(""),
+		Period: k.period,
+	})
+}
+
+func (k dashboardKit) opts(stat, label string) *awscloudwatch.MetricOptions {
+	o := &awscloudwatch.MetricOptions{Period: k.period, Statistic: jsii.String(stat)}
+	if label != "" {
+		o.Label = jsii.String(label)
+	}
+	return o
+}
+
+func graph(title string, left []awscloudwatch.IMetric, right []awscloudwatch.IMetric) awscloudwatch.IWidget {
+	p := &awscloudwatch.GraphWidgetProps{Title: jsii.String(title), Width: jsii.Number(8), Height: jsii.Number(6), Left: &left}
+	if len(right) > 0 {
+		p.Right = &right
+	}
+	return awscloudwatch.NewGraphWidget(p)
+}
+
+// NewDashboard makes the operations overview: the API and ingest by
+// source, every destination at a glance (searches that list each one),
+// then one row per destination in props.Lanes.
+func NewDashboard(scope constructs.Construct, id string, props *DashboardProps) awscloudwatch.Dashboard {
+	k := newKit(props.Period)
 	d := awscloudwatch.NewDashboard(scope, jsii.String(id), &awscloudwatch.DashboardProps{
 		DefaultInterval: awscdk.Duration_Hours(jsii.Number(3)),
 	})
-
-	api := props.Ingest.API
-	var accepted, failed []awscloudwatch.IMetric
+	ingest := props.Ingest
+	var accepted, failed, clientErrors, requests []awscloudwatch.IMetric
 	for _, s := range props.Config.Sources {
-		accepted = append(accepted, metric(metrics.IngestAccepted, metrics.DimSource, s.Name, "Sum", s.Name))
-		failed = append(failed, metric(metrics.IngestPublishFailed, metrics.DimSource, s.Name, "Sum", s.Name+" publish failed"))
+		accepted = append(accepted, k.metric(metrics.IngestAccepted, metrics.DimSource, s.Name, "Sum", s.Name))
+		failed = append(failed, k.metric(metrics.IngestPublishFailed, metrics.DimSource, s.Name, "Sum", s.Name+" publish failed"))
+		requests = append(requests, ingest.SourceMetric(s.Name, "Count", k.opts("Sum", s.Name)))
+		clientErrors = append(clientErrors, ingest.SourceMetric(s.Name, "4xx", k.opts("Sum", s.Name)))
 	}
-	rejected := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
-		Expression: jsii.String(fmt.Sprintf(`SEARCH('{%s,%s,%s} MetricName="%s"', 'Sum', %d)`,
-			metrics.Namespace, metrics.DimReason, metrics.DimSource, metrics.IngestRejected, int(*period.ToSeconds(nil)))),
-		// Empty: each series the search finds keeps its own label (source, reason).
-		Label:  jsii.String(""),
-		Period: period,
-	})
 	d.AddWidgets(
 		awscloudwatch.NewTextWidget(&awscloudwatch.TextWidgetProps{
-			Markdown: jsii.String("# Hookfan\nIngest by source, then one row per destination. Alarms: DLQ depth, age of the oldest message, function errors."),
-			Width:    jsii.Number(24), Height: jsii.Number(2),
+			Markdown: jsii.String("# Hookfan\nThe API and ingest by source, every destination at a glance, then one row per destination" +
+				fmt.Sprintf(" (the first %d; further destinations are on the dashboards the stack's index parameter lists).", LanesPerDashboard) +
+				" Alarms: per source 4xx and 429; per destination DLQ depth, age of the oldest message, function errors."),
+			Width: jsii.Number(24), Height: jsii.Number(2),
 		}),
 	)
 	d.AddWidgets(
 		graph("Ingest: accepted by source", accepted, nil),
-		graph("Ingest: rejected (by source and reason) and publish failures", append([]awscloudwatch.IMetric{rejected}, failed...), nil),
+		graph("Ingest: rejected (by source and reason) and publish failures", append([]awscloudwatch.IMetric{k.search(metrics.IngestRejected, "Sum", metrics.DimReason, metrics.DimSource)}, failed...), nil),
 		graph("API: requests, 4xx, 5xx, latency p99",
-			[]awscloudwatch.IMetric{
-				api.MetricCount(&awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("Sum")}),
-				api.MetricClientError(&awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("Sum")}),
-				api.MetricServerError(&awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("Sum")}),
-			},
-			[]awscloudwatch.IMetric{api.MetricLatency(&awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("p99")})}),
+			[]awscloudwatch.IMetric{ingest.apiMetric("count", k.opts("Sum", "")), ingest.apiMetric("4xx", k.opts("Sum", "")), ingest.apiMetric("5xx", k.opts("Sum", ""))},
+			[]awscloudwatch.IMetric{ingest.apiMetric("latency", k.opts("p99", ""))}),
 	)
-	for _, l := range props.Lanes {
-		n := l.Destination.Name
-		opts := &awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("Maximum")}
+	d.AddWidgets(
+		graph("API by source: requests", requests, nil),
+		graph("API by source: 4xx (401, 403, 429…)", clientErrors, nil),
+		graph("API by source: throttled (429)", []awscloudwatch.IMetric{awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+			Expression: jsii.String(fmt.Sprintf(`SEARCH('{%s,%s} MetricName="%s"', 'Sum', %d)`, metrics.Namespace, dimRoute, MetricAPIThrottled, int(*k.period.ToSeconds(nil)))),
+			Label:      jsii.String(""), Period: k.period,
+		})}, nil),
+	)
+	d.AddWidgets(
+		graph("All destinations: succeeded", []awscloudwatch.IMetric{k.search(metrics.DeliverySucceeded, "Sum", metrics.DimDestination)}, nil),
+		graph("All destinations: failed and dead", []awscloudwatch.IMetric{k.search(metrics.DeliveryFailed, "Sum", metrics.DimDestination), k.search(metrics.DeliveryDead, "Sum", metrics.DimDestination)}, nil),
+		graph("All destinations: event age p99 (ms)", []awscloudwatch.IMetric{k.search(metrics.EventAge, "p99", metrics.DimDestination)}, nil),
+	)
+	rows := make([]LaneNames, len(props.Lanes))
+	for i, l := range props.Lanes {
+		rows[i] = namesOf(l)
+	}
+	k.addLaneRows(d, rows)
+	return d
+}
+
+// LaneNames are the physical names a lane's dashboard row graphs: its
+// function's and its three queues'.
+type LaneNames struct {
+	Destination                           string
+	Function, Queue, DLQ, SubscriptionDLQ *string
+}
+
+// namesOf reads a lane's names from its constructs (tokens that CDK wires
+// across stacks as needed).
+func namesOf(l *Lane) LaneNames {
+	return LaneNames{
+		Destination: l.Destination.Name, Function: l.Function.FunctionName(), Queue: l.Queue.QueueName(),
+		DLQ: l.DeadLetterQueue.QueueName(), SubscriptionDLQ: l.SubscriptionDeadLetterQueue.QueueName(),
+	}
+}
+
+// laneNamesSeparator joins a lane's names into one value (laneNamesOutput):
+// none of them can hold it.
+const laneNamesSeparator = "|"
+
+// laneNamesOutput is the lane stack's output holding its LaneNames,
+// joined: a dashboard page takes one parameter per lane instead of four,
+// so a page and the parent that wires it stay small.
+const laneNamesOutput = "DashboardNames"
+
+// joinedNames is l's names as one string, in LaneNames' field order.
+func joinedNames(l *Lane) *string {
+	n := namesOf(l)
+	return awscdk.Fn_Join(jsii.String(laneNamesSeparator), &[]*string{n.Function, n.Queue, n.DLQ, n.SubscriptionDLQ})
+}
+
+// splitNames reads LaneNames back from a joined value.
+func splitNames(destination string, joined *string) LaneNames {
+	parts := awscdk.Fn_Split(jsii.String(laneNamesSeparator), joined, jsii.Number(4))
+	at := func(i int) *string { return awscdk.Fn_Select(jsii.Number(float64(i)), parts) }
+	return LaneNames{Destination: destination, Function: at(0), Queue: at(1), DLQ: at(2), SubscriptionDLQ: at(3)}
+}
+
+// NewLaneDashboard makes a dashboard of destination rows only, for the
+// destinations past the overview's.
+func NewLaneDashboard(scope constructs.Construct, id string, lanes []LaneNames, period awscdk.Duration) awscloudwatch.Dashboard {
+	k := newKit(period)
+	d := awscloudwatch.NewDashboard(scope, jsii.String(id), &awscloudwatch.DashboardProps{
+		DefaultInterval: awscdk.Duration_Hours(jsii.Number(3)),
+	})
+	if len(lanes) > 0 {
+		d.AddWidgets(awscloudwatch.NewTextWidget(&awscloudwatch.TextWidgetProps{
+			Markdown: jsii.String(fmt.Sprintf("# Hookfan destinations %s to %s\nOne row per destination; the overview dashboard has the API, ingest and every destination at a glance.",
+				lanes[0].Destination, lanes[len(lanes)-1].Destination)),
+			Width: jsii.Number(24), Height: jsii.Number(2),
+		}))
+	}
+	k.addLaneRows(d, lanes)
+	return d
+}
+
+// addLaneRows adds one row per lane: deliveries and failures, latency and
+// event age, queue and DLQ depth.
+func (k dashboardKit) addLaneRows(d awscloudwatch.Dashboard, lanes []LaneNames) {
+	aws := func(namespace, name, dim string, value *string, stat, label string) awscloudwatch.IMetric {
+		p := &awscloudwatch.MetricProps{
+			Namespace: jsii.String(namespace), MetricName: jsii.String(name),
+			DimensionsMap: &map[string]*string{dim: value}, Statistic: jsii.String(stat), Period: k.period,
+		}
+		if label != "" {
+			p.Label = jsii.String(label)
+		}
+		return awscloudwatch.NewMetric(p)
+	}
+	sqs := func(name string, queue *string, label string) awscloudwatch.IMetric {
+		return aws("AWS/SQS", name, "QueueName", queue, "Maximum", label)
+	}
+	for _, l := range lanes {
+		n := l.Destination
 		d.AddWidgets(
 			graph(n+": deliveries and failures", []awscloudwatch.IMetric{
-				metric(metrics.DeliverySucceeded, metrics.DimDestination, n, "Sum", "succeeded"),
-				metric(metrics.DeliveryFailed, metrics.DimDestination, n, "Sum", "failed"),
-				metric(metrics.DeliveryDead, metrics.DimDestination, n, "Sum", "dead"),
-				metric(metrics.DeliveryDuplicate, metrics.DimDestination, n, "Sum", "duplicate"),
-				l.Function.MetricErrors(&awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("Sum"), Label: jsii.String("function errors")}),
+				k.metric(metrics.DeliverySucceeded, metrics.DimDestination, n, "Sum", "succeeded"),
+				k.metric(metrics.DeliveryFailed, metrics.DimDestination, n, "Sum", "failed"),
+				k.metric(metrics.DeliveryDead, metrics.DimDestination, n, "Sum", "dead"),
+				k.metric(metrics.DeliveryDuplicate, metrics.DimDestination, n, "Sum", "duplicate"),
+				aws("AWS/Lambda", "Errors", "FunctionName", l.Function, "Sum", "function errors"),
 			}, nil),
 			graph(n+": latency and event age (ms)", []awscloudwatch.IMetric{
-				metric(metrics.DeliveryLatency, metrics.DimDestination, n, "p50", "latency p50"),
-				metric(metrics.DeliveryLatency, metrics.DimDestination, n, "p99", "latency p99"),
+				k.metric(metrics.DeliveryLatency, metrics.DimDestination, n, "p50", "latency p50"),
+				k.metric(metrics.DeliveryLatency, metrics.DimDestination, n, "p99", "latency p99"),
 			}, []awscloudwatch.IMetric{
-				metric(metrics.EventAge, metrics.DimDestination, n, "p99", "event age p99"),
+				k.metric(metrics.EventAge, metrics.DimDestination, n, "p99", "event age p99"),
 			}),
 			graph(n+": queue and DLQ depth", []awscloudwatch.IMetric{
-				l.Queue.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("Maximum"), Label: jsii.String("queue visible")}),
-				l.Queue.MetricApproximateNumberOfMessagesNotVisible(&awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("Maximum"), Label: jsii.String("queue in flight / backing off")}),
-				l.DeadLetterQueue.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("Maximum"), Label: jsii.String("DLQ")}),
-				l.SubscriptionDeadLetterQueue.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: period, Statistic: jsii.String("Maximum"), Label: jsii.String("subscription DLQ")}),
+				sqs("ApproximateNumberOfMessagesVisible", l.Queue, "queue visible"),
+				sqs("ApproximateNumberOfMessagesNotVisible", l.Queue, "queue in flight / backing off"),
+				sqs("ApproximateNumberOfMessagesVisible", l.DLQ, "DLQ"),
+				sqs("ApproximateNumberOfMessagesVisible", l.SubscriptionDLQ, "subscription DLQ"),
 			}, []awscloudwatch.IMetric{
-				l.Queue.MetricApproximateAgeOfOldestMessage(opts),
+				sqs("ApproximateAgeOfOldestMessage", l.Queue, ""),
 			}),
 		)
 	}
-	return d
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
@@ -21,8 +22,11 @@ import (
 // publish; well inside API Gateway's 29 s integration timeout.
 const IngestTimeout = 10
 
-// accessLogFormat is the stage's access log line: JSON, one per request, no
-// headers or bodies (they carry signatures).
+// StageName is the stage of either API type: URLs end in /v1/webhooks/{source}.
+const StageName = "v1"
+
+// accessLogFormat is the REST stage's access log line: JSON, one per
+// request, no headers or bodies (they carry signatures).
 const accessLogFormat = `{"requestId":"$context.requestId","requestTime":"$context.requestTime","ip":"$context.identity.sourceIp",` +
 	`"userAgent":"$context.identity.userAgent","httpMethod":"$context.httpMethod","path":"$context.path",` +
 	`"resourcePath":"$context.resourcePath","status":"$context.status","responseLength":"$context.responseLength",` +
@@ -31,7 +35,8 @@ const accessLogFormat = `{"requestId":"$context.requestId","requestTime":"$conte
 
 // IngestAPIProps configures the ingest API. Nil fields get defaults.
 type IngestAPIProps struct {
-	// Config supplies the sources and the stage settings (required).
+	// Config supplies the sources, the API type and the stage, WAF and
+	// domain settings (required).
 	Config *config.Config
 	// Topic is where accepted events are published (required).
 	Topic awssns.ITopic
@@ -41,18 +46,39 @@ type IngestAPIProps struct {
 	SourceSecrets map[string]awssecretsmanager.ISecret
 	// MemoryMB is the ingest function's memory; nil: DefaultMemoryMB.
 	MemoryMB *float64
+	// AlarmAction receives the per-source alarms; nil: alarms without actions.
+	AlarmAction awscloudwatch.IAlarmAction
 }
 
-// IngestAPI is the webhook entry: a regional REST API with
-// POST /webhooks/{source} proxied to the ingest function.
+// IngestAPI is the webhook entry: POST /webhooks/{source} proxied to the
+// ingest function, with one route per configured source (its own
+// throttling, metrics and alarms) and a catch-all route for the rest, on a
+// regional REST API or an HTTP API (config api.type).
 type IngestAPI struct {
 	constructs.Construct
-	API        awsapigateway.RestApi
-	Method     awsapigateway.Method
+	// Type is config.APITypeREST or config.APITypeHTTP.
+	Type string
+	// REST API (Type rest): the API, the catch-all method and one method
+	// per source.
+	API           awsapigateway.RestApi
+	Method        awsapigateway.Method
+	SourceMethods map[string]awsapigateway.Method
+	// HTTP API (Type http): the API, its stage and one route per source
+	// besides the catch-all.
+	HTTP *HTTPIngest
+	// AccessLogs receives the stage's access log (JSON, one line per request).
 	AccessLogs awslogs.LogGroup
 	Function   awslambda.Function
 	Role       awsiam.Role
 	LogGroup   awslogs.LogGroup
+	// WebACL is the WAF in front of the REST stage; nil unless api.waf.enabled.
+	WebACL *WebACL
+	// Domain is the custom domain; nil without api.domainName.
+	Domain *CustomDomain
+	// SourceAlarms are each source's alarms, by source name.
+	SourceAlarms map[string]*SourceAlarms
+	// Throttled counts 429 answers from the access log, by route.
+	Throttled awslogs.MetricFilter
 }
 
 // NewIngestAPI builds the API, its stage and the ingest function.
@@ -69,7 +95,7 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 	if err != nil {
 		return nil, err
 	}
-	a := &IngestAPI{Construct: constructs.NewConstruct(scope, jsii.String(id))}
+	a := &IngestAPI{Construct: constructs.NewConstruct(scope, jsii.String(id)), Type: cfg.API.Kind()}
 
 	parts, err := newFunction(a.Construct, functionSpec{
 		description: "Hookfan ingest: verifies webhooks and publishes them to the fan-out topic",
@@ -82,6 +108,7 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 			config.EnvSources:     config.EncodeSources(cfg.Sources),
 			config.EnvTopicARN:    *props.Topic.TopicArn(),
 			config.EnvMetricsSink: cfg.Metrics.SinkName(),
+			config.EnvAPIType:     a.Type,
 		},
 	})
 	if err != nil {
@@ -107,9 +134,42 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 		Retention:     retention,
 		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
 	})
+	if a.Type == config.APITypeHTTP {
+		a.HTTP = newHTTPIngest(a.Construct, cfg, a.Function, a.AccessLogs)
+	} else {
+		a.newRestAPI(cfg)
+	}
+	if cfg.API.WAF.Enabled {
+		a.WebACL = NewWebACL(a.Construct, "WebAcl", &WebACLProps{Config: cfg, StageArn: a.API.DeploymentStage().StageArn()})
+	}
+	if cfg.API.HasDomain() {
+		a.Domain = NewCustomDomain(a.Construct, "Domain", &CustomDomainProps{API: cfg.API, Rest: a.API, HTTP: a.HTTP})
+	}
+	a.addSourceAlarms(cfg, props.AlarmAction)
+	return a, nil
+}
+
+// newRestAPI makes the regional REST API: a method per source under
+// /webhooks, each throttled on its own, and the catch-all
+// /webhooks/{source} under the stage default.
+func (a *IngestAPI) newRestAPI(cfg *config.Config) {
+	methodOptions := map[string]*awsapigateway.MethodDeploymentOptions{}
+	for _, s := range cfg.Sources {
+		methodOptions["/webhooks/"+s.Name+"/POST"] = &awsapigateway.MethodDeploymentOptions{
+			ThrottlingRateLimit:  jsii.Number(s.Limits.Rate(cfg.API)),
+			ThrottlingBurstLimit: jsii.Number(float64(s.Limits.Burst(cfg.API))),
+			MetricsEnabled:       jsii.Bool(true),
+		}
+	}
 	a.API = awsapigateway.NewRestApi(a.Construct, jsii.String("Api"), &awsapigateway.RestApiProps{
+		// Named after the stack: the API's metrics carry the name as their
+		// ApiName dimension, so two Hookfan stacks in one account keep
+		// theirs apart.
+		RestApiName:           jsii.String(*awscdk.Stack_Of(a.Construct).StackName() + "-webhooks"),
 		Description:           jsii.String("Hookfan webhook ingest: POST /webhooks/{source}"),
 		EndpointConfiguration: &awsapigateway.EndpointConfiguration{Types: &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL}},
+		// With a custom domain, providers are given its URLs only.
+		DisableExecuteApiEndpoint: jsii.Bool(cfg.API.HasDomain()),
 		// Every body is binary to API Gateway, so the function receives it
 		// base64-encoded, byte for byte: signatures are computed over the
 		// exact bytes, which a text pass-through could alter.
@@ -120,9 +180,12 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 		CloudWatchRole:              jsii.Bool(true),
 		CloudWatchRoleRemovalPolicy: awscdk.RemovalPolicy_RETAIN,
 		DeployOptions: &awsapigateway.StageOptions{
-			StageName:            jsii.String("v1"),
+			StageName: jsii.String(StageName),
+			// The stage default: the catch-all route (unknown sources) and
+			// the ceiling of nothing else; each source's method has its own.
 			ThrottlingRateLimit:  jsii.Number(cfg.API.Rate()),
 			ThrottlingBurstLimit: jsii.Number(float64(cfg.API.Burst())),
+			MethodOptions:        &methodOptions,
 			MetricsEnabled:       jsii.Bool(true),
 			TracingEnabled:       jsii.Bool(true),
 			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(a.AccessLogs),
@@ -134,28 +197,118 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 	validator := a.API.AddRequestValidator(jsii.String("PathValidator"), &awsapigateway.RequestValidatorOptions{
 		ValidateRequestParameters: jsii.Bool(true),
 	})
-	a.Method = a.API.Root().AddResource(jsii.String("webhooks"), nil).AddResource(jsii.String("{source}"), nil).AddMethod(
-		jsii.String("POST"),
-		awsapigateway.NewLambdaIntegration(a.Function, &awsapigateway.LambdaIntegrationOptions{Proxy: jsii.Bool(true)}),
-		&awsapigateway.MethodOptions{
-			RequestValidator:  validator,
-			RequestParameters: &map[string]*bool{"method.request.path.source": jsii.Bool(true)},
-		},
-	)
+	// One permission for the whole API instead of two per method: a
+	// function's resource policy holds 20 KB, which two per source would
+	// exhaust at a few dozen sources.
+	integration := awsapigateway.NewLambdaIntegration(a.Function, &awsapigateway.LambdaIntegrationOptions{
+		Proxy: jsii.Bool(true), ScopePermissionToMethod: jsii.Bool(false),
+	})
+	webhooks := a.API.Root().AddResource(jsii.String("webhooks"), nil)
+	a.Method = webhooks.AddResource(jsii.String("{source}"), nil).AddMethod(jsii.String("POST"), integration, &awsapigateway.MethodOptions{
+		RequestValidator:  validator,
+		RequestParameters: &map[string]*bool{"method.request.path.source": jsii.Bool(true)},
+	})
+	a.SourceMethods = map[string]awsapigateway.Method{}
+	for _, s := range cfg.Sources {
+		// A fixed path part wins over {source}, so this source's requests
+		// use this method, its throttle and its metrics.
+		a.SourceMethods[s.Name] = webhooks.AddResource(jsii.String(s.Name), nil).AddMethod(jsii.String("POST"), integration, nil)
+	}
 
 	const authReason = "Webhook providers (Stripe, GitHub, Shopify, Slack, Standard Webhooks senders) cannot sign requests with SigV4 or present Cognito tokens; each request is authenticated by the provider's HMAC signature over the exact body, which the ingest function verifies fail-closed. A request authorizer cannot see the body, so it cannot check that signature."
-	suppress(a.API,
-		suppression{id: "AwsSolutions-APIG4", reason: authReason},
-		suppression{id: "AwsSolutions-COG4", reason: authReason},
-		suppression{id: "AwsSolutions-APIG2", reason: "A request validator requires the {source} path parameter. The body is deliberately not validated by API Gateway: it is the provider's exact bytes in several formats (JSON, form-encoded), checked by the function against the provider's signature; a body model cannot express that and must not alter it."},
-		suppression{id: "AwsSolutions-APIG3", reason: "No WAF web ACL by default: requests are authenticated by signature and the stage is throttled; a web ACL (for example IP allow lists of a provider) can be associated with the stage without changing this stack."},
-		suppression{id: "AwsSolutions-APIG6", reason: "Access logging (JSON, one line per request, with status and latencies) and metrics are enabled; execution logging would write request details to an API Gateway-created log group outside the stack with no retention."},
-		suppression{id: "AwsSolutions-IAM4", reason: "The account-level API Gateway CloudWatch role that access logging requires uses AmazonAPIGatewayPushToCloudWatchLogs, the AWS-managed policy made for exactly this service role; only apigateway.amazonaws.com can assume it.", appliesTo: []string{"Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs"}},
-	)
-	return a, nil
+	list := []suppression{
+		{id: "AwsSolutions-APIG4", reason: authReason},
+		{id: "AwsSolutions-COG4", reason: authReason},
+		{id: "AwsSolutions-APIG2", reason: "A request validator requires the {source} path parameter. The body is deliberately not validated by API Gateway: it is the provider's exact bytes in several formats (JSON, form-encoded), checked by the function against the provider's signature; a body model cannot express that and must not alter it."},
+		{id: "AwsSolutions-APIG6", reason: "Access logging (JSON, one line per request, with status and latencies) and metrics are enabled; execution logging would write request details to an API Gateway-created log group outside the stack with no retention."},
+		{id: "AwsSolutions-IAM4", reason: "The account-level API Gateway CloudWatch role that access logging requires uses AmazonAPIGatewayPushToCloudWatchLogs, the AWS-managed policy made for exactly this service role; only apigateway.amazonaws.com can assume it.", appliesTo: []string{"Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs"}},
+	}
+	if !cfg.API.WAF.Enabled {
+		list = append(list, suppression{id: "AwsSolutions-APIG3", reason: "No WAF web ACL: config api.waf.enabled is false (a web ACL costs a fixed monthly fee). Requests are authenticated by signature and every source's route is throttled on its own; setting api.waf.enabled adds a web ACL with a per-IP rate rule, AWS's common rule set and per-source IP allow-lists."})
+	}
+	suppress(a.API, list...)
+}
+
+// URL is the API's base URL, ending in "/": the custom domain's when one
+// is configured, else the stage's.
+func (a *IngestAPI) URL() *string {
+	if a.Domain != nil {
+		return jsii.String("https://" + a.Domain.Name + "/")
+	}
+	if a.HTTP != nil {
+		return a.HTTP.URL()
+	}
+	return a.API.Url()
 }
 
 // SourceURL is the URL a provider posts to for the named source.
 func (a *IngestAPI) SourceURL(source string) *string {
-	return a.API.UrlForPath(jsii.String("/webhooks/" + source))
+	return awscdk.Fn_Join(jsii.String(""), &[]*string{a.URL(), jsii.String("webhooks/" + source)})
+}
+
+// Route is the name the API's per-route metrics and the access log give a
+// source's route: its resource path (REST) or its route key (HTTP).
+func (a *IngestAPI) Route(source string) string {
+	if a.Type == config.APITypeHTTP {
+		return "POST /webhooks/" + source
+	}
+	return "/webhooks/" + source
+}
+
+// apiMetric is one of the API's metrics over all routes: count, 4xx, 5xx
+// or latency.
+func (a *IngestAPI) apiMetric(kind string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	if a.HTTP != nil {
+		api := a.HTTP.API
+		switch kind {
+		case "count":
+			return api.MetricCount(opts)
+		case "4xx":
+			return api.MetricClientError(opts)
+		case "5xx":
+			return api.MetricServerError(opts)
+		}
+		return api.MetricLatency(opts)
+	}
+	switch kind {
+	case "count":
+		return a.API.MetricCount(opts)
+	case "4xx":
+		return a.API.MetricClientError(opts)
+	case "5xx":
+		return a.API.MetricServerError(opts)
+	}
+	return a.API.MetricLatency(opts)
+}
+
+// SourceMetric is one of the API's detailed metrics ("Count", "4xx",
+// "5xx", "Latency") on a source's route.
+func (a *IngestAPI) SourceMetric(source, name string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	if a.HTTP != nil {
+		return a.HTTP.API.Metric(jsii.String(name), &awscloudwatch.MetricOptions{
+			Period: opts.Period, Statistic: opts.Statistic, Label: opts.Label,
+			DimensionsMap: &map[string]*string{"ApiId": a.HTTP.API.ApiId(), "Stage": jsii.String(StageName), "Route": jsii.String(a.Route(source))},
+		})
+	}
+	restName := map[string]string{"4xx": "4XXError", "5xx": "5XXError"}[name]
+	if restName == "" {
+		restName = name
+	}
+	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+		Namespace: jsii.String("AWS/ApiGateway"), MetricName: jsii.String(restName),
+		Period: opts.Period, Statistic: opts.Statistic, Label: opts.Label,
+		DimensionsMap: &map[string]*string{
+			"ApiName": a.API.RestApiName(), "Stage": jsii.String(StageName),
+			"Resource": jsii.String(a.Route(source)), "Method": jsii.String("POST"),
+		},
+	})
+}
+
+// ThrottledMetric counts a source's 429 answers (read from the access log).
+func (a *IngestAPI) ThrottledMetric(source string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+		Namespace: jsii.String(metricsNamespace), MetricName: jsii.String(MetricAPIThrottled),
+		Period: opts.Period, Statistic: opts.Statistic, Label: opts.Label,
+		DimensionsMap: &map[string]*string{dimRoute: jsii.String(a.Route(source))},
+	})
 }

@@ -78,14 +78,44 @@ func TestSecretARNs(t *testing.T) {
 	}
 }
 
-func TestCheckOutputCount(t *testing.T) {
-	cfg := &config.Config{Sources: make([]config.Source, 2)}
-	cfg.Destinations = make([]config.Destination, MaxDestinations(2))
-	if err := checkOutputCount(cfg); err != nil || outputCount(cfg) > MaxOutputs {
-		t.Errorf("%d destinations: %v (%d outputs)", len(cfg.Destinations), err, outputCount(cfg))
+// TestOutputsDoNotGrowWithDestinations: a lane adds no output to the
+// parent (its lane is described in its own stack and parameter); only
+// sources do, and too many of them fail early with the fix.
+func TestOutputsDoNotGrowWithDestinations(t *testing.T) {
+	cfg := &config.Config{Sources: make([]config.Source, 3)}
+	for _, n := range []int{0, 98, 99, 300, 1000} {
+		cfg.Destinations = make([]config.Destination, n)
+		if got := outputCount(cfg); got != 6 {
+			t.Errorf("%d destinations: %d outputs, want 6 (API, 3 sources, dashboard, index)", n, got)
+		}
+		if err := checkOutputCount(cfg); err != nil {
+			t.Errorf("%d destinations: %v", n, err)
+		}
 	}
-	cfg.Destinations = append(cfg.Destinations, config.Destination{})
-	if err := checkOutputCount(cfg); err == nil || !strings.Contains(err.Error(), "at most 98 destinations") {
-		t.Errorf("%d destinations: got %v, want the limit named", len(cfg.Destinations), err)
+	cfg.API = config.API{DomainName: "hooks.example.com", CertificateArn: "arn:aws:acm:eu-west-1:123456789012:certificate/x"}
+	if got := outputCount(cfg); got != 7 {
+		t.Errorf("with a domain and no hosted zone: %d outputs, want 7 (its DNS target too)", got)
+	}
+	cfg.Sources = make([]config.Source, MaxOutputs-3)
+	if err := checkOutputCount(cfg); err == nil || !strings.Contains(err.Error(), "split the configuration") {
+		t.Errorf("%d sources: got %v, want the limit and the fix", len(cfg.Sources), err)
+	}
+}
+
+func TestMostDestinations(t *testing.T) {
+	for _, tt := range []struct{ fixed, want int }{
+		{0, 488},  // 488 lanes + 12 pages = 500
+		{50, 440}, // 440 lanes + 10 pages + 50
+		{460, 40}, // the overview holds 40: no page yet
+		{461, 39}, // 39 + 461
+		{500, 0},  // nothing fits
+	} {
+		got := mostDestinations(tt.fixed)
+		if got != tt.want {
+			t.Errorf("mostDestinations(%d) = %d, want %d", tt.fixed, got, tt.want)
+		}
+		if pages := (got - 1) / LanesPerDashboard; got > 0 && tt.fixed+got+pages > MaxResources {
+			t.Errorf("mostDestinations(%d) = %d needs %d resources", tt.fixed, got, tt.fixed+got+pages)
+		}
 	}
 }

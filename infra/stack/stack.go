@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsssm"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
@@ -47,8 +48,20 @@ type Hookfan struct {
 	// in its own nested stack, LaneStacks[i].
 	Lanes      []*Lane
 	LaneStacks []awscdk.NestedStack
-	Dashboard  awscloudwatch.Dashboard
+	// LaneIndex are the lanes' SSM parameters (LaneParameterName), in
+	// configuration order; Index is the stack's (StackParameterName).
+	LaneIndex []awsssm.StringParameter
+	Index     awsssm.StringParameter
+	// Dashboard is the overview, with the first LanesPerDashboard lanes;
+	// LaneDashboards hold the rest, each in its nested stack DashboardStacks[i].
+	Dashboard       awscloudwatch.Dashboard
+	LaneDashboards  []awscloudwatch.Dashboard
+	DashboardStacks []awscdk.NestedStack
 }
+
+// SNSFilterPoliciesPerTopic is SNS's default quota of subscriptions with a
+// filter policy on one topic (adjustable).
+const SNSFilterPoliciesPerTopic = 200
 
 // New builds the whole Hookfan stack.
 func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) {
@@ -56,6 +69,11 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 		return nil, errors.New("hookfan stack: Config is required")
 	}
 	cfg := props.Config
+	// A configuration built in code gets the checks a loaded one had: the
+	// combinations the API cannot serve are refused before anything is made.
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("hookfan stack: %w", err)
+	}
 	builder := props.Builder
 	if builder == nil {
 		b, err := NewBuilder("")
@@ -83,6 +101,11 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 	}
 
 	sp := props.StackProps
+	// The parent holds a nested stack per lane: without indentation its
+	// template is about half the size, far from CloudFormation's 1 MB.
+	if sp.SuppressTemplateIndentation == nil {
+		sp.SuppressTemplateIndentation = jsii.Bool(true)
+	}
 	if sp.Description == nil {
 		sp.Description = jsii.String("Hookfan: AWS-native webhook fan-out (ingest API, SNS topic, one lane per destination)")
 	}
@@ -108,12 +131,6 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 		return nil, err
 	}
 	h.Sources = NewSourceSecrets(stack, "SourceSecrets", &SourceSecretsProps{Sources: cfg.Sources, LogRetention: retention})
-	h.Ingest, err = NewIngestAPI(stack, "Ingest", &IngestAPIProps{
-		Config: cfg, Topic: h.Topic, Code: code("ingest"), SourceSecrets: h.Sources.Secrets,
-	})
-	if err != nil {
-		return nil, err
-	}
 
 	var action awscloudwatch.IAlarmAction
 	if cfg.Alarms.Email != "" {
@@ -136,7 +153,18 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 		action = awscloudwatchactions.NewSnsAction(h.AlarmTopic)
 	}
 
+	h.Ingest, err = NewIngestAPI(stack, "Ingest", &IngestAPIProps{
+		Config: cfg, Topic: h.Topic, Code: code("ingest"), SourceSecrets: h.Sources.Secrets, AlarmAction: action,
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	filtered := 0
 	for _, d := range cfg.Destinations {
+		if d.Filter.FilterPolicy() != "" {
+			filtered++
+		}
 		ns := awscdk.NewNestedStack(stack, jsii.String("Lane-"+d.Name), &awscdk.NestedStackProps{
 			Description: jsii.String("Hookfan lane of destination " + d.Name),
 		})
@@ -150,29 +178,124 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 		if err != nil {
 			return nil, err
 		}
+		h.LaneIndex = append(h.LaneIndex, newLaneIndex(ns, lane, *stack.StackName()))
 		h.Lanes = append(h.Lanes, lane)
 		h.LaneStacks = append(h.LaneStacks, ns)
 	}
+	if filtered > SNSFilterPoliciesPerTopic {
+		awscdk.Annotations_Of(h.Topic).AddWarningV2(jsii.String("hookfan:filterPolicies"), jsii.String(fmt.Sprintf(
+			"%d destinations have a filter policy; SNS allows %d per topic by default: request a quota increase (Amazon SNS, \"Filter policies per topic\") before deploying", filtered, SNSFilterPoliciesPerTopic)), nil)
+	}
 
-	h.Dashboard = NewDashboard(stack, "Dashboard", &DashboardProps{Config: cfg, Ingest: h.Ingest, Lanes: h.Lanes})
+	h.addDashboards(cfg)
+	dashboards := []*string{h.Dashboard.DashboardName()}
+	for _, d := range h.LaneDashboards {
+		dashboards = append(dashboards, d.DashboardName())
+	}
+	h.Index = newStackIndex(stack, h, dashboards)
 	h.addOutputs(cfg)
+	if err := h.checkResourceCount(); err != nil {
+		return nil, err
+	}
 	return h, nil
+}
+
+// MaxResources is CloudFormation's limit on the resources of one template.
+const MaxResources = 500
+
+// ParentResources counts the resources of the parent template: each
+// nested stack is one, whatever it holds.
+func (h *Hookfan) ParentResources() int {
+	n := 0
+	var walk func(c constructs.IConstruct)
+	walk = func(c constructs.IConstruct) {
+		for _, child := range *c.Node().Children() {
+			if *awscdk.Stack_IsStack(child) {
+				continue // a nested stack: its resource is its sibling "<id>.NestedStack"
+			}
+			if *awscdk.CfnResource_IsCfnResource(child) {
+				n++
+			}
+			walk(child)
+		}
+	}
+	walk(h.Stack)
+	return n
+}
+
+// MostDestinations is how many destinations fit the parent template of
+// this deployment's sources and settings.
+func (h *Hookfan) MostDestinations() int {
+	return mostDestinations(h.ParentResources() - len(h.LaneStacks) - len(h.DashboardStacks))
+}
+
+// mostDestinations is how many destinations fit beside fixed resources: a
+// nested stack each, and a dashboard page per LanesPerDashboard past the
+// first LanesPerDashboard.
+func mostDestinations(fixed int) int {
+	most := 0
+	for n := 1; fixed+n+(n-1)/LanesPerDashboard <= MaxResources; n++ {
+		most = n
+	}
+	return most
+}
+
+// checkResourceCount fails, with the largest deployment that fits, when
+// the parent template would hold more than CloudFormation's 500 resources.
+// A destination costs the parent one resource (its nested stack), and one
+// more per LanesPerDashboard destinations (a dashboard page).
+func (h *Hookfan) checkResourceCount() error {
+	total := h.ParentResources()
+	if total <= MaxResources {
+		return nil
+	}
+	most := mostDestinations(total - len(h.LaneStacks) - len(h.DashboardStacks))
+	return fmt.Errorf("%d destinations need %d resources in the parent stack, more than CloudFormation's %d: this configuration holds at most %d destinations; split it into two stacks (-c %s=FILE -c hookfanStackName=NAME)",
+		len(h.Lanes), total, MaxResources, most, config.ContextFileKey)
+}
+
+// addDashboards makes the overview dashboard, which holds the first
+// LanesPerDashboard lanes' rows, and one more dashboard per further
+// LanesPerDashboard lanes, each in its own nested stack (a dashboard holds
+// 500 widgets, and its body counts against its template's size).
+func (h *Hookfan) addDashboards(cfg *config.Config) {
+	first := h.Lanes[:min(len(h.Lanes), LanesPerDashboard)]
+	h.Dashboard = NewDashboard(h.Stack, "Dashboard", &DashboardProps{Config: cfg, Ingest: h.Ingest, Lanes: first})
+	for i := LanesPerDashboard; i < len(h.Lanes); i += LanesPerDashboard {
+		page := i/LanesPerDashboard + 1
+		lanes := h.Lanes[i:min(len(h.Lanes), i+LanesPerDashboard)]
+		ns := awscdk.NewNestedStack(h.Stack, jsii.String(fmt.Sprintf("Dashboard-%d", page)), &awscdk.NestedStackProps{
+			Description: jsii.String(fmt.Sprintf("Hookfan dashboard %d: destinations %s to %s", page, lanes[0].Destination.Name, lanes[len(lanes)-1].Destination.Name)),
+		})
+		// One parameter per lane, set to the lane stack's joined names.
+		names := make([]LaneNames, len(lanes))
+		for j, l := range lanes {
+			param := fmt.Sprintf("Lane%d", j)
+			awscdk.NewCfnParameter(ns, jsii.String(param), &awscdk.CfnParameterProps{
+				Type: jsii.String("String"), Description: jsii.String("Dashboard names of destination " + l.Destination.Name),
+			})
+			out := h.LaneStacks[i+j].NestedStackResource().GetAtt(jsii.String("Outputs."+laneNamesOutput), awscdk.ResolutionTypeHint_STRING)
+			ns.SetParameter(jsii.String(param), awscdk.Token_AsString(out, nil))
+			names[j] = splitNames(l.Destination.Name, awscdk.Fn_Ref(jsii.String(param)))
+		}
+		h.LaneDashboards = append(h.LaneDashboards, NewLaneDashboard(ns, "Dashboard", names, nil))
+		h.DashboardStacks = append(h.DashboardStacks, ns)
+	}
 }
 
 func (h *Hookfan) addOutputs(cfg *config.Config) {
 	out := func(id, desc string, value *string) {
 		awscdk.NewCfnOutput(h.Stack, jsii.String(id), &awscdk.CfnOutputProps{Value: value, Description: jsii.String(desc)})
 	}
-	out("ApiUrl", "Base URL of the webhook API", h.Ingest.API.Url())
+	out("ApiUrl", "Base URL of the webhook API", h.Ingest.URL())
 	for _, s := range cfg.Sources {
 		out("Source"+outputID(s.Name)+"Url", "Webhook URL of source "+s.Name+" (give it to the provider)", h.Ingest.SourceURL(s.Name))
 	}
-	for _, l := range h.Lanes {
-		n := l.Destination.Name
-		out("Destination"+outputID(n)+"DlqUrl", "DLQ of destination "+n+" (redrive from the SQS console)", l.DeadLetterQueue.QueueUrl())
-		out("Destination"+outputID(n)+"SecretArn", "Signing secret of destination "+n+" (subscribers verify with whsec_<value>)", l.Secret.SecretArn())
+	if d := h.Ingest.Domain; d != nil && d.Record == nil {
+		out("ApiDomainTarget", "Point a CNAME (or an alias) for "+d.Name+" at this name", d.Target)
 	}
 	out("DashboardName", "CloudWatch dashboard", h.Dashboard.DashboardName())
+	out("IndexParameter", "SSM parameter describing the stack; each destination's lane is described under "+IndexPrefix(*h.Stack.StackName())+"destinations/", h.Index.ParameterName())
 }
 
 // outputID turns a source or destination name ([a-z0-9-]) into the
@@ -192,21 +315,23 @@ func outputID(name string) string {
 const MaxOutputs = 200
 
 // outputCount is how many outputs the parent stack declares: the API URL,
-// one URL per source, a DLQ URL and a secret ARN per destination, and the
-// dashboard name.
-func outputCount(cfg *config.Config) int { return 2 + len(cfg.Sources) + 2*len(cfg.Destinations) }
-
-// MaxDestinations is the most destinations one deployment holds with the
-// given number of sources: each lane is its own nested stack, so the limit
-// is the parent's outputs.
-func MaxDestinations(sources int) int { return (MaxOutputs - 2 - sources) / 2 }
+// one URL per source, the domain's DNS target, the dashboard name and the
+// index parameter. Destinations add none: their lanes are described in
+// their own nested stacks and SSM parameters.
+func outputCount(cfg *config.Config) int {
+	n := 3 + len(cfg.Sources)
+	if cfg.API.HasDomain() && !cfg.API.HasHostedZone() {
+		n++
+	}
+	return n
+}
 
 // checkOutputCount fails early, with the fix, when the outputs would exceed
 // CloudFormation's limit.
 func checkOutputCount(cfg *config.Config) error {
 	if n := outputCount(cfg); n > MaxOutputs {
-		return fmt.Errorf("%d destinations with %d sources need %d stack outputs, more than CloudFormation's %d: one deployment holds at most %d destinations with %d sources; split the configuration into two stacks (-c %s=FILE -c hookfanStackName=NAME)",
-			len(cfg.Destinations), len(cfg.Sources), n, MaxOutputs, MaxDestinations(len(cfg.Sources)), len(cfg.Sources), config.ContextFileKey)
+		return fmt.Errorf("%d sources need %d stack outputs, more than CloudFormation's %d; split the configuration into two stacks (-c %s=FILE -c hookfanStackName=NAME)",
+			len(cfg.Sources), n, MaxOutputs, config.ContextFileKey)
 	}
 	return nil
 }
@@ -220,7 +345,7 @@ func checkOutputIDs(cfg *config.Config) error {
 		for _, n := range names {
 			id := outputID(n)
 			if prev, ok := seen[id]; ok {
-				errs = append(errs, fmt.Errorf("%s names %q and %q differ only in hyphens, so their stack outputs would collide; rename one", kind, prev, n))
+				errs = append(errs, fmt.Errorf("%s names %q and %q differ only in hyphens, so their logical IDs and outputs would collide; rename one", kind, prev, n))
 			}
 			seen[id] = n
 		}

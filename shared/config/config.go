@@ -113,6 +113,9 @@ type Source struct {
 	// Event says where the generic kinds (hmac, token) find the event id and
 	// type. The provider kinds have fixed places and reject this block.
 	Event EventFields `json:"event,omitzero"`
+	// Limits are what the API enforces on this source's route before ingest
+	// runs: throttling, the alarm on client errors, the WAF allow-list.
+	Limits SourceLimits `json:"limits,omitzero"`
 }
 
 // Verify says how a source's requests are authenticated.
@@ -194,11 +197,53 @@ type Metrics struct {
 	Sink string `json:"sink,omitempty"`
 }
 
-// API holds the API Gateway stage settings.
+// API holds the front door's settings: the API type, its stage throttling
+// and access logs, the optional WAF and the optional custom domain.
 type API struct {
+	// Type is "rest" (default: API Gateway REST API) or "http" (API Gateway
+	// HTTP API: cheaper, no WAF).
+	Type string `json:"type,omitempty"`
+	// RateLimit and BurstLimit are the stage default: they throttle requests
+	// to unknown sources and are each source's default (sources[].limits).
 	RateLimit        float64 `json:"rateLimit,omitempty"`
 	BurstLimit       int     `json:"burstLimit,omitempty"`
 	LogRetentionDays int     `json:"logRetentionDays,omitempty"`
+	// WAF associates a web ACL with the REST stage.
+	WAF WAF `json:"waf,omitzero"`
+	// DomainName is a custom domain for the API (regional), so a recreated
+	// API keeps its URLs. It needs CertificateArn, or HostedZoneID and
+	// HostedZoneName to create a DNS-validated certificate.
+	DomainName     string `json:"domainName,omitempty"`
+	CertificateArn string `json:"certificateArn,omitempty"`
+	// HostedZoneID and HostedZoneName name the Route 53 public zone holding
+	// DomainName: the stack creates the alias record there (and the
+	// certificate, when CertificateArn is empty).
+	HostedZoneID   string `json:"hostedZoneId,omitempty"`
+	HostedZoneName string `json:"hostedZoneName,omitempty"`
+}
+
+// WAF configures the web ACL in front of a REST API.
+type WAF struct {
+	// Enabled creates a regional web ACL associated with the stage.
+	Enabled bool `json:"enabled,omitempty"`
+	// RateLimit is how many requests one IP address may send in five
+	// minutes before the web ACL blocks it. Default 2000.
+	RateLimit int `json:"rateLimit,omitempty"`
+}
+
+// SourceLimits are one source's limits at the API.
+type SourceLimits struct {
+	// RateLimit and BurstLimit throttle this source's route; default the
+	// stage's api.rateLimit and api.burstLimit, in a bucket of its own.
+	RateLimit  float64 `json:"rateLimit,omitempty"`
+	BurstLimit int     `json:"burstLimit,omitempty"`
+	// ClientErrorAlarm is how many 4xx answers (throttling included) on
+	// this source's route in five minutes raise its alarm. Default 50.
+	ClientErrorAlarm int `json:"clientErrorAlarm,omitempty"`
+	// AllowedIPs, when set, are the only addresses (CIDR blocks or single
+	// addresses, IPv4 or IPv6) the web ACL lets reach this source's route.
+	// Needs api.waf.enabled.
+	AllowedIPs []string `json:"allowedIps,omitempty"`
 }
 
 // Dedupe holds the delivery-record table settings.

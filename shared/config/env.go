@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 )
 
@@ -20,10 +21,36 @@ const (
 	EnvSecretID    = "HOOKFAN_SECRET_ID"    // deliver: its signing secret's name or ARN
 	EnvRecordDays  = "HOOKFAN_RECORD_DAYS"  // deliver: delivery-record TTL in days
 	EnvMetricsSink = "HOOKFAN_METRICS_SINK" // both: "emf" or "cloudwatch"
+	EnvAPIType     = "HOOKFAN_API_TYPE"     // ingest: "rest" (proxy event v1, default) or "http" (payload v2)
 )
 
-// EncodeSources renders sources for EnvSources.
-func EncodeSources(s []Source) string { return mustJSON(s) }
+// EncodeSources renders sources for EnvSources: what ingest needs, so
+// without each source's limits, which the API enforces before ingest runs
+// (and whose allow-lists would spend Lambda's 4 KB of environment).
+func EncodeSources(s []Source) string { return mustJSON(IngestSources(s)) }
+
+// IngestSources returns a copy of sources as ingest receives them: without
+// their limits.
+func IngestSources(sources []Source) []Source {
+	out := slices.Clone(sources)
+	for i := range out {
+		out[i].Limits = SourceLimits{}
+	}
+	return out
+}
+
+// APITypeFromEnv reads EnvAPIType: the event shape the ingest function is
+// invoked with. Empty means APITypeREST.
+func APITypeFromEnv() (string, error) {
+	switch v := os.Getenv(EnvAPIType); v {
+	case "":
+		return APITypeREST, nil
+	case APITypeREST, APITypeHTTP:
+		return v, nil
+	default:
+		return "", fmt.Errorf("%s: unknown API type %q; want %q or %q", EnvAPIType, v, APITypeREST, APITypeHTTP)
+	}
+}
 
 // EncodeDestination renders a destination for EnvDestination.
 func EncodeDestination(d Destination) string { return mustJSON(d) }

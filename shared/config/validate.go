@@ -47,6 +47,7 @@ func (c *Config) Validate() error {
 	}
 	c.Metrics.validate(&p)
 	c.API.validate(&p)
+	c.validateEdge(&p)
 	c.Alarms.validate(&p)
 	c.validateDedupe(&p)
 	return errors.Join(p...)

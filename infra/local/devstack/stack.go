@@ -92,7 +92,16 @@ func New(ctx context.Context, o Options) (*Stack, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
-	s.Gateway = Gateway(s.Ingest.Handle, IngestTimeout, o.Log.With("component", "gateway"))
+	names := make([]string, len(o.Config.Sources))
+	for i, src := range o.Config.Sources {
+		names[i] = src.Name
+	}
+	glog := o.Log.With("component", "gateway", "api_type", o.Config.API.Kind())
+	if o.Config.API.Kind() == config.APITypeHTTP {
+		s.Gateway = HTTPGateway(s.Ingest.HandleHTTP, names, IngestTimeout, glog)
+	} else {
+		s.Gateway = Gateway(s.Ingest.Handle, names, IngestTimeout, glog)
+	}
 	for _, lane := range topo.Lanes {
 		h, err := s.newDeliver(lane)
 		if err != nil {

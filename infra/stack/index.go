@@ -1,0 +1,96 @@
+package stack
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsssm"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// The stack's index in SSM Parameter Store: where an operator (or an
+// operator command) finds what a deployment is made of without reading
+// CloudFormation. One String parameter for the stack and one per
+// destination lane, each a JSON object:
+//
+//	/hookfan/<stack>/stack                     the API URL, topic, table, dashboards
+//	/hookfan/<stack>/destinations/<name>       one lane: queue, DLQ, function, secret
+//
+// One lane is one GetParameter call; every lane is GetParametersByPath on
+// /hookfan/<stack>/destinations/ (ten per page). Standard parameters are
+// free. A lane's parameter lives in the lane's nested stack, so it counts
+// against nothing in the parent, and goes with the lane.
+
+// IndexPrefix is the path under which a stack's parameters live.
+func IndexPrefix(stackName string) string { return "/hookfan/" + stackName + "/" }
+
+// StackParameterName names the stack's own parameter.
+func StackParameterName(stackName string) string { return IndexPrefix(stackName) + "stack" }
+
+// LaneParameterName names a destination lane's parameter.
+func LaneParameterName(stackName, destination string) string {
+	return IndexPrefix(stackName) + "destinations/" + destination
+}
+
+// LaneIndexFields are the keys of a lane's parameter value.
+var LaneIndexFields = []string{
+	"destination", "url", "queueUrl", "queueArn", "dlqUrl", "dlqArn", "subscriptionDlqUrl", "subscriptionDlqArn",
+	"functionName", "functionArn", "logGroup", "secretId", "secretArn",
+}
+
+// newLaneIndex writes a lane's parameter and its nested stack's outputs
+// (shown with the nested stack in the CloudFormation console).
+func newLaneIndex(scope constructs.Construct, lane *Lane, stackName string) awsssm.StringParameter {
+	d := lane.Destination
+	secretID := *lane.Secret.SecretArn()
+	if d.SecretName != "" && !isSecretARN(d.SecretName) {
+		secretID = d.SecretName
+	}
+	value := map[string]any{
+		"destination":        d.Name,
+		"url":                d.URL,
+		"queueUrl":           lane.Queue.QueueUrl(),
+		"queueArn":           lane.Queue.QueueArn(),
+		"dlqUrl":             lane.DeadLetterQueue.QueueUrl(),
+		"dlqArn":             lane.DeadLetterQueue.QueueArn(),
+		"subscriptionDlqUrl": lane.SubscriptionDeadLetterQueue.QueueUrl(),
+		"subscriptionDlqArn": lane.SubscriptionDeadLetterQueue.QueueArn(),
+		"functionName":       lane.Function.FunctionName(),
+		"functionArn":        lane.Function.FunctionArn(),
+		"logGroup":           lane.LogGroup.LogGroupName(),
+		"secretId":           secretID,
+		"secretArn":          lane.Secret.SecretArn(),
+	}
+	p := awsssm.NewStringParameter(scope, jsii.String("Index"), &awsssm.StringParameterProps{
+		ParameterName: jsii.String(LaneParameterName(stackName, d.Name)),
+		Description:   jsii.String("Hookfan lane of destination " + d.Name + ": its queue, DLQs, function and signing secret (JSON)"),
+		StringValue:   awscdk.Stack_Of(scope).ToJsonString(value, nil),
+		Tier:          awsssm.ParameterTier_STANDARD,
+	})
+	out := func(id, desc string, v *string) {
+		awscdk.NewCfnOutput(scope, jsii.String(id), &awscdk.CfnOutputProps{Value: v, Description: jsii.String(desc)})
+	}
+	out("DlqUrl", "DLQ of destination "+d.Name+" (redrive from the SQS console)", lane.DeadLetterQueue.QueueUrl())
+	out("SecretArn", "Signing secret of destination "+d.Name+" (subscribers verify with whsec_<value>)", lane.Secret.SecretArn())
+	out("IndexParameter", "SSM parameter describing this lane", p.ParameterName())
+	out(laneNamesOutput, "The names a dashboard page graphs: function, queue, DLQ, subscription DLQ", joinedNames(lane))
+	return p
+}
+
+// newStackIndex writes the stack's own parameter.
+func newStackIndex(scope constructs.Construct, h *Hookfan, dashboards []*string) awsssm.StringParameter {
+	stackName := *h.Stack.StackName()
+	value := map[string]any{
+		"apiUrl":           h.Ingest.URL(),
+		"apiType":          h.Ingest.Type,
+		"topicArn":         h.Topic.TopicArn(),
+		"tableName":        h.Table.TableName(),
+		"dashboards":       dashboards,
+		"destinationsPath": IndexPrefix(stackName) + "destinations/",
+	}
+	return awsssm.NewStringParameter(scope, jsii.String("Index"), &awsssm.StringParameterProps{
+		ParameterName: jsii.String(StackParameterName(stackName)),
+		Description:   jsii.String("Hookfan stack " + stackName + ": API URL, topic, table, dashboards, and where each lane's parameter is (JSON)"),
+		StringValue:   h.Stack.ToJsonString(value, nil),
+		Tier:          awsssm.ParameterTier_STANDARD,
+	})
+}

@@ -1,0 +1,84 @@
+package stack
+
+import (
+	"fmt"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/metrics"
+)
+
+// metricsNamespace is where the stack's own metrics go, beside the functions'.
+const metricsNamespace = metrics.Namespace
+
+// MetricAPIThrottled counts the API's 429 answers by route; a metric filter
+// on the access log writes it, because API Gateway's own metrics count 429
+// among every other 4xx.
+const MetricAPIThrottled = "ApiThrottled"
+
+// dimRoute is MetricAPIThrottled's dimension: the route as IngestAPI.Route
+// names it.
+const dimRoute = "Route"
+
+// SourceAlarms are the alarms on one source's route.
+type SourceAlarms struct {
+	// ClientErrors fires when the route answers more 4xx (401 from bad
+	// signatures, 403 from the WAF, 429 from throttling) in five minutes
+	// than sources[].limits.clientErrorAlarm.
+	ClientErrors awscloudwatch.Alarm
+	// Throttled fires when the route answered any 429 in a minute: a
+	// provider is being slowed down, and will retry.
+	Throttled awscloudwatch.Alarm
+}
+
+// addSourceAlarms makes the access-log metric filter counting 429s by route
+// and two alarms per source.
+func (a *IngestAPI) addSourceAlarms(cfg *config.Config, action awscloudwatch.IAlarmAction) {
+	routeField := "$.resourcePath"
+	if a.Type == config.APITypeHTTP {
+		routeField = "$.routeKey"
+	}
+	a.Throttled = awslogs.NewMetricFilter(a.Construct, jsii.String("ThrottledFilter"), &awslogs.MetricFilterProps{
+		LogGroup:        a.AccessLogs,
+		FilterPattern:   awslogs.FilterPattern_StringValue(jsii.String("$.status"), jsii.String("="), jsii.String("429")),
+		MetricNamespace: jsii.String(metricsNamespace),
+		MetricName:      jsii.String(MetricAPIThrottled),
+		MetricValue:     jsii.String("1"),
+		Dimensions:      &map[string]*string{dimRoute: jsii.String(routeField)},
+	})
+	minute := awscdk.Duration_Minutes(jsii.Number(1))
+	five := awscdk.Duration_Seconds(jsii.Number(config.ClientErrorAlarmPeriodSeconds))
+	sum := jsii.String("Sum")
+	a.SourceAlarms = map[string]*SourceAlarms{}
+	for _, s := range cfg.Sources {
+		id := outputID(s.Name)
+		alarm := func(name string, m awscloudwatch.IMetric, threshold float64, desc string) awscloudwatch.Alarm {
+			al := awscloudwatch.NewAlarm(a.Construct, jsii.String("Source"+id+name+"Alarm"), &awscloudwatch.AlarmProps{
+				Metric:             m,
+				Threshold:          jsii.Number(threshold),
+				EvaluationPeriods:  jsii.Number(1),
+				ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+				TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+				AlarmDescription:   jsii.String(desc),
+			})
+			if action != nil {
+				al.AddAlarmAction(action)
+				al.AddOkAction(action)
+			}
+			return al
+		}
+		limit := s.Limits.ClientErrorThreshold()
+		a.SourceAlarms[s.Name] = &SourceAlarms{
+			ClientErrors: alarm("ClientErrors",
+				a.SourceMetric(s.Name, "4xx", &awscloudwatch.MetricOptions{Period: five, Statistic: sum}), float64(limit),
+				fmt.Sprintf("Hookfan source %s: more than %d 4xx answers in five minutes on its route (bad signatures, WAF blocks or throttling). Check IngestRejected by reason on the dashboard and the access log.", s.Name, limit)),
+			Throttled: alarm("Throttled",
+				a.ThrottledMetric(s.Name, &awscloudwatch.MetricOptions{Period: minute, Statistic: sum}), 0,
+				fmt.Sprintf("Hookfan source %s: its route answered 429 (over %g requests/s, burst %d); the provider retries later. Raise sources[].limits if the traffic is real.", s.Name, s.Limits.Rate(cfg.API), s.Limits.Burst(cfg.API))),
+		}
+	}
+}

@@ -1,0 +1,250 @@
+package config
+
+import (
+	"fmt"
+	"net/netip"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// API types accepted in api.type.
+const (
+	APITypeREST = "rest"
+	APITypeHTTP = "http"
+)
+
+// APITypes lists the API types, the default first.
+var APITypes = []string{APITypeREST, APITypeHTTP}
+
+// Edge limits and defaults.
+const (
+	// DefaultWAFRateLimit is the web ACL's per-IP limit: requests per five
+	// minutes.
+	DefaultWAFRateLimit = 2000
+	// MinWAFRateLimit and MaxWAFRateLimit are what AWS WAF accepts for a
+	// rate-based rule.
+	MinWAFRateLimit = 10
+	MaxWAFRateLimit = 2_000_000_000
+	// WAFRateWindowSeconds is the window the per-IP limit counts over.
+	WAFRateWindowSeconds = 300
+
+	// DefaultClientErrorAlarm is how many 4xx answers on one source's route
+	// in ClientErrorAlarmPeriodSeconds raise its alarm.
+	DefaultClientErrorAlarm       = 50
+	ClientErrorAlarmPeriodSeconds = 300
+
+	// MaxAllowedIPs is AWS WAF's limit on the addresses of one IP set (one
+	// per source and address family).
+	MaxAllowedIPs = 10000
+)
+
+var (
+	domainPattern   = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?$`)
+	certARNPattern  = regexp.MustCompile(`^arn:aws[a-z-]*:acm:[a-z0-9-]+:[0-9]{12}:certificate/[A-Za-z0-9-]{1,64}$`)
+	zoneIDPattern   = regexp.MustCompile(`^Z[A-Z0-9]{1,31}$`)
+	maxDomainLength = 253
+)
+
+// validateEdge checks the API section and every source's limits: the
+// combinations an API type cannot serve are refused here, before anything
+// is synthesized.
+func (c *Config) validateEdge(p *problems) {
+	a := &c.API
+	if a.Type != "" && !slices.Contains(APITypes, a.Type) {
+		p.add("api.type", "unknown API type %q; use %q (API Gateway REST API, default) or %q (HTTP API: cheaper, no WAF)", a.Type, APITypeREST, APITypeHTTP)
+	}
+	if a.WAF.Enabled && a.Kind() == APITypeHTTP {
+		p.add("api.waf.enabled", "true with api.type %q; AWS WAF cannot be associated with an HTTP API: use api.type %q, or remove api.waf", APITypeHTTP, APITypeREST)
+	}
+	switch w := a.WAF.RateLimit; {
+	case w == 0:
+	case !a.WAF.Enabled:
+		p.add("api.waf.rateLimit", "set while api.waf.enabled is false; enable the WAF or remove the limit")
+	case w < MinWAFRateLimit || w > MaxWAFRateLimit:
+		p.add("api.waf.rateLimit", "%d is out of range; use %d to %d requests per IP address in five minutes (default %d)", w, MinWAFRateLimit, MaxWAFRateLimit, DefaultWAFRateLimit)
+	}
+	a.validateDomain(p)
+	for i := range c.Sources {
+		c.Sources[i].Limits.validate(p, fmt.Sprintf("sources[%d].limits", i), a)
+	}
+}
+
+func (a *API) validateDomain(p *problems) {
+	if a.DomainName == "" {
+		for _, f := range []struct{ name, value string }{{"certificateArn", a.CertificateArn}, {"hostedZoneId", a.HostedZoneID}, {"hostedZoneName", a.HostedZoneName}} {
+			if f.value != "" {
+				p.add("api."+f.name, "set without api.domainName; set the custom domain too, or remove it")
+			}
+		}
+		return
+	}
+	if !validDomain(a.DomainName) {
+		p.add("api.domainName", "%q is not a domain name; use a lowercase host name such as hooks.example.com (no scheme, path, trailing dot or wildcard)", a.DomainName)
+	}
+	if a.CertificateArn != "" && !certARNPattern.MatchString(a.CertificateArn) {
+		p.add("api.certificateArn", "%q is not an ACM certificate ARN; use arn:aws:acm:REGION:ACCOUNT:certificate/ID of a certificate in the stack's region", a.CertificateArn)
+	}
+	zone := a.HostedZoneID != "" || a.HostedZoneName != ""
+	switch {
+	case a.CertificateArn == "" && !zone:
+		p.add("api.domainName", "needs a certificate: set api.certificateArn (an ACM certificate for %s in the stack's region), or api.hostedZoneId and api.hostedZoneName to create a DNS-validated one", a.DomainName)
+	case a.HostedZoneID != "" && a.HostedZoneName == "":
+		p.add("api.hostedZoneName", "missing; api.hostedZoneId needs the zone's name too (for example example.com)")
+	case a.HostedZoneID == "" && a.HostedZoneName != "":
+		p.add("api.hostedZoneId", "missing; api.hostedZoneName needs the zone's ID too (for example Z0123456789ABCDEFGHIJ)")
+	}
+	if a.HostedZoneID != "" && !zoneIDPattern.MatchString(a.HostedZoneID) {
+		p.add("api.hostedZoneId", "%q is not a Route 53 hosted zone ID; use the ID alone, such as Z0123456789ABCDEFGHIJ", a.HostedZoneID)
+	}
+	if a.HostedZoneName != "" {
+		switch {
+		case !validDomain(a.HostedZoneName):
+			p.add("api.hostedZoneName", "%q is not a domain name; use the zone's name without a trailing dot, such as example.com", a.HostedZoneName)
+		case a.DomainName != a.HostedZoneName && !strings.HasSuffix(a.DomainName, "."+a.HostedZoneName):
+			p.add("api.domainName", "%q is not in the hosted zone %q; use a name under it or the zone that holds it", a.DomainName, a.HostedZoneName)
+		}
+	}
+}
+
+func validDomain(s string) bool {
+	return len(s) <= maxDomainLength && domainPattern.MatchString(s)
+}
+
+func (l *SourceLimits) validate(p *problems, at string, a *API) {
+	if l.RateLimit < 0 {
+		p.add(at+".rateLimit", "%g is negative; use requests per second above 0 (default api.rateLimit, %g)", l.RateLimit, a.Rate())
+	}
+	if l.BurstLimit < 0 {
+		p.add(at+".burstLimit", "%d is negative; use a request count above 0 (default api.burstLimit, %d)", l.BurstLimit, a.Burst())
+	}
+	if l.ClientErrorAlarm < 0 {
+		p.add(at+".clientErrorAlarm", "%d is negative; use a count of 4xx answers in five minutes above 0 (default %d)", l.ClientErrorAlarm, DefaultClientErrorAlarm)
+	}
+	if l.AllowedIPs == nil {
+		return
+	}
+	if !a.WAF.Enabled {
+		p.add(at+".allowedIps", "set while api.waf.enabled is false; the allow-list is a WAF rule: enable api.waf (api.type %q), or remove the list", APITypeREST)
+	}
+	if len(l.AllowedIPs) == 0 {
+		p.add(at+".allowedIps", "is empty, which would block every request; list the provider's addresses, or remove it")
+	}
+	seen := map[netip.Prefix]int{}
+	families := map[bool]int{}
+	for i, s := range l.AllowedIPs {
+		field := fmt.Sprintf("%s.allowedIps[%d]", at, i)
+		prefix, err := ParseAllowedIP(s)
+		if err != nil {
+			p.add(field, "%v", err)
+			continue
+		}
+		if first, dup := seen[prefix]; dup {
+			p.add(field, "%s is listed twice (also allowedIps[%d]); list each block once", prefix, first)
+			continue
+		}
+		seen[prefix] = i
+		families[prefix.Addr().Is4()]++
+	}
+	for v4, n := range families {
+		if n > MaxAllowedIPs {
+			p.add(at+".allowedIps", "has %d %s blocks; an AWS WAF IP set holds at most %d", n, map[bool]string{true: "IPv4", false: "IPv6"}[v4], MaxAllowedIPs)
+		}
+	}
+}
+
+// ParseAllowedIP reads one allowedIps entry: a CIDR block with no host bits
+// set, or a single address (a /32 or /128 block).
+func ParseAllowedIP(s string) (netip.Prefix, error) {
+	var prefix netip.Prefix
+	if strings.Contains(s, "/") {
+		pr, err := netip.ParsePrefix(s)
+		if err != nil {
+			return netip.Prefix{}, fmt.Errorf("%q is not a CIDR block or an IP address; use one such as 192.30.252.0/22 or 2001:db8::/32", s)
+		}
+		prefix = pr
+	} else {
+		addr, err := netip.ParseAddr(s)
+		if err != nil || addr.Zone() != "" {
+			return netip.Prefix{}, fmt.Errorf("%q is not a CIDR block or an IP address; use one such as 192.30.252.0/22 or 2001:db8::/32", s)
+		}
+		prefix = netip.PrefixFrom(addr, addr.BitLen())
+	}
+	if prefix.Addr().Is4In6() {
+		return netip.Prefix{}, fmt.Errorf("%q is an IPv4-mapped IPv6 block; write it as IPv4", s)
+	}
+	if prefix.Bits() == 0 {
+		return netip.Prefix{}, fmt.Errorf("%q allows every address; remove the allow-list instead", s)
+	}
+	if m := prefix.Masked(); m != prefix {
+		return netip.Prefix{}, fmt.Errorf("%q has host bits set; use %s", s, m)
+	}
+	return prefix, nil
+}
+
+// Kind is the API type in force.
+func (a API) Kind() string {
+	if a.Type == "" {
+		return APITypeREST
+	}
+	return a.Type
+}
+
+// HasDomain reports whether a custom domain is configured.
+func (a API) HasDomain() bool { return a.DomainName != "" }
+
+// HasHostedZone reports whether the stack manages the domain's DNS record.
+func (a API) HasHostedZone() bool { return a.HostedZoneID != "" }
+
+// Rate is the web ACL's per-IP limit in force (requests per five minutes).
+func (w WAF) Rate() int {
+	if w.RateLimit == 0 {
+		return DefaultWAFRateLimit
+	}
+	return w.RateLimit
+}
+
+// Rate is the source route's steady-state rate limit.
+func (l SourceLimits) Rate(a API) float64 {
+	if l.RateLimit == 0 {
+		return a.Rate()
+	}
+	return l.RateLimit
+}
+
+// Burst is the source route's burst limit.
+func (l SourceLimits) Burst(a API) int {
+	if l.BurstLimit == 0 {
+		return a.Burst()
+	}
+	return l.BurstLimit
+}
+
+// ClientErrorThreshold is the 4xx count in five minutes that raises the
+// source's alarm.
+func (l SourceLimits) ClientErrorThreshold() int {
+	if l.ClientErrorAlarm == 0 {
+		return DefaultClientErrorAlarm
+	}
+	return l.ClientErrorAlarm
+}
+
+// AllowedBlocks returns the allow-list as canonical CIDR blocks, IPv4 and
+// IPv6 apart (an AWS WAF IP set holds one family), each sorted. The list is
+// expected to be validated.
+func (l SourceLimits) AllowedBlocks() (v4, v6 []string) {
+	for _, s := range l.AllowedIPs {
+		p, err := ParseAllowedIP(s)
+		if err != nil {
+			continue
+		}
+		if p.Addr().Is4() {
+			v4 = append(v4, p.String())
+		} else {
+			v6 = append(v6, p.String())
+		}
+	}
+	slices.Sort(v4)
+	slices.Sort(v6)
+	return v4, v6
+}
