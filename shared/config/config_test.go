@@ -162,27 +162,52 @@ func TestParseInvalid(t *testing.T) {
 		{
 			name: "private IPv4 host",
 			json: dst(`{"name": "a", "url": "https://10.1.2.3/hooks"}`),
-			want: []string{`destinations[0].url: host 10.1.2.3 is a private address; use a public address, or set allowPrivateNetworks for local development`},
+			want: []string{`destinations[0].url: host 10.1.2.3 is a private-use address; use a public host, or set allowPrivateNetworks for local development`},
 		},
 		{
 			name: "loopback IPv4 host",
 			json: dst(`{"name": "a", "url": "https://127.0.0.1:8443/hooks"}`),
-			want: []string{`destinations[0].url: host 127.0.0.1 is a loopback address; use a public address, or set allowPrivateNetworks for local development`},
+			want: []string{`destinations[0].url: host 127.0.0.1 is a loopback address; use a public host, or set allowPrivateNetworks for local development`},
 		},
 		{
 			name: "link-local metadata host",
 			json: dst(`{"name": "a", "url": "https://169.254.169.254/latest/meta-data"}`),
-			want: []string{`destinations[0].url: host 169.254.169.254 is a link-local address; use a public address, or set allowPrivateNetworks for local development`},
+			want: []string{`destinations[0].url: host 169.254.169.254 is a link-local address; use a public host, or set allowPrivateNetworks for local development`},
 		},
 		{
 			name: "IPv4-mapped IPv6 loopback host",
 			json: dst(`{"name": "a", "url": "https://[::ffff:127.0.0.1]/hooks"}`),
-			want: []string{`destinations[0].url: host 127.0.0.1 is a loopback address; use a public address, or set allowPrivateNetworks for local development`},
+			want: []string{`destinations[0].url: host ::ffff:127.0.0.1 embeds 127.0.0.1, a loopback address; use a public host, or set allowPrivateNetworks for local development`},
+		},
+		{
+			name: "IPv4-compatible IPv6 loopback host",
+			json: dst(`{"name": "a", "url": "https://[::127.0.0.1]/"}`),
+			want: []string{`destinations[0].url: host ::7f00:1 embeds 127.0.0.1, a loopback address; use a public host, or set allowPrivateNetworks for local development`},
+		},
+		{
+			name: "6to4 host carrying the metadata service",
+			json: dst(`{"name": "a", "url": "https://[2002:a9fe:a9fe::]/"}`),
+			want: []string{`destinations[0].url: host 2002:a9fe:a9fe:: embeds 169.254.169.254, a link-local address; use a public host, or set allowPrivateNetworks for local development`},
+		},
+		{
+			name: "Teredo host",
+			json: dst(`{"name": "a", "url": "https://[2001::1]/"}`),
+			want: []string{`destinations[0].url: host 2001::1 is a Teredo address; use a public host, or set allowPrivateNetworks for local development`},
+		},
+		{
+			name: "localhost with the final dot",
+			json: dst(`{"name": "a", "url": "https://localhost./"}`),
+			want: []string{`destinations[0].url: host "localhost." is a loopback name; use a public host, or set allowPrivateNetworks for local development`},
+		},
+		{
+			name: "decimal IPv4 host",
+			json: dst(`{"name": "a", "url": "https://2130706433/"}`),
+			want: []string{`destinations[0].url: host "2130706433" is an IPv4 address in a numeric form other than dotted decimal; use a public host, or set allowPrivateNetworks for local development`},
 		},
 		{
 			name: "localhost by name",
 			json: dst(`{"name": "a", "url": "https://localhost/hooks"}`),
-			want: []string{`destinations[0].url: host "localhost" is loopback; use a public host, or set allowPrivateNetworks for local development`},
+			want: []string{`destinations[0].url: host "localhost" is a loopback name; use a public host, or set allowPrivateNetworks for local development`},
 		},
 		{
 			name: "credentials in URL",
@@ -274,7 +299,7 @@ func TestParseInvalid(t *testing.T) {
 				`sources[0].verify.kind: unknown verification kind "nope"; use one of stripe, github, shopify, slack, standard-webhooks, hmac, token`,
 				`sources[0].verify.secretName: missing; every source needs the name of the Secrets Manager secret that holds its signing secret or token`,
 				`destinations[0].url: "http://10.0.0.1" uses http; deliveries must use https (http is accepted only with allowPrivateNetworks, for local development)`,
-				`destinations[0].url: host 10.0.0.1 is a private address; use a public address, or set allowPrivateNetworks for local development`,
+				`destinations[0].url: host 10.0.0.1 is a private-use address; use a public host, or set allowPrivateNetworks for local development`,
 				`destinations[0].filter.sources[0]: "b" is not a configured source; use one of the names in sources[]`,
 				`destinations[0].maxConcurrency: 1 is out of range; the SQS event source mapping accepts 2 to 1000 (default 5)`,
 			},

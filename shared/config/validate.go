@@ -3,7 +3,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
@@ -190,15 +189,10 @@ func (d *Destination) validateURL(p *problems, at string) {
 	if d.AllowPrivateNetworks {
 		return
 	}
-	host := u.Hostname()
-	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
-		p.add(at, "host %q is loopback; use a public host, or set allowPrivateNetworks for local development", host)
-		return
-	}
-	if addr, err := netip.ParseAddr(host); err == nil {
-		if err := netguard.Check(addr); err != nil {
-			p.add(at, "host %s; use a public address, or set allowPrivateNetworks for local development", err)
-		}
+	// The same classifier the delivery transport applies to every resolved
+	// address at connect time.
+	if err := netguard.CheckHost(u.Hostname()); err != nil {
+		p.add(at, "host %v; use a public host, or set allowPrivateNetworks for local development", err)
 	}
 }
 
