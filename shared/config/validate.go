@@ -4,19 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/hookfan/hookfan/shared/netguard"
-)
-
-var (
-	namePattern       = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
-	secretNamePattern = regexp.MustCompile(`^([A-Za-z0-9/_+=.@-]{1,512}|arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:[A-Za-z0-9/_+=.@-]+)$`)
-	headerPattern     = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$")
-	fieldPathPattern  = regexp.MustCompile(`^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$`)
 )
 
 // logRetentionDays are the values CloudWatch Logs accepts.
@@ -53,7 +45,7 @@ func (c *Config) Validate() error {
 }
 
 func validName(p *problems, field, name, what string, seen map[string]int, index int) {
-	if !namePattern.MatchString(name) {
+	if !isName(name) {
 		p.add(field, "%q is not a valid %s name; use 1 to 64 lowercase letters, digits or hyphens", name, what)
 		return
 	}
@@ -65,7 +57,7 @@ func validName(p *problems, field, name, what string, seen map[string]int, index
 }
 
 func validSecretName(p *problems, field, name string) {
-	if !secretNamePattern.MatchString(name) {
+	if !isSecretName(name) {
 		p.add(field, "%q is not a valid Secrets Manager name or ARN; use letters, digits and /_+=.@- (at most 512)", name)
 	}
 }
@@ -93,7 +85,7 @@ func (s *Source) validate(p *problems, at string, seen map[string]int, index int
 	switch {
 	case generic && v.Header == "":
 		p.add(kind+".header", "missing; kind %q needs the name of the request header that carries the %s", v.Kind, map[bool]string{true: "signature", false: "token"}[v.Kind == KindHMAC])
-	case generic && !headerPattern.MatchString(v.Header):
+	case generic && !isHeaderName(v.Header):
 		p.add(kind+".header", "%q is not a valid HTTP header name", v.Header)
 	case !generic && v.Header != "":
 		p.add(kind+".header", "set for kind %q, whose header is fixed; remove it (it applies to hmac and token)", v.Kind)
@@ -128,10 +120,10 @@ func (e *EventFields) validate(p *problems, at, kind string, generic bool) {
 		if header != "" && field != "" {
 			p.add(at, "both %sHeader and %sField are set; keep one", name, name)
 		}
-		if header != "" && !headerPattern.MatchString(header) {
+		if header != "" && !isHeaderName(header) {
 			p.add(at+"."+name+"Header", "%q is not a valid HTTP header name", header)
 		}
-		if field != "" && !fieldPathPattern.MatchString(field) {
+		if field != "" && !isFieldPath(field) {
 			p.add(at+"."+name+"Field", "%q is not a valid JSON field path; use dot-separated names such as \"data.id\"", field)
 		}
 	}
