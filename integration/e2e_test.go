@@ -185,8 +185,10 @@ func TestFailingDestination(t *testing.T) {
 	}
 }
 
-// TestGoneAndRetryAfter: 410 ends retries at once with the record DEAD; a
-// 429 with Retry-After delays the next attempt by at least that long.
+// TestGoneAndRetryAfter: 410 ends retries at once with the record GONE,
+// and a copy of the event (the provider resending it) is acknowledged
+// without a POST; a 429 with Retry-After delays the next attempt by at
+// least that long.
 func TestGoneAndRetryAfter(t *testing.T) {
 	t.Parallel()
 	gone := newReceiver(t, func(int, *http.Request) int { return http.StatusGone })
@@ -212,12 +214,18 @@ func TestGoneAndRetryAfter(t *testing.T) {
 		return r.Status == dedupe.StatusDelivered
 	})
 	r, _ := e.record("gone", ev.id)
-	if r.Status != dedupe.StatusDead || r.LastStatus != http.StatusGone || r.Attempts != 1 {
-		t.Errorf("gone record = %s, last %d, %d attempts; want DEAD, 410, 1", r.Status, r.LastStatus, r.Attempts)
+	if r.Status != dedupe.StatusGone || r.LastStatus != http.StatusGone || r.Attempts != 1 {
+		t.Errorf("gone record = %s, last %d, %d attempts; want GONE, 410, 1", r.Status, r.LastStatus, r.Attempts)
 	}
+	// The provider resends the event: the copy reaches both lanes; gone's
+	// copy is acknowledged without a POST (limited's is a duplicate).
+	e.send("stripe", "stripe", "payment_intent.succeeded", "evt_gone_1", nil)
+	waitFor(t, 20*time.Second, "the copy acknowledged on the gone lane", func() bool {
+		return strings.Contains(e.logs.String(), "the destination answered 410 Gone for this event")
+	})
 	time.Sleep(settle)
 	if n := len(gone.ids()); n != 1 {
-		t.Errorf("gone got %d attempts, want 1", n)
+		t.Errorf("gone got %d attempts, want 1: a destination that answered 410 gets no copy", n)
 	}
 	got := limited.deliveries()
 	if len(got) != 2 {
@@ -442,6 +450,40 @@ func TestDedupeOnEmulator(t *testing.T) {
 		time.Sleep(settle)
 		if diff := cmp.Diff([]string{ev.id, nextID}, rc.ids()); diff != "" {
 			t.Errorf("POSTs (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("final states and an operator's replay", func(t *testing.T) {
+		t.Parallel()
+		rc := newReceiver(t, nil)
+		e := startEnv(t, []string{destJSON("final", rc, "")}, map[string]*receiver{"final": rc})
+		ctx := context.Background()
+		claim := func(pk string, now time.Time, replay bool) (dedupe.Lease, error) {
+			return e.stack.Store.Claim(ctx, dedupe.ClaimInput{PK: pk, Source: "stripe", Type: "t", Now: now,
+				LeaseUntil: now.Add(5 * time.Second), ExpiresAt: now.Add(time.Hour), Replay: replay})
+		}
+		for _, final := range []dedupe.Status{dedupe.StatusGone, dedupe.StatusDelivered} {
+			pk := dedupe.Key("final", "evt_"+strings.ToLower(string(final)))
+			now := time.Now()
+			l, err := claim(pk, now, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := e.stack.Store.Finish(ctx, l, dedupe.Outcome{Status: final, HTTPStatus: 410, Error: "HTTP 410", At: now}); err != nil {
+				t.Fatal(err)
+			}
+			want := map[dedupe.Status]error{dedupe.StatusGone: dedupe.ErrGone, dedupe.StatusDelivered: dedupe.ErrDuplicate}[final]
+			if _, err := claim(pk, now.Add(time.Hour), false); !errors.Is(err, want) {
+				t.Errorf("%s: a copy's claim = %v, want %v", final, err, want)
+			}
+			if _, err := claim(pk, now.Add(time.Hour), true); err != nil {
+				t.Fatalf("%s: replay claim = %v, want a lease", final, err)
+			}
+			if _, err := claim(pk, now.Add(time.Hour+time.Second), true); !errors.Is(err, dedupe.ErrInFlight) {
+				t.Errorf("%s: a second replay within the lease = %v, want %v", final, err, dedupe.ErrInFlight)
+			}
+			if r, _ := e.record("final", strings.TrimPrefix(pk, "final#")); r.Status != dedupe.StatusInProgress || r.Attempts != 2 {
+				t.Errorf("%s: after the replay claim the record is %s after %d claims, want IN_PROGRESS after 2", final, r.Status, r.Attempts)
+			}
 		}
 	})
 	t.Run("2xx then failed record write", func(t *testing.T) {

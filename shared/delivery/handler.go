@@ -341,6 +341,11 @@ func (h *Handler) claim(ctx context.Context, p prepared) (lease dedupe.Lease, st
 		h.count(metrics.DeliveryDuplicate)
 		p.log.InfoContext(ctx, "duplicate: already delivered", "outcome", "duplicate")
 		return lease, ack, false
+	case errors.Is(err, dedupe.ErrGone):
+		// The destination answered 410 for this event: a copy is never sent.
+		h.count(metrics.DeliveryDuplicate)
+		p.log.InfoContext(ctx, "duplicate: the destination answered 410 Gone for this event", "outcome", "duplicate")
+		return lease, ack, false
 	case errors.As(err, &refused):
 		// Another function holds the event: look again once its lease ends.
 		wait := max(refused.LeaseUntil.Sub(p.now), 0) + InFlightMargin
@@ -438,10 +443,11 @@ func (h *Handler) judge(msg Message, res result) (out dedupe.Outcome, outcome st
 		out.Status, out.Error = dedupe.StatusDelivered, ""
 		return out, "delivered", ack
 	case v == gone:
-		// 410: the destination wants no more of this event.
+		// 410: the destination wants no more of this event, from any copy;
+		// only an operator's replay sends it again.
 		h.count(metrics.DeliveryFailed)
 		h.count(metrics.DeliveryDead)
-		out.Status = dedupe.StatusDead
+		out.Status = dedupe.StatusGone
 		return out, "gone", ack
 	case h.policy.Final(msg.Attempt):
 		// Released now; SQS's redrive moves it to the DLQ on the next receive.

@@ -182,7 +182,7 @@ func TestOutcomes(t *testing.T) {
 			attempt: 1, wantFailed: true, wantVis: []int32{600}, wantStatus: dedupe.StatusFailed, wantError: "HTTP 503"},
 		{name: "503 Retry-After capped at 12h", reply: reply{status: 503, header: map[string]string{"Retry-After": "999999"}},
 			attempt: 8, wantFailed: true, wantVis: []int32{43200}, wantStatus: dedupe.StatusFailed, wantError: "HTTP 503"},
-		{name: "410 stops retrying", reply: reply{status: 410}, attempt: 1, wantStatus: dedupe.StatusDead, wantError: "HTTP 410", wantDead: 1},
+		{name: "410 stops retrying", reply: reply{status: 410}, attempt: 1, wantStatus: dedupe.StatusGone, wantError: "HTTP 410", wantDead: 1},
 		{name: "timeout", reply: reply{status: 200, delay: 5 * time.Second}, attempt: 1, wantFailed: true, wantVis: []int32{5},
 			wantStatus: dedupe.StatusFailed, wantError: "timeout"},
 		{name: "final attempt turns DEAD and releases to the DLQ", reply: reply{status: 500}, attempt: 10, wantFailed: true, wantVis: []int32{0},
@@ -320,6 +320,38 @@ func TestDuplicateMessage(t *testing.T) {
 	}
 	if got := hs.sink.sum(metrics.DeliveryDuplicate); got != 1 {
 		t.Errorf("DeliveryDuplicate = %g, want 1", got)
+	}
+}
+
+// TestGoneIsFinal: after a 410 the record is GONE, and every later copy of
+// the event — the provider resending it, SNS delivering it twice, a
+// redrive from the DLQ — is acknowledged without a POST.
+func TestGoneIsFinal(t *testing.T) {
+	secret := newSecret(t)
+	sub := newSubscriber(t, secret, func(string) reply { return reply{status: http.StatusGone} })
+	hs := newHarness(t, sub.URL, secret)
+	resp, _ := hs.h.Handle(context.Background(), batch(sqsRecord("e1", 1)))
+	if len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("410: failures %v, want acknowledged", resp.BatchItemFailures)
+	}
+	for i, attempt := range []int{1, 2, 11} {
+		hs.clock.Advance(time.Hour)
+		copyOf := sqsRecord("e1", attempt)
+		copyOf.MessageId, copyOf.ReceiptHandle = fmt.Sprintf("msg-copy-%d", i), fmt.Sprintf("rh-copy-%d", i)
+		resp, _ := hs.h.Handle(context.Background(), batch(copyOf))
+		if len(resp.BatchItemFailures) != 0 {
+			t.Errorf("copy %d: failures %v, want acknowledged", i, resp.BatchItemFailures)
+		}
+	}
+	if n := sub.posts("e1"); n != 1 {
+		t.Errorf("%d POSTs, want 1: a destination that answered 410 gets no copy", n)
+	}
+	r, _, _ := hs.store.Get(context.Background(), dedupe.Key("orders", "e1"))
+	if r.Status != dedupe.StatusGone || r.LastStatus != http.StatusGone || r.Attempts != 1 {
+		t.Errorf("record = %s, last %d, %d claims; want GONE, 410, 1", r.Status, r.LastStatus, r.Attempts)
+	}
+	if got := hs.sink.sum(metrics.DeliveryDuplicate); got != 3 {
+		t.Errorf("DeliveryDuplicate = %g, want 3 (one per copy)", got)
 	}
 }
 
