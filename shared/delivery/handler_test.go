@@ -180,8 +180,8 @@ func TestOutcomes(t *testing.T) {
 			attempt: 3, wantFailed: true, wantVis: []int32{120}, wantStatus: dedupe.StatusFailed, wantError: "HTTP 429"},
 		{name: "503 Retry-After HTTP date", reply: reply{status: 503, header: map[string]string{"Retry-After": httpDate(10 * time.Minute)}},
 			attempt: 1, wantFailed: true, wantVis: []int32{600}, wantStatus: dedupe.StatusFailed, wantError: "HTTP 503"},
-		{name: "503 Retry-After capped at 12h", reply: reply{status: 503, header: map[string]string{"Retry-After": "999999"}},
-			attempt: 8, wantFailed: true, wantVis: []int32{43200}, wantStatus: dedupe.StatusFailed, wantError: "HTTP 503"},
+		{name: "503 Retry-After capped at 12h from the receive, less the margin", reply: reply{status: 503, header: map[string]string{"Retry-After": "999999"}},
+			attempt: 8, wantFailed: true, wantVis: []int32{43200 - 60}, wantStatus: dedupe.StatusFailed, wantError: "HTTP 503"},
 		{name: "410 stops retrying", reply: reply{status: 410}, attempt: 1, wantStatus: dedupe.StatusGone, wantError: "HTTP 410", wantDead: 1},
 		{name: "timeout", reply: reply{status: 200, delay: 5 * time.Second}, attempt: 1, wantFailed: true, wantVis: []int32{5},
 			wantStatus: dedupe.StatusFailed, wantError: "timeout"},
@@ -466,12 +466,12 @@ func TestRacingHandlers(t *testing.T) {
 	if lost != 1 {
 		t.Fatalf("%d handlers reported the record failed, want exactly the loser", lost)
 	}
-	// The loser hides the message until the winner's lease (2s timeout +
-	// 3s reserve) ends, plus a second.
-	if got := loser.sqs.visibility()["rh-e1"]; len(got) != 1 || got[0] != 6 {
-		t.Errorf("loser's visibility = %v, want [6]", got)
+	// The loser hides the message until the winner's lease (2s for the
+	// claim + 2s timeout + 5s reserve) ends, plus a second.
+	if got := loser.sqs.visibility()["rh-e1"]; len(got) != 1 || got[0] != 10 {
+		t.Errorf("loser's visibility = %v, want [10]", got)
 	}
-	a.clock.Advance(6 * time.Second)
+	a.clock.Advance(10 * time.Second)
 	resp, _ := loser.h.Handle(context.Background(), batch(sqsRecord("e1", 2)))
 	if len(resp.BatchItemFailures) != 0 || sub.posts("e1") != 1 {
 		t.Errorf("redelivery: failures %v, POSTs %d; want acknowledged as a duplicate, still 1 POST", resp.BatchItemFailures, sub.posts("e1"))
@@ -548,7 +548,7 @@ func TestRecordWriteFailsAfter2xx(t *testing.T) {
 	}
 
 	store.fail = false
-	hs.clock.Advance(6 * time.Second) // past the lease
+	hs.clock.Advance(10 * time.Second) // past the lease
 	if _, err := hs.h.Handle(context.Background(), batch(sqsRecord("e1", 2))); err != nil {
 		t.Fatal(err)
 	}
@@ -656,9 +656,12 @@ func TestRemainingTime(t *testing.T) {
 		wantLease time.Duration // lease length from the claim
 		wantVis   []int32
 	}{
-		{name: "plenty", remaining: time.Minute, wantPOSTs: 1, wantLease: 5 * time.Second},
-		{name: "tight", remaining: 4500 * time.Millisecond, wantPOSTs: 1, wantLease: 4500 * time.Millisecond},
-		{name: "too little", remaining: 3500 * time.Millisecond, wantPOSTs: 0, wantVis: []int32{0}},
+		// The lease covers the claim (2s), the POST (the 2s timeout, or
+		// what is left) and the outcome's write (5s), and ends 2s before
+		// the deadline for the visibility call.
+		{name: "plenty", remaining: time.Minute, wantPOSTs: 1, wantLease: 9 * time.Second},
+		{name: "tight", remaining: 10500 * time.Millisecond, wantPOSTs: 1, wantLease: 8500 * time.Millisecond},
+		{name: "too little", remaining: 9500 * time.Millisecond, wantPOSTs: 0, wantVis: []int32{0}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -681,7 +684,7 @@ func TestRemainingTime(t *testing.T) {
 			}
 			deadline, _ := ctx.Deadline()
 			lease := leases[0].Until.Sub(start)
-			if leases[0].Until.After(deadline) || lease < tt.wantLease-200*time.Millisecond || lease > tt.wantLease+200*time.Millisecond {
+			if leases[0].Until.After(deadline.Add(-VisibilityCallTimeout)) || lease < tt.wantLease-200*time.Millisecond || lease > tt.wantLease+200*time.Millisecond {
 				t.Errorf("lease %s ending %s, want about %s and not after the deadline %s", lease, leases[0].Until, tt.wantLease, deadline)
 			}
 		})
