@@ -514,3 +514,61 @@ func TestDedupeOnEmulator(t *testing.T) {
 		}
 	})
 }
+
+// TestRetryAfterPastTwelveHours: a subscriber answering 429 with
+// Retry-After of a day is left alone for as long as SQS allows. SQS (and
+// moto) refuse a ChangeMessageVisibility that would hide the message past
+// 12 h from its receive; asking for exactly 12 h is refused, and the
+// message would come back after the visibility it was received with. Here
+// it is received with a 3 s visibility, so a refused call shows at once.
+func TestRetryAfterPastTwelveHours(t *testing.T) {
+	t.Parallel()
+	rc := newReceiver(t, func(int, *http.Request) int { return http.StatusTooManyRequests })
+	rcSrv := rc.srv.Config.Handler
+	rc.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "86400")
+		rcSrv.ServeHTTP(w, r)
+	})
+	// The retention of a schedule with an 11 h delay lets a Retry-After
+	// stretch the first delay to the 12 h ceiling.
+	e := startEnv(t, []string{destJSON("day", rc, `"retry": {"schedule": ["5s", "11h"], "jitter": 0}`)}, map[string]*receiver{"day": rc})
+	e.stop() // this test plays the event source mapping itself
+	lane, _ := e.stack.Topology.Lane("day")
+	ev := e.send("stripe", "stripe", "payment_intent.succeeded", "evt_day_1", nil)
+
+	ctx := context.Background()
+	var msgs []sqstypes.Message
+	waitFor(t, 10*time.Second, "the message in the lane's queue", func() bool {
+		out, err := clients.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &lane.QueueURL, MaxNumberOfMessages: 10,
+			WaitTimeSeconds: 1, VisibilityTimeout: 3, MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll},
+			MessageAttributeNames: []string{"All"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs = out.Messages
+		return len(msgs) == 1
+	})
+	fctx, cancel := context.WithTimeout(ctx, lane.Destination.FunctionTimeout())
+	resp, err := e.stack.Deliver["day"].Handle(fctx, devstack.SQSEvent(msgs, lane.QueueARN, awsCfg.Region))
+	cancel()
+	if err != nil || len(resp.BatchItemFailures) != 1 {
+		t.Fatalf("Handle = %v, %v; want the record reported failed", resp, err)
+	}
+	if strings.Contains(e.logs.String(), "visibility not changed") {
+		t.Error(`the visibility call failed (log line "visibility not changed")`)
+	}
+	time.Sleep(5 * time.Second) // past the 3 s the message was received with
+	out, err := clients.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &lane.QueueURL, MaxNumberOfMessages: 10, WaitTimeSeconds: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Messages) != 0 {
+		t.Errorf("the message came back after %s; want it hidden for about 12 h", 5*time.Second)
+	}
+	if diff := cmp.Diff([]string{ev.id}, rc.ids()); diff != "" {
+		t.Errorf("POSTs (-want +got):\n%s", diff)
+	}
+	if r, _ := e.record("day", ev.id); r.Status != dedupe.StatusFailed || r.LastStatus != http.StatusTooManyRequests {
+		t.Errorf("record %s, last %d; want FAILED, 429", r.Status, r.LastStatus)
+	}
+}
