@@ -93,6 +93,7 @@ coldstart: ## cold start of both functions and a hello-world baseline under the 
 	@# This machine's architecture: the emulator runs the functions here.
 	for f in $(FUNCTIONS); do CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(COLDSTART_DIR)/$$f ./functions/$$f; done
 	CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(COLDSTART_DIR)/hello ./infra/coldstart/hello
+	for f in $(FUNCTIONS); do CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(COLDSTART_DIR)/sdk-$$f ./infra/coldstart/sdkfloor/$$f; done
 	$(GO) run ./infra/coldstart -rie $(COLDSTART_DIR)/aws-lambda-rie -dir $(COLDSTART_DIR) -runs $(COLDSTART_RUNS) -budget $(COLDSTART_BUDGET)
 
 clean: ## remove build outputs

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -42,7 +44,7 @@ func TestMedian(t *testing.T) {
 
 func TestLambdaEnv(t *testing.T) {
 	t.Setenv("AWS_CA_BUNDLE", "/etc/ssl/bundle.pem")
-	env := strings.Join(lambdaEnv(functions[2], "http://127.0.0.1:1"), "\n")
+	env := strings.Join(lambdaEnv(functions[4], "http://127.0.0.1:1"), "\n")
 	for _, want := range []string{"AWS_REGION=us-east-1", "AWS_ENDPOINT_URL=http://127.0.0.1:1", "HOOKFAN_TABLE_NAME=hookfan-deliveries", "AWS_LAMBDA_FUNCTION_NAME=deliver"} {
 		if !strings.Contains(env, want+"\n") && !strings.HasSuffix(env, want) {
 			t.Errorf("environment lacks %s", want)
@@ -56,16 +58,49 @@ func TestLambdaEnv(t *testing.T) {
 func TestReport(t *testing.T) {
 	ms := time.Millisecond
 	samples := map[string][]sample{
-		"hello":   {{first: 10 * ms, init: 4 * ms, rss: 6 << 20}},
-		"ingest":  {{first: 15 * ms, init: 5 * ms, rss: 10 << 20}},
-		"deliver": {{first: 20 * ms, init: 8 * ms, rss: 12 << 20}},
+		"hello":       {{first: 10 * ms, init: 4 * ms, rss: 6 << 20}},
+		"sdk-ingest":  {{first: 14 * ms, init: 4800 * time.Microsecond, rss: 9 << 20}},
+		"ingest":      {{first: 15 * ms, init: 5 * ms, rss: 10 << 20}},
+		"sdk-deliver": {{first: 18 * ms, init: 7 * ms, rss: 11 << 20}},
+		"deliver":     {{first: 20 * ms, init: 8 * ms, rss: 12 << 20}},
 	}
 	var out bytes.Buffer
 	over := report(&out, samples, 1, 1.5)
 	if len(over) != 1 || !strings.HasPrefix(over[0], "deliver 2.00×") {
 		t.Errorf("over budget = %v, want deliver at 2.00×", over)
 	}
-	if !strings.Contains(out.String(), "ingest           15.0 ms    5.0 ms   10.0 MB           1.25×           1.50×") {
-		t.Errorf("report:\n%s", out.String())
+	for _, want := range []string{
+		"ingest              15.0 ms    5.0 ms   10.0 MB           1.25×           1.50×",
+		"vs hello: ingest 1.20× (the function adds +0.2 ms); deliver 1.75× (the function adds +1.0 ms)",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestFloorsMatchTheFunctions: each SDK floor links the same AWS service
+// packages as its function, so the comparison stays fair as they change.
+func TestFloorsMatchTheFunctions(t *testing.T) {
+	services := func(pkg string) []string {
+		out, err := exec.Command("go", "list", "-deps", "-tags", "lambda.norpc", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", pkg, err)
+		}
+		var s []string
+		for _, p := range strings.Fields(string(out)) {
+			if rest, ok := strings.CutPrefix(p, "github.com/aws/aws-sdk-go-v2/service/"); ok && !strings.Contains(rest, "/") && rest != "internal" {
+				s = append(s, rest)
+			}
+		}
+		slices.Sort(s)
+		return s
+	}
+	for _, f := range []string{"ingest", "deliver"} {
+		fn := services("github.com/hookfan/hookfan/functions/" + f)
+		floor := services("github.com/hookfan/hookfan/infra/coldstart/sdkfloor/" + f)
+		if !slices.Equal(fn, floor) || len(fn) == 0 {
+			t.Errorf("%s links the SDK services %v, its floor %v", f, fn, floor)
+		}
 	}
 }
