@@ -241,9 +241,16 @@ func coldStart(rie, dir string, f function, endpoint string) (sample, error) {
 	if err != nil {
 		return sample{}, err
 	}
-	init, err := initDuration(logs.String())
-	if err != nil {
-		return sample{}, fmt.Errorf("%w; RIE log:\n%s", err, logs.String())
+	// The RIE writes its report from another goroutine: it may reach the
+	// pipe after the answer.
+	var init time.Duration
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		if init, err = initDuration(logs.String()); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return sample{}, fmt.Errorf("%w; RIE log:\n%s", err, logs.String())
+		}
 	}
 	return sample{first: first, init: init, rss: rss}, nil
 }

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"sync"
 )
 
 // block is one registry entry: the range, how an error names it, and
@@ -39,66 +40,74 @@ func allow(prefix string) block {
 	return block{prefix: netip.MustParsePrefix(prefix), global: true}
 }
 
-// ipv4 is the IPv4 Special-Purpose Address Registry (2025) with multicast
-// and the reserved and broadcast ranges.
-var ipv4 = []block{
-	refuse("0.0.0.0/8", "a this-network address"),
-	refuse("0.0.0.0/32", "a this-host address"),
-	refuse("10.0.0.0/8", "a private-use address"),
-	refuse("100.64.0.0/10", "a shared (carrier-grade NAT) address"),
-	refuse("127.0.0.0/8", "a loopback address"),
-	refuse("169.254.0.0/16", "a link-local address"),
-	refuse("172.16.0.0/12", "a private-use address"),
-	refuse("192.0.0.0/24", "an IETF protocol assignment address"),
-	refuse("192.0.0.0/29", "an IPv4 service continuity address"),
-	refuse("192.0.0.8/32", "an IPv4 dummy address"),
-	allow("192.0.0.9/32"),  // Port Control Protocol anycast
-	allow("192.0.0.10/32"), // TURN anycast
-	refuse("192.0.0.170/31", "a NAT64/DNS64 discovery address"),
-	refuse("192.0.2.0/24", "a documentation address"),
-	allow("192.31.196.0/24"), // AS112-v4
-	allow("192.52.193.0/24"), // AMT
-	// Deprecated by RFC 7526; its 6a44 relay entry (192.88.99.2/32) is
-	// refused with the rest of the block.
-	refuse("192.88.99.0/24", "a deprecated 6to4 relay anycast address"),
-	refuse("192.168.0.0/16", "a private-use address"),
-	allow("192.175.48.0/24"), // direct delegation AS112
-	refuse("198.18.0.0/15", "a benchmarking address"),
-	refuse("198.51.100.0/24", "a documentation address"),
-	refuse("203.0.113.0/24", "a documentation address"),
-	refuse("224.0.0.0/4", "a multicast address"),
-	refuse("240.0.0.0/4", "a reserved address"),
-	refuse("255.255.255.255/32", "a limited broadcast address"),
+// registries holds the two tables, built on first use: a function that
+// never judges an address (ingest) does not pay for them at cold start.
+var registries = sync.OnceValues(func() (ipv4, ipv6 []block) { return ipv4Registry(), ipv6Registry() })
+
+// ipv4Registry is the IPv4 Special-Purpose Address Registry (2025) with
+// multicast and the reserved and broadcast ranges.
+func ipv4Registry() []block {
+	return []block{
+		refuse("0.0.0.0/8", "a this-network address"),
+		refuse("0.0.0.0/32", "a this-host address"),
+		refuse("10.0.0.0/8", "a private-use address"),
+		refuse("100.64.0.0/10", "a shared (carrier-grade NAT) address"),
+		refuse("127.0.0.0/8", "a loopback address"),
+		refuse("169.254.0.0/16", "a link-local address"),
+		refuse("172.16.0.0/12", "a private-use address"),
+		refuse("192.0.0.0/24", "an IETF protocol assignment address"),
+		refuse("192.0.0.0/29", "an IPv4 service continuity address"),
+		refuse("192.0.0.8/32", "an IPv4 dummy address"),
+		allow("192.0.0.9/32"),  // Port Control Protocol anycast
+		allow("192.0.0.10/32"), // TURN anycast
+		refuse("192.0.0.170/31", "a NAT64/DNS64 discovery address"),
+		refuse("192.0.2.0/24", "a documentation address"),
+		allow("192.31.196.0/24"), // AS112-v4
+		allow("192.52.193.0/24"), // AMT
+		// Deprecated by RFC 7526; its 6a44 relay entry (192.88.99.2/32) is
+		// refused with the rest of the block.
+		refuse("192.88.99.0/24", "a deprecated 6to4 relay anycast address"),
+		refuse("192.168.0.0/16", "a private-use address"),
+		allow("192.175.48.0/24"), // direct delegation AS112
+		refuse("198.18.0.0/15", "a benchmarking address"),
+		refuse("198.51.100.0/24", "a documentation address"),
+		refuse("203.0.113.0/24", "a documentation address"),
+		refuse("224.0.0.0/4", "a multicast address"),
+		refuse("240.0.0.0/4", "a reserved address"),
+		refuse("255.255.255.255/32", "a limited broadcast address"),
+	}
 }
 
-// ipv6 is the IPv6 Special-Purpose Address Registry (2025) with
+// ipv6Registry is the IPv6 Special-Purpose Address Registry (2025) with
 // multicast, link-local and the deprecated site-local range. The forms
 // that carry an IPv4 address are handled before it (see embedded).
-var ipv6 = []block{
-	refuse("::/128", "the unspecified address"),
-	refuse("::1/128", "a loopback address"),
-	refuse("64:ff9b:1::/48", "a local-use IPv4/IPv6 translation address"),
-	refuse("100::/64", "a discard-only address"),
-	refuse("100:0:0:1::/64", "a dummy IPv6 prefix address"),
-	refuse("2001::/23", "an IETF protocol assignment address"),
-	refuse("2001::/32", "a Teredo address"),
-	allow("2001:1::1/128"), // Port Control Protocol anycast
-	allow("2001:1::2/128"), // TURN anycast
-	allow("2001:1::3/128"), // DNS-SD service registration protocol anycast
-	refuse("2001:2::/48", "a benchmarking address"),
-	allow("2001:3::/32"),     // AMT
-	allow("2001:4:112::/48"), // AS112-v6
-	refuse("2001:10::/28", "a deprecated ORCHID address"),
-	allow("2001:20::/28"), // ORCHIDv2
-	allow("2001:30::/28"), // drone remote ID entity tags
-	refuse("2001:db8::/32", "a documentation address"),
-	allow("2620:4f:8000::/48"), // direct delegation AS112
-	refuse("3fff::/20", "a documentation address"),
-	refuse("5f00::/16", "a segment routing (SRv6) SID address"),
-	refuse("fc00::/7", "a unique-local address"),
-	refuse("fe80::/10", "a link-local address"),
-	refuse("fec0::/10", "a deprecated site-local address"),
-	refuse("ff00::/8", "a multicast address"),
+func ipv6Registry() []block {
+	return []block{
+		refuse("::/128", "the unspecified address"),
+		refuse("::1/128", "a loopback address"),
+		refuse("64:ff9b:1::/48", "a local-use IPv4/IPv6 translation address"),
+		refuse("100::/64", "a discard-only address"),
+		refuse("100:0:0:1::/64", "a dummy IPv6 prefix address"),
+		refuse("2001::/23", "an IETF protocol assignment address"),
+		refuse("2001::/32", "a Teredo address"),
+		allow("2001:1::1/128"), // Port Control Protocol anycast
+		allow("2001:1::2/128"), // TURN anycast
+		allow("2001:1::3/128"), // DNS-SD service registration protocol anycast
+		refuse("2001:2::/48", "a benchmarking address"),
+		allow("2001:3::/32"),     // AMT
+		allow("2001:4:112::/48"), // AS112-v6
+		refuse("2001:10::/28", "a deprecated ORCHID address"),
+		allow("2001:20::/28"), // ORCHIDv2
+		allow("2001:30::/28"), // drone remote ID entity tags
+		refuse("2001:db8::/32", "a documentation address"),
+		allow("2620:4f:8000::/48"), // direct delegation AS112
+		refuse("3fff::/20", "a documentation address"),
+		refuse("5f00::/16", "a segment routing (SRv6) SID address"),
+		refuse("fc00::/7", "a unique-local address"),
+		refuse("fe80::/10", "a link-local address"),
+		refuse("fec0::/10", "a deprecated site-local address"),
+		refuse("ff00::/8", "a multicast address"),
+	}
 }
 
 // globalUnicast is the IPv6 Address Space registry's one global unicast range.
@@ -111,6 +120,7 @@ func Check(addr netip.Addr) error {
 		return errors.New("invalid address")
 	}
 	addr = addr.WithZone("")
+	ipv4, ipv6 := registries()
 	if v4, ok := embedded(addr); ok {
 		if what, ok := judge(ipv4, v4); !ok {
 			return fmt.Errorf("%s embeds %s, %s", addr, v4, what)
