@@ -70,7 +70,7 @@ func TestReport(t *testing.T) {
 		t.Errorf("over budget = %v, want deliver at 2.00×", over)
 	}
 	for _, want := range []string{
-		"ingest              15.0 ms    5.0 ms   10.0 MB           1.25×           1.50×",
+		"ingest              15.0 ms    5.0 ms    5.0 ms   10.0 MB           1.25×           1.50×",
 		"vs hello: ingest 1.20× (the function adds +0.2 ms); deliver 1.75× (the function adds +1.0 ms)",
 	} {
 		if !strings.Contains(out.String(), want) {
