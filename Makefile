@@ -15,7 +15,7 @@ CDK_OUT     ?= cdk.out
 # The CDK's jsii runtime warns on every run under Node 20 (this machine's); silence only that version.
 JSII_ENV    := JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION=20
 
-.PHONY: help build test unit integration load lint receive send fuzz synth deploy dev bench clean $(FUNCTIONS:%=build-%)
+.PHONY: help build test unit integration load lint receive send fuzz synth deploy dev bench coldstart clean $(FUNCTIONS:%=build-%)
 
 help: ## list the targets
 	@grep -E '^[a-z%-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 16
@@ -79,6 +79,22 @@ receive: ## a local subscriber that verifies and prints deliveries (second termi
 
 send: ## sign a sample event as SOURCE (default stripe) and POST it to the local stack (third terminal)
 	$(GO) run ./events/send --config $(DEV_CONFIG) --secrets $(DEV_SECRETS) --source $(SOURCE)
+
+# The Lambda Runtime Interface Emulator, installed through the module proxy.
+RIE_MODULE     := github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie
+RIE_VERSION    ?= v0.0.0-20261030222936-bef5c4ba774d
+COLDSTART_DIR  := $(BUILD_DIR)/coldstart
+COLDSTART_RUNS ?= 5
+COLDSTART_BUDGET ?= 1.5
+
+coldstart: ## cold start of both functions and a hello-world baseline under the Lambda RIE (median of COLDSTART_RUNS, default 5)
+	@mkdir -p $(COLDSTART_DIR)
+	GOBIN=$(abspath $(COLDSTART_DIR)) $(GO) install $(RIE_MODULE)@$(RIE_VERSION)
+	@# This machine's architecture: the emulator runs the functions here.
+	for f in $(FUNCTIONS); do CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(COLDSTART_DIR)/$$f ./functions/$$f; done
+	CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(COLDSTART_DIR)/hello ./infra/coldstart/hello
+	for f in $(FUNCTIONS); do CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(COLDSTART_DIR)/sdk-$$f ./infra/coldstart/sdkfloor/$$f; done
+	$(GO) run ./infra/coldstart -rie $(COLDSTART_DIR)/aws-lambda-rie -dir $(COLDSTART_DIR) -runs $(COLDSTART_RUNS) -budget $(COLDSTART_BUDGET)
 
 clean: ## remove build outputs
 	rm -rf $(BUILD_DIR) cdk.out

@@ -185,8 +185,10 @@ func TestFailingDestination(t *testing.T) {
 	}
 }
 
-// TestGoneAndRetryAfter: 410 ends retries at once with the record DEAD; a
-// 429 with Retry-After delays the next attempt by at least that long.
+// TestGoneAndRetryAfter: 410 ends retries at once with the record GONE,
+// and a copy of the event (the provider resending it) is acknowledged
+// without a POST; a 429 with Retry-After delays the next attempt by at
+// least that long.
 func TestGoneAndRetryAfter(t *testing.T) {
 	t.Parallel()
 	gone := newReceiver(t, func(int, *http.Request) int { return http.StatusGone })
@@ -212,12 +214,18 @@ func TestGoneAndRetryAfter(t *testing.T) {
 		return r.Status == dedupe.StatusDelivered
 	})
 	r, _ := e.record("gone", ev.id)
-	if r.Status != dedupe.StatusDead || r.LastStatus != http.StatusGone || r.Attempts != 1 {
-		t.Errorf("gone record = %s, last %d, %d attempts; want DEAD, 410, 1", r.Status, r.LastStatus, r.Attempts)
+	if r.Status != dedupe.StatusGone || r.LastStatus != http.StatusGone || r.Attempts != 1 {
+		t.Errorf("gone record = %s, last %d, %d attempts; want GONE, 410, 1", r.Status, r.LastStatus, r.Attempts)
 	}
+	// The provider resends the event: the copy reaches both lanes; gone's
+	// copy is acknowledged without a POST (limited's is a duplicate).
+	e.send("stripe", "stripe", "payment_intent.succeeded", "evt_gone_1", nil)
+	waitFor(t, 20*time.Second, "the copy acknowledged on the gone lane", func() bool {
+		return strings.Contains(e.logs.String(), "the destination answered 410 Gone for this event")
+	})
 	time.Sleep(settle)
 	if n := len(gone.ids()); n != 1 {
-		t.Errorf("gone got %d attempts, want 1", n)
+		t.Errorf("gone got %d attempts, want 1: a destination that answered 410 gets no copy", n)
 	}
 	got := limited.deliveries()
 	if len(got) != 2 {
@@ -444,6 +452,40 @@ func TestDedupeOnEmulator(t *testing.T) {
 			t.Errorf("POSTs (-want +got):\n%s", diff)
 		}
 	})
+	t.Run("final states and an operator's replay", func(t *testing.T) {
+		t.Parallel()
+		rc := newReceiver(t, nil)
+		e := startEnv(t, []string{destJSON("final", rc, "")}, map[string]*receiver{"final": rc})
+		ctx := context.Background()
+		claim := func(pk string, now time.Time, replay bool) (dedupe.Lease, error) {
+			return e.stack.Store.Claim(ctx, dedupe.ClaimInput{PK: pk, Source: "stripe", Type: "t", Now: now,
+				LeaseUntil: now.Add(5 * time.Second), ExpiresAt: now.Add(time.Hour), Replay: replay})
+		}
+		for _, final := range []dedupe.Status{dedupe.StatusGone, dedupe.StatusDelivered} {
+			pk := dedupe.Key("final", "evt_"+strings.ToLower(string(final)))
+			now := time.Now()
+			l, err := claim(pk, now, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := e.stack.Store.Finish(ctx, l, dedupe.Outcome{Status: final, HTTPStatus: 410, Error: "HTTP 410", At: now}); err != nil {
+				t.Fatal(err)
+			}
+			want := map[dedupe.Status]error{dedupe.StatusGone: dedupe.ErrGone, dedupe.StatusDelivered: dedupe.ErrDuplicate}[final]
+			if _, err := claim(pk, now.Add(time.Hour), false); !errors.Is(err, want) {
+				t.Errorf("%s: a copy's claim = %v, want %v", final, err, want)
+			}
+			if _, err := claim(pk, now.Add(time.Hour), true); err != nil {
+				t.Fatalf("%s: replay claim = %v, want a lease", final, err)
+			}
+			if _, err := claim(pk, now.Add(time.Hour+time.Second), true); !errors.Is(err, dedupe.ErrInFlight) {
+				t.Errorf("%s: a second replay within the lease = %v, want %v", final, err, dedupe.ErrInFlight)
+			}
+			if r, _ := e.record("final", strings.TrimPrefix(pk, "final#")); r.Status != dedupe.StatusInProgress || r.Attempts != 2 {
+				t.Errorf("%s: after the replay claim the record is %s after %d claims, want IN_PROGRESS after 2", final, r.Status, r.Attempts)
+			}
+		}
+	})
 	t.Run("2xx then failed record write", func(t *testing.T) {
 		t.Parallel()
 		rc := newReceiver(t, nil)
@@ -471,4 +513,62 @@ func TestDedupeOnEmulator(t *testing.T) {
 			t.Errorf("record after the repeat = %s, want DELIVERED", r.Status)
 		}
 	})
+}
+
+// TestRetryAfterPastTwelveHours: a subscriber answering 429 with
+// Retry-After of a day is left alone for as long as SQS allows. SQS (and
+// moto) refuse a ChangeMessageVisibility that would hide the message past
+// 12 h from its receive; asking for exactly 12 h is refused, and the
+// message would come back after the visibility it was received with. Here
+// it is received with a 3 s visibility, so a refused call shows at once.
+func TestRetryAfterPastTwelveHours(t *testing.T) {
+	t.Parallel()
+	rc := newReceiver(t, func(int, *http.Request) int { return http.StatusTooManyRequests })
+	rcSrv := rc.srv.Config.Handler
+	rc.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "86400")
+		rcSrv.ServeHTTP(w, r)
+	})
+	// The retention of a schedule with an 11 h delay lets a Retry-After
+	// stretch the first delay to the 12 h ceiling.
+	e := startEnv(t, []string{destJSON("day", rc, `"retry": {"schedule": ["5s", "11h"], "jitter": 0}`)}, map[string]*receiver{"day": rc})
+	e.stop() // this test plays the event source mapping itself
+	lane, _ := e.stack.Topology.Lane("day")
+	ev := e.send("stripe", "stripe", "payment_intent.succeeded", "evt_day_1", nil)
+
+	ctx := context.Background()
+	var msgs []sqstypes.Message
+	waitFor(t, 10*time.Second, "the message in the lane's queue", func() bool {
+		out, err := clients.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &lane.QueueURL, MaxNumberOfMessages: 10,
+			WaitTimeSeconds: 1, VisibilityTimeout: 3, MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll},
+			MessageAttributeNames: []string{"All"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs = out.Messages
+		return len(msgs) == 1
+	})
+	fctx, cancel := context.WithTimeout(ctx, lane.Destination.FunctionTimeout())
+	resp, err := e.stack.Deliver["day"].Handle(fctx, devstack.SQSEvent(msgs, lane.QueueARN, awsCfg.Region))
+	cancel()
+	if err != nil || len(resp.BatchItemFailures) != 1 {
+		t.Fatalf("Handle = %v, %v; want the record reported failed", resp, err)
+	}
+	if strings.Contains(e.logs.String(), "visibility not changed") {
+		t.Error(`the visibility call failed (log line "visibility not changed")`)
+	}
+	time.Sleep(5 * time.Second) // past the 3 s the message was received with
+	out, err := clients.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &lane.QueueURL, MaxNumberOfMessages: 10, WaitTimeSeconds: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Messages) != 0 {
+		t.Errorf("the message came back after %s; want it hidden for about 12 h", 5*time.Second)
+	}
+	if diff := cmp.Diff([]string{ev.id}, rc.ids()); diff != "" {
+		t.Errorf("POSTs (-want +got):\n%s", diff)
+	}
+	if r, _ := e.record("day", ev.id); r.Status != dedupe.StatusFailed || r.LastStatus != http.StatusTooManyRequests {
+		t.Errorf("record %s, last %d; want FAILED, 429", r.Status, r.LastStatus)
+	}
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/hookfan/hookfan/shared/awsconfig"
+	"github.com/hookfan/hookfan/shared/awsconfig/lambdaenv"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/delivery"
@@ -44,8 +44,11 @@ func newLogger() *slog.Logger {
 	return slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{ReplaceAttr: lambdacontext.ReplaceAttr}))
 }
 
-// build reads the environment and builds every client once, for all
-// invocations of this process.
+// build reads the environment and builds the clients once, for all
+// invocations of this process: only those the function calls (DynamoDB,
+// SQS, Secrets Manager; CloudWatch only for the PutMetricData sink), on the
+// Lambda environment's configuration. Nothing is fetched before the first
+// invocation: the signing secret is read when a batch first needs it.
 func build(ctx context.Context, logger *slog.Logger) (*delivery.Handler, error) {
 	dest, err := config.DecodeDestination(os.Getenv(config.EnvDestination))
 	if err != nil {
@@ -61,14 +64,14 @@ func build(ctx context.Context, logger *slog.Logger) (*delivery.Handler, error) 
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := awsconfig.Load(ctx)
+	cfg, err := lambdaenv.Config()
 	if err != nil {
 		return nil, err
 	}
 	var cw metrics.PutMetricDataAPI
 	sinkName := os.Getenv(config.EnvMetricsSink)
 	if sinkName == config.SinkCloudWatch {
-		cw = awsconfig.NewCloudWatch(cfg)
+		cw = lambdaenv.NewCloudWatch(cfg)
 	}
 	sink, err := metrics.NewSink(sinkName, os.Stdout, cw)
 	if err != nil {

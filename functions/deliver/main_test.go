@@ -12,16 +12,16 @@ import (
 
 func setEnv(t *testing.T, skip string) {
 	t.Helper()
-	t.Setenv("AWS_REGION", "us-east-1")
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
 	env := map[string]string{
-		config.EnvDestination: config.EncodeDestination(config.Destination{Name: "orders", URL: "https://orders.example.com/hooks"}),
-		config.EnvTableName:   "hookfan-deliveries",
-		config.EnvQueueURL:    "https://sqs.us-east-1.amazonaws.com/123456789012/orders",
-		config.EnvSecretID:    "hookfan/destinations/orders",
-		config.EnvRecordDays:  "30",
-		config.EnvMetricsSink: "emf",
+		"AWS_REGION":            "us-east-1",
+		"AWS_ACCESS_KEY_ID":     "test",
+		"AWS_SECRET_ACCESS_KEY": "test",
+		config.EnvDestination:   config.EncodeDestination(config.Destination{Name: "orders", URL: "https://orders.example.com/hooks"}),
+		config.EnvTableName:     "hookfan-deliveries",
+		config.EnvQueueURL:      "https://sqs.us-east-1.amazonaws.com/123456789012/orders",
+		config.EnvSecretID:      "hookfan/destinations/orders",
+		config.EnvRecordDays:    "30",
+		config.EnvMetricsSink:   "emf",
 	}
 	for k, v := range env {
 		if k == skip {
@@ -45,6 +45,8 @@ func TestBuild(t *testing.T) {
 		{name: "no queue", unset: config.EnvQueueURL, wantErr: config.EnvQueueURL},
 		{name: "no secret", unset: config.EnvSecretID, wantErr: config.EnvSecretID},
 		{name: "unknown sink", sink: "statsd", wantErr: config.EnvMetricsSink},
+		{name: "no region", unset: "AWS_REGION", wantErr: "AWS_REGION"},
+		{name: "no credentials", unset: "AWS_ACCESS_KEY_ID", wantErr: "AWS_ACCESS_KEY_ID"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
-	"github.com/hookfan/hookfan/shared/awsconfig"
+	"github.com/hookfan/hookfan/shared/awsconfig/lambdaenv"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/metrics"
@@ -40,7 +40,10 @@ func main() {
 }
 
 // setup reads the configuration and builds the clients once; warm
-// invocations reuse them.
+// invocations reuse them. Only the clients ingest calls are built (SNS,
+// Secrets Manager; CloudWatch only for the PutMetricData sink), on the
+// Lambda environment's configuration; source secrets are read when a
+// request first needs them.
 func setup(ctx context.Context, log *slog.Logger) (*ingest.Handler, error) {
 	sources, err := config.DecodeSources(os.Getenv(config.EnvSources))
 	if err != nil {
@@ -50,14 +53,14 @@ func setup(ctx context.Context, log *slog.Logger) (*ingest.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := awsconfig.Load(ctx)
+	cfg, err := lambdaenv.Config()
 	if err != nil {
 		return nil, err
 	}
 	sinkName := os.Getenv(config.EnvMetricsSink)
 	var cw metrics.PutMetricDataAPI
 	if sinkName == config.SinkCloudWatch {
-		cw = awsconfig.NewCloudWatch(cfg)
+		cw = lambdaenv.NewCloudWatch(cfg)
 	}
 	sink, err := metrics.NewSink(sinkName, os.Stdout, cw)
 	if err != nil {

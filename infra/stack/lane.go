@@ -22,6 +22,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/dedupe"
 )
 
 // SigningSecretLength is the length of a generated destination secret: 32
@@ -222,9 +223,16 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 	// Least privilege: its own secret, its own queue (through the event
 	// source mapping: receive, delete, change visibility), and the record
 	// calls on the table (claim and finish are conditional UpdateItems;
-	// GetItem reads a record back).
+	// GetItem reads a record back) on its own records only: every key the
+	// lane touches starts with "<destination>#".
 	l.Secret.GrantRead(l.Role, nil)
-	props.Table.Grant(l.Role, jsii.String("dynamodb:GetItem"), jsii.String("dynamodb:UpdateItem"))
+	l.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"),
+		Resources: &[]*string{props.Table.TableArn()},
+		Conditions: &map[string]any{
+			"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": []string{dedupe.Key(d.Name, "*")}},
+		},
+	}))
 
 	esp := &awslambdaeventsources.SqsEventSourceProps{
 		BatchSize:               jsii.Number(float64(d.Batch())),

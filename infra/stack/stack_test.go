@@ -317,8 +317,9 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 		t.Errorf("%s: subscription DLQ %q must be its own queue (lane DLQ %q)", d.Name, subDLQID, dlqID)
 	}
 	q := queues[queueID].Properties
-	if got := num(q["VisibilityTimeout"]); got != d.VisibilityTimeout().Seconds() || got < config.VisibilityFactor*timeout {
-		t.Errorf("%s: visibility %v, want %v and at least %d × the function timeout %v", d.Name, got, d.VisibilityTimeout().Seconds(), config.VisibilityFactor, timeout)
+	if got := num(q["VisibilityTimeout"]); got != d.VisibilityTimeout().Seconds() || got < config.VisibilityFactor*timeout+d.BatchWindow().Seconds() {
+		t.Errorf("%s: visibility %v, want %v and at least %d × the function timeout %v + the batch window %v",
+			d.Name, got, d.VisibilityTimeout().Seconds(), config.VisibilityFactor, timeout, d.BatchWindow().Seconds())
 	}
 	if got := num(q["MessageRetentionPeriod"]); got != d.Retention().Seconds() {
 		t.Errorf("%s: retention %v, want %v (from the schedule)", d.Name, got, d.Retention().Seconds())
@@ -409,6 +410,11 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 			case slices.Contains(actions, "dynamodb:UpdateItem"):
 				if !slices.Equal(actions, []string{"dynamodb:GetItem", "dynamodb:UpdateItem"}) || !strings.Contains(resource, "DeliveryRecords") {
 					t.Errorf("%s: table statement %v", d.Name, st)
+				}
+				// The lane reaches only its own records: keys "<destination>#…".
+				want := map[string]any{"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": []any{d.Name + "#*"}}}
+				if diff := cmp.Diff(want, st["Condition"]); diff != "" {
+					t.Errorf("%s: table statement condition (-want +got):\n%s", d.Name, diff)
 				}
 			case slices.Contains(actions, "logs:PutLogEvents"), slices.Contains(actions, "xray:PutTraceSegments"):
 			default:

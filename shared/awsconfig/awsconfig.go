@@ -1,5 +1,8 @@
-// Package awsconfig builds the one AWS SDK configuration every Hookfan
-// process uses: the Lambda functions, the local stack and the tests.
+// Package awsconfig builds the AWS SDK configuration of the processes that
+// run outside Lambda — the local stack, the tests, the command-line tools —
+// with the SDK's default loader (profiles, SSO, web identity, ...). The
+// Lambda functions use lambdaenv, which reads only what Lambda provides and
+// links none of the other credential sources.
 package awsconfig
 
 import (
@@ -10,8 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awscfg "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
-	"github.com/aws/aws-sdk-go-v2/service/cloudwatch/schemas"
-	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
+
+	"github.com/hookfan/hookfan/shared/awsconfig/lambdaenv"
 )
 
 // DefaultRegion is used when neither AWS_REGION nor AWS_DEFAULT_REGION is set
@@ -33,14 +36,8 @@ func Load(ctx context.Context, optFns ...func(*awscfg.LoadOptions) error) (aws.C
 }
 
 // CloudWatchQueryProtocol makes a CloudWatch client speak the AWS query
-// protocol. Since v1.53.0 the SDK's CloudWatch client defaults to Smithy
-// RPCv2 CBOR, which emulators do not understand; CloudWatch itself accepts
-// both, so the query protocol is safe everywhere.
-func CloudWatchQueryProtocol(o *cloudwatch.Options) {
-	o.Protocol = awsquery.New(schemas.GraniteServiceVersion20100801)
-}
+// protocol, which emulators understand (see lambdaenv.CloudWatchQueryProtocol).
+func CloudWatchQueryProtocol(o *cloudwatch.Options) { lambdaenv.CloudWatchQueryProtocol(o) }
 
 // NewCloudWatch builds a CloudWatch client that works against AWS and emulators.
-func NewCloudWatch(cfg aws.Config) *cloudwatch.Client {
-	return cloudwatch.NewFromConfig(cfg, CloudWatchQueryProtocol)
-}
+func NewCloudWatch(cfg aws.Config) *cloudwatch.Client { return lambdaenv.NewCloudWatch(cfg) }

@@ -66,12 +66,17 @@ const (
 	// visibility timeout spans (AWS recommends at least six).
 	VisibilityFactor = 6
 
-	MaxVisibility     = 12 * time.Hour      // SQS's ceiling for one visibility timeout
-	MaxRetention      = 14 * 24 * time.Hour // SQS's ceiling for message retention
-	MinRetention      = time.Minute
-	DLQRetention      = 14 * 24 * time.Hour
-	RetentionMargin   = time.Hour
-	DefaultRecordDays = 30
+	MaxVisibility = 12 * time.Hour // SQS's ceiling for a message's visibility, counted from its receive
+	// VisibilityCapMargin is kept below MaxVisibility for what may pass
+	// between SQS handing a message to the event source mapping and the
+	// invocation starting, beyond the batching window (the invoke call, a
+	// cold start), and for clock differences.
+	VisibilityCapMargin = time.Minute
+	MaxRetention        = 14 * 24 * time.Hour // SQS's ceiling for message retention
+	MinRetention        = time.Minute
+	DLQRetention        = 14 * 24 * time.Hour
+	RetentionMargin     = time.Hour
+	DefaultRecordDays   = 30
 
 	DefaultRateLimit  = 100
 	DefaultBurstLimit = 200
@@ -184,7 +189,9 @@ type Filter struct {
 // Retry is a destination's retry policy.
 type Retry struct {
 	// Schedule holds the delays before each retry, as Go durations ("30s",
-	// "2m"); one attempt plus one per delay. Each delay at most 12h.
+	// "2m"); one attempt plus one per delay. Each delay at most
+	// Destination.MaxDelay (12h less the function timeout, the batch window
+	// and a minute).
 	Schedule []Duration `json:"schedule,omitempty"`
 	// Jitter spreads each delay by up to ±Jitter of itself (0..1). Default 0.2.
 	Jitter *float64 `json:"jitter,omitempty"`

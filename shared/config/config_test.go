@@ -162,27 +162,52 @@ func TestParseInvalid(t *testing.T) {
 		{
 			name: "private IPv4 host",
 			json: dst(`{"name": "a", "url": "https://10.1.2.3/hooks"}`),
-			want: []string{`destinations[0].url: host 10.1.2.3 is a private address; use a public address, or set allowPrivateNetworks for local development`},
+			want: []string{`destinations[0].url: host 10.1.2.3 is a private-use address; use a public host, or set allowPrivateNetworks for local development`},
 		},
 		{
 			name: "loopback IPv4 host",
 			json: dst(`{"name": "a", "url": "https://127.0.0.1:8443/hooks"}`),
-			want: []string{`destinations[0].url: host 127.0.0.1 is a loopback address; use a public address, or set allowPrivateNetworks for local development`},
+			want: []string{`destinations[0].url: host 127.0.0.1 is a loopback address; use a public host, or set allowPrivateNetworks for local development`},
 		},
 		{
 			name: "link-local metadata host",
 			json: dst(`{"name": "a", "url": "https://169.254.169.254/latest/meta-data"}`),
-			want: []string{`destinations[0].url: host 169.254.169.254 is a link-local address; use a public address, or set allowPrivateNetworks for local development`},
+			want: []string{`destinations[0].url: host 169.254.169.254 is a link-local address; use a public host, or set allowPrivateNetworks for local development`},
 		},
 		{
 			name: "IPv4-mapped IPv6 loopback host",
 			json: dst(`{"name": "a", "url": "https://[::ffff:127.0.0.1]/hooks"}`),
-			want: []string{`destinations[0].url: host 127.0.0.1 is a loopback address; use a public address, or set allowPrivateNetworks for local development`},
+			want: []string{`destinations[0].url: host ::ffff:127.0.0.1 embeds 127.0.0.1, a loopback address; use a public host, or set allowPrivateNetworks for local development`},
+		},
+		{
+			name: "IPv4-compatible IPv6 loopback host",
+			json: dst(`{"name": "a", "url": "https://[::127.0.0.1]/"}`),
+			want: []string{`destinations[0].url: host ::7f00:1 embeds 127.0.0.1, a loopback address; use a public host, or set allowPrivateNetworks for local development`},
+		},
+		{
+			name: "6to4 host carrying the metadata service",
+			json: dst(`{"name": "a", "url": "https://[2002:a9fe:a9fe::]/"}`),
+			want: []string{`destinations[0].url: host 2002:a9fe:a9fe:: embeds 169.254.169.254, a link-local address; use a public host, or set allowPrivateNetworks for local development`},
+		},
+		{
+			name: "Teredo host",
+			json: dst(`{"name": "a", "url": "https://[2001::1]/"}`),
+			want: []string{`destinations[0].url: host 2001::1 is a Teredo address; use a public host, or set allowPrivateNetworks for local development`},
+		},
+		{
+			name: "localhost with the final dot",
+			json: dst(`{"name": "a", "url": "https://localhost./"}`),
+			want: []string{`destinations[0].url: host "localhost." is a loopback name; use a public host, or set allowPrivateNetworks for local development`},
+		},
+		{
+			name: "decimal IPv4 host",
+			json: dst(`{"name": "a", "url": "https://2130706433/"}`),
+			want: []string{`destinations[0].url: host "2130706433" is an IPv4 address in a numeric form other than dotted decimal; use a public host, or set allowPrivateNetworks for local development`},
 		},
 		{
 			name: "localhost by name",
 			json: dst(`{"name": "a", "url": "https://localhost/hooks"}`),
-			want: []string{`destinations[0].url: host "localhost" is loopback; use a public host, or set allowPrivateNetworks for local development`},
+			want: []string{`destinations[0].url: host "localhost" is a loopback name; use a public host, or set allowPrivateNetworks for local development`},
 		},
 		{
 			name: "credentials in URL",
@@ -231,10 +256,20 @@ func TestParseInvalid(t *testing.T) {
 			want: []string{`destinations[0].retry.schedule[1]: 13h0m0s is out of range; each delay must be more than 0 and at most 12h0m0s (SQS's longest visibility timeout)`},
 		},
 		{
+			name: "schedule delay of 12h cannot fit after the receive",
+			json: dst(`{"name": "a", "url": "https://a.example.com", "retry": {"schedule": ["5s", "12h", "11h58m"], "jitter": 0}}`),
+			want: []string{`destinations[0].retry.schedule[1]: 12h0m0s cannot be honoured: SQS hides a message at most 12h0m0s from its receive, which can precede this delay by the function timeout (20s), the batch window (0s) and a 1m0s margin; use at most 11h58m40s`},
+		},
+		{
+			name: "schedule delay that the batch window and a long timeout push past 12h",
+			json: dst(`{"name": "a", "url": "https://a.example.com", "timeoutSeconds": 120, "batchWindowSeconds": 300, "retry": {"schedule": ["11h50m", "11h55m"]}}`),
+			want: []string{`destinations[0].retry.schedule[1]: 11h55m0s cannot be honoured: SQS hides a message at most 12h0m0s from its receive, which can precede this delay by the function timeout (2m10s), the batch window (5m0s) and a 1m0s margin; use at most 11h51m50s`},
+		},
+		{
 			name: "schedule that SQS retention cannot hold",
-			json: dst(`{"name": "a", "url": "https://a.example.com", "retry": {"schedule": ["12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h","12h"]}}`),
+			json: dst(`{"name": "a", "url": "https://a.example.com", "retry": {"schedule": ["11h","11h","11h","11h","11h","11h","11h","11h","11h","11h","11h","11h","11h","11h","11h","11h","11h","11h","11h","11h","11h","11h","11h","11h","11h","11h","11h","11h","11h","11h"]}}`),
 			want: []string{
-				`destinations[0].retry.schedule: needs 338h0m0s of queue retention (delays with jitter plus one visibility timeout per attempt plus 1h0m0s), more than SQS's maximum of 336h0m0s; shorten the schedule`,
+				`destinations[0].retry.schedule: needs 363h0m0s of queue retention (delays with jitter plus one visibility timeout per attempt plus 1h0m0s), more than SQS's maximum of 336h0m0s; shorten the schedule`,
 			},
 		},
 		{
@@ -274,7 +309,7 @@ func TestParseInvalid(t *testing.T) {
 				`sources[0].verify.kind: unknown verification kind "nope"; use one of stripe, github, shopify, slack, standard-webhooks, hmac, token`,
 				`sources[0].verify.secretName: missing; every source needs the name of the Secrets Manager secret that holds its signing secret or token`,
 				`destinations[0].url: "http://10.0.0.1" uses http; deliveries must use https (http is accepted only with allowPrivateNetworks, for local development)`,
-				`destinations[0].url: host 10.0.0.1 is a private address; use a public address, or set allowPrivateNetworks for local development`,
+				`destinations[0].url: host 10.0.0.1 is a private-use address; use a public host, or set allowPrivateNetworks for local development`,
 				`destinations[0].filter.sources[0]: "b" is not a configured source; use one of the names in sources[]`,
 				`destinations[0].maxConcurrency: 1 is out of range; the SQS event source mapping accepts 2 to 1000 (default 5)`,
 			},
@@ -341,7 +376,7 @@ func TestParseValidDerived(t *testing.T) {
 	// = 8230s; × 2 = 16460s → 16500s.
 	want := map[string]derived{
 		"defaults": {10 * time.Second, 20 * time.Second, 120 * time.Second, 145380 * time.Second, 10, 5, 10, 0, 0.2, ""},
-		"custom": {30 * time.Second, 40 * time.Second, 240 * time.Second, 16500 * time.Second, 4, 20, 5, 2 * time.Second, 0,
+		"custom": {30 * time.Second, 40 * time.Second, 242 * time.Second, 16500 * time.Second, 4, 20, 5, 2 * time.Second, 0,
 			`{"source":["stripe","generic"],"type":[{"prefix":"invoice."},"charge.refunded"]}`},
 		"local":    {10 * time.Second, 20 * time.Second, 120 * time.Second, 145380 * time.Second, 10, 5, 10, 0, 0.2, `{"type":[{"anything-but":["ping","test"]}]}`},
 		"no-tests": {10 * time.Second, 20 * time.Second, 120 * time.Second, 145380 * time.Second, 10, 5, 10, 0, 0.2, `{"type":[{"anything-but":{"prefix":"test."}}]}`},
@@ -350,8 +385,8 @@ func TestParseValidDerived(t *testing.T) {
 		t.Errorf("derived values (-want +got):\n%s", diff)
 	}
 	for name, d := range got {
-		if d.Visibility < 6*d.FunctionTimeout {
-			t.Errorf("%s: visibility %s < 6 × function timeout %s", name, d.Visibility, d.FunctionTimeout)
+		if d.Visibility < 6*d.FunctionTimeout+d.BatchWindow {
+			t.Errorf("%s: visibility %s < 6 × function timeout %s + batch window %s", name, d.Visibility, d.FunctionTimeout, d.BatchWindow)
 		}
 	}
 
@@ -366,6 +401,47 @@ func TestParseValidDerived(t *testing.T) {
 	wantTop := []any{"cloudwatch", 25.5, 50, 90, 45 * 24 * time.Hour, 600 * time.Second}
 	if diff := cmp.Diff(wantTop, gotTop); diff != "" {
 		t.Errorf("top-level values (-want +got):\n%s", diff)
+	}
+}
+
+// TestVisibilityCoversBatchWindow: the event source mapping may hold a
+// message for the whole batching window before the invocation starts, so
+// the queue's visibility timeout covers six function timeouts plus the
+// window, as AWS advises.
+func TestVisibilityCoversBatchWindow(t *testing.T) {
+	for _, tt := range []struct {
+		timeout, window int
+		want            time.Duration
+	}{
+		{0, 0, 120 * time.Second},
+		{0, 300, 420 * time.Second},
+		{120, 300, 6*130*time.Second + 300*time.Second},
+		{1, 20, 6*11*time.Second + 20*time.Second},
+	} {
+		d := Destination{Name: "d", URL: "https://d.example.com", TimeoutSeconds: tt.timeout, BatchWindowSeconds: tt.window}
+		if got := d.VisibilityTimeout(); got != tt.want {
+			t.Errorf("timeout %ds, window %ds: VisibilityTimeout() = %s, want %s", tt.timeout, tt.window, got, tt.want)
+		}
+		if got := d.VisibilityTimeout(); got < VisibilityFactor*d.FunctionTimeout()+d.BatchWindow() {
+			t.Errorf("timeout %ds, window %ds: visibility %s < 6 × %s + %s", tt.timeout, tt.window, got, d.FunctionTimeout(), d.BatchWindow())
+		}
+	}
+}
+
+// TestMaxDelay: the longest delay a destination's schedule may hold, and
+// it is never more than SQS's ceiling less what may precede the delay.
+func TestMaxDelay(t *testing.T) {
+	for _, tt := range []struct {
+		timeout, window int
+		want            time.Duration
+	}{
+		{0, 0, 12*time.Hour - 20*time.Second - time.Minute},
+		{120, 300, 12*time.Hour - 130*time.Second - 300*time.Second - time.Minute},
+	} {
+		d := Destination{TimeoutSeconds: tt.timeout, BatchWindowSeconds: tt.window}
+		if got := d.MaxDelay(); got != tt.want {
+			t.Errorf("timeout %ds, window %ds: MaxDelay() = %s, want %s", tt.timeout, tt.window, got, tt.want)
+		}
 	}
 }
 
@@ -386,9 +462,9 @@ func TestDefaultsOfMinimalConfig(t *testing.T) {
 }
 
 func TestRetentionCappedAtSQSMaximum(t *testing.T) {
-	// 16 × 12h delays need 16 × 12h + 17 × 120s + 1h = 196h34m: valid, but
+	// 16 × 11h delays need 16 × 11h + 17 × 120s + 1h = 177h34m: valid, but
 	// twice that exceeds 14 days, so retention is capped at 14 days.
-	sched := strings.TrimSuffix(strings.Repeat(`"12h",`, 16), ",")
+	sched := strings.TrimSuffix(strings.Repeat(`"11h",`, 16), ",")
 	c, err := Parse([]byte(`{"sources": [{"name": "s", "verify": {"kind": "github", "secretName": "s"}}],
 	  "destinations": [{"name": "d", "url": "https://d.example.com", "retry": {"schedule": [` + sched + `], "jitter": 0}}]}`))
 	if err != nil {
@@ -531,7 +607,7 @@ func FuzzParse(f *testing.F) {
 		}
 		// Every accepted config must produce sane derived values.
 		for _, d := range c.Destinations {
-			if d.VisibilityTimeout() < VisibilityFactor*d.FunctionTimeout() || d.Retention() > MaxRetention || d.Retention() < MinRetention || d.MaxReceiveCount() < 1 {
+			if d.VisibilityTimeout() < VisibilityFactor*d.FunctionTimeout()+d.BatchWindow() || d.Retention() > MaxRetention || d.Retention() < MinRetention || d.MaxReceiveCount() < 1 {
 				t.Fatalf("bad derived values for %+v", d)
 			}
 			if p := d.Filter.FilterPolicy(); p != "" && !strings.HasPrefix(p, "{") {

@@ -111,10 +111,21 @@ func (d Destination) FunctionTimeout() time.Duration {
 	return d.Timeout() + FunctionOverheadSeconds*time.Second
 }
 
-// VisibilityTimeout is the queue's default visibility timeout, six function
-// timeouts, so a message is never redelivered while a function still holds it.
+// VisibilityTimeout is the queue's default visibility timeout: six function
+// timeouts plus the batching window, as AWS advises for an SQS event source
+// (the mapping may hold a message for the whole window before the
+// invocation starts, and retries throttled invocations within the rest), so
+// a message is never redelivered while a function may still hold it.
 func (d Destination) VisibilityTimeout() time.Duration {
-	return VisibilityFactor * d.FunctionTimeout()
+	return VisibilityFactor*d.FunctionTimeout() + d.BatchWindow()
+}
+
+// MaxDelay is the longest retry delay the queue can honour. SQS lets a
+// message stay hidden at most MaxVisibility from its receive, and the
+// receive can precede the delay's ChangeMessageVisibility call by the
+// batching window, the whole function timeout and VisibilityCapMargin.
+func (d Destination) MaxDelay() time.Duration {
+	return MaxVisibility - d.FunctionTimeout() - d.BatchWindow() - VisibilityCapMargin
 }
 
 // retentionNeeded is the longest a message can legitimately spend in the

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // API types accepted in api.type.
@@ -39,12 +40,20 @@ const (
 	MaxAllowedIPs = 10000
 )
 
+// The API section's patterns are compiled on first use: every function
+// imports this package, and compiling them (the bounded repetitions expand)
+// would cost each cold start about half a millisecond for checks only the
+// CDK app runs.
 var (
-	domainPattern   = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?$`)
-	certARNPattern  = regexp.MustCompile(`^arn:aws[a-z-]*:acm:[a-z0-9-]+:[0-9]{12}:certificate/[A-Za-z0-9-]{1,64}$`)
-	zoneIDPattern   = regexp.MustCompile(`^Z[A-Z0-9]{1,31}$`)
+	domainPattern   = lazyPattern(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?$`)
+	certARNPattern  = lazyPattern(`^arn:aws[a-z-]*:acm:[a-z0-9-]+:[0-9]{12}:certificate/[A-Za-z0-9-]{1,64}$`)
+	zoneIDPattern   = lazyPattern(`^Z[A-Z0-9]{1,31}$`)
 	maxDomainLength = 253
 )
+
+func lazyPattern(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // validateEdge checks the API section and every source's limits: the
 // combinations an API type cannot serve are refused here, before anything
@@ -82,7 +91,7 @@ func (a *API) validateDomain(p *problems) {
 	if !validDomain(a.DomainName) {
 		p.add("api.domainName", "%q is not a domain name; use a lowercase host name such as hooks.example.com (no scheme, path, trailing dot or wildcard)", a.DomainName)
 	}
-	if a.CertificateArn != "" && !certARNPattern.MatchString(a.CertificateArn) {
+	if a.CertificateArn != "" && !certARNPattern().MatchString(a.CertificateArn) {
 		p.add("api.certificateArn", "%q is not an ACM certificate ARN; use arn:aws:acm:REGION:ACCOUNT:certificate/ID of a certificate in the stack's region", a.CertificateArn)
 	}
 	zone := a.HostedZoneID != "" || a.HostedZoneName != ""
@@ -94,7 +103,7 @@ func (a *API) validateDomain(p *problems) {
 	case a.HostedZoneID == "" && a.HostedZoneName != "":
 		p.add("api.hostedZoneId", "missing; api.hostedZoneName needs the zone's ID too (for example Z0123456789ABCDEFGHIJ)")
 	}
-	if a.HostedZoneID != "" && !zoneIDPattern.MatchString(a.HostedZoneID) {
+	if a.HostedZoneID != "" && !zoneIDPattern().MatchString(a.HostedZoneID) {
 		p.add("api.hostedZoneId", "%q is not a Route 53 hosted zone ID; use the ID alone, such as Z0123456789ABCDEFGHIJ", a.HostedZoneID)
 	}
 	if a.HostedZoneName != "" {
@@ -108,7 +117,7 @@ func (a *API) validateDomain(p *problems) {
 }
 
 func validDomain(s string) bool {
-	return len(s) <= maxDomainLength && domainPattern.MatchString(s)
+	return len(s) <= maxDomainLength && domainPattern().MatchString(s)
 }
 
 func (l *SourceLimits) validate(p *problems, at string, a *API) {

@@ -3,21 +3,12 @@ package config
 import (
 	"errors"
 	"fmt"
-	"net/netip"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/hookfan/hookfan/shared/netguard"
-)
-
-var (
-	namePattern       = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
-	secretNamePattern = regexp.MustCompile(`^([A-Za-z0-9/_+=.@-]{1,512}|arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:[A-Za-z0-9/_+=.@-]+)$`)
-	headerPattern     = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$")
-	fieldPathPattern  = regexp.MustCompile(`^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$`)
 )
 
 // logRetentionDays are the values CloudWatch Logs accepts.
@@ -54,7 +45,7 @@ func (c *Config) Validate() error {
 }
 
 func validName(p *problems, field, name, what string, seen map[string]int, index int) {
-	if !namePattern.MatchString(name) {
+	if !isName(name) {
 		p.add(field, "%q is not a valid %s name; use 1 to 64 lowercase letters, digits or hyphens", name, what)
 		return
 	}
@@ -66,7 +57,7 @@ func validName(p *problems, field, name, what string, seen map[string]int, index
 }
 
 func validSecretName(p *problems, field, name string) {
-	if !secretNamePattern.MatchString(name) {
+	if !isSecretName(name) {
 		p.add(field, "%q is not a valid Secrets Manager name or ARN; use letters, digits and /_+=.@- (at most 512)", name)
 	}
 }
@@ -94,7 +85,7 @@ func (s *Source) validate(p *problems, at string, seen map[string]int, index int
 	switch {
 	case generic && v.Header == "":
 		p.add(kind+".header", "missing; kind %q needs the name of the request header that carries the %s", v.Kind, map[bool]string{true: "signature", false: "token"}[v.Kind == KindHMAC])
-	case generic && !headerPattern.MatchString(v.Header):
+	case generic && !isHeaderName(v.Header):
 		p.add(kind+".header", "%q is not a valid HTTP header name", v.Header)
 	case !generic && v.Header != "":
 		p.add(kind+".header", "set for kind %q, whose header is fixed; remove it (it applies to hmac and token)", v.Kind)
@@ -129,10 +120,10 @@ func (e *EventFields) validate(p *problems, at, kind string, generic bool) {
 		if header != "" && field != "" {
 			p.add(at, "both %sHeader and %sField are set; keep one", name, name)
 		}
-		if header != "" && !headerPattern.MatchString(header) {
+		if header != "" && !isHeaderName(header) {
 			p.add(at+"."+name+"Header", "%q is not a valid HTTP header name", header)
 		}
-		if field != "" && !fieldPathPattern.MatchString(field) {
+		if field != "" && !isFieldPath(field) {
 			p.add(at+"."+name+"Field", "%q is not a valid JSON field path; use dot-separated names such as \"data.id\"", field)
 		}
 	}
@@ -159,6 +150,15 @@ func (d *Destination) validate(p *problems, at string, seen map[string]int, inde
 	}
 	if d.SecretName != "" {
 		validSecretName(p, at+".secretName", d.SecretName)
+	}
+	if d.TimeoutSeconds >= 0 && d.TimeoutSeconds <= MaxTimeoutSeconds && d.BatchWindowSeconds >= 0 && d.BatchWindowSeconds <= MaxBatchWindowSeconds {
+		longest := d.MaxDelay()
+		for i, delay := range d.Retry.Schedule {
+			if delay.D() > longest && delay.D() <= MaxVisibility {
+				p.add(fmt.Sprintf("%s.retry.schedule[%d]", at, i), "%s cannot be honoured: SQS hides a message at most %s from its receive, which can precede this delay by the function timeout (%s), the batch window (%s) and a %s margin; use at most %s",
+					delay.D(), MaxVisibility, d.FunctionTimeout(), d.BatchWindow(), VisibilityCapMargin, longest)
+			}
+		}
 	}
 	if d.Retry.valid() && d.TimeoutSeconds >= 0 {
 		if need := d.retentionNeeded(); need > MaxRetention {
@@ -190,15 +190,10 @@ func (d *Destination) validateURL(p *problems, at string) {
 	if d.AllowPrivateNetworks {
 		return
 	}
-	host := u.Hostname()
-	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
-		p.add(at, "host %q is loopback; use a public host, or set allowPrivateNetworks for local development", host)
-		return
-	}
-	if addr, err := netip.ParseAddr(host); err == nil {
-		if err := netguard.Check(addr); err != nil {
-			p.add(at, "host %s; use a public address, or set allowPrivateNetworks for local development", err)
-		}
+	// The same classifier the delivery transport applies to every resolved
+	// address at connect time.
+	if err := netguard.CheckHost(u.Hostname()); err != nil {
+		p.add(at, "host %v; use a public host, or set allowPrivateNetworks for local development", err)
 	}
 }
 

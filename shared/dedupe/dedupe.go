@@ -3,11 +3,14 @@
 // message arrives.
 //
 // A deliverer first claims the record: one conditional write that succeeds
-// when the record is missing, or is not DELIVERED and not held by a live
-// lease, and that takes a lease with a fresh token. It then finishes the
-// record with a write conditional on that token: DELIVERED, FAILED (lease
-// released) or DEAD. A DEAD record can be claimed again, because operators
-// redrive dead messages from the DLQ to try them once more.
+// when the record is missing, or is neither DELIVERED nor GONE and not held
+// by a live lease, and that takes a lease with a fresh token. It then
+// finishes the record with a write conditional on that token: DELIVERED,
+// GONE (the destination answered 410), FAILED (lease released) or DEAD. A
+// DEAD record can be claimed again, because operators redrive dead messages
+// from the DLQ to try them once more; DELIVERED and GONE are final, and
+// only a claim marked Replay (an operator's explicit re-delivery) takes
+// them again.
 //
 // DynamoDB implements the protocol on a table; Memory implements it with
 // the same conditional semantics in memory, for unit tests and the local
@@ -31,6 +34,8 @@ const (
 	StatusDelivered  Status = "DELIVERED"
 	StatusFailed     Status = "FAILED"
 	StatusDead       Status = "DEAD"
+	// StatusGone is final: the destination answered 410 Gone for the event.
+	StatusGone Status = "GONE"
 )
 
 // MaxErrorLen bounds the last_error attribute.
@@ -39,6 +44,9 @@ const MaxErrorLen = 256
 var (
 	// ErrDuplicate means the event was already delivered: acknowledge the message.
 	ErrDuplicate = errors.New("already delivered")
+	// ErrGone means the destination answered 410 Gone for the event:
+	// acknowledge the message without sending it.
+	ErrGone = errors.New("gone: the destination refused the event for good")
 	// ErrInFlight means another deliverer holds a live lease on the event.
 	ErrInFlight = errors.New("held by a live lease")
 	// ErrLeaseLost means Finish found the record no longer held by this lease
@@ -61,6 +69,9 @@ type ClaimInput struct {
 	LeaseUntil time.Time
 	// ExpiresAt is the record's TTL.
 	ExpiresAt time.Time
+	// Replay marks an operator's explicit re-delivery: the claim also takes
+	// a DELIVERED or GONE record. A live lease still refuses it.
+	Replay bool
 }
 
 // Lease is a successful claim.
@@ -74,7 +85,7 @@ type Lease struct {
 
 // Outcome is how an attempt ended.
 type Outcome struct {
-	// Status is StatusDelivered, StatusFailed or StatusDead.
+	// Status is StatusDelivered, StatusGone, StatusFailed or StatusDead.
 	Status Status
 	// HTTPStatus is the response status, 0 when no response arrived.
 	HTTPStatus int
@@ -100,25 +111,37 @@ type Record struct {
 }
 
 // RefusedError is a refused claim. It matches ErrDuplicate when the record
-// is DELIVERED and ErrInFlight otherwise (a live lease).
+// is DELIVERED, ErrGone when it is GONE, and ErrInFlight otherwise (a live
+// lease).
 type RefusedError struct {
 	Status     Status
 	LeaseUntil time.Time
 }
 
 func (e *RefusedError) Error() string {
-	if e.Status == StatusDelivered {
-		return "claim refused: " + ErrDuplicate.Error()
+	if sentinel := e.final(); sentinel != nil {
+		return "claim refused: " + sentinel.Error()
 	}
 	return fmt.Sprintf("claim refused: %s (status %s, lease until %s)", ErrInFlight, e.Status, e.LeaseUntil.UTC().Format(time.RFC3339Nano))
 }
 
-// Is matches ErrDuplicate or ErrInFlight.
+// Is matches ErrDuplicate, ErrGone or ErrInFlight.
 func (e *RefusedError) Is(target error) bool {
-	if e.Status == StatusDelivered {
-		return target == ErrDuplicate
+	if sentinel := e.final(); sentinel != nil {
+		return target == sentinel
 	}
 	return target == ErrInFlight
+}
+
+// final is the sentinel of a refusal by a final state, nil for a lease.
+func (e *RefusedError) final() error {
+	switch e.Status {
+	case StatusDelivered:
+		return ErrDuplicate
+	case StatusGone:
+		return ErrGone
+	}
+	return nil
 }
 
 // refusal explains why a claim on an existing record was refused.
@@ -127,9 +150,13 @@ func refusal(r Record) *RefusedError {
 }
 
 // claimable is the claim condition, shared by both stores' reasoning:
-// missing, or not DELIVERED and no live lease.
-func claimable(r Record, exists bool, now time.Time) bool {
-	return !exists || (r.Status != StatusDelivered && r.LeaseUntil.Before(now))
+// missing, or not held by a live lease and, unless replayed, not final.
+func claimable(r Record, exists bool, in ClaimInput) bool {
+	if !exists {
+		return true
+	}
+	final := r.Status == StatusDelivered || r.Status == StatusGone
+	return (in.Replay || !final) && r.LeaseUntil.Before(in.Now)
 }
 
 func newToken() string {
@@ -140,10 +167,10 @@ func newToken() string {
 
 func validOutcome(o Outcome) error {
 	switch o.Status {
-	case StatusDelivered, StatusFailed, StatusDead:
+	case StatusDelivered, StatusGone, StatusFailed, StatusDead:
 		return nil
 	default:
-		return fmt.Errorf("finish with status %q: want %s, %s or %s", o.Status, StatusDelivered, StatusFailed, StatusDead)
+		return fmt.Errorf("finish with status %q: want %s, %s, %s or %s", o.Status, StatusDelivered, StatusGone, StatusFailed, StatusDead)
 	}
 }
 

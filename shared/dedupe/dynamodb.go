@@ -52,8 +52,10 @@ func NewDynamoDB(api DynamoDBAPI, table string) *DynamoDB {
 // are DynamoDB reserved words, and one rule is simpler than a list. Each
 // expression lists exactly the names it uses, as DynamoDB requires.
 const (
-	claimCondition = "attribute_not_exists(#pk) OR (#status <> :delivered AND (attribute_not_exists(#until) OR #until < :now))"
-	claimUpdate    = "SET #status = :in_progress, #token = :token, #until = :until, #source = :source, #type = :type, " +
+	claimCondition = "attribute_not_exists(#pk) OR (#status <> :delivered AND #status <> :gone AND (attribute_not_exists(#until) OR #until < :now))"
+	// replayCondition takes a final record too: only a live lease refuses.
+	replayCondition = "attribute_not_exists(#pk) OR attribute_not_exists(#until) OR #until < :now"
+	claimUpdate     = "SET #status = :in_progress, #token = :token, #until = :until, #source = :source, #type = :type, " +
 		"#expires = :expires, #first = if_not_exists(#first, :now_text) ADD #attempts :one"
 	finishCondition = "#token = :token"
 	finishDelivered = "SET #status = :status, #last_status = :code, #delivered_at = :at_text REMOVE #token, #until, #last_error"
@@ -88,24 +90,30 @@ func str(s string) types.AttributeValue { return &types.AttributeValueMemberS{Va
 
 // claimInput renders the conditional UpdateItem of a claim.
 func (d *DynamoDB) claimInput(in ClaimInput, token string) *dynamodb.UpdateItemInput {
+	values := map[string]types.AttributeValue{
+		":in_progress": str(string(StatusInProgress)),
+		":now":         num(in.Now.UnixMilli()),
+		":now_text":    str(in.Now.UTC().Format(timeLayout)),
+		":token":       str(token),
+		":until":       num(in.LeaseUntil.UnixMilli()),
+		":source":      str(in.Source),
+		":type":        str(in.Type),
+		":expires":     num(in.ExpiresAt.Unix()),
+		":one":         num(1),
+	}
+	condition := replayCondition
+	if !in.Replay {
+		condition = claimCondition
+		values[":delivered"] = str(string(StatusDelivered))
+		values[":gone"] = str(string(StatusGone))
+	}
 	return &dynamodb.UpdateItemInput{
-		TableName:                aws.String(d.table),
-		Key:                      pkKey(in.PK),
-		UpdateExpression:         aws.String(claimUpdate),
-		ConditionExpression:      aws.String(claimCondition),
-		ExpressionAttributeNames: claimNames,
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":delivered":   str(string(StatusDelivered)),
-			":in_progress": str(string(StatusInProgress)),
-			":now":         num(in.Now.UnixMilli()),
-			":now_text":    str(in.Now.UTC().Format(timeLayout)),
-			":token":       str(token),
-			":until":       num(in.LeaseUntil.UnixMilli()),
-			":source":      str(in.Source),
-			":type":        str(in.Type),
-			":expires":     num(in.ExpiresAt.Unix()),
-			":one":         num(1),
-		},
+		TableName:                           aws.String(d.table),
+		Key:                                 pkKey(in.PK),
+		UpdateExpression:                    aws.String(claimUpdate),
+		ConditionExpression:                 aws.String(condition),
+		ExpressionAttributeNames:            claimNames,
+		ExpressionAttributeValues:           values,
 		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}

@@ -136,6 +136,37 @@ func TestDynamoDBClaimInput(t *testing.T) {
 	}
 }
 
+// TestDynamoDBClaimConditions: a claim refuses the final states; an
+// operator's replay refuses only a live lease.
+func TestDynamoDBClaimConditions(t *testing.T) {
+	for _, tt := range []struct {
+		replay        bool
+		wantCondition string
+		wantFinal     bool // :delivered and :gone are bound
+	}{
+		{false, "attribute_not_exists(#pk) OR (#status <> :delivered AND #status <> :gone AND (attribute_not_exists(#until) OR #until < :now))", true},
+		{true, "attribute_not_exists(#pk) OR attribute_not_exists(#until) OR #until < :now", false},
+	} {
+		f := &fakeDynamo{update: func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+			return &dynamodb.UpdateItemOutput{Attributes: item("pk", "orders#e1", "status", "IN_PROGRESS", "attempts", int64(1))}, nil
+		}}
+		in := claimAt("orders#e1", t0, time.Minute)
+		in.Replay = tt.replay
+		if _, err := dedupe.NewDynamoDB(f, "deliveries").Claim(context.Background(), in); err != nil {
+			t.Fatal(err)
+		}
+		got := f.updates[0]
+		checkExpressions(t, got)
+		if c := aws.ToString(got.ConditionExpression); c != tt.wantCondition {
+			t.Errorf("replay %v: condition %q, want %q", tt.replay, c, tt.wantCondition)
+		}
+		gone, ok := got.ExpressionAttributeValues[":gone"].(*types.AttributeValueMemberS)
+		if ok != tt.wantFinal || (ok && gone.Value != "GONE") {
+			t.Errorf("replay %v: :gone = %v, want bound to GONE: %v", tt.replay, got.ExpressionAttributeValues[":gone"], tt.wantFinal)
+		}
+	}
+}
+
 func TestDynamoDBClaimRefused(t *testing.T) {
 	until := t0.Add(20 * time.Second)
 	tests := []struct {
@@ -146,6 +177,7 @@ func TestDynamoDBClaimRefused(t *testing.T) {
 		wantGets int
 	}{
 		{"delivered", item("pk", "orders#e1", "status", "DELIVERED"), nil, dedupe.ErrDuplicate, 0},
+		{"gone", item("pk", "orders#e1", "status", "GONE", "last_status", int64(410)), nil, dedupe.ErrGone, 0},
 		{"live lease", item("pk", "orders#e1", "status", "IN_PROGRESS", "lease_until", until.UnixMilli()), nil, dedupe.ErrInFlight, 0},
 		{"no ALL_OLD from the endpoint", nil, item("pk", "orders#e1", "status", "DELIVERED"), dedupe.ErrDuplicate, 1},
 	}
@@ -205,6 +237,11 @@ func TestDynamoDBFinish(t *testing.T) {
 			name: "dead", out: dedupe.Outcome{Status: dedupe.StatusDead, Error: "dial: connection refused", At: t0},
 			wantUpdate: "SET #status = :status, #last_status = :code, #last_error = :error REMOVE #token, #until",
 			wantValues: map[string]string{":token": "tok", ":status": "DEAD", ":code": "0", ":error": "dial: connection refused"},
+		},
+		{
+			name: "gone", out: dedupe.Outcome{Status: dedupe.StatusGone, HTTPStatus: 410, Error: "HTTP 410", At: t0},
+			wantUpdate: "SET #status = :status, #last_status = :code, #last_error = :error REMOVE #token, #until",
+			wantValues: map[string]string{":token": "tok", ":status": "GONE", ":code": "410", ":error": "HTTP 410"},
 		},
 		{
 			name: "lease lost", out: dedupe.Outcome{Status: dedupe.StatusDelivered, HTTPStatus: 200, At: t0},

@@ -23,7 +23,7 @@ func (m *Memory) Claim(_ context.Context, in ClaimInput) (Lease, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r, exists := m.records[in.PK]
-	if !claimable(r, exists, in.Now) {
+	if !claimable(r, exists, in) {
 		return Lease{}, fmt.Errorf("claim %s: %w", in.PK, refusal(r))
 	}
 	if !exists {

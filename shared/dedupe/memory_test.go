@@ -24,6 +24,7 @@ func TestMemoryProtocol(t *testing.T) {
 	type step struct {
 		name    string
 		claimAt time.Duration // offset from t0; claim when finish is empty
+		replay  bool          // claim as an operator's replay
 		finish  dedupe.Status // finish the last successful lease with this status
 		useOld  bool          // finish with the lease before the last one
 		wantErr error
@@ -53,6 +54,23 @@ func TestMemoryProtocol(t *testing.T) {
 			{name: "claim"}, {name: "finish", finish: dedupe.StatusDead},
 			{name: "claim after redrive", claimAt: 24 * time.Hour},
 		}, dedupe.StatusInProgress, 2},
+		{"gone is final: copies are refused", []step{
+			{name: "claim"}, {name: "finish", finish: dedupe.StatusGone},
+			{name: "a copy claims", claimAt: time.Hour, wantErr: dedupe.ErrGone},
+			{name: "a redriven copy claims", claimAt: 48 * time.Hour, wantErr: dedupe.ErrGone},
+		}, dedupe.StatusGone, 1},
+		{"gone replayed by an operator", []step{
+			{name: "claim"}, {name: "finish", finish: dedupe.StatusGone},
+			{name: "replay", claimAt: time.Hour, replay: true},
+		}, dedupe.StatusInProgress, 2},
+		{"delivered replayed by an operator", []step{
+			{name: "claim"}, {name: "finish", finish: dedupe.StatusDelivered},
+			{name: "replay", claimAt: time.Hour, replay: true},
+			{name: "finish the replay", finish: dedupe.StatusDelivered},
+		}, dedupe.StatusDelivered, 2},
+		{"a replay still respects a live lease", []step{
+			{name: "claim"}, {name: "replay within the lease", claimAt: 10 * time.Second, replay: true, wantErr: dedupe.ErrInFlight},
+		}, dedupe.StatusInProgress, 1},
 		{"stale lease cannot finish", []step{
 			{name: "claim"}, {name: "claim after lease", claimAt: 31 * time.Second},
 			{name: "old lease finishes", finish: dedupe.StatusDelivered, useOld: true, wantErr: dedupe.ErrLeaseLost},
@@ -71,7 +89,9 @@ func TestMemoryProtocol(t *testing.T) {
 				var err error
 				if s.finish == "" {
 					var l dedupe.Lease
-					l, err = m.Claim(ctx, claimAt("orders#e1", t0.Add(s.claimAt), 30*time.Second))
+					in := claimAt("orders#e1", t0.Add(s.claimAt), 30*time.Second)
+					in.Replay = s.replay
+					l, err = m.Claim(ctx, in)
 					if err == nil {
 						leases = append(leases, l)
 					}
@@ -155,16 +175,22 @@ func TestRefusedError(t *testing.T) {
 	tests := []struct {
 		status       dedupe.Status
 		wantDup      bool
+		wantGone     bool
 		wantInFlight bool
 	}{
-		{dedupe.StatusDelivered, true, false},
-		{dedupe.StatusInProgress, false, true},
-		{dedupe.StatusFailed, false, true},
+		{dedupe.StatusDelivered, true, false, false},
+		{dedupe.StatusGone, false, true, false},
+		{dedupe.StatusInProgress, false, false, true},
+		{dedupe.StatusFailed, false, false, true},
+		{dedupe.StatusDead, false, false, true},
 	}
 	for _, tt := range tests {
 		err := error(&dedupe.RefusedError{Status: tt.status, LeaseUntil: until})
 		if got := errors.Is(err, dedupe.ErrDuplicate); got != tt.wantDup {
 			t.Errorf("%s: Is(ErrDuplicate) = %v, want %v", tt.status, got, tt.wantDup)
+		}
+		if got := errors.Is(err, dedupe.ErrGone); got != tt.wantGone {
+			t.Errorf("%s: Is(ErrGone) = %v, want %v", tt.status, got, tt.wantGone)
 		}
 		if got := errors.Is(err, dedupe.ErrInFlight); got != tt.wantInFlight {
 			t.Errorf("%s: Is(ErrInFlight) = %v, want %v", tt.status, got, tt.wantInFlight)

@@ -99,6 +99,15 @@ func TestAddressGuard(t *testing.T) {
 		{"IPv4 multicast", "224.0.0.1:443"},
 		{"IPv6 multicast", "[ff02::1]:443"},
 		{"broadcast", "255.255.255.255:443"},
+		{"IPv4-compatible loopback", "[::127.0.0.1]:" + port4},
+		{"IPv4-translated loopback", "[::ffff:0:127.0.0.1]:" + port4},
+		{"6to4 carrying loopback", "[2002:7f00:1::1]:" + port4},
+		{"NAT64 carrying the metadata service", "[64:ff9b::169.254.169.254]:80"},
+		{"Teredo", "[2001::1]:443"},
+		{"benchmarking 2001:2::/48", "[2001:2::1]:443"},
+		{"deprecated ORCHID", "[2001:10::1]:443"},
+		{"IPv6 documentation 3fff::/20", "[3fff::1]:443"},
+		{"SRv6 SIDs 5f00::/16", "[5f00::1]:443"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -144,7 +153,12 @@ func TestCheckAddress(t *testing.T) {
 		{"[::ffff:224.0.0.1]:443", true},
 		{"[fe80::1%eth0]:443", true},
 		{"[fdff::1]:443", true},
+		{"[::127.0.0.1]:443", true},
+		{"[2002:a9fe:a9fe::]:80", true},
+		{"[2001:0:4136:e378:8000:63bf:3fff:fdd2]:443", true},
 		{"not-an-address", true},
+		{"[2002:5db8:d822::1]:443", false},
+		{"[64:ff9b::5db8:d822]:443", false},
 		{"93.184.216.34:443", false},
 		{"[2606:4700::1111]:443", false},
 		{"[::ffff:93.184.216.34]:443", false},

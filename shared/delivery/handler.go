@@ -19,6 +19,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/smithy-go"
 
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
@@ -58,9 +59,20 @@ type Metrics interface {
 const (
 	// DefaultConcurrency delivers a whole batch at once.
 	DefaultConcurrency = config.MaxBatchSize
-	// RecordReserve is kept from the function's remaining time for the
-	// record write and the visibility call after the POST.
-	RecordReserve = 3 * time.Second
+	// ClaimTimeout bounds the claim's conditional write, the SDK's retries
+	// included; the lease covers it.
+	ClaimTimeout = 2 * time.Second
+	// FinishTimeout bounds the write of an attempt's outcome.
+	FinishTimeout = 4 * time.Second
+	// RecordReserve is kept between the POST's deadline and the end of the
+	// lease for the outcome's write: a write that succeeds within its
+	// timeout lands while the lease still holds, so no other deliverer can
+	// claim the event before its outcome is recorded.
+	RecordReserve = FinishTimeout + time.Second
+	// VisibilityCallTimeout bounds each ChangeMessageVisibility call; the
+	// lease ends this long before the function's deadline, so the release
+	// fits after it.
+	VisibilityCallTimeout = 2 * time.Second
 	// MinSendTime is the least time worth attempting a POST with; with less
 	// left, the record is released untouched for a fresh invocation.
 	MinSendTime = time.Second
@@ -177,6 +189,9 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	for i := range ev.Records {
 		parsed[i].msg, parsed[i].err = ParseMessage(ev.Records[i])
 	}
+	// SQS counts a message's 12 h visibility ceiling from its receive, which
+	// came before this invocation started (see visibilityLimit).
+	started := h.now()
 	carrier := copiesInBatch(parsed)
 	sem := make(chan struct{}, h.concurrency)
 	var wg sync.WaitGroup
@@ -188,7 +203,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			failed[i] = h.process(ctx, &ev.Records[i], parsed[i])
+			failed[i] = h.process(ctx, started, &ev.Records[i], parsed[i])
 		})
 	}
 	wg.Wait()
@@ -252,16 +267,16 @@ func (h *Handler) copyInBatch(ctx context.Context, msg, carrier Message) {
 
 // process delivers one record and reports whether it must come back. A
 // panic fails the record alone.
-func (h *Handler) process(ctx context.Context, rec *events.SQSMessage, p parsedRecord) (failed bool) {
+func (h *Handler) process(ctx context.Context, started time.Time, rec *events.SQSMessage, p parsedRecord) (failed bool) {
 	defer func() {
 		if p := recover(); p != nil {
 			h.log.ErrorContext(ctx, "delivery panicked", "message_id", rec.MessageId, "panic", fmt.Sprint(p))
 			failed = true
 		}
 	}()
-	d := h.deliver(ctx, p)
+	d := h.deliver(ctx, started, p)
 	if d.release {
-		h.changeVisibility(ctx, rec, d.visibility)
+		h.changeVisibility(ctx, started, rec, d.visibility)
 	}
 	return d.release
 }
@@ -277,35 +292,39 @@ var ack = decision{}
 func retryIn(d time.Duration) decision { return decision{release: true, visibility: d} }
 
 // deliver runs prepare → claim → send → record for one record.
-func (h *Handler) deliver(ctx context.Context, rec parsedRecord) decision {
-	p, stop, ok := h.prepare(ctx, rec)
+func (h *Handler) deliver(ctx context.Context, started time.Time, rec parsedRecord) decision {
+	p, stop, ok := h.prepare(ctx, started, rec)
 	if !ok {
 		return stop
 	}
-	lease, stop, ok := h.claim(ctx, p)
+	lease, sendTimeout, stop, ok := h.claim(ctx, p)
 	if !ok {
 		return stop
 	}
-	res := h.send(ctx, p.msg, p.signer, p.sendTimeout)
+	res := h.send(ctx, p.msg, p.signer, sendTimeout)
 	h.count(metrics.DeliveryAttempts)
 	h.metrics.Add(metrics.DeliveryLatency, metrics.Milliseconds, float64(res.latency.Milliseconds()), h.dim)
-	return h.record(ctx, p.log, p.msg, lease, res)
+	return h.record(ctx, p, lease, res)
 }
 
 // prepared is a record ready to be claimed and sent.
 type prepared struct {
-	msg         Message
-	log         *slog.Logger
-	signer      *signing.Signer
-	now         time.Time
-	sendTimeout time.Duration
-	leaseUntil  time.Time
+	msg     Message
+	log     *slog.Logger
+	signer  *signing.Signer
+	started time.Time // the invocation's start
+	now     time.Time // the claim's time
+	// send is the longest the POST may take; leaseUntil covers the claim,
+	// the POST and the outcome's write.
+	send       time.Duration
+	leaseUntil time.Time
 }
 
 // prepare parses the record, gets a signer and the time the attempt may
 // take. When it returns !ok, stop says what happens to the message.
-func (h *Handler) prepare(ctx context.Context, rec parsedRecord) (p prepared, stop decision, ok bool) {
+func (h *Handler) prepare(ctx context.Context, started time.Time, rec parsedRecord) (p prepared, stop decision, ok bool) {
 	msg, err := rec.msg, rec.err
+	p.started = started
 	if err != nil {
 		h.count(metrics.DeliveryFailed)
 		h.log.WarnContext(ctx, "malformed message", "message_id", msg.MessageID, "outcome", "malformed",
@@ -316,67 +335,134 @@ func (h *Handler) prepare(ctx context.Context, rec parsedRecord) (p prepared, st
 	p.log = h.log.With("id", msg.ID, "source", msg.Source, "type", msg.Type, "attempt", msg.Attempt, "message_id", msg.MessageID)
 	if p.signer, err = h.currentSigner(ctx); err != nil {
 		h.count(metrics.DeliveryFailed)
-		return p, h.notAttempted(ctx, p.log, msg, "signing secret unavailable", err), false
+		return p, h.notAttempted(ctx, p, "signing secret unavailable", err), false
 	}
 	p.now = h.now()
-	if p.sendTimeout, p.leaseUntil, ok = h.budget(ctx, p.now); !ok {
+	if p.send, p.leaseUntil, ok = h.budget(ctx, p.now); !ok {
 		p.log.WarnContext(ctx, "no time left to attempt; released", "outcome", "released")
 		return p, retryIn(0), false
 	}
 	return p, ack, true
 }
 
-// claim takes the event's lease. When it returns !ok, stop says what
-// happens to the message: acknowledged as a duplicate, or backed off.
-func (h *Handler) claim(ctx context.Context, p prepared) (lease dedupe.Lease, stop decision, ok bool) {
-	lease, err := h.store.Claim(ctx, dedupe.ClaimInput{
+// claim takes the event's lease, within ClaimTimeout, and returns how long
+// the POST may take: its budget, cut so that it ends RecordReserve before
+// the lease does, counted from when the claim returned. When it returns
+// !ok, stop says what happens to the message: acknowledged as a duplicate,
+// or backed off.
+func (h *Handler) claim(ctx context.Context, p prepared) (lease dedupe.Lease, send time.Duration, stop decision, ok bool) {
+	cctx, cancel := context.WithTimeout(ctx, ClaimTimeout)
+	lease, err := h.store.Claim(cctx, dedupe.ClaimInput{
 		PK: dedupe.Key(h.dest.Name, p.msg.ID), Source: p.msg.Source, Type: p.msg.Type,
 		Now: p.now, LeaseUntil: p.leaseUntil, ExpiresAt: p.now.Add(h.ttl),
 	})
+	cancel()
 	var refused *dedupe.RefusedError
 	switch {
 	case err == nil:
-		return lease, ack, true
+		send = min(p.send, lease.Until.Sub(h.now())-RecordReserve)
+		if send < MinSendTime {
+			return lease, 0, h.releaseUnsent(ctx, p, lease), false
+		}
+		return lease, send, ack, true
 	case errors.Is(err, dedupe.ErrDuplicate):
 		h.count(metrics.DeliveryDuplicate)
 		p.log.InfoContext(ctx, "duplicate: already delivered", "outcome", "duplicate")
-		return lease, ack, false
+		return lease, 0, ack, false
+	case errors.Is(err, dedupe.ErrGone):
+		// The destination answered 410 for this event: a copy is never sent.
+		h.count(metrics.DeliveryDuplicate)
+		p.log.InfoContext(ctx, "duplicate: the destination answered 410 Gone for this event", "outcome", "duplicate")
+		return lease, 0, ack, false
 	case errors.As(err, &refused):
 		// Another function holds the event: look again once its lease ends.
 		wait := max(refused.LeaseUntil.Sub(p.now), 0) + InFlightMargin
 		p.log.InfoContext(ctx, "in flight elsewhere", "outcome", "in_flight", "retry_in_s", visibilitySeconds(wait))
-		return lease, retryIn(wait), false
+		return lease, 0, retryIn(wait), false
 	default:
+		// A claim that timed out may still have landed: its lease then ends
+		// on its own, and the next copy waits for it.
 		h.count(metrics.DeliveryFailed)
-		return lease, h.notAttempted(ctx, p.log, p.msg, "delivery record unavailable", err), false
+		return lease, 0, h.notAttempted(ctx, p, "delivery record unavailable", err), false
 	}
+}
+
+// releaseUnsent gives back a lease the claim took so long to get that a
+// POST could outlive it. Nothing is sent; the record is released at once,
+// so a copy need not wait for the lease, and the message is backed off like
+// any failure of ours.
+func (h *Handler) releaseUnsent(ctx context.Context, p prepared, lease dedupe.Lease) decision {
+	err := fmt.Errorf("the claim took %s; too little of the lease is left for a POST", h.now().Sub(p.now).Round(time.Millisecond))
+	d := h.notAttempted(ctx, p, "delivery record slow", err)
+	status := dedupe.StatusFailed
+	if h.policy.Final(p.msg.Attempt) {
+		status = dedupe.StatusDead
+	}
+	if ferr := h.finish(ctx, lease, dedupe.Outcome{Status: status, Error: "not attempted: " + err.Error(), At: h.now()}); ferr != nil {
+		p.log.WarnContext(ctx, "lease not released; it ends on its own", "error", ferr.Error())
+	}
+	return d
+}
+
+// finish writes an attempt's outcome within FinishTimeout.
+func (h *Handler) finish(ctx context.Context, lease dedupe.Lease, out dedupe.Outcome) error {
+	fctx, cancel := context.WithTimeout(ctx, FinishTimeout)
+	defer cancel()
+	return h.store.Finish(fctx, lease, out)
 }
 
 // notAttempted backs off a message that could not be attempted for a
 // reason of ours (secret or record store unavailable).
-func (h *Handler) notAttempted(ctx context.Context, log *slog.Logger, msg Message, why string, err error) decision {
-	wait := h.policy.Delay(msg.Attempt, h.random())
-	if h.policy.Final(msg.Attempt) {
-		// Released to the DLQ without a DEAD record: we hold no lease.
+func (h *Handler) notAttempted(ctx context.Context, p prepared, why string, err error) decision {
+	wait := h.hide(p.started, h.policy.Delay(p.msg.Attempt, h.random()))
+	if h.policy.Final(p.msg.Attempt) {
+		// Released to the DLQ.
 		wait = 0
 		h.count(metrics.DeliveryDead)
 	}
-	log.ErrorContext(ctx, why, "outcome", "not_attempted", "error", err.Error(), "retry_in_s", visibilitySeconds(wait))
+	p.log.ErrorContext(ctx, why, "outcome", "not_attempted", "error", err.Error(), "retry_in_s", visibilitySeconds(wait))
 	return retryIn(wait)
 }
 
-// budget returns how long the POST may take and when the lease ends: the
-// destination's timeout, cut so the POST and the record write fit in the
-// function's remaining time; the lease never outlives the function.
+// budget returns how long the POST may take and when the lease ends. The
+// lease covers the claim, the POST and the outcome's write, and ends
+// VisibilityCallTimeout before the function's deadline, so the release
+// after it fits too; the POST gets the destination's timeout, cut to fit.
 func (h *Handler) budget(ctx context.Context, now time.Time) (send time.Duration, leaseUntil time.Time, ok bool) {
 	send = h.dest.Timeout()
 	if deadline, has := ctx.Deadline(); has {
-		send = min(send, deadline.Sub(now)-RecordReserve)
+		send = min(send, deadline.Sub(now)-ClaimTimeout-RecordReserve-VisibilityCallTimeout)
 	}
 	if send < MinSendTime {
 		return 0, time.Time{}, false
 	}
-	return send, now.Add(send + RecordReserve), true
+	return send, now.Add(ClaimTimeout + send + RecordReserve), true
+}
+
+// visibilityLimit is the longest a released message may be hidden for now.
+// SQS hides a message at most 12 h from its receive and refuses a
+// ChangeMessageVisibility past that. The event carries no receive time; the
+// event source mapping receives the messages of a batch at most its
+// batching window before the invocation starts, plus the invoke call's own
+// time (a cold start included), which VisibilityCapMargin covers. So the
+// time since the receive is at most the time since the invocation started
+// plus the window plus the margin.
+func (h *Handler) visibilityLimit(started time.Time) time.Duration {
+	return config.MaxVisibility - h.now().Sub(started) - h.dest.BatchWindow() - config.VisibilityCapMargin
+}
+
+// pessimisticLimit is the longest a released message may be hidden if the
+// event source mapping held it for the queue's whole visibility timeout
+// before invoking (it retries a throttled invocation within it; any longer
+// and the message would have been received again, leaving this receipt
+// handle stale).
+func (h *Handler) pessimisticLimit(started time.Time) time.Duration {
+	return config.MaxVisibility - h.now().Sub(started) - h.policy.Visibility - config.VisibilityCapMargin
+}
+
+// hide cuts a delay to what SQS allows now.
+func (h *Handler) hide(started time.Time, d time.Duration) time.Duration {
+	return max(min(d, h.visibilityLimit(started)), 0)
 }
 
 // currentSigner returns a signer for the secret's active values, rebuilt
@@ -401,8 +487,8 @@ func (h *Handler) currentSigner(ctx context.Context) (*signing.Signer, error) {
 
 // record writes the attempt's outcome, logs the attempt and returns the
 // message's fate.
-func (h *Handler) record(ctx context.Context, log *slog.Logger, msg Message, lease dedupe.Lease, res result) decision {
-	out, outcome, d := h.judge(msg, res)
+func (h *Handler) record(ctx context.Context, p prepared, lease dedupe.Lease, res result) decision {
+	out, outcome, d := h.judge(p, res)
 	attrs := []any{"outcome", outcome, "status", res.status, "latency_ms", res.latency.Milliseconds()}
 	if out.Error != "" {
 		attrs = append(attrs, "error", out.Error)
@@ -410,7 +496,7 @@ func (h *Handler) record(ctx context.Context, log *slog.Logger, msg Message, lea
 	if d.release {
 		attrs = append(attrs, "retry_in_s", visibilitySeconds(d.visibility))
 	}
-	if err := h.store.Finish(ctx, lease, out); err != nil {
+	if err := h.finish(ctx, lease, out); err != nil {
 		// After a 2xx the message is still acknowledged: the event was
 		// delivered. The record stays IN_PROGRESS until its lease ends, so
 		// only a later copy of the message (the function dying before its
@@ -422,14 +508,14 @@ func (h *Handler) record(ctx context.Context, log *slog.Logger, msg Message, lea
 	if outcome != "delivered" {
 		level = slog.LevelWarn
 	}
-	log.Log(ctx, level, "delivery attempt", attrs...)
+	p.log.Log(ctx, level, "delivery attempt", attrs...)
 	return d
 }
 
 // judge turns a result into the record's outcome, the outcome's log name
 // and the message's fate, and counts it.
-func (h *Handler) judge(msg Message, res result) (out dedupe.Outcome, outcome string, d decision) {
-	now := h.now()
+func (h *Handler) judge(p prepared, res result) (out dedupe.Outcome, outcome string, d decision) {
+	msg, now := p.msg, h.now()
 	out = dedupe.Outcome{HTTPStatus: res.status, Error: res.describe(), At: now}
 	switch v := res.verdict(); {
 	case v == delivered:
@@ -438,10 +524,11 @@ func (h *Handler) judge(msg Message, res result) (out dedupe.Outcome, outcome st
 		out.Status, out.Error = dedupe.StatusDelivered, ""
 		return out, "delivered", ack
 	case v == gone:
-		// 410: the destination wants no more of this event.
+		// 410: the destination wants no more of this event, from any copy;
+		// only an operator's replay sends it again.
 		h.count(metrics.DeliveryFailed)
 		h.count(metrics.DeliveryDead)
-		out.Status = dedupe.StatusDead
+		out.Status = dedupe.StatusGone
 		return out, "gone", ack
 	case h.policy.Final(msg.Attempt):
 		// Released now; SQS's redrive moves it to the DLQ on the next receive.
@@ -456,21 +543,48 @@ func (h *Handler) judge(msg Message, res result) (out dedupe.Outcome, outcome st
 			age = now.Sub(msg.SentAt) // retention counts from the enqueue time
 		}
 		out.Status = dedupe.StatusFailed
-		return out, "failed", retryIn(h.policy.Backoff(msg.Attempt, h.random(), res.retryAfter, age))
+		return out, "failed", retryIn(h.hide(p.started, h.policy.Backoff(msg.Attempt, h.random(), res.retryAfter, age)))
 	}
 }
 
 func (h *Handler) count(name string) { h.metrics.Add(name, metrics.Count, 1, h.dim) }
 
-// changeVisibility hides a released message for d. If the call fails the
-// message still comes back, after the queue's default visibility timeout.
-func (h *Handler) changeVisibility(ctx context.Context, rec *events.SQSMessage, d time.Duration) {
-	secs := visibilitySeconds(d)
-	_, err := h.sqs.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
-		QueueUrl: &h.queueURL, ReceiptHandle: &rec.ReceiptHandle, VisibilityTimeout: secs,
-	})
+// changeVisibility hides a released message for d, cut to what SQS allows
+// (visibilityLimit). Should SQS refuse the value all the same, it asks once
+// more for the largest value under the pessimistic bound. If the call
+// fails, the message still comes back, after the queue's default
+// visibility timeout.
+func (h *Handler) changeVisibility(ctx context.Context, started time.Time, rec *events.SQSMessage, d time.Duration) {
+	secs := min(visibilitySeconds(d), wholeSeconds(h.visibilityLimit(started)))
+	err := h.setVisibility(ctx, rec, secs)
+	if refusedValue(err) && secs > 0 {
+		h.log.InfoContext(ctx, "visibility refused past SQS's 12 h limit; asking for less", "message_id", rec.MessageId, "visibility_s", secs)
+		secs = min(secs, wholeSeconds(h.pessimisticLimit(started)))
+		err = h.setVisibility(ctx, rec, secs)
+	}
 	if err != nil {
 		h.log.WarnContext(ctx, "visibility not changed; the message returns after the queue's default visibility timeout",
 			"message_id", rec.MessageId, "visibility_s", secs, "error", err.Error())
 	}
 }
+
+func (h *Handler) setVisibility(ctx context.Context, rec *events.SQSMessage, secs int32) error {
+	vctx, cancel := context.WithTimeout(ctx, VisibilityCallTimeout)
+	defer cancel()
+	_, err := h.sqs.ChangeMessageVisibility(vctx, &sqs.ChangeMessageVisibilityInput{
+		QueueUrl: &h.queueURL, ReceiptHandle: &rec.ReceiptHandle, VisibilityTimeout: secs,
+	})
+	return err
+}
+
+// refusedValue reports whether SQS refused a ChangeMessageVisibility for its
+// value: the error code SQS sends when the total visibility would pass 12 h
+// from the receive.
+func refusedValue(err error) bool {
+	var api smithy.APIError
+	return errors.As(err, &api) && api.ErrorCode() == errCodeInvalidParameterValue
+}
+
+// errCodeInvalidParameterValue is the SQS error code of a refused value; the
+// SDK has no type of its own for it.
+const errCodeInvalidParameterValue = "InvalidParameterValue"

@@ -180,9 +180,9 @@ func TestOutcomes(t *testing.T) {
 			attempt: 3, wantFailed: true, wantVis: []int32{120}, wantStatus: dedupe.StatusFailed, wantError: "HTTP 429"},
 		{name: "503 Retry-After HTTP date", reply: reply{status: 503, header: map[string]string{"Retry-After": httpDate(10 * time.Minute)}},
 			attempt: 1, wantFailed: true, wantVis: []int32{600}, wantStatus: dedupe.StatusFailed, wantError: "HTTP 503"},
-		{name: "503 Retry-After capped at 12h", reply: reply{status: 503, header: map[string]string{"Retry-After": "999999"}},
-			attempt: 8, wantFailed: true, wantVis: []int32{43200}, wantStatus: dedupe.StatusFailed, wantError: "HTTP 503"},
-		{name: "410 stops retrying", reply: reply{status: 410}, attempt: 1, wantStatus: dedupe.StatusDead, wantError: "HTTP 410", wantDead: 1},
+		{name: "503 Retry-After capped at 12h from the receive, less the margin", reply: reply{status: 503, header: map[string]string{"Retry-After": "999999"}},
+			attempt: 8, wantFailed: true, wantVis: []int32{43200 - 60}, wantStatus: dedupe.StatusFailed, wantError: "HTTP 503"},
+		{name: "410 stops retrying", reply: reply{status: 410}, attempt: 1, wantStatus: dedupe.StatusGone, wantError: "HTTP 410", wantDead: 1},
 		{name: "timeout", reply: reply{status: 200, delay: 5 * time.Second}, attempt: 1, wantFailed: true, wantVis: []int32{5},
 			wantStatus: dedupe.StatusFailed, wantError: "timeout"},
 		{name: "final attempt turns DEAD and releases to the DLQ", reply: reply{status: 500}, attempt: 10, wantFailed: true, wantVis: []int32{0},
@@ -323,6 +323,38 @@ func TestDuplicateMessage(t *testing.T) {
 	}
 }
 
+// TestGoneIsFinal: after a 410 the record is GONE, and every later copy of
+// the event — the provider resending it, SNS delivering it twice, a
+// redrive from the DLQ — is acknowledged without a POST.
+func TestGoneIsFinal(t *testing.T) {
+	secret := newSecret(t)
+	sub := newSubscriber(t, secret, func(string) reply { return reply{status: http.StatusGone} })
+	hs := newHarness(t, sub.URL, secret)
+	resp, _ := hs.h.Handle(context.Background(), batch(sqsRecord("e1", 1)))
+	if len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("410: failures %v, want acknowledged", resp.BatchItemFailures)
+	}
+	for i, attempt := range []int{1, 2, 11} {
+		hs.clock.Advance(time.Hour)
+		copyOf := sqsRecord("e1", attempt)
+		copyOf.MessageId, copyOf.ReceiptHandle = fmt.Sprintf("msg-copy-%d", i), fmt.Sprintf("rh-copy-%d", i)
+		resp, _ := hs.h.Handle(context.Background(), batch(copyOf))
+		if len(resp.BatchItemFailures) != 0 {
+			t.Errorf("copy %d: failures %v, want acknowledged", i, resp.BatchItemFailures)
+		}
+	}
+	if n := sub.posts("e1"); n != 1 {
+		t.Errorf("%d POSTs, want 1: a destination that answered 410 gets no copy", n)
+	}
+	r, _, _ := hs.store.Get(context.Background(), dedupe.Key("orders", "e1"))
+	if r.Status != dedupe.StatusGone || r.LastStatus != http.StatusGone || r.Attempts != 1 {
+		t.Errorf("record = %s, last %d, %d claims; want GONE, 410, 1", r.Status, r.LastStatus, r.Attempts)
+	}
+	if got := hs.sink.sum(metrics.DeliveryDuplicate); got != 3 {
+		t.Errorf("DeliveryDuplicate = %g, want 3 (one per copy)", got)
+	}
+}
+
 // TestCopiesInOneBatch: copies of one event in the same batch are
 // attempted once, through the copy with the fewest receives; the others are
 // acknowledged as duplicates at once, whatever the attempt's outcome, and a
@@ -434,12 +466,12 @@ func TestRacingHandlers(t *testing.T) {
 	if lost != 1 {
 		t.Fatalf("%d handlers reported the record failed, want exactly the loser", lost)
 	}
-	// The loser hides the message until the winner's lease (2s timeout +
-	// 3s reserve) ends, plus a second.
-	if got := loser.sqs.visibility()["rh-e1"]; len(got) != 1 || got[0] != 6 {
-		t.Errorf("loser's visibility = %v, want [6]", got)
+	// The loser hides the message until the winner's lease (2s for the
+	// claim + 2s timeout + 5s reserve) ends, plus a second.
+	if got := loser.sqs.visibility()["rh-e1"]; len(got) != 1 || got[0] != 10 {
+		t.Errorf("loser's visibility = %v, want [10]", got)
 	}
-	a.clock.Advance(6 * time.Second)
+	a.clock.Advance(10 * time.Second)
 	resp, _ := loser.h.Handle(context.Background(), batch(sqsRecord("e1", 2)))
 	if len(resp.BatchItemFailures) != 0 || sub.posts("e1") != 1 {
 		t.Errorf("redelivery: failures %v, POSTs %d; want acknowledged as a duplicate, still 1 POST", resp.BatchItemFailures, sub.posts("e1"))
@@ -516,7 +548,7 @@ func TestRecordWriteFailsAfter2xx(t *testing.T) {
 	}
 
 	store.fail = false
-	hs.clock.Advance(6 * time.Second) // past the lease
+	hs.clock.Advance(10 * time.Second) // past the lease
 	if _, err := hs.h.Handle(context.Background(), batch(sqsRecord("e1", 2))); err != nil {
 		t.Fatal(err)
 	}
@@ -624,9 +656,12 @@ func TestRemainingTime(t *testing.T) {
 		wantLease time.Duration // lease length from the claim
 		wantVis   []int32
 	}{
-		{name: "plenty", remaining: time.Minute, wantPOSTs: 1, wantLease: 5 * time.Second},
-		{name: "tight", remaining: 4500 * time.Millisecond, wantPOSTs: 1, wantLease: 4500 * time.Millisecond},
-		{name: "too little", remaining: 3500 * time.Millisecond, wantPOSTs: 0, wantVis: []int32{0}},
+		// The lease covers the claim (2s), the POST (the 2s timeout, or
+		// what is left) and the outcome's write (5s), and ends 2s before
+		// the deadline for the visibility call.
+		{name: "plenty", remaining: time.Minute, wantPOSTs: 1, wantLease: 9 * time.Second},
+		{name: "tight", remaining: 10500 * time.Millisecond, wantPOSTs: 1, wantLease: 8500 * time.Millisecond},
+		{name: "too little", remaining: 9500 * time.Millisecond, wantPOSTs: 0, wantVis: []int32{0}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -649,7 +684,7 @@ func TestRemainingTime(t *testing.T) {
 			}
 			deadline, _ := ctx.Deadline()
 			lease := leases[0].Until.Sub(start)
-			if leases[0].Until.After(deadline) || lease < tt.wantLease-200*time.Millisecond || lease > tt.wantLease+200*time.Millisecond {
+			if leases[0].Until.After(deadline.Add(-VisibilityCallTimeout)) || lease < tt.wantLease-200*time.Millisecond || lease > tt.wantLease+200*time.Millisecond {
 				t.Errorf("lease %s ending %s, want about %s and not after the deadline %s", lease, leases[0].Until, tt.wantLease, deadline)
 			}
 		})

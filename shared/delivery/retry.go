@@ -125,3 +125,9 @@ func visibilitySeconds(d time.Duration) int32 {
 	s := math.Ceil(d.Seconds())
 	return int32(min(max(s, 0), config.MaxVisibility.Seconds()))
 }
+
+// wholeSeconds renders a limit in whole seconds, rounded down, within
+// 0..12 h.
+func wholeSeconds(d time.Duration) int32 {
+	return int32(min(max(d, 0), config.MaxVisibility) / time.Second)
+}

@@ -4,6 +4,12 @@
 // A secret's value is either one string or a JSON array of strings; several
 // values are active together while a secret rotates. Values never appear in
 // errors or logs: errors name the secret, never its contents.
+//
+// Through a store outage the cache keeps answering: each call to the store
+// has its own short deadline, at most one is in flight per secret, requests
+// arriving meanwhile get the cached value, and after a failure the store is
+// left alone for a back-off window while the last value (up to maxStale
+// past its TTL) or the failure is served.
 package secrets
 
 import (
@@ -11,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -46,26 +53,48 @@ const (
 	// DefaultMaxStale is how long a value may still be served after its TTL
 	// when the store is unavailable.
 	DefaultMaxStale = time.Hour
+	// DefaultFetchTimeout bounds each call to the store, whatever the
+	// deadline of the request that needed it.
+	DefaultFetchTimeout = 2 * time.Second
+	// DefaultBackoff is how long after a failed call the store is left
+	// alone: meanwhile a stale value is served, or with none the failure.
+	DefaultBackoff = 10 * time.Second
 )
 
-// Cache caches secret values by name.
+// Cache caches secret values by name. A value is fetched again once its
+// TTL has passed, by one call at a time per secret, in the background of
+// the requests that need it: the request that finds the value expired
+// waits for the call (at most the fetch timeout), and requests arriving
+// while it is in flight are answered with the cached value at once. After
+// a failed call the store is left alone for the back-off window.
 type Cache struct {
-	api        API
-	ttl        time.Duration
-	minRefresh time.Duration
-	maxStale   time.Duration
-	now        func() time.Time
+	api          API
+	ttl          time.Duration
+	minRefresh   time.Duration
+	maxStale     time.Duration
+	fetchTimeout time.Duration
+	backoff      time.Duration
+	now          func() time.Time
 
 	mu      sync.Mutex
 	entries map[string]*entry
 }
 
+// entry is one secret's state. Its mutex is never held during a call to
+// the store.
 type entry struct {
-	values    []string
-	fetchedAt time.Time // zero when never fetched successfully
-	triedAt   time.Time // last call to the store, successful or not
 	mu        sync.Mutex
+	values    []string
+	fetchedAt time.Time // last success; zero when nothing usable is cached
+	triedAt   time.Time // last call to the store, successful or not
+	failedAt  time.Time // last failed call; zero after a success
+	failure   error     // its error
+	flight    *flight   // the call in progress
 }
+
+// flight is one call to the store; done is closed when the entry holds its
+// outcome.
+type flight struct{ done chan struct{} }
 
 // Option adjusts a Cache.
 type Option func(*Cache)
@@ -81,12 +110,19 @@ func WithMinRefresh(d time.Duration) Option { return func(c *Cache) { c.minRefre
 // store is unavailable (0 disables serving stale values).
 func WithMaxStale(d time.Duration) Option { return func(c *Cache) { c.maxStale = d } }
 
+// WithFetchTimeout sets the deadline of each call to the store.
+func WithFetchTimeout(d time.Duration) Option { return func(c *Cache) { c.fetchTimeout = d } }
+
+// WithBackoff sets how long after a failed call the store is left alone.
+func WithBackoff(d time.Duration) Option { return func(c *Cache) { c.backoff = d } }
+
 // WithClock replaces time.Now, for tests.
 func WithClock(now func() time.Time) Option { return func(c *Cache) { c.now = now } }
 
 // NewCache returns an empty cache reading from api.
 func NewCache(api API, opts ...Option) *Cache {
-	c := &Cache{api: api, ttl: DefaultTTL, minRefresh: DefaultMinRefresh, maxStale: DefaultMaxStale, now: time.Now, entries: map[string]*entry{}}
+	c := &Cache{api: api, ttl: DefaultTTL, minRefresh: DefaultMinRefresh, maxStale: DefaultMaxStale,
+		fetchTimeout: DefaultFetchTimeout, backoff: DefaultBackoff, now: time.Now, entries: map[string]*entry{}}
 	for _, o := range opts {
 		o(c)
 	}
@@ -108,61 +144,155 @@ func (c *Cache) entry(name string) *entry {
 func (c *Cache) Get(ctx context.Context, name string) ([]string, error) {
 	e := c.entry(name)
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	now := c.now()
-	if !e.fetchedAt.IsZero() && now.Sub(e.fetchedAt) < c.ttl {
+	switch {
+	case c.fresh(e, now):
+		defer e.mu.Unlock()
+		return e.values, nil
+	case c.backingOff(e, now):
+		defer e.mu.Unlock()
+		return c.fallback(name, e, now)
+	case e.flight != nil && c.usable(e, now):
+		// Another request is fetching it: the value it replaces still serves.
+		defer e.mu.Unlock()
 		return e.values, nil
 	}
-	return c.fetch(ctx, name, e, now)
+	f := e.flight
+	if f == nil {
+		f = c.start(ctx, name, e, now)
+	}
+	e.mu.Unlock()
+	return c.wait(ctx, name, e, f)
 }
 
 // Refresh fetches a secret again before its TTL, typically after a
 // verification failed with the cached values (the secret may have just
-// rotated). It goes to the store at most once per minRefresh per secret;
-// otherwise it returns the cached values. changed reports whether the values
-// differ from the ones cached before.
+// rotated). It goes to the store at most once per minRefresh per secret,
+// and not within the back-off window after a failure; otherwise it returns
+// the cached values. changed reports whether the values differ from the
+// ones cached before.
 func (c *Cache) Refresh(ctx context.Context, name string) (values []string, changed bool, err error) {
 	e := c.entry(name)
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	now := c.now()
-	if !e.triedAt.IsZero() && now.Sub(e.triedAt) < c.minRefresh {
-		if e.fetchedAt.IsZero() {
-			return nil, false, fmt.Errorf("secret %q: %w", name, ErrNotSet)
-		}
-		return e.values, false, nil
-	}
 	old := e.values
-	values, err = c.fetch(ctx, name, e, now)
+	if (!e.triedAt.IsZero() && now.Sub(e.triedAt) < c.minRefresh) || c.backingOff(e, now) {
+		defer e.mu.Unlock()
+		values, err := c.fallback(name, e, now)
+		return values, false, err
+	}
+	f := e.flight
+	if f == nil {
+		f = c.start(ctx, name, e, now)
+	}
+	e.mu.Unlock()
+	values, err = c.wait(ctx, name, e, f)
 	if err != nil {
 		return nil, false, err
 	}
-	return values, !equal(old, values), nil
+	return values, !slices.Equal(old, values), nil
 }
 
-func (c *Cache) fetch(ctx context.Context, name string, e *entry, now time.Time) ([]string, error) {
-	e.triedAt = now
+// fresh reports whether the cached values are within their TTL.
+func (c *Cache) fresh(e *entry, now time.Time) bool {
+	return !e.fetchedAt.IsZero() && now.Sub(e.fetchedAt) < c.ttl
+}
+
+// usable reports whether the cached values may still be served: within
+// the TTL, or past it by at most maxStale.
+func (c *Cache) usable(e *entry, now time.Time) bool {
+	return !e.fetchedAt.IsZero() && now.Sub(e.fetchedAt) < c.ttl+c.maxStale
+}
+
+// backingOff reports whether a failed call is recent enough that the store
+// is left alone.
+func (c *Cache) backingOff(e *entry, now time.Time) bool {
+	return !e.failedAt.IsZero() && now.Sub(e.failedAt) < c.backoff
+}
+
+// fallback is the answer without a call: the cached values while usable,
+// else the last failure.
+func (c *Cache) fallback(name string, e *entry, now time.Time) ([]string, error) {
+	switch {
+	case c.usable(e, now):
+		return e.values, nil
+	case e.failure != nil:
+		return nil, e.failure
+	default:
+		return nil, fmt.Errorf("secret %q: %w", name, ErrNotSet)
+	}
+}
+
+// start begins the one call to the store for e; e.mu is held. The call
+// runs on its own deadline, detached from the request that started it, so
+// that request's end does not fail it for the others.
+func (c *Cache) start(ctx context.Context, name string, e *entry, now time.Time) *flight {
+	f := &flight{done: make(chan struct{})}
+	e.flight, e.triedAt = f, now
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.fetchTimeout)
+	go func() {
+		defer cancel()
+		values, err := c.fetch(fctx, name)
+		e.mu.Lock()
+		c.settle(e, values, err)
+		e.flight = nil
+		e.mu.Unlock()
+		close(f.done)
+	}()
+	return f
+}
+
+// wait waits for a call to the store and answers from the entry it
+// settled; a request whose context ends first is answered from the cache
+// as it stands.
+func (c *Cache) wait(ctx context.Context, name string, e *entry, f *flight) ([]string, error) {
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if now := c.now(); c.usable(e, now) {
+			return e.values, nil
+		}
+		return nil, fmt.Errorf("secret %q: %w: %w", name, ErrUnavailable, ctx.Err())
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := c.now()
+	if c.fresh(e, now) {
+		return e.values, nil
+	}
+	return c.fallback(name, e, now)
+}
+
+// settle records a call's outcome; e.mu is held. An unavailable store
+// keeps the cached values for fallback; a definite answer (no such secret,
+// an unusable value) drops them, so a deleted secret stops working at once.
+func (c *Cache) settle(e *entry, values []string, err error) {
+	now := c.now()
+	if err == nil {
+		e.values, e.fetchedAt, e.failedAt, e.failure = values, now, time.Time{}, nil
+		return
+	}
+	e.failedAt, e.failure = now, err
+	if !errors.Is(err, ErrUnavailable) {
+		e.values, e.fetchedAt = nil, time.Time{}
+	}
+}
+
+// fetch makes one call to the store and reads the value.
+func (c *Cache) fetch(ctx context.Context, name string) ([]string, error) {
 	out, err := c.api.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &name})
 	if err != nil {
-		err = classify(name, err)
-		if errors.Is(err, ErrUnavailable) && !e.fetchedAt.IsZero() && now.Sub(e.fetchedAt) < c.ttl+c.maxStale {
-			return e.values, nil // serve the last known values through a store outage
-		}
-		if !errors.Is(err, ErrUnavailable) {
-			e.values, e.fetchedAt = nil, time.Time{}
-		}
-		return nil, err
+		return nil, classify(name, err)
 	}
 	if out.SecretString == nil {
-		e.values, e.fetchedAt = nil, time.Time{}
 		return nil, fmt.Errorf("secret %q holds binary data, want a string or a JSON array of strings: %w", name, ErrInvalid)
 	}
 	values, err := Parse(*out.SecretString)
 	if err != nil {
-		e.values, e.fetchedAt = nil, time.Time{}
 		return nil, fmt.Errorf("secret %q: %w", name, err)
 	}
-	e.values, e.fetchedAt = values, now
 	return values, nil
 }
 
@@ -208,16 +338,4 @@ func classify(name string, err error) error {
 	default:
 		return fmt.Errorf("secret %q: %w: %w", name, ErrUnavailable, err)
 	}
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

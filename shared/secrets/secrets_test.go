@@ -200,3 +200,153 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// hangingStore answers like fakeStore once released; until then every call
+// hangs until its context ends.
+type hangingStore struct {
+	fakeStore
+	release chan struct{}
+	mu      sync.Mutex
+	started int
+}
+
+func (h *hangingStore) GetSecretValue(ctx context.Context, in *secretsmanager.GetSecretValueInput, opts ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error) {
+	h.mu.Lock()
+	h.started++
+	h.mu.Unlock()
+	select {
+	case <-h.release:
+		return h.fakeStore.GetSecretValue(ctx, in, opts...)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (h *hangingStore) calls() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.started
+}
+
+// TestHangingStoreServesStale: once the TTL has passed and the store hangs,
+// a request still gets the cached secret well before its own deadline (a
+// 10 s ingest deadline here), concurrent requests get it at once, one call
+// at most is in flight, and after it fails the store is left alone for the
+// back-off window.
+func TestHangingStoreServesStale(t *testing.T) {
+	store := &hangingStore{fakeStore: fakeStore{values: map[string]*string{"s": aws.String("v")}}, release: make(chan struct{})}
+	clk := &syncClock{t: time.Unix(1_700_000_000, 0)}
+	c := NewCache(store, WithClock(clk.now), WithTTL(time.Minute))
+	close(store.release)
+	if _, err := c.Get(context.Background(), "s"); err != nil {
+		t.Fatal(err)
+	}
+	store.release = make(chan struct{}) // hang from now on
+	clk.advance(2 * time.Minute)
+	primed := store.calls()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			v, err := c.Get(ctx, "s")
+			if err != nil || !cmp.Equal(v, []string{"v"}) {
+				t.Errorf("Get = %v, %v; want the cached [v]", v, err)
+			}
+			if ctx.Err() != nil {
+				t.Errorf("Get answered only at the request's deadline: %v", ctx.Err())
+			}
+		})
+	}
+	wg.Wait()
+	if n := store.calls() - primed; n != 1 {
+		t.Errorf("%d store calls for 20 concurrent requests, want 1", n)
+	}
+	clk.advance(time.Second)
+	if v, err := c.Get(ctx, "s"); err != nil || !cmp.Equal(v, []string{"v"}) {
+		t.Errorf("Get within the back-off window = %v, %v; want the cached [v]", v, err)
+	}
+	if n := store.calls() - primed; n != 1 {
+		t.Errorf("%d store calls within the back-off window, want still 1", n)
+	}
+}
+
+// TestFailingStoreOncePerWindow: a failing store is called at most once per
+// back-off window, whether a stale value is served meanwhile or, with
+// nothing cached, the failure itself.
+func TestFailingStoreOncePerWindow(t *testing.T) {
+	for _, cached := range []bool{true, false} {
+		store := &fakeStore{values: map[string]*string{"s": aws.String("v")}}
+		clk := newClock()
+		c := NewCache(store, WithClock(clk.now), WithTTL(time.Minute), WithBackoff(10*time.Second))
+		ctx := context.Background()
+		if cached {
+			if _, err := c.Get(ctx, "s"); err != nil {
+				t.Fatal(err)
+			}
+			clk.advance(2 * time.Minute)
+		}
+		store.err = errors.New("dial tcp: i/o timeout")
+		before := store.calls
+		for range 295 { // 29.5 s of requests, one every 100 ms
+			v, err := c.Get(ctx, "s")
+			switch {
+			case cached && (err != nil || !cmp.Equal(v, []string{"v"})):
+				t.Fatalf("cached: Get = %v, %v; want the stale [v]", v, err)
+			case !cached && !errors.Is(err, ErrUnavailable):
+				t.Fatalf("nothing cached: Get = %v, %v; want ErrUnavailable", v, err)
+			}
+			clk.advance(100 * time.Millisecond)
+		}
+		if got := store.calls - before; got != 3 {
+			t.Errorf("cached %v: %d store calls in 29.5 s, want 3 (one per 10 s window)", cached, got)
+		}
+		// Refresh respects the window too.
+		if _, _, _ = c.Refresh(ctx, "s"); store.calls-before != 3 {
+			t.Errorf("cached %v: Refresh within the window called the store", cached)
+		}
+	}
+}
+
+// TestColdCacheSingleFlight: with nothing cached, concurrent requests share
+// one store call.
+func TestColdCacheSingleFlight(t *testing.T) {
+	store := &hangingStore{fakeStore: fakeStore{values: map[string]*string{"s": aws.String("v")}}, release: make(chan struct{})}
+	c := NewCache(store)
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			if v, err := c.Get(context.Background(), "s"); err != nil || !cmp.Equal(v, []string{"v"}) {
+				t.Errorf("Get = %v, %v; want [v]", v, err)
+			}
+		})
+	}
+	for store.calls() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // let the others queue behind the call
+	close(store.release)
+	wg.Wait()
+	if n := store.calls(); n != 1 {
+		t.Errorf("%d store calls, want 1", n)
+	}
+}
+
+// syncClock is a clock safe for concurrent readers.
+type syncClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *syncClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *syncClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}

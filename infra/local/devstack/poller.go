@@ -135,6 +135,12 @@ func (p *Poller) invoke(ctx context.Context, msgs []sqstypes.Message) {
 }
 
 func (p *Poller) event(msgs []sqstypes.Message) events.SQSEvent {
+	return SQSEvent(msgs, p.QueueARN, p.Region)
+}
+
+// SQSEvent is the event the Lambda SQS event source mapping hands a
+// function for messages received from the queue queueARN.
+func SQSEvent(msgs []sqstypes.Message, queueARN, region string) events.SQSEvent {
 	ev := events.SQSEvent{Records: make([]events.SQSMessage, 0, len(msgs))}
 	for _, m := range msgs {
 		attrs := map[string]events.SQSMessageAttribute{}
@@ -149,9 +155,9 @@ func (p *Poller) event(msgs []sqstypes.Message) events.SQSEvent {
 			Md5OfMessageAttributes: aws.ToString(m.MD5OfMessageAttributes),
 			Attributes:             m.Attributes,
 			MessageAttributes:      attrs,
-			EventSourceARN:         p.QueueARN,
+			EventSourceARN:         queueARN,
 			EventSource:            "aws:sqs",
-			AWSRegion:              p.Region,
+			AWSRegion:              region,
 		})
 	}
 	return ev

@@ -1,0 +1,270 @@
+package delivery
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/smithy-go"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/dedupe"
+)
+
+// capSQS enforces SQS's rule that a message stays hidden at most 12 h from
+// its receive: it refuses a ChangeMessageVisibility past it with the error
+// SQS sends (InvalidParameterValue), and records every call.
+type capSQS struct {
+	now      func() time.Time
+	received time.Time // when SQS handed the message out
+	mu       sync.Mutex
+	asked    []int32
+	accepted []int32
+}
+
+func (c *capSQS) ChangeMessageVisibility(_ context.Context, in *sqs.ChangeMessageVisibilityInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.asked = append(c.asked, in.VisibilityTimeout)
+	until := c.now().Add(time.Duration(in.VisibilityTimeout) * time.Second)
+	if until.Sub(c.received) > config.MaxVisibility {
+		return nil, &smithy.GenericAPIError{Code: "InvalidParameterValue", Message: "Total VisibilityTimeout for the message is beyond the limit [43200 seconds]"}
+	}
+	c.accepted = append(c.accepted, in.VisibilityTimeout)
+	return &sqs.ChangeMessageVisibilityOutput{}, nil
+}
+
+func (c *capSQS) calls() (asked, accepted []int32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]int32(nil), c.asked...), append([]int32(nil), c.accepted...)
+}
+
+// TestTwelveHourCap: a delay longer than SQS allows after the time already
+// spent since the receive is cut to what fits, so the call is accepted and
+// the subscriber is left alone for as long as SQS can; when SQS refuses
+// anyway (the event source mapping held the message longer than the bound
+// assumes), one more call asks for the largest value under the pessimistic
+// bound; any other error is not retried.
+func TestTwelveHourCap(t *testing.T) {
+	// The harness's destination: timeout 2s → function timeout 12s,
+	// visibility 72s; no batch window.
+	margin := int32(config.VisibilityCapMargin / time.Second)
+	tests := []struct {
+		name         string
+		retryAfter   string
+		schedule     []config.Duration
+		heldFor      time.Duration // between the receive and the invocation
+		spent        time.Duration // between the invocation and the visibility call
+		wantAsked    []int32
+		wantAccepted []int32
+	}{
+		{
+			name: "Retry-After of a day", retryAfter: "86400",
+			wantAsked: []int32{43200 - margin}, wantAccepted: []int32{43200 - margin},
+		},
+		{
+			name: "Retry-After of a day, late in the invocation", retryAfter: "86400", spent: 11 * time.Second,
+			wantAsked: []int32{43200 - 11 - margin}, wantAccepted: []int32{43200 - 11 - margin},
+		},
+		{
+			name: "a schedule delay at the longest the config allows", schedule: []config.Duration{config.Duration((config.Destination{TimeoutSeconds: 2}).MaxDelay())},
+			spent:     11 * time.Second,
+			wantAsked: []int32{43200 - 12 - margin}, wantAccepted: []int32{43200 - 12 - margin},
+		},
+		{
+			name: "refused: held before the invocation, retried once under the pessimistic bound", retryAfter: "86400", heldFor: 90 * time.Second,
+			wantAsked: []int32{43200 - margin, 43200 - 72 - margin}, wantAccepted: []int32{43200 - 72 - margin},
+		},
+		{
+			name: "refused twice: no third call", retryAfter: "86400", heldFor: 200 * time.Second,
+			wantAsked: []int32{43200 - margin, 43200 - 72 - margin},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			secret := newSecret(t)
+			now := &clock{t: time.Now().Truncate(time.Second)}
+			header := map[string]string{}
+			if tt.retryAfter != "" {
+				header["Retry-After"] = tt.retryAfter
+			}
+			sub := newSubscriber(t, secret, func(string) reply {
+				now.Advance(tt.spent) // the attempt takes this long
+				return reply{status: http.StatusServiceUnavailable, header: header}
+			})
+			queue := &capSQS{now: now.Now, received: now.Now().Add(-tt.heldFor)}
+			schedule := tt.schedule
+			if schedule == nil {
+				// Long enough that the queue's retention lets a Retry-After
+				// stretch the first delay to 12 h.
+				schedule = []config.Duration{config.Duration(5 * time.Second), config.Duration(11 * time.Hour)}
+			}
+			jitter := 0.0
+			hs := newHarness(t, sub.URL, secret, func(o *Options) {
+				o.SQS, o.Now = queue, now.Now
+				o.Destination.Retry = config.Retry{Schedule: schedule, Jitter: &jitter}
+			})
+			resp, _ := hs.h.Handle(context.Background(), batch(sqsRecord("e1", 1)))
+			if len(resp.BatchItemFailures) != 1 {
+				t.Fatalf("failures %v, want the record", resp.BatchItemFailures)
+			}
+			asked, accepted := queue.calls()
+			if diff := cmp.Diff(tt.wantAsked, asked); diff != "" {
+				t.Errorf("ChangeMessageVisibility asked for (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantAccepted, accepted); diff != "" {
+				t.Errorf("ChangeMessageVisibility accepted (-want +got):\n%s", diff)
+			}
+			warned := false
+			for _, l := range hs.logs.lines(t) {
+				if l["msg"] == "visibility not changed; the message returns after the queue's default visibility timeout" {
+					warned = true
+				}
+			}
+			if warned != (tt.wantAccepted == nil) {
+				t.Errorf("warning logged: %v, want %v", warned, tt.wantAccepted == nil)
+			}
+		})
+	}
+}
+
+// TestVisibilityOtherErrorNotRetried: only SQS's refusal of the value is
+// retried; any other error (a stale receipt handle, say) is logged once.
+func TestVisibilityOtherErrorNotRetried(t *testing.T) {
+	secret := newSecret(t)
+	sub := newSubscriber(t, secret, func(string) reply { return reply{status: 500} })
+	hs := newHarness(t, sub.URL, secret)
+	hs.sqs.err = &smithy.GenericAPIError{Code: "ReceiptHandleIsInvalid", Message: "expired"}
+	hs.h.Handle(context.Background(), batch(sqsRecord("e1", 1)))
+	if got := hs.sqs.visibility()["rh-e1"]; len(got) != 1 {
+		t.Errorf("visibility calls %v, want exactly one", got)
+	}
+}
+
+// slowStore wraps the memory store: the chosen call does its work and then
+// takes delay more to answer, or does it after delay, as DynamoDB under
+// throttling with the SDK's retries can. Either way it gives up when its
+// context ends, as the SDK does.
+type slowStore struct {
+	*dedupe.Memory
+	claimDelay  time.Duration // the claim lands, the answer comes this late
+	finishDelay time.Duration // the outcome lands after this long
+}
+
+func (s *slowStore) Claim(ctx context.Context, in dedupe.ClaimInput) (dedupe.Lease, error) {
+	l, err := s.Memory.Claim(ctx, in)
+	if err := wait(ctx, s.claimDelay); err != nil {
+		return dedupe.Lease{}, err
+	}
+	return l, err
+}
+
+func (s *slowStore) Finish(ctx context.Context, l dedupe.Lease, out dedupe.Outcome) error {
+	if err := wait(ctx, s.finishDelay); err != nil {
+		return err
+	}
+	return s.Memory.Finish(ctx, l, out)
+}
+
+func wait(ctx context.Context, d time.Duration) error {
+	if d == 0 {
+		return nil
+	}
+	select {
+	case <-time.After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// TestSlowRecordCalls: a claim or an outcome write that takes seconds never
+// lets the lease end while the POST is in flight or before its outcome is
+// written. Deliverer A's calls are slow; deliverer B, a second function
+// instance, receives a copy of the message every 250 ms until the event is
+// delivered. The subscriber answers after 1.9 s (the timeout is 2 s). Both
+// run on the real clock: exactly one POST.
+func TestSlowRecordCalls(t *testing.T) {
+	tests := []struct {
+		name  string
+		store func(*dedupe.Memory) Store
+	}{
+		{"slow claim", func(m *dedupe.Memory) Store { return &slowStore{Memory: m, claimDelay: 4 * time.Second} }},
+		{"slow finish", func(m *dedupe.Memory) Store { return &slowStore{Memory: m, finishDelay: 3500 * time.Millisecond} }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			secret := newSecret(t)
+			sub := newSubscriber(t, secret, func(string) reply { return reply{status: http.StatusOK, delay: 1900 * time.Millisecond} })
+			mem := dedupe.NewMemory()
+			a := newHarness(t, sub.URL, secret, func(o *Options) { o.Store = tt.store(mem); o.Now = time.Now })
+			b := newHarness(t, sub.URL, secret, func(o *Options) { o.Store = mem; o.Now = time.Now })
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			var wg sync.WaitGroup
+			wg.Go(func() { a.h.Handle(ctx, batch(sqsRecord("e1", 1))) })
+			time.Sleep(500 * time.Millisecond)
+			deadline := time.Now().Add(20 * time.Second)
+			for attempt := 2; time.Now().Before(deadline); attempt++ {
+				b.h.Handle(ctx, batch(sqsRecord("e1", attempt)))
+				if r, _, _ := mem.Get(ctx, dedupe.Key("orders", "e1")); r.Status == dedupe.StatusDelivered {
+					break
+				}
+				time.Sleep(250 * time.Millisecond)
+			}
+			wg.Wait()
+			if n := sub.posts("e1"); n != 1 {
+				t.Errorf("%d POSTs, want 1", n)
+			}
+			if r, _, _ := mem.Get(ctx, dedupe.Key("orders", "e1")); r.Status != dedupe.StatusDelivered {
+				t.Errorf("record %s, want DELIVERED", r.Status)
+			}
+		})
+	}
+}
+
+// clockStore is a store whose claim takes `took` on the handler's clock
+// and ignores its context, as a store without deadlines could.
+type clockStore struct {
+	*dedupe.Memory
+	clock *clock
+	took  time.Duration
+}
+
+func (s *clockStore) Claim(ctx context.Context, in dedupe.ClaimInput) (dedupe.Lease, error) {
+	l, err := s.Memory.Claim(ctx, in)
+	s.clock.Advance(s.took)
+	return l, err
+}
+
+// TestClaimLeavesTooLittleLease: when the claim returns with less of the
+// lease left than a POST and the outcome's write need, nothing is sent; the
+// lease is released at once (so a copy need not wait for it) and the
+// message is backed off like any failure of ours.
+func TestClaimLeavesTooLittleLease(t *testing.T) {
+	secret := newSecret(t)
+	sub := newSubscriber(t, secret, nil)
+	store := &clockStore{Memory: dedupe.NewMemory(), took: 8 * time.Second}
+	hs := newHarness(t, sub.URL, secret, func(o *Options) { o.Store = store })
+	store.clock = hs.clock
+	resp, _ := hs.h.Handle(context.Background(), batch(sqsRecord("e1", 1)))
+	if len(resp.BatchItemFailures) != 1 {
+		t.Fatalf("failures %v, want the record", resp.BatchItemFailures)
+	}
+	if n := sub.posts("e1"); n != 0 {
+		t.Errorf("%d POSTs, want none", n)
+	}
+	if diff := cmp.Diff([]int32{5}, hs.sqs.visibility()["rh-e1"]); diff != "" {
+		t.Errorf("visibility (-want +got):\n%s", diff)
+	}
+	r, _, _ := store.Get(context.Background(), dedupe.Key("orders", "e1"))
+	if r.Status != dedupe.StatusFailed || r.LeaseToken != "" || r.LastError == "" {
+		t.Errorf("record %s, token %q, error %q; want FAILED, released, with the reason", r.Status, r.LeaseToken, r.LastError)
+	}
+}
