@@ -7,10 +7,11 @@ import (
 	"testing"
 
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/provider"
 )
 
 func TestSetup(t *testing.T) {
-	sources := config.EncodeSources([]config.Source{{Name: "stripe", Verify: config.Verify{Kind: config.KindStripe, SecretName: "hookfan/sources/stripe"}}})
+	sources := config.EncodeSources([]config.Source{{Name: "stripe", Verify: config.Verify{Kind: provider.Stripe, SecretName: "hookfan/sources/stripe"}}})
 	tests := []struct {
 		name    string
 		env     map[string]string
