@@ -199,7 +199,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		}
 	}
 	if err := h.metrics.Flush(ctx); err != nil {
-		h.log.WarnContext(ctx, "metrics not published", "error", err.Error())
+		h.log.WarnContext(ctx, LogMessage, "outcome", "metrics_not_published", "error", err.Error())
 	}
 	return resp, nil
 }
@@ -246,16 +246,20 @@ func copiesInBatch(recs []parsedRecord) []int {
 // returns every record.
 func (h *Handler) copyInBatch(ctx context.Context, msg, carrier Message) {
 	h.count(metrics.DeliveryDuplicate)
-	h.log.InfoContext(ctx, "duplicate: another copy in this batch is attempted", "outcome", "duplicate",
+	h.log.InfoContext(ctx, LogMessage, "outcome", "duplicate", "reason", "another copy in this batch is attempted",
 		"id", msg.ID, "message_id", msg.MessageID, "attempt", msg.Attempt, "carrier_message_id", carrier.MessageID)
 }
+
+// LogMessage is the message of every line the deliver function logs; the
+// "outcome" attribute says what happened (as ingest's lines do).
+const LogMessage = "deliver"
 
 // process delivers one record and reports whether it must come back. A
 // panic fails the record alone.
 func (h *Handler) process(ctx context.Context, rec *events.SQSMessage, p parsedRecord) (failed bool) {
 	defer func() {
 		if p := recover(); p != nil {
-			h.log.ErrorContext(ctx, "delivery panicked", "message_id", rec.MessageId, "panic", fmt.Sprint(p))
+			h.log.ErrorContext(ctx, LogMessage, "outcome", "panicked", "message_id", rec.MessageId, "panic", fmt.Sprint(p))
 			failed = true
 		}
 	}()
@@ -308,7 +312,7 @@ func (h *Handler) prepare(ctx context.Context, rec parsedRecord) (p prepared, st
 	msg, err := rec.msg, rec.err
 	if err != nil {
 		h.count(metrics.DeliveryFailed)
-		h.log.WarnContext(ctx, "malformed message", "message_id", msg.MessageID, "outcome", "malformed",
+		h.log.WarnContext(ctx, LogMessage, "message_id", msg.MessageID, "outcome", "malformed",
 			"attempt", msg.Attempt, "error", err.Error())
 		return p, retryIn(MalformedVisibility), false
 	}
@@ -320,7 +324,7 @@ func (h *Handler) prepare(ctx context.Context, rec parsedRecord) (p prepared, st
 	}
 	p.now = h.now()
 	if p.sendTimeout, p.leaseUntil, ok = h.budget(ctx, p.now); !ok {
-		p.log.WarnContext(ctx, "no time left to attempt; released", "outcome", "released")
+		p.log.WarnContext(ctx, LogMessage, "outcome", "released", "reason", "no time left to attempt")
 		return p, retryIn(0), false
 	}
 	return p, ack, true
@@ -339,12 +343,12 @@ func (h *Handler) claim(ctx context.Context, p prepared) (lease dedupe.Lease, st
 		return lease, ack, true
 	case errors.Is(err, dedupe.ErrDuplicate):
 		h.count(metrics.DeliveryDuplicate)
-		p.log.InfoContext(ctx, "duplicate: already delivered", "outcome", "duplicate")
+		p.log.InfoContext(ctx, LogMessage, "outcome", "duplicate", "reason", "already delivered")
 		return lease, ack, false
 	case errors.As(err, &refused):
 		// Another function holds the event: look again once its lease ends.
 		wait := max(refused.LeaseUntil.Sub(p.now), 0) + InFlightMargin
-		p.log.InfoContext(ctx, "in flight elsewhere", "outcome", "in_flight", "retry_in_s", visibilitySeconds(wait))
+		p.log.InfoContext(ctx, LogMessage, "outcome", "in_flight", "reason", "in flight elsewhere", "retry_in_s", visibilitySeconds(wait))
 		return lease, retryIn(wait), false
 	default:
 		h.count(metrics.DeliveryFailed)
@@ -361,7 +365,7 @@ func (h *Handler) notAttempted(ctx context.Context, log *slog.Logger, msg Messag
 		wait = 0
 		h.count(metrics.DeliveryDead)
 	}
-	log.ErrorContext(ctx, why, "outcome", "not_attempted", "error", err.Error(), "retry_in_s", visibilitySeconds(wait))
+	log.ErrorContext(ctx, LogMessage, "outcome", "not_attempted", "reason", why, "error", err.Error(), "retry_in_s", visibilitySeconds(wait))
 	return retryIn(wait)
 }
 
@@ -422,7 +426,7 @@ func (h *Handler) record(ctx context.Context, log *slog.Logger, msg Message, lea
 	if outcome != "delivered" {
 		level = slog.LevelWarn
 	}
-	log.Log(ctx, level, "delivery attempt", attrs...)
+	log.Log(ctx, level, LogMessage, attrs...)
 	return d
 }
 
@@ -470,7 +474,7 @@ func (h *Handler) changeVisibility(ctx context.Context, rec *events.SQSMessage, 
 		QueueUrl: &h.queueURL, ReceiptHandle: &rec.ReceiptHandle, VisibilityTimeout: secs,
 	})
 	if err != nil {
-		h.log.WarnContext(ctx, "visibility not changed; the message returns after the queue's default visibility timeout",
+		h.log.WarnContext(ctx, LogMessage, "outcome", "visibility_not_changed", "reason", "the message returns after the queue's default visibility timeout",
 			"message_id", rec.MessageId, "visibility_s", secs, "error", err.Error())
 	}
 }
