@@ -29,15 +29,15 @@ type attributes struct {
 }
 
 // newMessage builds the SNS input of an accepted request. The body travels
-// as it is when it is message.Text; otherwise (invalid UTF-8, or a
+// as it is when it is text (message.Text); otherwise (invalid UTF-8, or a
 // character SQS refuses: a NUL, a form feed, U+FFFF…) it travels as its
 // base64 with encoding=base64, and deliver decodes it, so a subscriber
 // always receives the provider's exact bytes. It fails when the message
 // and its attributes exceed one SNS message.
-func newMessage(topicARN string, req *events.APIGatewayProxyRequest, body []byte, a attributes) (*sns.PublishInput, error) {
+func newMessage(topicARN string, req *events.APIGatewayProxyRequest, body []byte, text bool, a attributes) (*sns.PublishInput, error) {
 	var msg, encoding string
 	switch {
-	case !message.Text(body):
+	case !text:
 		msg, encoding = base64.StdEncoding.EncodeToString(body), message.EncodingBase64
 	case req.IsBase64Encoded:
 		msg = string(body)

@@ -187,7 +187,11 @@ func (h *Handler) handle(ctx context.Context, req *events.APIGatewayProxyRequest
 		return reject(name, true, CodeEventTypeInvalid, fmt.Errorf("event type %s", quoteStart(ident.Type)))
 	}
 	id := EventID(name, ident.ID)
-	in, err := newMessage(h.topicARN, req, body, attributes{
+	text := message.Text
+	if ident.JSON {
+		text = message.JSONText
+	}
+	in, err := newMessage(h.topicARN, req, body, text(body), attributes{
 		source: name, typ: ident.Type, id: id, contentType: contentType(hdr),
 		receivedAt: received.UTC().Format(message.ReceivedAtLayout),
 	})

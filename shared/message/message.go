@@ -45,6 +45,14 @@ func Text(b []byte) bool {
 	return utf8.Valid(b) && !hasControl(b) && !hasNoncharacter(b)
 }
 
+// JSONText is Text for a body known to be one JSON document (what
+// json.Valid accepts). JSON admits no control character but its white
+// space (tab, line feed, carriage return), so only the UTF-8 and U+FFFE and
+// U+FFFF remain to check: a third of Text's work on large bodies.
+func JSONText(b []byte) bool {
+	return utf8.Valid(b) && !hasNoncharacter(b)
+}
+
 // hasControl reports whether b holds a C0 control other than tab, line
 // feed and carriage return. It runs on every body, so it reads eight bytes
 // at a time: (w - 0x2020…20) &^ w & 0x8080…80 is not zero exactly when a

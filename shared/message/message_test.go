@@ -1,6 +1,7 @@
 package message_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -77,6 +78,21 @@ func FuzzText(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if got, want := message.Text(b), sqsAccepts(b); got != want {
 			t.Fatalf("Text(%q) = %v, the SQS set says %v", b, got, want)
+		}
+	})
+}
+
+// FuzzJSONText: on any JSON document, JSONText is Text.
+func FuzzJSONText(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":"\u0000"}`, "{\"a\":\"\uFFFF\"}", "[\"\xff\"]", " \t\r\n1", `"\ufffe"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !json.Valid(b) {
+			return
+		}
+		if got, want := message.JSONText(b), sqsAccepts(b); got != want {
+			t.Fatalf("JSONText(%q) = %v, the SQS set says %v", b, got, want)
 		}
 	})
 }

@@ -106,15 +106,15 @@ func identifyGeneric(p Params, h verify.Header, body []byte) (Identity, error) {
 	if ev.TypeField != "" {
 		typeField, paths = len(paths), append(paths, strings.Split(ev.TypeField, "."))
 	}
+	var id Identity
 	var f []field
+	var err error
 	if len(paths) > 0 {
-		var err error
 		if f, err = readFields(body, paths...); err != nil {
 			return Identity{}, err
 		}
+		id.JSON = true
 	}
-	var id Identity
-	var err error
 	switch {
 	case ev.IDHeader != "":
 		if id.ID = first(h, ev.IDHeader); id.ID == "" {

@@ -42,6 +42,7 @@ var githubKind = Kind{
 		case err != nil:
 			return Identity{}, err
 		}
+		id.JSON = true
 		action, err := f[0].str(ErrTypeMissing, ErrTypeInvalid)
 		switch {
 		case errors.Is(err, ErrTypeInvalid):

@@ -112,6 +112,10 @@ type Identity struct {
 	// it carries none).
 	Handshake bool
 	Challenge string
+	// JSON reports that the kind read the body as one JSON document (what
+	// json.Valid accepts), which holds no control character but JSON's
+	// white space.
+	JSON bool
 }
 
 // Errors of Identify.

@@ -1,6 +1,7 @@
 package provider_test
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
@@ -99,6 +100,9 @@ func TestSignVerifyIdentify(t *testing.T) {
 				t.Fatalf("Verify(tampered sample) = %v, want ErrMismatch", err)
 			}
 			id, err := k.Identify(p, r.Header, s.Body)
+			if want := s.Kind != provider.Shopify; err == nil && id.JSON != want {
+				t.Errorf("Identify reports JSON %v, want %v (the kind reads the body: %v)", id.JSON, want, want)
+			}
 			switch {
 			case err != nil:
 				t.Fatalf("Identify = %v", err)
@@ -110,6 +114,22 @@ func TestSignVerifyIdentify(t *testing.T) {
 				t.Errorf("Identify = %+v, want the id pid-0123 and a type", id)
 			}
 		})
+	}
+}
+
+// TestJSONOnlyWhenRead: Identity.JSON, on which ingest skips part of the
+// SQS check, is never set for a body that is not one JSON document.
+func TestJSONOnlyWhenRead(t *testing.T) {
+	gh, _ := provider.Lookup(provider.GitHub)
+	h := http.Header{"X-Github-Delivery": {"d"}, "X-Github-Event": {"push"}}
+	for _, body := range []string{"payload=%7B%7D", `{"action":"a"} x`, "\x00{}", `{"action":"opened"}`} {
+		id, err := gh.Identify(provider.Params{}, h, []byte(body))
+		if err != nil {
+			t.Fatalf("%q: %v", body, err)
+		}
+		if id.JSON != json.Valid([]byte(body)) {
+			t.Errorf("%q: JSON = %v, json.Valid says %v", body, id.JSON, json.Valid([]byte(body)))
+		}
 	}
 }
 

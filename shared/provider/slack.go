@@ -32,9 +32,9 @@ var slackKind = Kind{
 		top, topErr := f[1].str(ErrTypeMissing, ErrTypeInvalid)
 		if top == slackURLVerification {
 			challenge, _ := f[3].str(ErrIDMissing, ErrIDInvalid)
-			return Identity{Handshake: true, Challenge: challenge}, nil
+			return Identity{Handshake: true, Challenge: challenge, JSON: true}, nil
 		}
-		var id Identity
+		id := Identity{JSON: true}
 		switch id.ID, err = f[0].str(ErrIDMissing, ErrIDInvalid); err {
 		case nil:
 		case ErrIDMissing:

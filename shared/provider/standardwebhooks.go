@@ -31,6 +31,7 @@ var standardKind = Kind{
 		if err != nil {
 			return Identity{}, err
 		}
+		id.JSON = true
 		switch id.Type, err = f[0].str(ErrTypeMissing, ErrTypeInvalid); err {
 		case nil:
 		case ErrTypeMissing:

@@ -24,7 +24,7 @@ var stripeKind = Kind{
 		if err != nil {
 			return Identity{}, err
 		}
-		var id Identity
+		id := Identity{JSON: true}
 		if id.ID, err = f[0].str(ErrIDMissing, ErrIDInvalid); err != nil {
 			return Identity{}, err
 		}
