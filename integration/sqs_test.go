@@ -54,7 +54,7 @@ func tapTopic(t *testing.T, topicARN, prefix string) string {
 		t.Fatal(err)
 	}
 	_, err = clients.SNS.Subscribe(ctx, &sns.SubscribeInput{TopicArn: &topicARN, Protocol: aws.String("sqs"),
-		Endpoint: aws.String(attrs.Attributes[string(sqstypes.QueueAttributeNameQueueArn)]),
+		Endpoint:   aws.String(attrs.Attributes[string(sqstypes.QueueAttributeNameQueueArn)]),
 		Attributes: map[string]string{"RawMessageDelivery": "true"}})
 	if err != nil {
 		t.Fatal(err)

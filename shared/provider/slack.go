@@ -3,6 +3,7 @@ package provider
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -35,21 +36,20 @@ var slackKind = Kind{
 			return Identity{Handshake: true, Challenge: challenge, JSON: true}, nil
 		}
 		id := Identity{JSON: true}
-		switch id.ID, err = f[0].str(ErrIDMissing, ErrIDInvalid); err {
-		case nil:
-		case ErrIDMissing:
+		id.ID, err = f[0].str(ErrIDMissing, ErrIDInvalid)
+		switch {
+		case errors.Is(err, ErrIDMissing):
 			id.ID = bodyID(body)
-		default:
+		case err != nil:
 			return Identity{}, err
 		}
-		switch id.Type, err = f[2].str(ErrTypeMissing, ErrTypeInvalid); err {
-		case nil:
-		case ErrTypeMissing:
-			if topErr != nil {
-				return Identity{}, topErr
-			}
+		id.Type, err = f[2].str(ErrTypeMissing, ErrTypeInvalid)
+		switch {
+		case errors.Is(err, ErrTypeMissing) && topErr != nil:
+			return Identity{}, topErr
+		case errors.Is(err, ErrTypeMissing):
 			id.Type = top
-		default:
+		case err != nil:
 			return Identity{}, err
 		}
 		return id, nil

@@ -3,6 +3,7 @@ package provider
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -32,11 +33,11 @@ var standardKind = Kind{
 			return Identity{}, err
 		}
 		id.JSON = true
-		switch id.Type, err = f[0].str(ErrTypeMissing, ErrTypeInvalid); err {
-		case nil:
-		case ErrTypeMissing:
+		id.Type, err = f[0].str(ErrTypeMissing, ErrTypeInvalid)
+		switch {
+		case errors.Is(err, ErrTypeMissing):
 			id.Type = DefaultType
-		default:
+		case err != nil:
 			return Identity{}, err
 		}
 		return id, nil
