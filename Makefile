@@ -10,6 +10,8 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 LAMBDA_ENV   := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -buildvcs=false -ldflags "-s -w -buildid="
 FUZZTIME    ?= 60s
+# A go list template naming a package when its non-test files import unsafe.
+UNSAFE_IMPORTERS := {{range .Imports}}{{if eq . "unsafe"}}{{$$.ImportPath}}{{"\n"}}{{end}}{{end}}
 BENCHTIME   ?= 1s
 CDK_OUT     ?= cdk.out
 # The CDK's jsii runtime warns on every run under Node 20 (this machine's); silence only that version.
@@ -39,9 +41,12 @@ LOAD_EVENTS ?= 600
 load: ## load run: LOAD_EVENTS events × 3 destinations through the local stack on moto; prints throughput and event age
 	HOOKFAN_LOAD_EVENTS=$(LOAD_EVENTS) $(GO) test -tags integration -count=1 -run '^TestLoad$$' -v -timeout 30m ./integration/ 2>&1 | grep -E '^(load:|--- |ok|FAIL|PASS)'
 
-lint: ## gofmt check, go vet, staticcheck
+lint: ## gofmt check, go mod tidy check, no unsafe outside tests, go vet, staticcheck
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
+	@$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
+	@unsafe="$$( { $(GO) list -f '$(UNSAFE_IMPORTERS)' ./... ; $(GO) list -tags integration -f '$(UNSAFE_IMPORTERS)' ./integration/... ; } | sort -u)"; \
+	if [ -n "$$unsafe" ]; then echo "unsafe is imported outside tests by:"; echo "$$unsafe"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./integration/...
 	$(GO) run $(STATICCHECK) ./...

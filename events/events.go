@@ -24,7 +24,7 @@ var files embed.FS
 
 // Sample is one provider webhook, unsigned.
 type Sample struct {
-	// Kind is the verification kind the sample belongs to (config.Kind*).
+	// Kind is the verification kind the sample belongs to (a shared/provider name).
 	Kind string
 	// Name names the sample within its kind, usually the event type.
 	Name string

@@ -11,22 +11,23 @@ import (
 
 	"github.com/hookfan/hookfan/events"
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/provider"
 	"github.com/hookfan/hookfan/shared/verify"
 )
 
 // sampleVerify is the verify block each sample kind is signed with here.
 var sampleVerify = map[string]config.Verify{
-	config.KindStripe:           {Kind: config.KindStripe},
-	config.KindGitHub:           {Kind: config.KindGitHub},
-	config.KindShopify:          {Kind: config.KindShopify},
-	config.KindSlack:            {Kind: config.KindSlack},
-	config.KindStandardWebhooks: {Kind: config.KindStandardWebhooks},
-	config.KindHMAC:             {Kind: config.KindHMAC, Header: "X-Acme-Signature", Algorithm: "sha512", Encoding: "base64", Prefix: "sha512="},
-	config.KindToken:            {Kind: config.KindToken, Header: "X-Hook-Token"},
+	provider.Stripe:           {Kind: provider.Stripe},
+	provider.GitHub:           {Kind: provider.GitHub},
+	provider.Shopify:          {Kind: provider.Shopify},
+	provider.Slack:            {Kind: provider.Slack},
+	provider.StandardWebhooks: {Kind: provider.StandardWebhooks},
+	provider.HMAC:             {Kind: provider.HMAC, Header: "X-Acme-Signature", Algorithm: "sha512", Encoding: "base64", Prefix: "sha512="},
+	provider.Token:            {Kind: provider.Token, Header: "X-Hook-Token"},
 }
 
 func secretFor(kind string) string {
-	if kind == config.KindStandardWebhooks {
+	if kind == provider.StandardWebhooks {
 		return "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 	}
 	return "test-secret-for-" + kind
@@ -50,7 +51,7 @@ func TestSamplesCoverEveryKind(t *testing.T) {
 			t.Errorf("%s/%s: body is not valid JSON", s.Kind, s.Name)
 		}
 	}
-	for _, kind := range config.Kinds {
+	for _, kind := range provider.Names(nil) {
 		if got[kind] == 0 {
 			t.Errorf("no sample for kind %q", kind)
 		}
@@ -87,15 +88,12 @@ func TestSignVerifies(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v, err := verify.New(cfg)
+			kind, _ := provider.Lookup(cfg.Kind)
+			v, err := kind.Verifier(cfg.Params())
 			if err != nil {
 				t.Fatal(err)
 			}
-			key, err := v.Key(secretFor(s.Kind))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := v.Verify(&verify.Request{Header: h, Body: s.Body, Now: now}, []verify.Key{key}); err != nil {
+			if err := v.Verify(&verify.Request{Header: h, Body: s.Body, Now: now}, []string{secretFor(s.Kind)}); err != nil {
 				t.Fatalf("Verify(signed sample) = %v", err)
 			}
 			if s.Header.Get("Stripe-Signature")+s.Header.Get("X-Hub-Signature-256")+s.Header.Get("webhook-signature") != "" {
@@ -110,7 +108,7 @@ func TestStripeSignaturesPassStripeGo(t *testing.T) {
 	s := events.MustLoad("stripe", "payment_intent.succeeded")
 	now := time.Now()
 	for _, at := range []time.Time{now, now.Add(-4 * time.Minute)} {
-		h, err := events.Sign(config.Verify{Kind: config.KindStripe}, s, at, "whsec_current", "whsec_previous")
+		h, err := events.Sign(config.Verify{Kind: provider.Stripe}, s, at, "whsec_current", "whsec_previous")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +128,7 @@ func TestStripeSignaturesPassStripeGo(t *testing.T) {
 func TestStandardSignaturesPassLibrary(t *testing.T) {
 	s := events.MustLoad("standard-webhooks", "invoice.paid")
 	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
-	h, err := events.Sign(config.Verify{Kind: config.KindStandardWebhooks}, s, time.Now(), "whsec_c2Vjb25kIGtleQ==", secret)
+	h, err := events.Sign(config.Verify{Kind: provider.StandardWebhooks}, s, time.Now(), "whsec_c2Vjb25kIGtleQ==", secret)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +144,7 @@ func TestStandardSignaturesPassLibrary(t *testing.T) {
 // TestGitHubPublishedExample checks the signer against GitHub's example.
 func TestGitHubPublishedExample(t *testing.T) {
 	s := events.Sample{Kind: "github", Name: "example", Body: []byte("Hello, World!"), Header: http.Header{}}
-	h, err := events.Sign(config.Verify{Kind: config.KindGitHub}, s, time.Now(), "It's a Secret to Everybody")
+	h, err := events.Sign(config.Verify{Kind: provider.GitHub}, s, time.Now(), "It's a Secret to Everybody")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,12 +174,12 @@ func TestSignErrors(t *testing.T) {
 		sample  events.Sample
 		secrets []string
 	}{
-		{"no secret", config.Verify{Kind: config.KindStripe}, s, nil},
+		{"no secret", config.Verify{Kind: provider.Stripe}, s, nil},
 		{"unknown kind", config.Verify{Kind: "md5"}, s, []string{"x"}},
-		{"standard secret not base64", config.Verify{Kind: config.KindStandardWebhooks}, s, []string{"whsec_***"}},
-		{"standard sample without id", config.Verify{Kind: config.KindStandardWebhooks}, events.Sample{Body: s.Body, Header: http.Header{}}, []string{"whsec_c2Vj"}},
-		{"hmac without header", config.Verify{Kind: config.KindHMAC}, s, []string{"x"}},
-		{"token without header", config.Verify{Kind: config.KindToken}, s, []string{"x"}},
+		{"standard secret not base64", config.Verify{Kind: provider.StandardWebhooks}, s, []string{"whsec_***"}},
+		{"standard sample without id", config.Verify{Kind: provider.StandardWebhooks}, events.Sample{Body: s.Body, Header: http.Header{}}, []string{"whsec_c2Vj"}},
+		{"hmac without header", config.Verify{Kind: provider.HMAC}, s, []string{"x"}},
+		{"token without header", config.Verify{Kind: provider.Token}, s, []string{"x"}},
 	}
 	for _, tt := range tests {
 		if _, err := events.Sign(tt.cfg, tt.sample, time.Now(), tt.secrets...); err == nil {

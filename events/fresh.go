@@ -3,45 +3,34 @@ package events
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/provider"
 )
 
 // WithEventID returns a copy of the sample carrying id as the provider's own
-// event id, where that provider keeps it: a body field (Stripe "id", Slack
-// "event_id"), a header (GitHub, Shopify, Standard Webhooks), or for the
-// generic kinds the place ev names. A generic source without an id location
-// derives its id from the body, so the body's top-level "id" is set
-// instead. The local sender and the load test use it to make each send a
-// distinct event; sending the same id twice imitates a provider's retry.
+// event id, where the sample's kind keeps it (shared/provider): a body
+// field (Stripe "id", Slack "event_id"), a header (GitHub, Shopify,
+// Standard Webhooks), or for the generic kinds the place ev names. A
+// generic source without an id place derives its id from the body, so the
+// body's top-level "id" is set instead. The local sender and the load test
+// use it to make each send a distinct event; sending the same id twice
+// imitates a provider's retry.
 func WithEventID(s Sample, id string, ev config.EventFields) (Sample, error) {
-	s = s.Clone()
-	switch s.Kind {
-	case config.KindStripe:
-		return setBodyField(s, []string{"id"}, id)
-	case config.KindSlack:
-		return setBodyField(s, []string{"event_id"}, id)
-	case config.KindGitHub:
-		s.Header.Set("X-GitHub-Delivery", id)
-	case config.KindShopify:
-		s.Header.Set("X-Shopify-Webhook-Id", id)
-		s.Header.Set("X-Shopify-Event-Id", id)
-	case config.KindStandardWebhooks:
-		s.Header.Set(headerStdID, id)
-	case config.KindHMAC, config.KindToken:
-		switch {
-		case ev.IDHeader != "":
-			s.Header.Set(ev.IDHeader, id)
-		case ev.IDField != "":
-			return setBodyField(s, strings.Split(ev.IDField, "."), id)
-		default:
-			return setBodyField(s, []string{"id"}, id)
-		}
-	default:
+	k, ok := provider.Lookup(s.Kind)
+	if !ok {
 		return s, fmt.Errorf("sample %s/%s: unknown kind", s.Kind, s.Name)
 	}
-	return s, nil
+	s = s.Clone()
+	switch place := k.EventID(provider.Params{Event: ev.Places()}); {
+	case place.Header != "":
+		s.Header.Set(place.Header, id)
+		return s, nil
+	case len(place.Field) > 0:
+		return setBodyField(s, place.Field, id)
+	default:
+		return setBodyField(s, []string{"id"}, id)
+	}
 }
 
 // setBodyField sets a string at a path of a JSON object body, creating

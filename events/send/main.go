@@ -71,7 +71,7 @@ func run() error {
 	for range *count {
 		eventID := *id
 		if eventID == "" {
-			eventID = newID(src.Verify.Kind)
+			eventID = newID()
 		}
 		s, err := events.WithEventID(sample, eventID, src.Event)
 		if err != nil {
@@ -115,18 +115,11 @@ func pickSample(kind, name string) (events.Sample, error) {
 	return events.Sample{}, fmt.Errorf("no sample for kind %q", kind)
 }
 
-func newID(kind string) string {
-	b := make([]byte, 12)
+// newID returns a fresh provider event id, shaped as a UUID: every kind
+// accepts one.
+func newID() string {
+	b := make([]byte, 16)
 	_, _ = rand.Read(b)
-	switch kind {
-	case config.KindStripe:
-		return "evt_" + hex.EncodeToString(b)
-	case config.KindStandardWebhooks:
-		return "msg_" + hex.EncodeToString(b)
-	case config.KindSlack:
-		return "Ev" + strings.ToUpper(hex.EncodeToString(b[:6]))
-	default:
-		h := hex.EncodeToString(b) + "00000000"
-		return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
-	}
+	h := hex.EncodeToString(b)
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }

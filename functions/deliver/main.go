@@ -28,15 +28,16 @@ func main() {
 	logger := newLogger()
 	h, err := build(context.Background(), logger)
 	if err != nil {
-		logger.Error("deliver: cannot start", "error", err.Error())
+		logger.Error("deliver", "outcome", "start_failed", "error", err.Error())
 		os.Exit(1)
 	}
 	lambda.Start(h.Handle)
 }
 
 // newLogger logs JSON lines: through the Lambda runtime's handler (which
-// adds the request id) when the function's log format is JSON, and with a
-// plain JSON handler using the same keys otherwise.
+// adds the request id and honours the function's application log level)
+// when the function's log format is JSON, as the stack deploys it, and
+// with a JSON handler using the same keys otherwise.
 func newLogger() *slog.Logger {
 	if os.Getenv("AWS_LAMBDA_LOG_FORMAT") == "JSON" {
 		return lambdacontext.NewLogger()

@@ -3,11 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-lambda-go/lambdacontext"
+
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/delivery"
 )
 
 func setEnv(t *testing.T, skip string) {
@@ -66,5 +72,36 @@ func TestBuild(t *testing.T) {
 				t.Fatalf("build error = %v, want one naming %s", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestLoggerCarriesRequestID runs the function's logger as Lambda does —
+// the log format JSON in the environment when the process starts, the
+// request id in the context — in a child process, and reads its stdout.
+func TestLoggerCarriesRequestID(t *testing.T) {
+	if os.Getenv("HOOKFAN_LOG_CHILD") == "1" {
+		ctx := lambdacontext.NewContext(context.Background(), &lambdacontext.LambdaContext{AwsRequestID: "req-9c1d"})
+		newLogger().InfoContext(ctx, delivery.LogMessage, "outcome", "delivered", "latency_ms", int64(12))
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestLoggerCarriesRequestID$")
+	cmd.Env = append(os.Environ(), "HOOKFAN_LOG_CHILD=1", "AWS_LAMBDA_LOG_FORMAT=JSON", "AWS_LAMBDA_LOG_LEVEL=INFO")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	var found bool
+	for _, line := range strings.Split(string(out), "\n") {
+		var l map[string]any
+		if json.Unmarshal([]byte(line), &l) != nil {
+			continue // the test runner's own lines
+		}
+		if l["message"] != "deliver" || l["requestId"] != "req-9c1d" || l["outcome"] != "delivered" || l["level"] != "INFO" {
+			t.Errorf("log line %s: want message deliver, requestId req-9c1d, outcome delivered, level INFO", line)
+		}
+		found = true
+	}
+	if !found {
+		t.Fatalf("no log line in:\n%s", out)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
@@ -21,10 +22,10 @@ import (
 )
 
 func main() {
-	log := slog.New(ingest.NewLogHandler(os.Stdout, nil))
+	log := newLogger()
 	h, err := setup(context.Background(), log)
 	if err != nil {
-		log.Error("ingest: cannot start", slog.String("error", err.Error()))
+		log.Error("ingest", slog.String("outcome", "start_failed"), slog.String("error", err.Error()))
 		os.Exit(1)
 	}
 	apiType, err := config.APITypeFromEnv()
@@ -37,6 +38,17 @@ func main() {
 		return
 	}
 	lambda.Start(h.Handle) // REST API proxy event
+}
+
+// newLogger logs JSON lines: through the Lambda runtime's handler (which
+// adds the request id and honours the function's application log level)
+// when the function's log format is JSON, as the stack deploys it, and
+// with a JSON handler using the same keys otherwise.
+func newLogger() *slog.Logger {
+	if os.Getenv("AWS_LAMBDA_LOG_FORMAT") == "JSON" {
+		return lambdacontext.NewLogger()
+	}
+	return slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{ReplaceAttr: lambdacontext.ReplaceAttr}))
 }
 
 // setup reads the configuration and builds the clients once; warm

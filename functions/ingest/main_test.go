@@ -2,15 +2,22 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/provider"
 )
 
 func TestSetup(t *testing.T) {
-	sources := config.EncodeSources([]config.Source{{Name: "stripe", Verify: config.Verify{Kind: config.KindStripe, SecretName: "hookfan/sources/stripe"}}})
+	sources := config.EncodeSources([]config.Source{{Name: "stripe", Verify: config.Verify{Kind: provider.Stripe, SecretName: "hookfan/sources/stripe"}}})
 	tests := []struct {
 		name    string
 		env     map[string]string
@@ -39,5 +46,46 @@ func TestSetup(t *testing.T) {
 				t.Fatalf("setup error = %v, want one naming %s", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestLogsCarryRequestID runs the function's logger as Lambda does — the
+// log format JSON in the environment when the process starts, the request
+// id in the context — in a child process, and reads its stdout: one line
+// per request, message "ingest" with an outcome, and the request id.
+func TestLogsCarryRequestID(t *testing.T) {
+	if os.Getenv("HOOKFAN_LOG_CHILD") == "1" {
+		sources := config.EncodeSources([]config.Source{{Name: "stripe", Verify: config.Verify{Kind: provider.Stripe, SecretName: "s"}}})
+		t.Setenv(config.EnvSources, sources)
+		t.Setenv(config.EnvTopicARN, "arn:aws:sns:us-east-1:123456789012:t")
+		t.Setenv(config.EnvMetricsSink, config.SinkEMF)
+		h, err := setup(context.Background(), newLogger())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := lambdacontext.NewContext(context.Background(), &lambdacontext.LambdaContext{AwsRequestID: "req-7f3a"})
+		h.Handle(ctx, events.APIGatewayProxyRequest{HTTPMethod: "POST", PathParameters: map[string]string{"source": "nope"}, Body: "{}"})
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestLogsCarryRequestID$")
+	cmd.Env = append(os.Environ(), "HOOKFAN_LOG_CHILD=1", "AWS_LAMBDA_LOG_FORMAT=JSON", "AWS_LAMBDA_LOG_LEVEL=INFO",
+		"AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	var found bool
+	for _, line := range strings.Split(string(out), "\n") {
+		var l map[string]any
+		if json.Unmarshal([]byte(line), &l) != nil || l["_aws"] != nil {
+			continue // the test runner's own lines, and the EMF line
+		}
+		if l["message"] != "ingest" || l["requestId"] != "req-7f3a" || l["outcome"] != "rejected" || l["code"] != "unknown_source" {
+			t.Errorf("log line %s: want message ingest, requestId req-7f3a, outcome rejected, code unknown_source", line)
+		}
+		found = true
+	}
+	if !found {
+		t.Fatalf("no log line in:\n%s", out)
 	}
 }

@@ -21,6 +21,11 @@ import (
 // latency path (ingest answers the provider; deliver waits on the subscriber).
 const DefaultMemoryMB = 256
 
+// ApplicationLogLevel is both functions' application log level. It must
+// stay INFO or lower: Lambda files the EMF lines, which carry no level, as
+// INFO, and a higher level would drop the metrics with them.
+const ApplicationLogLevel = awslambda.ApplicationLogLevel_INFO
+
 // MaxEnvironmentBytes is Lambda's limit on all environment variables of a
 // function together (keys and values).
 const MaxEnvironmentBytes = 4096
@@ -83,6 +88,11 @@ func newFunction(scope constructs.Construct, spec functionSpec) (*functionParts,
 		Role:         role,
 		LogGroup:     logs,
 		Tracing:      awslambda.Tracing_ACTIVE,
+		// JSON lines with the request id, through the runtime's logger
+		// (lambdacontext in the mains).
+		LoggingFormat:         awslambda.LoggingFormat_JSON,
+		ApplicationLogLevelV2: ApplicationLogLevel,
+		SystemLogLevelV2:      awslambda.SystemLogLevel_INFO,
 	})
 	reason := reasonXRay
 	if spec.metricsSink == config.SinkCloudWatch {

@@ -262,6 +262,7 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 	if tc, _ := p["TracingConfig"].(map[string]any); tc["Mode"] != "Active" {
 		t.Errorf("%s: tracing %v, want Active", d.Name, p["TracingConfig"])
 	}
+	checkLogging(t, d.Name, p)
 	env := p["Environment"].(map[string]any)["Variables"].(map[string]any)
 	for _, k := range []string{config.EnvDestination, config.EnvTableName, config.EnvQueueURL, config.EnvSecretID, config.EnvRecordDays, config.EnvMetricsSink} {
 		if _, ok := env[k]; !ok {
@@ -425,6 +426,19 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 }
 
 // checkTLSOnly asserts each resource has a policy denying requests without TLS.
+// checkLogging: the function logs JSON through the runtime, at the
+// application level INFO (EMF lines have no level and count as INFO).
+func checkLogging(t *testing.T, name string, props map[string]any) {
+	t.Helper()
+	want := map[string]any{"LogFormat": "JSON", "ApplicationLogLevel": "INFO", "SystemLogLevel": "INFO"}
+	got, _ := props["LoggingConfig"].(map[string]any)
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: LoggingConfig %v, want %s %v", name, got, k, v)
+		}
+	}
+}
+
 func checkTLSOnly(t *testing.T, lane string, policies map[string]resource, key string, ids []string) {
 	t.Helper()
 	covered := map[string]bool{}
@@ -592,6 +606,7 @@ func TestBase(t *testing.T) {
 	if refID(env[config.EnvTopicARN]) == "" || env[config.EnvMetricsSink] != "emf" {
 		t.Errorf("ingest environment %v", env)
 	}
+	checkLogging(t, "ingest", res[fnID].Properties)
 	roleID := refID(res[fnID].Properties["Role"])
 	var readable []string
 	for _, pol := range ofType(res, "AWS::IAM::Policy") {

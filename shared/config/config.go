@@ -9,21 +9,9 @@ package config
 
 import (
 	"time"
-)
 
-// Verification kinds accepted in sources[].verify.kind.
-const (
-	KindStripe           = "stripe"
-	KindGitHub           = "github"
-	KindShopify          = "shopify"
-	KindSlack            = "slack"
-	KindStandardWebhooks = "standard-webhooks"
-	KindHMAC             = "hmac"
-	KindToken            = "token"
+	"github.com/hookfan/hookfan/shared/provider"
 )
-
-// Kinds lists the verification kinds in the order the docs present them.
-var Kinds = []string{KindStripe, KindGitHub, KindShopify, KindSlack, KindStandardWebhooks, KindHMAC, KindToken}
 
 // Metrics sinks accepted in metrics.sink.
 const (
@@ -41,7 +29,7 @@ const (
 	// MaxBodyBytesCeiling is the largest body a source may accept.
 	MaxBodyBytesCeiling = MaxSNSMessageBytes - AttributeReserveBytes
 
-	DefaultToleranceSeconds = 300
+	DefaultToleranceSeconds = int(provider.DefaultTolerance / time.Second)
 	MaxToleranceSeconds     = 3600
 
 	DefaultTimeoutSeconds = 10
@@ -125,6 +113,7 @@ type Source struct {
 
 // Verify says how a source's requests are authenticated.
 type Verify struct {
+	// Kind names a registered kind (shared/provider).
 	Kind string `json:"kind"`
 	// SecretName is the Secrets Manager name (or ARN) holding the secret: a
 	// string, or a JSON array of strings while a secret rotates.

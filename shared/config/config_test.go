@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hookfan/hookfan/shared/provider"
 )
 
 // base is a valid configuration; each invalid case edits one part of it.
@@ -104,7 +106,7 @@ func TestParseInvalid(t *testing.T) {
 			json: src(`{"name": "x", "verify": {"kind": "hmac", "secretName": "s", "algorithm": "md5", "encoding": "base32"}}`),
 			want: []string{
 				`sources[0].verify.header: missing; kind "hmac" needs the name of the request header that carries the signature`,
-				`sources[0].verify.algorithm: "md5" is not supported; use one of sha1, sha256, sha512`,
+				`sources[0].verify.algorithm: "md5" is not supported; use one of sha256, sha1, sha512`,
 				`sources[0].verify.encoding: "base32" is not supported; use one of hex, base64`,
 			},
 		},
@@ -392,8 +394,11 @@ func TestParseValidDerived(t *testing.T) {
 
 	stripe, _ := c.Source("stripe")
 	generic, _ := c.Source("generic")
-	gotSrc := []any{stripe.Verify.Tolerance(), stripe.BodyLimit(), generic.BodyLimit(), generic.Verify.HMACAlgorithm(), generic.Verify.HMACEncoding()}
-	wantSrc := []any{600 * time.Second, 260096, 65536, "sha512", "base64"}
+	gotSrc := []any{stripe.Verify.Tolerance(), stripe.BodyLimit(), generic.BodyLimit(), generic.Params()}
+	wantSrc := []any{600 * time.Second, 260096, 65536, provider.Params{
+		Tolerance: provider.DefaultTolerance, Header: "X-Signature", Algorithm: "sha512", Encoding: "base64", Prefix: "sha512=",
+		Event: provider.Places{IDHeader: "X-Request-Id", TypeField: "event.kind"},
+	}}
 	if diff := cmp.Diff(wantSrc, gotSrc); diff != "" {
 		t.Errorf("source values (-want +got):\n%s", diff)
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+
+	"github.com/hookfan/hookfan/shared/provider"
 )
 
 const (
@@ -16,25 +18,26 @@ const (
 // Tolerance is the accepted clock skew for timestamped kinds.
 func (v Verify) Tolerance() time.Duration {
 	if v.ToleranceSeconds == 0 {
-		return DefaultToleranceSeconds * time.Second
+		return provider.DefaultTolerance
 	}
 	return time.Duration(v.ToleranceSeconds) * time.Second
 }
 
-// HMACAlgorithm is the generic kind's digest ("sha256" unless set).
-func (v Verify) HMACAlgorithm() string {
-	if v.Algorithm == "" {
-		return "sha256"
-	}
-	return v.Algorithm
+// Params is what this verify block says to its kind.
+func (v Verify) Params() provider.Params {
+	return provider.Params{Tolerance: v.Tolerance(), Header: v.Header, Algorithm: v.Algorithm, Encoding: v.Encoding, Prefix: v.Prefix}
 }
 
-// HMACEncoding is the generic kind's digest encoding ("hex" unless set).
-func (v Verify) HMACEncoding() string {
-	if v.Encoding == "" {
-		return "hex"
-	}
-	return v.Encoding
+// Params is what this source's configuration says to its kind.
+func (s Source) Params() provider.Params {
+	p := s.Verify.Params()
+	p.Event = s.Event.Places()
+	return p
+}
+
+// Places is the event block as the kinds read it.
+func (e EventFields) Places() provider.Places {
+	return provider.Places{IDHeader: e.IDHeader, IDField: e.IDField, TypeHeader: e.TypeHeader, TypeField: e.TypeField}
 }
 
 // BodyLimit is the largest body this source accepts.

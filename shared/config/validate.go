@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hookfan/hookfan/shared/netguard"
+	"github.com/hookfan/hookfan/shared/provider"
 )
 
 // logRetentionDays are the values CloudWatch Logs accepts.
@@ -66,54 +67,64 @@ func (s *Source) validate(p *problems, at string, seen map[string]int, index int
 	validName(p, at+".name", s.Name, "source", seen, index)
 	v := &s.Verify
 	kind := at + ".verify"
-	if !slices.Contains(Kinds, v.Kind) {
-		p.add(kind+".kind", "unknown verification kind %q; use one of %s", v.Kind, strings.Join(Kinds, ", "))
+	k, known := provider.Lookup(v.Kind)
+	if !known {
+		p.add(kind+".kind", "unknown verification kind %q; use one of %s", v.Kind, strings.Join(provider.Names(nil), ", "))
 	}
 	if v.SecretName == "" {
 		p.add(kind+".secretName", "missing; every source needs the name of the Secrets Manager secret that holds its signing secret or token")
 	} else {
 		validSecretName(p, kind+".secretName", v.SecretName)
 	}
-	timestamped := v.Kind == KindStripe || v.Kind == KindSlack || v.Kind == KindStandardWebhooks
 	switch {
-	case v.ToleranceSeconds != 0 && !timestamped:
-		p.add(kind+".toleranceSeconds", "set for kind %q, which carries no timestamp; remove it (it applies to stripe, slack and standard-webhooks)", v.Kind)
+	case v.ToleranceSeconds != 0 && !k.Timestamped:
+		p.add(kind+".toleranceSeconds", "set for kind %q, which carries no timestamp; remove it (it applies to %s)", v.Kind, kindList(func(k provider.Kind) bool { return k.Timestamped }))
 	case v.ToleranceSeconds < 0 || v.ToleranceSeconds > MaxToleranceSeconds:
 		p.add(kind+".toleranceSeconds", "%d is out of range; use 1 to %d seconds (default %d)", v.ToleranceSeconds, MaxToleranceSeconds, DefaultToleranceSeconds)
 	}
-	generic := v.Kind == KindHMAC || v.Kind == KindToken
+	named := func(k provider.Kind) bool { return k.HeaderCarries != "" }
 	switch {
-	case generic && v.Header == "":
-		p.add(kind+".header", "missing; kind %q needs the name of the request header that carries the %s", v.Kind, map[bool]string{true: "signature", false: "token"}[v.Kind == KindHMAC])
-	case generic && !isHeaderName(v.Header):
+	case named(k) && v.Header == "":
+		p.add(kind+".header", "missing; kind %q needs the name of the request header that carries the %s", v.Kind, k.HeaderCarries)
+	case named(k) && !isHeaderName(v.Header):
 		p.add(kind+".header", "%q is not a valid HTTP header name", v.Header)
-	case !generic && v.Header != "":
-		p.add(kind+".header", "set for kind %q, whose header is fixed; remove it (it applies to hmac and token)", v.Kind)
+	case !named(k) && v.Header != "":
+		p.add(kind+".header", "set for kind %q, whose header is fixed; remove it (it applies to %s)", v.Kind, kindList(named))
 	}
-	hmacOnly := func(field, value string, allowed ...string) {
+	setting := func(field, value string, takes func(provider.Kind) bool, allowed []string) {
 		switch {
 		case value == "":
-		case v.Kind != KindHMAC:
-			p.add(kind+"."+field, "set for kind %q; remove it (it applies to hmac only)", v.Kind)
+		case !takes(k):
+			p.add(kind+"."+field, "set for kind %q; remove it (it applies to %s only)", v.Kind, kindList(takes))
 		case len(allowed) > 0 && !slices.Contains(allowed, value):
 			p.add(kind+"."+field, "%q is not supported; use one of %s", value, strings.Join(allowed, ", "))
 		}
 	}
-	hmacOnly("algorithm", v.Algorithm, "sha1", "sha256", "sha512")
-	hmacOnly("encoding", v.Encoding, "hex", "base64")
-	hmacOnly("prefix", v.Prefix)
+	setting("algorithm", v.Algorithm, func(k provider.Kind) bool { return len(k.Algorithms) > 0 }, k.Algorithms)
+	setting("encoding", v.Encoding, func(k provider.Kind) bool { return len(k.Encodings) > 0 }, k.Encodings)
+	setting("prefix", v.Prefix, func(k provider.Kind) bool { return k.Prefix }, nil)
 	if s.MaxBodyBytes < 0 || s.MaxBodyBytes > MaxBodyBytesCeiling {
 		p.add(at+".maxBodyBytes", "%d is out of range; use 1 to %d (what fits in one SNS message with its attributes), or omit it for that default", s.MaxBodyBytes, MaxBodyBytesCeiling)
 	}
-	s.Event.validate(p, at+".event", v.Kind, generic)
+	s.Event.validate(p, at+".event", v.Kind, k.Places)
 }
 
-func (e *EventFields) validate(p *problems, at, kind string, generic bool) {
+// kindList names the kinds for which keep is true, for a message: "a, b
+// and c".
+func kindList(keep func(provider.Kind) bool) string {
+	names := provider.Names(keep)
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+func (e *EventFields) validate(p *problems, at, kind string, places bool) {
 	if *e == (EventFields{}) {
 		return
 	}
-	if !generic {
-		p.add(at, "set for kind %q, whose event id and type come from the provider's own headers or body; remove it (it applies to hmac and token)", kind)
+	if !places {
+		p.add(at, "set for kind %q, whose event id and type come from the provider's own headers or body; remove it (it applies to %s)", kind, kindList(func(k provider.Kind) bool { return k.Places }))
 		return
 	}
 	pair := func(name, header, field string) {

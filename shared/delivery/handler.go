@@ -214,7 +214,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		}
 	}
 	if err := h.metrics.Flush(ctx); err != nil {
-		h.log.WarnContext(ctx, "metrics not published", "error", err.Error())
+		h.log.WarnContext(ctx, LogMessage, "outcome", "metrics_not_published", "error", err.Error())
 	}
 	return resp, nil
 }
@@ -261,16 +261,20 @@ func copiesInBatch(recs []parsedRecord) []int {
 // returns every record.
 func (h *Handler) copyInBatch(ctx context.Context, msg, carrier Message) {
 	h.count(metrics.DeliveryDuplicate)
-	h.log.InfoContext(ctx, "duplicate: another copy in this batch is attempted", "outcome", "duplicate",
+	h.log.InfoContext(ctx, LogMessage, "outcome", "duplicate", "reason", "another copy in this batch is attempted",
 		"id", msg.ID, "message_id", msg.MessageID, "attempt", msg.Attempt, "carrier_message_id", carrier.MessageID)
 }
+
+// LogMessage is the message of every line the deliver function logs; the
+// "outcome" attribute says what happened (as ingest's lines do).
+const LogMessage = "deliver"
 
 // process delivers one record and reports whether it must come back. A
 // panic fails the record alone.
 func (h *Handler) process(ctx context.Context, started time.Time, rec *events.SQSMessage, p parsedRecord) (failed bool) {
 	defer func() {
 		if p := recover(); p != nil {
-			h.log.ErrorContext(ctx, "delivery panicked", "message_id", rec.MessageId, "panic", fmt.Sprint(p))
+			h.log.ErrorContext(ctx, LogMessage, "outcome", "panicked", "message_id", rec.MessageId, "panic", fmt.Sprint(p))
 			failed = true
 		}
 	}()
@@ -327,7 +331,7 @@ func (h *Handler) prepare(ctx context.Context, started time.Time, rec parsedReco
 	p.started = started
 	if err != nil {
 		h.count(metrics.DeliveryFailed)
-		h.log.WarnContext(ctx, "malformed message", "message_id", msg.MessageID, "outcome", "malformed",
+		h.log.WarnContext(ctx, LogMessage, "message_id", msg.MessageID, "outcome", "malformed",
 			"attempt", msg.Attempt, "error", err.Error())
 		return p, retryIn(MalformedVisibility), false
 	}
@@ -339,7 +343,7 @@ func (h *Handler) prepare(ctx context.Context, started time.Time, rec parsedReco
 	}
 	p.now = h.now()
 	if p.send, p.leaseUntil, ok = h.budget(ctx, p.now); !ok {
-		p.log.WarnContext(ctx, "no time left to attempt; released", "outcome", "released")
+		p.log.WarnContext(ctx, LogMessage, "outcome", "released", "reason", "no time left to attempt")
 		return p, retryIn(0), false
 	}
 	return p, ack, true
@@ -367,17 +371,17 @@ func (h *Handler) claim(ctx context.Context, p prepared) (lease dedupe.Lease, se
 		return lease, send, ack, true
 	case errors.Is(err, dedupe.ErrDuplicate):
 		h.count(metrics.DeliveryDuplicate)
-		p.log.InfoContext(ctx, "duplicate: already delivered", "outcome", "duplicate")
+		p.log.InfoContext(ctx, LogMessage, "outcome", "duplicate", "reason", "already delivered")
 		return lease, 0, ack, false
 	case errors.Is(err, dedupe.ErrGone):
 		// The destination answered 410 for this event: a copy is never sent.
 		h.count(metrics.DeliveryDuplicate)
-		p.log.InfoContext(ctx, "duplicate: the destination answered 410 Gone for this event", "outcome", "duplicate")
+		p.log.InfoContext(ctx, LogMessage, "outcome", "duplicate", "reason", "the destination answered 410 Gone for this event")
 		return lease, 0, ack, false
 	case errors.As(err, &refused):
 		// Another function holds the event: look again once its lease ends.
 		wait := max(refused.LeaseUntil.Sub(p.now), 0) + InFlightMargin
-		p.log.InfoContext(ctx, "in flight elsewhere", "outcome", "in_flight", "retry_in_s", visibilitySeconds(wait))
+		p.log.InfoContext(ctx, LogMessage, "outcome", "in_flight", "reason", "in flight elsewhere", "retry_in_s", visibilitySeconds(wait))
 		return lease, 0, retryIn(wait), false
 	default:
 		// A claim that timed out may still have landed: its lease then ends
@@ -399,7 +403,7 @@ func (h *Handler) releaseUnsent(ctx context.Context, p prepared, lease dedupe.Le
 		status = dedupe.StatusDead
 	}
 	if ferr := h.finish(ctx, lease, dedupe.Outcome{Status: status, Error: "not attempted: " + err.Error(), At: h.now()}); ferr != nil {
-		p.log.WarnContext(ctx, "lease not released; it ends on its own", "error", ferr.Error())
+		p.log.WarnContext(ctx, LogMessage, "outcome", "lease_not_released", "reason", "the lease ends on its own", "error", ferr.Error())
 	}
 	return d
 }
@@ -420,7 +424,7 @@ func (h *Handler) notAttempted(ctx context.Context, p prepared, why string, err 
 		wait = 0
 		h.count(metrics.DeliveryDead)
 	}
-	p.log.ErrorContext(ctx, why, "outcome", "not_attempted", "error", err.Error(), "retry_in_s", visibilitySeconds(wait))
+	p.log.ErrorContext(ctx, LogMessage, "outcome", "not_attempted", "reason", why, "error", err.Error(), "retry_in_s", visibilitySeconds(wait))
 	return retryIn(wait)
 }
 
@@ -508,7 +512,7 @@ func (h *Handler) record(ctx context.Context, p prepared, lease dedupe.Lease, re
 	if outcome != "delivered" {
 		level = slog.LevelWarn
 	}
-	p.log.Log(ctx, level, "delivery attempt", attrs...)
+	p.log.Log(ctx, level, LogMessage, attrs...)
 	return d
 }
 
@@ -558,12 +562,12 @@ func (h *Handler) changeVisibility(ctx context.Context, started time.Time, rec *
 	secs := min(visibilitySeconds(d), wholeSeconds(h.visibilityLimit(started)))
 	err := h.setVisibility(ctx, rec, secs)
 	if refusedValue(err) && secs > 0 {
-		h.log.InfoContext(ctx, "visibility refused past SQS's 12 h limit; asking for less", "message_id", rec.MessageId, "visibility_s", secs)
+		h.log.InfoContext(ctx, LogMessage, "outcome", "visibility_refused", "reason", "past SQS's 12 h limit; asking for less", "message_id", rec.MessageId, "visibility_s", secs)
 		secs = min(secs, wholeSeconds(h.pessimisticLimit(started)))
 		err = h.setVisibility(ctx, rec, secs)
 	}
 	if err != nil {
-		h.log.WarnContext(ctx, "visibility not changed; the message returns after the queue's default visibility timeout",
+		h.log.WarnContext(ctx, LogMessage, "outcome", "visibility_not_changed", "reason", "the message returns after the queue's default visibility timeout",
 			"message_id", rec.MessageId, "visibility_s", secs, "error", err.Error())
 	}
 }

@@ -719,7 +719,7 @@ func TestAttemptLog(t *testing.T) {
 	hs.h.Handle(context.Background(), batch(sqsRecord("good", 1), sqsRecord("bad", 2)))
 	var attempts []map[string]any
 	for _, l := range hs.logs.lines(t) {
-		if l["msg"] == "delivery attempt" {
+		if l["msg"] == LogMessage && l["status"] != nil {
 			attempts = append(attempts, l)
 		}
 	}

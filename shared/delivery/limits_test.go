@@ -122,7 +122,7 @@ func TestTwelveHourCap(t *testing.T) {
 			}
 			warned := false
 			for _, l := range hs.logs.lines(t) {
-				if l["msg"] == "visibility not changed; the message returns after the queue's default visibility timeout" {
+				if l["msg"] == LogMessage && l["outcome"] == "visibility_not_changed" {
 					warned = true
 				}
 			}

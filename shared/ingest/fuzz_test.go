@@ -12,6 +12,7 @@ import (
 
 	"github.com/hookfan/hookfan/events"
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/provider"
 )
 
 var idPattern = regexp.MustCompile(`^evt_[0-9a-f]{32}$`)
@@ -19,11 +20,16 @@ var idPattern = regexp.MustCompile(`^evt_[0-9a-f]{32}$`)
 // FuzzHandler sends arbitrary bodies and signature headers to a Stripe
 // source. Whatever arrives, the answer is a known status with a JSON body,
 // and nothing is published unless stripe-go agrees the signature is valid.
-// The same body signed properly is never refused as unauthenticated.
+// The same body signed properly is never refused as unauthenticated; it is
+// accepted only when it is one JSON document (json.Valid), and what is
+// published is deliverable: SQS's characters only, read back by deliver as
+// the exact body.
 func FuzzHandler(f *testing.F) {
 	f.Add([]byte(`{"id":"evt_1","type":"charge.succeeded"}`), "t=1,v1=00", false, "application/json")
 	f.Add([]byte(`{"id":"evt_1","type":"a\u0001"}`), "", true, "")
 	f.Add([]byte{0xff, 0x00}, "t=1764478800,v0=ab", false, "text/plain\x00")
+	f.Add([]byte(`{"id":"evt_1","type":"a","type":"b"}`), "", false, "application/json")
+	f.Add([]byte("{\"id\":\"evt_1\",\"type\":\"a\",\"n\":\"\uffff\\u0000\xff\"} "), "", true, "application/json")
 	f.Fuzz(func(t *testing.T, body []byte, sig string, asBase64 bool, contentType string) {
 		r := newRig(t, testSources())
 		check := func(req eventsRequest) int {
@@ -63,14 +69,24 @@ func FuzzHandler(f *testing.F) {
 			if typ := attr(in, "type"); typ == "" || len(typ) > 256 || strings.ContainsAny(typ, "\x00\n\r") {
 				t.Fatalf("published type %q", typ)
 			}
+			deliverable(t, in, body)
 		}
 
-		signedHeader, err := events.Sign(config.Verify{Kind: config.KindStripe}, events.Sample{Body: body, Header: h}, r.now, secretOf("stripe"))
+		signedHeader, err := events.Sign(config.Verify{Kind: provider.Stripe}, events.Sample{Body: body, Header: h}, r.now, secretOf("stripe"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if status := check(build(signedHeader)); status == http.StatusUnauthorized {
+		status := check(build(signedHeader))
+		switch {
+		case status == http.StatusUnauthorized:
 			t.Fatalf("a properly signed body was refused as unauthenticated")
+		case status == http.StatusAccepted && !json.Valid(body):
+			t.Fatalf("accepted a body json.Valid refuses: %q", body)
+		case len(body) > 0 && !json.Valid(body) && status != http.StatusBadRequest && status != http.StatusRequestEntityTooLarge:
+			t.Fatalf("a body json.Valid refuses got %d, want 400", status)
+		}
+		if status == http.StatusAccepted {
+			deliverable(t, r.pub.published()[len(r.pub.published())-1], body)
 		}
 	})
 }

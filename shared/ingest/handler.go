@@ -1,8 +1,9 @@
 // Package ingest is the webhook front door: it takes API Gateway's REST proxy
 // event for POST /webhooks/{source}, verifies the request for its source
-// (failing closed), derives the event's id and type, and publishes the exact
-// body to SNS. It answers 202 {"id": …} only after SNS accepted the message,
-// and a stable JSON error otherwise (see answers.go).
+// (failing closed), reads the event's id and type the way its kind says
+// (shared/provider), and publishes the provider's body to SNS. It answers
+// 202 {"id": …} only after SNS accepted the message, and a stable JSON error
+// otherwise (see answers.go).
 package ingest
 
 import (
@@ -13,32 +14,21 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
-	"unicode/utf8"
-	"unsafe"
-
-	"github.com/hookfan/hookfan/shared/message"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-lambda-go/lambdacontext"
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
-	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/message"
 	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/provider"
 	"github.com/hookfan/hookfan/shared/secrets"
 	"github.com/hookfan/hookfan/shared/verify"
 )
 
-// Publisher is the SNS call ingest makes. Publish must not keep in, or
-// anything it points to, once it returns: the handler reuses that memory
-// for its next request. The SDK's client serializes the input inside
-// Publish.
+// Publisher is the SNS call ingest makes: *sns.Client.
 type Publisher interface {
 	Publish(ctx context.Context, in *sns.PublishInput, optFns ...func(*sns.Options)) (*sns.PublishOutput, error)
 }
@@ -51,7 +41,7 @@ type Secrets interface {
 
 // Recorder records metrics: *metrics.Recorder.
 type Recorder interface {
-	CountAt(t time.Time, name string, dims ...metrics.Dimension)
+	Count(name string, dims ...metrics.Dimension)
 	Flush(ctx context.Context) error
 }
 
@@ -72,73 +62,33 @@ type Options struct {
 	Publisher Publisher
 	Secrets   Secrets
 	Metrics   Recorder
-	Logger    *slog.Logger
+	// Logger receives one line per request (default: discard). The
+	// function's main passes the Lambda runtime's logger, which adds the
+	// request id.
+	Logger *slog.Logger
 	// Now replaces time.Now, for tests.
 	Now func() time.Time
 }
 
 // Handler serves POST /webhooks/{source}. It is safe for concurrent use.
 type Handler struct {
-	sources     map[string]*source
-	topicARN    *string
-	publisher   Publisher
-	secrets     Secrets
-	metrics     Recorder
-	log         *slog.Logger
-	now         func() time.Time
-	unknownDims []metrics.Dimension
-	scratch     sync.Pool // of *scratch
+	sources   map[string]*source
+	topicARN  string
+	publisher Publisher
+	secrets   Secrets
+	metrics   Recorder
+	log       *slog.Logger
+	now       func() time.Time
 }
 
-// scratch is the memory a request uses only until Handle returns, pooled
-// so that a warm function does not allocate it again: the decoded body of
-// a base64 request, the verification request and the SNS input with its
-// attributes. No answer, log line or metric ever points into it.
-type scratch struct {
-	body       []byte
-	receivedAt []byte
-	hdr        proxyHeader
-	vr         verify.Request
-	v          attrValues
-	attrs      map[string]snstypes.MessageAttributeValue
-	in         sns.PublishInput
-}
-
-// newScratch builds a scratch whose input points at its own attribute
-// values: a request fills in the values, never the map or the input.
-func newScratch(topicARN *string) *scratch {
-	sc := &scratch{attrs: make(map[string]snstypes.MessageAttributeValue, 6)}
-	for _, a := range sc.v.list() {
-		if a.name != message.AttrEncoding { // only set for base64 messages
-			sc.attrs[a.name] = snstypes.MessageAttributeValue{DataType: stringType, StringValue: a.value}
-		}
-	}
-	sc.in = sns.PublishInput{TopicArn: topicARN, Message: &sc.v.message, MessageAttributes: sc.attrs}
-	return sc
-}
-
-// release forgets the request's data, so the pool keeps no body alive,
-// and returns sc to the pool.
-func (h *Handler) release(sc *scratch) {
-	sc.hdr.reset(nil, nil)
-	sc.vr, sc.v = verify.Request{}, attrValues{}
-	h.scratch.Put(sc)
-}
-
-// source is one configured source with everything precomputed.
+// source is one configured source, ready to serve.
 type source struct {
-	cfg      config.Source
+	name     string
+	kind     provider.Kind
+	params   provider.Params
+	secret   string // the Secrets Manager name
 	limit    int
 	verifier verify.Verifier
-	identify identifier
-	dims     []metrics.Dimension // Source=name, for metrics.Recorder.Count
-	keys     atomic.Pointer[keySet]
-}
-
-// keySet is the key material of one version of a source's secret values.
-type keySet struct {
-	values []string
-	keys   []verify.Key
 }
 
 // New builds a Handler; sources are expected to be validated already
@@ -148,14 +98,13 @@ func New(o Options) (*Handler, error) {
 		return nil, errors.New("ingest: TopicARN, Publisher, Secrets and Metrics are required")
 	}
 	h := &Handler{
-		sources:     make(map[string]*source, len(o.Sources)),
-		topicARN:    &o.TopicARN,
-		publisher:   o.Publisher,
-		secrets:     o.Secrets,
-		metrics:     o.Metrics,
-		log:         o.Logger,
-		now:         o.Now,
-		unknownDims: []metrics.Dimension{{Name: metrics.DimSource, Value: UnknownSource}},
+		sources:   make(map[string]*source, len(o.Sources)),
+		topicARN:  o.TopicARN,
+		publisher: o.Publisher,
+		secrets:   o.Secrets,
+		metrics:   o.Metrics,
+		log:       o.Logger,
+		now:       o.Now,
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
@@ -163,21 +112,21 @@ func New(o Options) (*Handler, error) {
 	if h.now == nil {
 		h.now = time.Now
 	}
-	h.scratch.New = func() any { return newScratch(h.topicARN) }
 	for _, s := range o.Sources {
 		if _, dup := h.sources[s.Name]; dup {
 			return nil, fmt.Errorf("ingest: source %q is configured twice", s.Name)
 		}
-		v, err := verify.New(s.Verify)
+		kind, ok := provider.Lookup(s.Verify.Kind)
+		if !ok {
+			return nil, fmt.Errorf("ingest: source %q: unknown verification kind %q", s.Name, s.Verify.Kind)
+		}
+		v, err := kind.Verifier(s.Params())
 		if err != nil {
 			return nil, fmt.Errorf("ingest: source %q: %w", s.Name, err)
 		}
 		h.sources[s.Name] = &source{
-			cfg:      s,
-			limit:    min(s.BodyLimit(), config.MaxBodyBytesCeiling),
-			verifier: v,
-			identify: newIdentifier(s),
-			dims:     []metrics.Dimension{{Name: metrics.DimSource, Value: s.Name}},
+			name: s.Name, kind: kind, params: s.Params(), secret: s.Verify.SecretName,
+			limit: min(s.BodyLimit(), config.MaxBodyBytesCeiling), verifier: v,
 		}
 	}
 	return h, nil
@@ -202,16 +151,12 @@ type outcome struct {
 // every failure is an HTTP answer.
 func (h *Handler) Handle(ctx context.Context, req events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
 	start := h.now()
-	sc := h.scratch.Get().(*scratch)
-	out := h.handle(ctx, sc, &req, start)
-	// The outcome's id and type may view the scratch's decoded body: the
-	// line is written before the scratch is returned.
+	out := h.handle(ctx, &req, start)
 	h.record(ctx, &req, &out, start)
-	h.release(sc)
 	return response(&out), nil
 }
 
-func (h *Handler) handle(ctx context.Context, sc *scratch, req *events.APIGatewayProxyRequest, received time.Time) outcome {
+func (h *Handler) handle(ctx context.Context, req *events.APIGatewayProxyRequest, received time.Time) outcome {
 	name := sourceName(req)
 	src, ok := h.sources[name]
 	if !ok {
@@ -220,40 +165,45 @@ func (h *Handler) handle(ctx context.Context, sc *scratch, req *events.APIGatewa
 	if req.HTTPMethod != http.MethodPost {
 		return reject(name, true, CodeMethodNotAllowed, fmt.Errorf("method %q", truncate(req.HTTPMethod, 16)))
 	}
-	body, ascii, code := decodeBody(req, src.limit, &sc.body)
+	body, code := decodeBody(req, src.limit)
 	if code != "" {
 		return reject(name, true, code, fmt.Errorf("body of %d bytes as received (base64: %v), limit %d", len(req.Body), req.IsBase64Encoded, src.limit))
 	}
-	sc.hdr.reset(req.Headers, req.MultiValueHeaders)
-	hdr := &sc.hdr // a pointer into the scratch: no allocation as a verify.Header
-	sc.vr = verify.Request{Header: hdr, Body: body, Now: received}
-	if code, err := h.verify(ctx, src, &sc.vr); code != "" {
+	hdr := proxyHeader{single: req.Headers, multi: req.MultiValueHeaders}
+	if code, err := h.verify(ctx, src, &verify.Request{Header: hdr, Body: body, Now: received}); code != "" {
 		return reject(name, true, code, err)
 	}
-	ident, code := src.identify(hdr, body)
-	if code != "" {
-		return reject(name, true, code, fmt.Errorf("%s event: %s", src.cfg.Verify.Kind, answers[code].message))
+	ident, err := src.kind.Identify(src.params, hdr, body)
+	if err != nil {
+		return reject(name, true, identifyCode(err), fmt.Errorf("%s event: %w", src.kind.Name, err))
 	}
-	if ident.isChallenge {
-		return h.challenge(name, ident)
+	if ident.Handshake {
+		return challenge(name, ident.Challenge)
 	}
-	if !validAttribute(ident.providerID) {
-		return reject(name, true, CodeEventIDInvalid, fmt.Errorf("event id %s", quoteStart(ident.providerID)))
+	if !message.ValidAttribute(ident.ID) {
+		return reject(name, true, CodeEventIDInvalid, fmt.Errorf("event id %s", quoteStart(ident.ID)))
 	}
-	if !validAttribute(ident.typ) {
-		return reject(name, true, CodeEventTypeInvalid, fmt.Errorf("event type %s", quoteStart(ident.typ)))
+	if !message.ValidAttribute(ident.Type) {
+		return reject(name, true, CodeEventTypeInvalid, fmt.Errorf("event type %s", quoteStart(ident.Type)))
 	}
-	id, accepted := acceptedAnswer(name, ident.providerID)
-	in, fits := fillMessage(sc, req, body, ascii, name, id, ident.typ, contentType(hdr), received)
-	if !fits {
-		return reject(name, true, CodeBodyTooLarge, errors.New("body and attributes exceed one SNS message"))
+	id := EventID(name, ident.ID)
+	text := message.Text
+	if ident.JSON {
+		text = message.JSONText
 	}
-	res := outcome{source: name, known: true, id: id, typ: ident.typ, providerID: ident.providerID}
+	in, err := newMessage(h.topicARN, req, body, text(body), attributes{
+		source: name, typ: ident.Type, id: id, contentType: contentType(hdr),
+		receivedAt: received.UTC().Format(message.ReceivedAtLayout),
+	})
+	if err != nil {
+		return reject(name, true, CodeBodyTooLarge, err)
+	}
+	res := outcome{source: name, known: true, id: id, typ: ident.Type, providerID: ident.ID}
 	if _, err := h.publisher.Publish(ctx, in); err != nil {
 		res.status, res.code, res.detail = answers[CodePublishFailed].status, CodePublishFailed, err
 		return res
 	}
-	res.status, res.body = http.StatusAccepted, accepted
+	res.status, res.body = http.StatusAccepted, acceptedBody(id)
 	return res
 }
 
@@ -274,41 +224,28 @@ func sourceName(req *events.APIGatewayProxyRequest) string {
 }
 
 // decodeBody returns the request body's bytes, checking emptiness and the
-// source's limit before any decoding work. A base64 body is decoded into
-// *buf, grown as needed (to at most the limit) and reused by later
-// requests; a text body is read where it is, without a copy. ascii reports
-// that a decoded body is known to be ASCII (so valid UTF-8).
-func decodeBody(req *events.APIGatewayProxyRequest, limit int, buf *[]byte) (body []byte, ascii bool, code string) {
-	if !req.IsBase64Encoded {
-		switch {
-		case len(req.Body) == 0:
-			return nil, false, CodeBodyEmpty
-		case len(req.Body) > limit:
-			return nil, false, CodeBodyTooLarge
-		}
-		return readOnlyBytes(req.Body), false, ""
+// source's limit before any decoding work.
+func decodeBody(req *events.APIGatewayProxyRequest, limit int) (body []byte, code string) {
+	switch {
+	case len(req.Body) == 0:
+		return nil, CodeBodyEmpty
+	case !req.IsBase64Encoded && len(req.Body) > limit:
+		return nil, CodeBodyTooLarge
+	case !req.IsBase64Encoded:
+		return []byte(req.Body), ""
+	case base64.StdEncoding.DecodedLen(len(req.Body)) > limit+2: // padding makes DecodedLen overestimate by up to 2
+		return nil, CodeBodyTooLarge
 	}
-	if len(req.Body) == 0 {
-		return nil, false, CodeBodyEmpty
-	}
-	if base64.StdEncoding.DecodedLen(len(req.Body)) > limit+2 { // padding makes DecodedLen overestimate by up to 2
-		return nil, false, CodeBodyTooLarge
-	}
-	need := base64.StdEncoding.DecodedLen(len(req.Body))
-	if cap(*buf) < need {
-		*buf = make([]byte, need)
-	}
-	n, ascii, err := decodeBase64((*buf)[:need], readOnlyBytes(req.Body))
-	body = (*buf)[:n]
+	body, err := base64.StdEncoding.DecodeString(req.Body)
 	switch {
 	case err != nil:
-		return nil, false, CodeBodyNotBase64
+		return nil, CodeBodyNotBase64
 	case len(body) == 0:
-		return nil, false, CodeBodyEmpty
+		return nil, CodeBodyEmpty
 	case len(body) > limit:
-		return nil, false, CodeBodyTooLarge
+		return nil, CodeBodyTooLarge
 	}
-	return body, ascii, ""
+	return body, ""
 }
 
 // verify authenticates the request with the source's secret. When the
@@ -317,41 +254,24 @@ func decodeBody(req *events.APIGatewayProxyRequest, limit int, buf *[]byte) (bod
 // request verified once more if the values changed: a secret rotated moments
 // ago is picked up within seconds.
 func (h *Handler) verify(ctx context.Context, src *source, vr *verify.Request) (string, error) {
-	name := src.cfg.Verify.SecretName
-	values, err := h.secrets.Get(ctx, name)
+	values, err := h.secrets.Get(ctx, src.secret)
 	if err != nil {
 		return secretCode(err), err
 	}
-	err = src.verifier.Verify(vr, src.keysFor(values))
+	err = src.verifier.Verify(vr, values)
 	if errors.Is(err, verify.ErrMismatch) || errors.Is(err, verify.ErrNoKey) {
-		fresh, changed, rerr := h.secrets.Refresh(ctx, name)
+		fresh, changed, rerr := h.secrets.Refresh(ctx, src.secret)
 		switch {
 		case rerr != nil:
 			return secretCode(rerr), errors.Join(err, rerr)
 		case changed:
-			err = src.verifier.Verify(vr, src.keysFor(fresh))
+			err = src.verifier.Verify(vr, fresh)
 		}
 	}
 	if err == nil {
 		return "", nil
 	}
 	return verifyCode(err), err
-}
-
-// keysFor returns the key material of values, converting them only when
-// the secret changed since the last request.
-func (s *source) keysFor(values []string) []verify.Key {
-	if ks := s.keys.Load(); ks != nil && slices.Equal(ks.values, values) {
-		return ks.keys
-	}
-	ks := &keySet{values: values, keys: make([]verify.Key, 0, len(values))}
-	for _, v := range values {
-		if k, err := s.verifier.Key(v); err == nil {
-			ks.keys = append(ks.keys, k)
-		}
-	}
-	s.keys.Store(ks)
-	return ks.keys
 }
 
 func secretCode(err error) string {
@@ -376,25 +296,47 @@ func verifyCode(err error) string {
 	}
 }
 
-// challenge answers Slack's url_verification, after the signature passed.
-func (h *Handler) challenge(source string, ident identity) outcome {
-	if !ident.challengeSet || !utf8.ValidString(ident.challenge) {
+func identifyCode(err error) string {
+	switch {
+	case errors.Is(err, provider.ErrNotJSON):
+		return CodeBodyNotJSON
+	case errors.Is(err, provider.ErrDuplicateKey):
+		return CodeBodyDuplicateKey
+	case errors.Is(err, provider.ErrIDMissing):
+		return CodeEventIDMissing
+	case errors.Is(err, provider.ErrIDInvalid):
+		return CodeEventIDInvalid
+	case errors.Is(err, provider.ErrTypeMissing):
+		return CodeEventTypeMissing
+	default:
+		return CodeEventTypeInvalid
+	}
+}
+
+// challenge answers a handshake (Slack's url_verification) after the
+// signature passed.
+func challenge(source, value string) outcome {
+	if value == "" {
 		return reject(source, true, CodeChallengeMissing, nil)
 	}
 	b, err := json.Marshal(struct {
 		Challenge string `json:"challenge"`
-	}{ident.challenge})
+	}{value})
 	if err != nil {
 		return reject(source, true, CodeChallengeMissing, err)
 	}
-	return outcome{status: http.StatusOK, source: source, known: true, typ: slackURLVerification, body: string(b), challenge: true}
+	return outcome{status: http.StatusOK, source: source, known: true, body: string(b), challenge: true}
 }
 
 // contentType is the request's Content-Type when it is a plain printable
 // value, else DefaultContentType (it is replayed as a header on delivery).
 func contentType(h verify.Header) string {
-	ct := first(h, "Content-Type")
-	if ct == "" || len(ct) > maxAttributeBytes {
+	vs := h.Values("Content-Type")
+	if len(vs) == 0 {
+		return DefaultContentType
+	}
+	ct := strings.TrimSpace(vs[0])
+	if ct == "" || len(ct) > message.MaxAttributeBytes {
 		return DefaultContentType
 	}
 	for i := 0; i < len(ct); i++ {
@@ -403,157 +345,6 @@ func contentType(h verify.Header) string {
 		}
 	}
 	return ct
-}
-
-var stringType = aws.String("String")
-
-// attrValues holds the attribute values of one message; the SDK's input
-// points at them.
-type attrValues struct {
-	message, source, typ, id, receivedAt, contentType, encoding string
-}
-
-// attr is a message attribute's name and where its value is held.
-type attr struct {
-	name  string
-	value *string
-}
-
-// list names the attributes and their values.
-func (v *attrValues) list() [6]attr {
-	return [...]attr{
-		{message.AttrSource, &v.source}, {message.AttrType, &v.typ}, {message.AttrID, &v.id},
-		{message.AttrReceivedAt, &v.receivedAt}, {message.AttrContentType, &v.contentType}, {message.AttrEncoding, &v.encoding},
-	}
-}
-
-// fillMessage fills in sc's SNS publish input and reports whether the message
-// and its attributes fit in one SNS message. ascii tells that a decoded body
-// is known to be ASCII.
-func fillMessage(sc *scratch, req *events.APIGatewayProxyRequest, body []byte, ascii bool, source, id, typ, ct string, received time.Time) (*sns.PublishInput, bool) {
-	v := &sc.v
-	*v = attrValues{source: source, typ: typ, id: id, contentType: ct}
-	switch {
-	case !req.IsBase64Encoded && utf8.ValidString(req.Body):
-		v.message = req.Body // the exact bytes, without another copy
-	case ascii || utf8.Valid(body):
-		// body is the scratch buffer decodeBody decoded into, not written
-		// again before this request's Publish returned: share it rather
-		// than copy it.
-		v.message = unsafe.String(unsafe.SliceData(body), len(body))
-	default:
-		v.message = base64.StdEncoding.EncodeToString(body)
-		v.encoding = message.EncodingBase64
-	}
-	sc.receivedAt = appendReceivedAt(sc.receivedAt[:0], received)
-	v.receivedAt = unsafe.String(unsafe.SliceData(sc.receivedAt), len(sc.receivedAt)) // scratch memory, as the body
-	if v.encoding != "" {
-		sc.attrs[message.AttrEncoding] = snstypes.MessageAttributeValue{DataType: stringType, StringValue: &v.encoding}
-	} else {
-		delete(sc.attrs, message.AttrEncoding)
-	}
-	size := len(v.message)
-	for _, a := range v.list() {
-		if *a.value != "" { // only encoding is ever empty
-			size += len(a.name) + len(*stringType) + len(*a.value)
-		}
-	}
-	return &sc.in, size <= config.MaxSNSMessageBytes
-}
-
-// Answers' headers, shared by every response: read-only.
-var (
-	answerHeaders      = map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store"}
-	answerHeadersAllow = map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store", "Allow": http.MethodPost}
-)
-
-// response renders an outcome as API Gateway's answer.
-func response(o *outcome) events.APIGatewayProxyResponse {
-	hdr := answerHeaders
-	if o.code == CodeMethodNotAllowed {
-		hdr = answerHeadersAllow
-	}
-	body := o.body
-	if o.code != "" {
-		body = errorBodies[o.code]
-	}
-	return events.APIGatewayProxyResponse{StatusCode: o.status, Headers: hdr, Body: body}
-}
-
-// record counts the outcome and writes the request's one log line. Neither
-// ever holds a secret value or a signature. It reads the clock once, for
-// the latency, the metric's time and the line's.
-func (h *Handler) record(ctx context.Context, req *events.APIGatewayProxyRequest, o *outcome, start time.Time) {
-	end := h.now()
-	dims := h.unknownDims // a slice kept per source: Count need not allocate one
-	if o.known {
-		dims = h.sources[o.source].dims
-	}
-	dim := dims[0]
-	outcomeName := "accepted"
-	level := slog.LevelInfo
-	switch {
-	case o.challenge:
-		outcomeName = "challenge"
-	case o.code == CodePublishFailed:
-		outcomeName = "publish_failed"
-		level = slog.LevelError
-		h.metrics.CountAt(end, metrics.IngestPublishFailed, dims...)
-	case o.code != "":
-		outcomeName = "rejected"
-		level = slog.LevelWarn
-		if o.status >= 500 {
-			level = slog.LevelError
-		}
-		h.metrics.CountAt(end, metrics.IngestRejected, dim, metrics.Dimension{Name: metrics.DimReason, Value: o.code})
-	default:
-		h.metrics.CountAt(end, metrics.IngestAccepted, dims...)
-	}
-	if err := h.metrics.Flush(ctx); err != nil {
-		h.log.LogAttrs(ctx, slog.LevelWarn, "metrics flush failed", slog.String("error", err.Error()))
-	}
-	lh := h.log.Handler()
-	if !lh.Enabled(ctx, level) {
-		return
-	}
-	l := requestLog{
-		source: o.source, id: o.id, typ: o.typ, outcome: outcomeName, status: o.status,
-		latency: end.Sub(start), code: o.code, providerID: o.providerID,
-		apiRequestID: req.RequestContext.RequestID,
-	}
-	if lc, ok := lambdacontext.FromContext(ctx); ok {
-		l.awsRequestID = lc.AwsRequestID
-	}
-	if o.detail != nil {
-		l.err = o.detail.Error()
-	}
-	logRequest(ctx, lh, end, level, &l)
-}
-
-// formatReceivedAt renders t as RFC 3339 in UTC with milliseconds
-// (message.ReceivedAtLayout).
-func formatReceivedAt(t time.Time) string {
-	var b [len(message.ReceivedAtLayout)]byte
-	return string(appendReceivedAt(b[:0], t))
-}
-
-// appendReceivedAt appends formatReceivedAt(t) to dst without the general
-// layout interpreter.
-func appendReceivedAt(dst []byte, t time.Time) []byte {
-	dt, ok := dateTime(t.Unix())
-	if !ok {
-		return t.UTC().AppendFormat(dst, message.ReceivedAtLayout)
-	}
-	dst = append(append(dst, dt[:]...), '.')
-	dst = appendMillis3(dst, t.Nanosecond()/int(time.Millisecond))
-	return append(dst, 'Z')
-}
-
-// readOnlyBytes views a string's bytes without copying them. The body is
-// only ever read (hashed, scanned, compared); nothing may write to the
-// view, since it aliases an immutable string.
-func readOnlyBytes(s string) []byte {
-	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
 // quoteStart quotes the first bytes of a value refused for the log, with

@@ -16,6 +16,7 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/provider"
 	"github.com/hookfan/hookfan/shared/secrets"
 )
 
@@ -43,7 +44,7 @@ func TestAcceptsEverySample(t *testing.T) {
 		{"standard-webhooks", "standard-webhooks", "invoice.paid", "msg_2p8QnDcrW6hFJ3vS0zY4xK9aTqE", "invoice.paid"},
 		{"hmac", "hmac", "order.created", "ord_01JDW3M6T5", "order.created"},
 		{"token", "token", "build.finished", "9d1c6a2e-3b7f-4f0a-8e21-55c1d0b7a9f3", "build.finished"},
-		{"hmac-plain", "hmac", "order.created", bodySHA(events.MustLoad("hmac", "order.created").Body), ingest.DefaultType},
+		{"hmac-plain", "hmac", "order.created", bodySHA(events.MustLoad("hmac", "order.created").Body), provider.DefaultType},
 	}
 	for _, tt := range tests {
 		t.Run(tt.source+"/"+tt.name, func(t *testing.T) {
@@ -117,18 +118,7 @@ func TestReceivedAtFormat(t *testing.T) {
 
 func TestRejections(t *testing.T) {
 	tamper := func(_ *rig, req *mutableRequest) { req.body = append(req.body, ' ') }
-	tests := []struct {
-		name   string
-		source string
-		kind   string
-		sample string
-		// edit changes the request after signing; setup changes the rig.
-		edit       func(r *rig, m *mutableRequest)
-		setup      func(r *rig)
-		wantStatus int
-		wantCode   string
-		wantSource string // the metric's Source; the request's source by default
-	}{
+	tests := []rejection{
 		{name: "stripe tampered body", source: "stripe", kind: "stripe", sample: "payment_intent.succeeded", edit: tamper, wantStatus: 401, wantCode: "signature_invalid"},
 		{name: "github tampered body", source: "github", kind: "github", sample: "push", edit: tamper, wantStatus: 401, wantCode: "signature_invalid"},
 		{name: "shopify tampered body", source: "shopify", kind: "shopify", sample: "orders.create", edit: tamper, wantStatus: 401, wantCode: "signature_invalid"},
@@ -260,6 +250,41 @@ func TestRejections(t *testing.T) {
 		{name: "generic body not JSON where a field is configured", source: "token", kind: "token", sample: "build.finished",
 			edit:       func(_ *rig, m *mutableRequest) { m.body = []byte(`event_type=build.finished`) },
 			wantStatus: 400, wantCode: "body_not_json"},
+
+		// The JSON read as subscribers read it: one document, no repeated
+		// wanted key, exact keys, ids and types SQS and headers can carry.
+		body("stripe garbage after the document", "stripe", `{"id":"evt_1","type":"a"} x`, "body_not_json"),
+		body("stripe a second document", "stripe", `{"id":"evt_1","type":"a"}{}`, "body_not_json"),
+		body("stripe NUL after the document", "stripe", "{\"id\":\"evt_1\",\"type\":\"a\"}\x00", "body_not_json"),
+		body("stripe SOH after the document", "stripe", "{\"id\":\"evt_1\",\"type\":\"a\"}\x01", "body_not_json"),
+		body("stripe truncated", "stripe", `{"id":"evt_1","type":"a","data":{"object":`, "body_not_json"),
+		body("stripe not an object", "stripe", `["evt_1","a"]`, "event_id_missing"),
+		body("stripe duplicate type", "stripe", `{"id":"e1","type":"a","type":"b"}`, "body_duplicate_key"),
+		body("stripe duplicate id", "stripe", `{"id":"e1","type":"a","data":{},"id":"e2"}`, "body_duplicate_key"),
+		body("stripe duplicate through an escape", "stripe", `{"id":"e1","type":"a","typ\u0065":"b"}`, "body_duplicate_key"),
+		body("stripe keys are case-sensitive", "stripe", `{"ID":"e1","type":"a"}`, "event_id_missing"),
+		body("stripe id a number", "stripe", `{"id":1,"type":"a"}`, "event_id_missing"),
+		body("stripe empty id", "stripe", `{"id":"","type":"a"}`, "event_id_invalid"),
+		body("stripe empty type", "stripe", `{"id":"e1","type":""}`, "event_type_invalid"),
+		body("stripe type not UTF-8", "stripe", "{\"id\":\"e1\",\"type\":\"a\xff\"}", "event_type_invalid"),
+		body("stripe type a lone surrogate", "stripe", `{"id":"e1","type":"a\ud800"}`, "event_type_invalid"),
+		body("stripe type ending in U+FFFF", "stripe", "{\"id\":\"e1\",\"type\":\"a\uffff\"}", "event_type_invalid"),
+		body("stripe type ending in an escaped U+FFFF", "stripe", `{"id":"e1","type":"a\uffff"}`, "event_type_invalid"),
+		body("stripe type holding U+FFFE", "stripe", `{"id":"e1","type":"a\ufffeb"}`, "event_type_invalid"),
+		body("stripe id ending in U+FFFF", "stripe", `{"id":"e1\uffff","type":"a"}`, "event_id_invalid"),
+		body("stripe id not UTF-8", "stripe", "{\"id\":\"e\xc3\",\"type\":\"a\"}", "event_id_invalid"),
+		body("stripe type longer than 256 bytes", "stripe", `{"id":"e1","type":"`+strings.Repeat("t", 257)+`"}`, "event_type_invalid"),
+		body("slack duplicate event", "slack", `{"type":"event_callback","event_id":"Ev1","event":{"type":"a"},"event":{"type":"b"}}`, "body_duplicate_key"),
+		body("slack duplicate event.type", "slack", `{"type":"event_callback","event_id":"Ev1","event":{"type":"a","type":"b"}}`, "body_duplicate_key"),
+		body("slack duplicate top-level type", "slack", `{"type":"event_callback","type":"url_verification","challenge":"c"}`, "body_duplicate_key"),
+		body("standard duplicate type", "standard-webhooks", `{"type":"a","data":{},"type":"b"}`, "body_duplicate_key"),
+		body("standard not JSON", "standard-webhooks", `type=a`, "body_not_json"),
+		body("github duplicate action", "github", `{"action":"created","action":"deleted"}`, "body_duplicate_key"),
+		body("github action not UTF-8", "github", "{\"action\":\"cr\xffeated\"}", "event_type_invalid"),
+		body("generic duplicate parent on the path", "nested", `{"data":{"id":"1","object":{"type":"a"}},"data":{"id":"2"}}`, "body_duplicate_key"),
+		body("generic duplicate in the middle of the path", "nested", `{"data":{"id":"1","object":{"type":"a"},"object":{"type":"b"}}}`, "body_duplicate_key"),
+		body("generic field path through a string", "nested", `{"data":{"id":"1","object":"a"}}`, "event_type_missing"),
+		body("generic type field an object", "hmac", `{"id":"1","event":{"name":"a"}}`, "event_type_missing"),
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -303,6 +328,32 @@ func TestRejections(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rejection is a request that must be refused, and how.
+type rejection struct {
+	name   string
+	source string
+	kind   string
+	sample string
+	// edit changes the request after signing; setup changes the rig.
+	edit       func(r *rig, m *mutableRequest)
+	setup      func(r *rig)
+	wantStatus int
+	wantCode   string
+	wantSource string // the metric's Source; the request's source by default
+}
+
+// body is a rejection of a source's sample with its body replaced (and
+// signed), the sample picked by the source's kind.
+func body(name, source, body, code string) rejection {
+	sample := map[string][2]string{
+		"stripe": {"stripe", "payment_intent.succeeded"}, "slack": {"slack", "event_callback.message"},
+		"standard-webhooks": {"standard-webhooks", "invoice.paid"}, "github": {"github", "push"},
+		"nested": {"hmac", "order.created"}, "hmac": {"hmac", "order.created"},
+	}[source]
+	return rejection{name: name, source: source, kind: sample[0], sample: sample[1], wantStatus: http.StatusBadRequest, wantCode: code,
+		edit: func(r *rig, m *mutableRequest) { m.body = []byte(body); m.resign(r, source, r.now) }}
 }
 
 // mutableRequest is a signed sample that a test may change before sending.

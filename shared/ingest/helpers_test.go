@@ -21,6 +21,7 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/provider"
 	"github.com/hookfan/hookfan/shared/secrets"
 )
 
@@ -205,17 +206,18 @@ func testSources() []config.Source {
 		return config.Source{Name: name, Verify: v, Event: ev}
 	}
 	return []config.Source{
-		src("stripe", config.Verify{Kind: config.KindStripe}, config.EventFields{}),
-		src("github", config.Verify{Kind: config.KindGitHub}, config.EventFields{}),
-		src("shopify", config.Verify{Kind: config.KindShopify}, config.EventFields{}),
-		src("slack", config.Verify{Kind: config.KindSlack}, config.EventFields{}),
-		src("standard-webhooks", config.Verify{Kind: config.KindStandardWebhooks}, config.EventFields{}),
-		src("hmac", config.Verify{Kind: config.KindHMAC, Header: "X-Acme-Signature", Algorithm: "sha512", Encoding: "base64", Prefix: "sha512="},
+		src("stripe", config.Verify{Kind: provider.Stripe}, config.EventFields{}),
+		src("github", config.Verify{Kind: provider.GitHub}, config.EventFields{}),
+		src("shopify", config.Verify{Kind: provider.Shopify}, config.EventFields{}),
+		src("slack", config.Verify{Kind: provider.Slack}, config.EventFields{}),
+		src("standard-webhooks", config.Verify{Kind: provider.StandardWebhooks}, config.EventFields{}),
+		src("hmac", config.Verify{Kind: provider.HMAC, Header: "X-Acme-Signature", Algorithm: "sha512", Encoding: "base64", Prefix: "sha512="},
 			config.EventFields{IDField: "id", TypeField: "event"}),
-		src("token", config.Verify{Kind: config.KindToken, Header: "X-Hook-Token"},
+		src("token", config.Verify{Kind: provider.Token, Header: "X-Hook-Token"},
 			config.EventFields{IDHeader: "X-Request-Id", TypeField: "event_type"}),
-		src("hmac-plain", config.Verify{Kind: config.KindHMAC, Header: "X-Signature"}, config.EventFields{}),
-		src("small", config.Verify{Kind: config.KindGitHub}, config.EventFields{}),
+		src("hmac-plain", config.Verify{Kind: provider.HMAC, Header: "X-Signature"}, config.EventFields{}),
+		src("small", config.Verify{Kind: provider.GitHub}, config.EventFields{}),
+		src("nested", config.Verify{Kind: provider.HMAC, Header: "X-Signature"}, config.EventFields{IDField: "data.id", TypeField: "data.object.type"}),
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/message"
 	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/provider"
 )
 
 // h2Publisher keeps a copy of each published message and its attributes
@@ -60,7 +61,7 @@ func newH2Handler(t testing.TB) (*Handler, *h2Publisher) {
 	}
 	pub := &h2Publisher{}
 	h, err := New(Options{
-		Sources:   []config.Source{{Name: "github", Verify: config.Verify{Kind: config.KindGitHub, SecretName: "gh"}}},
+		Sources:   []config.Source{{Name: "github", Verify: config.Verify{Kind: provider.GitHub, SecretName: "gh"}}},
 		TopicARN:  "arn:aws:sns:eu-west-1:123456789012:t",
 		Publisher: pub,
 		Secrets:   h2Secrets{"gh": {h2GitHubSecret}},

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/hookfan/hookfan/events"
-	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/provider"
 )
 
 // TestIdentityEdges covers the id and type rules the README documents for
@@ -24,13 +24,20 @@ func TestIdentityEdges(t *testing.T) {
 		header                   http.Header
 		providerID, typ          string
 	}{
-		{"slack envelope without event", "slack", config.KindSlack, rateLimited, jsonHeader(), bodySHA([]byte(rateLimited)), "app_rate_limited"},
-		{"standard-webhooks without type", "standard-webhooks", config.KindStandardWebhooks, `{"data":{}}`, jsonHeader("webhook-id", "msg_1"), "msg_1", "webhook"},
-		{"github body not JSON", "github", config.KindGitHub, "payload=%7B%7D", jsonHeader("X-GitHub-Delivery", "d-1", "X-GitHub-Event", "push"), "d-1", "push"},
-		{"github action not a string", "github", config.KindGitHub, `{"action":{"x":1}}`, jsonHeader("X-GitHub-Delivery", "d-2", "X-GitHub-Event", "check_run"), "d-2", "check_run"},
-		{"github first action wins", "github", config.KindGitHub, `{"action":"created","action":"deleted"}`, jsonHeader("X-GitHub-Delivery", "d-3", "X-GitHub-Event", "label"), "d-3", "label.created"},
-		{"generic numeric id field", "hmac", config.KindHMAC, `{"id":820982911946154508,"event":"order.paid"}`, jsonHeader(), "820982911946154508", "order.paid"},
-		{"generic escaped type", "hmac", config.KindHMAC, `{"id":"o1","event":"caf\u00e9.\u0070aid"}`, jsonHeader(), "o1", "café.paid"},
+		{"slack envelope without event", "slack", provider.Slack, rateLimited, jsonHeader(), bodySHA([]byte(rateLimited)), "app_rate_limited"},
+		{"standard-webhooks without type", "standard-webhooks", provider.StandardWebhooks, `{"data":{}}`, jsonHeader("webhook-id", "msg_1"), "msg_1", "webhook"},
+		{"github body not JSON", "github", provider.GitHub, "payload=%7B%7D", jsonHeader("X-GitHub-Delivery", "d-1", "X-GitHub-Event", "push"), "d-1", "push"},
+		{"github action not a string", "github", provider.GitHub, `{"action":{"x":1}}`, jsonHeader("X-GitHub-Delivery", "d-2", "X-GitHub-Event", "check_run"), "d-2", "check_run"},
+		{"github body JSON with garbage after it: not JSON, bare type", "github", provider.GitHub, `{"action":"created"} x`, jsonHeader("X-GitHub-Delivery", "d-3", "X-GitHub-Event", "label"), "d-3", "label"},
+		{"stripe keys match exactly", "stripe", provider.Stripe, `{"ID":"upper","id":"evt_1","TYPE":"upper","Type":"title","type":"charge.succeeded"}`, jsonHeader(), "evt_1", "charge.succeeded"},
+		{"stripe escaped key", "stripe", provider.Stripe, `{"\u0069d":"evt_2","type":"charge.succeeded"}`, jsonHeader(), "evt_2", "charge.succeeded"},
+		{"stripe duplicate keys off the path", "stripe", provider.Stripe, `{"id":"evt_3","type":"t","data":{"x":1,"x":2},"id_":1,"object":"a","object":"b"}`, jsonHeader(), "evt_3", "t"},
+		{"stripe wanted keys nested elsewhere", "stripe", provider.Stripe, `{"data":{"id":"nested","type":"nested"},"id":"evt_4","type":"top"}`, jsonHeader(), "evt_4", "top"},
+		{"stripe escaped type", "stripe", provider.Stripe, `{"id":"evt_5","type":"caf\u00e9.paid"}`, jsonHeader(), "evt_5", "café.paid"},
+		{"slack envelope and event type", "slack", provider.Slack, `{"type":"event_callback","event_id":"Ev1","event":{"type":"app_mention","user":"U1"}}`, jsonHeader(), "Ev1", "app_mention"},
+		{"generic nested field and its parent", "hmac", provider.HMAC, `{"id":"o2","event":"order.paid","x":{"event":"no"}}`, jsonHeader(), "o2", "order.paid"},
+		{"generic numeric id field", "hmac", provider.HMAC, `{"id":820982911946154508,"event":"order.paid"}`, jsonHeader(), "820982911946154508", "order.paid"},
+		{"generic escaped type", "hmac", provider.HMAC, `{"id":"o1","event":"caf\u00e9.\u0070aid"}`, jsonHeader(), "o1", "café.paid"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

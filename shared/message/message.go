@@ -1,7 +1,14 @@
 // Package message holds the message contract between ingest and the
 // deliver functions: the SNS message attributes that travel with each
-// event's exact body (raw delivery into each destination's queue).
+// event's body (raw delivery into each destination's queue), and the
+// characters SQS accepts in them.
 package message
+
+import (
+	"bytes"
+	"encoding/binary"
+	"unicode/utf8"
+)
 
 // Attribute names, all of data type String.
 const (
@@ -11,7 +18,7 @@ const (
 	AttrReceivedAt  = "received_at"  // when ingest accepted it, ReceivedAtLayout
 	AttrContentType = "content_type" // the provider's Content-Type
 	// AttrEncoding is EncodingBase64 when the body is the base64 of the
-	// provider's bytes (they were not valid UTF-8); absent otherwise.
+	// provider's bytes (they were not Text); absent otherwise.
 	AttrEncoding = "encoding"
 )
 
@@ -20,3 +27,83 @@ const EncodingBase64 = "base64"
 
 // ReceivedAtLayout is AttrReceivedAt's format: RFC 3339 in UTC with milliseconds.
 const ReceivedAtLayout = "2006-01-02T15:04:05.000Z"
+
+// MaxAttributeBytes bounds an attribute value taken from a request (the
+// event type).
+const MaxAttributeBytes = 256
+
+// Text reports whether b can travel in an SQS message as it is: valid
+// UTF-8 of the characters SQS accepts, #x9 | #xA | #xD | #x20-#xD7FF |
+// #xE000-#xFFFD | #x10000-#x10FFFF. SQS refuses a message holding any
+// other character, and with raw delivery SNS hands the body to SQS
+// unchanged: ingest publishes a body that is not Text base64-encoded.
+//
+// Valid UTF-8 excludes the surrogates and everything past U+10FFFF; what
+// remains to refuse is the C0 controls but tab, line feed and carriage
+// return, and U+FFFE and U+FFFF.
+func Text(b []byte) bool {
+	return utf8.Valid(b) && !hasControl(b) && !hasNoncharacter(b)
+}
+
+// JSONText is Text for a body known to be one JSON document (what
+// json.Valid accepts). JSON admits no control character but its white
+// space (tab, line feed, carriage return), so only the UTF-8 and U+FFFE and
+// U+FFFF remain to check: a third of Text's work on large bodies.
+func JSONText(b []byte) bool {
+	return utf8.Valid(b) && !hasNoncharacter(b)
+}
+
+// hasControl reports whether b holds a C0 control other than tab, line
+// feed and carriage return. It runs on every body, so it reads eight bytes
+// at a time: (w - 0x2020…20) &^ w & 0x8080…80 is not zero exactly when a
+// byte of w is below 0x20, and only such words are read byte by byte.
+func hasControl(b []byte) bool {
+	const below, high = 0x2020202020202020, 0x8080808080808080
+	for ; len(b) >= 8; b = b[8:] {
+		if w := binary.LittleEndian.Uint64(b); (w-below)&^w&high != 0 && hasControlByte(b[:8]) {
+			return true
+		}
+	}
+	return hasControlByte(b)
+}
+
+func hasControlByte(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+			return true
+		}
+	}
+	return false
+}
+
+// hasNoncharacter reports whether valid UTF-8 b holds U+FFFE or U+FFFF,
+// encoded EF BF BE and EF BF BF (in valid UTF-8, EF only ever starts a
+// three-byte sequence).
+func hasNoncharacter(b []byte) bool {
+	for {
+		i := bytes.Index(b, []byte{0xef, 0xbf})
+		if i < 0 {
+			return false
+		}
+		b = b[i+2:]
+		if len(b) > 0 && b[0] >= 0xbe {
+			return true
+		}
+	}
+}
+
+// ValidAttribute reports whether s may be a string attribute value taken
+// from a request: 1 to MaxAttributeBytes bytes of Text, without control
+// characters (C0, DEL, C1, U+2028, U+2029), since deliveries replay the
+// type as a header, filter policies match it and logs quote it.
+func ValidAttribute(s string) bool {
+	if s == "" || len(s) > MaxAttributeBytes || !Text([]byte(s)) {
+		return false
+	}
+	for _, r := range s {
+		if r < 0x20 || (r >= 0x7f && r < 0xa0) || r == '\u2028' || r == '\u2029' {
+			return false
+		}
+	}
+	return true
+}

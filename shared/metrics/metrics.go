@@ -65,7 +65,7 @@ type Point struct {
 }
 
 // Sink publishes points. Publish must not keep the points slice once it
-// returns: the Recorder reuses its memory.
+// returns.
 type Sink interface {
 	Publish(ctx context.Context, points []Point) error
 }
@@ -77,7 +77,6 @@ type Recorder struct {
 
 	mu     sync.Mutex
 	points []Point
-	spare  []Point // the memory of flushed points, for the next ones
 }
 
 // NewRecorder returns a Recorder that flushes to sink.
@@ -85,12 +84,7 @@ func NewRecorder(sink Sink) *Recorder { return &Recorder{sink: sink, now: time.N
 
 // Add records one value, now.
 func (r *Recorder) Add(name string, unit Unit, value float64, dims ...Dimension) {
-	r.AddAt(r.now(), name, unit, value, dims...)
-}
-
-// AddAt records one value at t, for a caller that has just read the clock.
-func (r *Recorder) AddAt(t time.Time, name string, unit Unit, value float64, dims ...Dimension) {
-	p := Point{Name: name, Unit: unit, Value: value, Dimensions: dims, Time: t}
+	p := Point{Name: name, Unit: unit, Value: value, Dimensions: dims, Time: r.now()}
 	r.mu.Lock()
 	r.points = append(r.points, p)
 	r.mu.Unlock()
@@ -99,28 +93,16 @@ func (r *Recorder) AddAt(t time.Time, name string, unit Unit, value float64, dim
 // Count records a count of 1, now.
 func (r *Recorder) Count(name string, dims ...Dimension) { r.Add(name, Count, 1, dims...) }
 
-// CountAt records a count of 1 at t.
-func (r *Recorder) CountAt(t time.Time, name string, dims ...Dimension) {
-	r.AddAt(t, name, Count, 1, dims...)
-}
-
 // Flush publishes and forgets the points recorded so far.
 func (r *Recorder) Flush(ctx context.Context) error {
 	r.mu.Lock()
 	points := r.points
-	r.points, r.spare = r.spare, nil
+	r.points = nil
 	r.mu.Unlock()
-	var err error
-	if len(points) > 0 {
-		err = r.sink.Publish(ctx, points)
+	if len(points) == 0 {
+		return nil
 	}
-	clear(points) // keep no dimension values alive
-	r.mu.Lock()
-	if r.spare == nil {
-		r.spare = points[:0]
-	}
-	r.mu.Unlock()
-	if err != nil {
+	if err := r.sink.Publish(ctx, points); err != nil {
 		return fmt.Errorf("flush %d metric points: %w", len(points), err)
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -36,12 +37,20 @@ func TestEMFOutput(t *testing.T) {
 		`{"IngestRejected":1,"Reason":"signature_invalid","Source":"stripe","_aws":{"CloudWatchMetrics":[{"Dimensions":[["Source","Reason"]],"Metrics":[{"Name":"IngestRejected","Unit":"Count"}],"Namespace":"Hookfan"}],"Timestamp":1700000000123}}`,
 		`{"DeliveryLatency":12.5,"Destination":"orders","_aws":{"CloudWatchMetrics":[{"Dimensions":[["Destination"]],"Metrics":[{"Name":"DeliveryLatency","Unit":"Milliseconds"}],"Namespace":"Hookfan"}],"Timestamp":1700000000123}}`,
 	}
-	if diff := cmp.Diff(want, lines); diff != "" {
-		t.Errorf("EMF lines (-want +got):\n%s", diff)
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), buf.String())
 	}
-	for _, l := range lines {
+	for i, l := range lines {
 		if err := ValidateEMF([]byte(l)); err != nil {
 			t.Errorf("ValidateEMF(%s): %v", l, err)
+		}
+		var got, wantDoc any
+		if err := json.Unmarshal([]byte(l), &got); err != nil {
+			t.Fatalf("line %d is not JSON: %s", i, l)
+		}
+		_ = json.Unmarshal([]byte(want[i]), &wantDoc)
+		if diff := cmp.Diff(wantDoc, got); diff != "" {
+			t.Errorf("document %d (-want +got):\n%s", i, diff)
 		}
 	}
 	buf.Reset()
@@ -77,6 +86,42 @@ func TestEMFSplitsAtHundredValues(t *testing.T) {
 	}
 	if len(lines) != 3 || total != 250 {
 		t.Errorf("got %d lines holding %d EventAge values; want 3 lines, 250 values", len(lines), total)
+	}
+}
+
+func TestEMFRefusesWhatJSONCannotHold(t *testing.T) {
+	for name, add := range map[string]func(r *Recorder){
+		"NaN":                       func(r *Recorder) { r.Add(EventAge, Milliseconds, math.NaN(), Dimension{DimDestination, "d"}) },
+		"infinity":                  func(r *Recorder) { r.Add(EventAge, Milliseconds, math.Inf(1), Dimension{DimDestination, "d"}) },
+		"dimension named as metric": func(r *Recorder) { r.Count(IngestAccepted, Dimension{IngestAccepted, "x"}) },
+		"dimension named _aws":      func(r *Recorder) { r.Count(IngestAccepted, Dimension{"_aws", "x"}) },
+	} {
+		var buf bytes.Buffer
+		r := fixedRecorder(NewEMF(&buf))
+		add(r)
+		if err := r.Flush(context.Background()); err == nil {
+			t.Errorf("%s: Flush = nil error, wrote %q", name, buf.String())
+		}
+	}
+}
+
+// TestEMFEscapes: names and values that need escaping still make valid
+// documents.
+func TestEMFEscapes(t *testing.T) {
+	var buf bytes.Buffer
+	r := fixedRecorder(NewEMF(&buf))
+	r.Add(`we"ird\name`, Count, 1e-7, Dimension{"Dim<&>", "tab\there ünï \x00"})
+	if err := r.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	line := bytes.TrimSpace(buf.Bytes())
+	if err := ValidateEMF(line); err != nil {
+		t.Fatalf("ValidateEMF(%s): %v", line, err)
+	}
+	var doc map[string]any
+	_ = json.Unmarshal(line, &doc)
+	if doc[`we"ird\name`] != 1e-7 || doc["Dim<&>"] != "tab\there ünï \x00" {
+		t.Errorf("document %s", line)
 	}
 }
 

@@ -3,8 +3,8 @@
 // "{webhook-id}.{webhook-timestamp}.{body}", one signature per active secret,
 // space-separated, so a destination secret rotates without downtime.
 //
-// Secrets are parsed once, when a Signer is built; signing itself allocates
-// only the header value it returns.
+// Secrets are parsed once, when a Signer is built; each signature takes a
+// new keyed HMAC (hmac.New), as the Standard Webhooks library does.
 package signing
 
 import (
@@ -13,10 +13,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"hash"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -40,20 +38,7 @@ var (
 
 // Signer signs with every active secret. It is safe for concurrent use.
 type Signer struct {
-	keys []*key
-}
-
-// key is one secret with a pool of HMAC states keyed with it, so a hot
-// path never rebuilds the inner and outer pads.
-type key struct {
-	raw  []byte
-	pool sync.Pool // *state
-}
-
-type state struct {
-	mac     hash.Hash
-	scratch []byte
-	sum     []byte
+	keys [][]byte
 }
 
 // New parses the active secret values, in the order their signatures are
@@ -62,17 +47,13 @@ func New(secrets []string) (*Signer, error) {
 	if len(secrets) == 0 {
 		return nil, ErrNoSecret
 	}
-	s := &Signer{keys: make([]*key, 0, len(secrets))}
+	s := &Signer{keys: make([][]byte, 0, len(secrets))}
 	for i, v := range secrets {
 		raw, err := ParseSecret(v)
 		if err != nil {
 			return nil, fmt.Errorf("secret value %d of %d: %w", i+1, len(secrets), err)
 		}
-		k := &key{raw: raw}
-		k.pool.New = func() any {
-			return &state{mac: hmac.New(sha256.New, k.raw), scratch: make([]byte, 0, 128), sum: make([]byte, 0, sha256.Size)}
-		}
-		s.keys = append(s.keys, k)
+		s.keys = append(s.keys, raw)
 	}
 	return s, nil
 }
@@ -97,40 +78,17 @@ func ParseSecret(v string) ([]byte, error) {
 // Keys is the number of active secrets, hence of signatures per header.
 func (s *Signer) Keys() int { return len(s.keys) }
 
-// sigLen is the length of one "v1,<base64>" signature.
-const sigLen = len("v1,") + 44
-
 // Sign returns the webhook-signature header value for one delivery:
-// "v1,<sig>" per active secret, separated by single spaces. The returned
-// string is its only allocation.
+// "v1,<sig>" per active secret, separated by single spaces, where sig is
+// the base64 HMAC-SHA256 of "{id}.{unix seconds}.{body}".
 func (s *Signer) Sign(id string, ts time.Time, body []byte) string {
-	var b strings.Builder
-	b.Grow(len(s.keys)*(sigLen+1) - 1)
-	var sum [sha256.Size]byte
-	var enc [44]byte // base64 of a SHA-256 sum
-	for i, k := range s.keys {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		k.sum(&sum, id, ts.Unix(), body)
-		base64.StdEncoding.Encode(enc[:], sum[:])
-		b.WriteString("v1,")
-		b.Write(enc[:])
+	prefix := []byte(id + "." + strconv.FormatInt(ts.Unix(), 10) + ".")
+	sigs := make([]string, len(s.keys))
+	for i, key := range s.keys {
+		m := hmac.New(sha256.New, key)
+		m.Write(prefix)
+		m.Write(body)
+		sigs[i] = "v1," + base64.StdEncoding.EncodeToString(m.Sum(nil))
 	}
-	return b.String()
-}
-
-// sum writes HMAC-SHA256("{id}.{unix}.{body}") to dst.
-func (k *key) sum(dst *[sha256.Size]byte, id string, unix int64, body []byte) {
-	st := k.pool.Get().(*state)
-	st.mac.Reset()
-	st.scratch = append(st.scratch[:0], id...)
-	st.scratch = append(st.scratch, '.')
-	st.scratch = strconv.AppendInt(st.scratch, unix, 10)
-	st.scratch = append(st.scratch, '.')
-	st.mac.Write(st.scratch)
-	st.mac.Write(body)
-	st.sum = st.mac.Sum(st.sum[:0])
-	copy(dst[:], st.sum)
-	k.pool.Put(st)
+	return strings.Join(sigs, " ")
 }

@@ -19,7 +19,6 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/stripe/stripe-go/v82/webhook"
 
-	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/verify"
 )
 
@@ -201,17 +200,13 @@ func FuzzStripe(f *testing.F) {
 	f.Add([]byte(`{"id":"evt_1"}`), "t=1764478800,v1=00", "whsec_x", int64(0))
 	f.Add([]byte("x"), "t=1764478800,v0=00,v1=zz", "k", int64(-400))
 	f.Fuzz(func(t *testing.T, body []byte, header, secret string, skew int64) {
-		v := &verify.Stripe{Tolerance: 300 * time.Second}
-		key, err := v.Key(secret)
-		if err != nil {
-			if secret != "" {
-				t.Fatalf("Key(%q): %v", secret, err)
-			}
+		if secret == "" {
 			return
 		}
-		keys := []verify.Key{key}
+		v := &verify.Stripe{Tolerance: 300 * time.Second}
+		keys := []string{secret}
 		r := &verify.Request{Header: header2("Stripe-Signature", header), Body: body, Now: fuzzNow}
-		err = v.Verify(r, keys)
+		err := v.Verify(r, keys)
 		sentinel(t, err)
 		if err == nil && webhook.ValidatePayloadIgnoringTolerance(body, header, secret) != nil {
 			t.Fatalf("accepted %q for body %q, stripe-go rejects it", header, body)
@@ -248,15 +243,13 @@ func header2(kv ...string) http.Header {
 
 // digestFuzz is shared by the GitHub, Shopify and generic hmac targets: an
 // accepted request carries exactly the independently computed digest.
-func digestFuzz(t *testing.T, cfg config.Verify, newHash func() hash.Hash, encode func([]byte) string, prefix, headerName string, body []byte, value, secret string) {
-	v := mustVerifier(t, cfg)
-	key, err := v.Key(secret)
-	if err != nil {
+func digestFuzz(t *testing.T, v verify.Verifier, newHash func() hash.Hash, encode func([]byte) string, prefix, headerName string, body []byte, value, secret string) {
+	if secret == "" {
 		return
 	}
-	keys := []verify.Key{key}
+	keys := []string{secret}
 	want := mac(newHash, []byte(secret), string(body))
-	err = v.Verify(&verify.Request{Header: header2(headerName, value), Body: body, Now: fuzzNow}, keys)
+	err := v.Verify(&verify.Request{Header: header2(headerName, value), Body: body, Now: fuzzNow}, keys)
 	sentinel(t, err)
 	if err == nil {
 		got := strings.TrimSpace(value)
@@ -290,7 +283,7 @@ func FuzzGitHub(f *testing.F) {
 	f.Add([]byte("Hello, World!"), "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17", "It's a Secret to Everybody")
 	f.Add([]byte("{}"), "sha1=00", "s")
 	f.Fuzz(func(t *testing.T, body []byte, value, secret string) {
-		digestFuzz(t, config.Verify{Kind: config.KindGitHub}, sha256.New, hex.EncodeToString, "sha256=", "X-Hub-Signature-256", body, value, secret)
+		digestFuzz(t, verify.GitHub(), sha256.New, hex.EncodeToString, "sha256=", "X-Hub-Signature-256", body, value, secret)
 	})
 }
 
@@ -298,7 +291,7 @@ func FuzzShopify(f *testing.F) {
 	f.Add([]byte(`{"id":820982911946154508,"topic":"orders/create"}`), "kn2ekPY9b/QdYGiHw/NLdL99Q4Hd/fNJP+P1SOPlqbw=", "hush-shopify-test-secret")
 	f.Add([]byte("x"), "====", "s")
 	f.Fuzz(func(t *testing.T, body []byte, value, secret string) {
-		digestFuzz(t, config.Verify{Kind: config.KindShopify}, sha256.New, base64.StdEncoding.EncodeToString, "", "X-Shopify-Hmac-Sha256", body, value, secret)
+		digestFuzz(t, verify.Shopify(), sha256.New, base64.StdEncoding.EncodeToString, "", "X-Shopify-Hmac-Sha256", body, value, secret)
 	})
 }
 
@@ -308,13 +301,13 @@ func FuzzHMAC(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, value, secret string, which uint8) {
 		switch which % 3 {
 		case 0:
-			digestFuzz(t, config.Verify{Kind: config.KindHMAC, Header: "X-Sig", Algorithm: "sha512", Encoding: "base64", Prefix: "sha512="},
+			digestFuzz(t, mustHMAC(t, "X-Sig", "sha512", "base64", "sha512="),
 				sha512.New, base64.StdEncoding.EncodeToString, "sha512=", "X-Sig", body, value, secret)
 		case 1:
-			digestFuzz(t, config.Verify{Kind: config.KindHMAC, Header: "X-Sig", Algorithm: "sha1"},
+			digestFuzz(t, mustHMAC(t, "X-Sig", "sha1", "hex", ""),
 				sha1.New, hex.EncodeToString, "", "X-Sig", body, value, secret)
 		default:
-			digestFuzz(t, config.Verify{Kind: config.KindHMAC, Header: "X-Sig", Encoding: "base64", Prefix: "v="},
+			digestFuzz(t, mustHMAC(t, "X-Sig", "sha256", "base64", "v="),
 				sha256.New, base64.RawURLEncoding.EncodeToString, "v=", "X-Sig", body, value, secret)
 		}
 	})
@@ -324,13 +317,12 @@ func FuzzSlack(f *testing.F) {
 	f.Add([]byte("token=x"), "v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503", "1764478800", "8f742231b10e8888abcd99yyyzzz85a5")
 	f.Add([]byte(""), "v0=", "01", "s")
 	f.Fuzz(func(t *testing.T, body []byte, sig, ts, secret string) {
-		v := &verify.Slack{Tolerance: 300 * time.Second}
-		key, err := v.Key(secret)
-		if err != nil {
+		if secret == "" {
 			return
 		}
-		keys := []verify.Key{key}
-		err = v.Verify(&verify.Request{Header: header2("X-Slack-Signature", sig, "X-Slack-Request-Timestamp", ts), Body: body, Now: fuzzNow}, keys)
+		v := &verify.Slack{Tolerance: 300 * time.Second}
+		keys := []string{secret}
+		err := v.Verify(&verify.Request{Header: header2("X-Slack-Signature", sig, "X-Slack-Request-Timestamp", ts), Body: body, Now: fuzzNow}, keys)
 		sentinel(t, err)
 		if err == nil {
 			want := "v0=" + hex.EncodeToString(mac(sha256.New, []byte(secret), "v0:"+ts+":", string(body)))
@@ -355,13 +347,9 @@ func FuzzStandardWebhooks(f *testing.F) {
 		}
 		secret := "whsec_" + base64.StdEncoding.EncodeToString(rawKey)
 		v := &verify.StandardWebhooks{Tolerance: 300 * time.Second}
-		key, err := v.Key(secret)
-		if err != nil {
-			t.Fatalf("Key(%q): %v", secret, err)
-		}
-		keys := []verify.Key{key}
+		keys := []string{secret}
 		h := header2("webhook-id", id, "webhook-timestamp", ts, "webhook-signature", sig)
-		err = v.Verify(&verify.Request{Header: h, Body: body, Now: fuzzNow}, keys)
+		err := v.Verify(&verify.Request{Header: h, Body: body, Now: fuzzNow}, keys)
 		sentinel(t, err)
 		if err == nil {
 			lib, lerr := standardwebhooks.NewWebhook(secret)
@@ -393,12 +381,11 @@ func FuzzToken(f *testing.F) {
 		if authorization {
 			name = "Authorization"
 		}
-		v := &verify.Token{Header: name}
-		key, err := v.Key(secret)
-		if err != nil {
+		if secret == "" {
 			return
 		}
-		err = v.Verify(&verify.Request{Header: header2(name, value), Now: fuzzNow}, []verify.Key{key})
+		v := &verify.Token{Header: name}
+		err := v.Verify(&verify.Request{Header: header2(name, value), Now: fuzzNow}, []string{secret})
 		sentinel(t, err)
 		if err != nil {
 			return

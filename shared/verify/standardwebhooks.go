@@ -45,15 +45,6 @@ type StandardSignatures struct {
 	N  int
 }
 
-// Key decodes a "whsec_<base64>" secret (or bare base64) into its key bytes.
-func (s *StandardWebhooks) Key(secret string) (Key, error) {
-	raw, err := StandardKey(secret)
-	if err != nil {
-		return Key{}, err
-	}
-	return newHMACKey(raw, sha256.New), nil
-}
-
 // StandardKey decodes a Standard Webhooks secret into its key bytes.
 func StandardKey(secret string) ([]byte, error) {
 	b64 := strings.TrimPrefix(strings.TrimSpace(secret), StandardSecretPrefix)
@@ -77,7 +68,7 @@ func StandardHeaders(h Header) (id, ts, sig string) {
 }
 
 // Verify checks the Standard Webhooks headers.
-func (s *StandardWebhooks) Verify(r *Request, keys []Key) error {
+func (s *StandardWebhooks) Verify(r *Request, secrets []string) error {
 	idName, tsName, sigName := StandardHeaders(r.Header)
 	id, err := single(r.Header, idName)
 	if err != nil {
@@ -105,21 +96,22 @@ func (s *StandardWebhooks) Verify(r *Request, keys []Key) error {
 	if err := checkTolerance(ts, r.Now, s.Tolerance); err != nil {
 		return err
 	}
-	var sum [sha256.Size]byte
-	var tsBuf [maxTimestampDigits + 2]byte
-	tsPart := append(append(append(tsBuf[:0], '.'), tsText...), '.') // canonical: ParseUnix accepted it
-	for _, k := range keys {
-		got := k.sum(sum[:], r.Body, []byte(id), tsPart)
+	signed := []byte(id + "." + tsText + ".") // canonical: ParseUnix accepted tsText
+	usable := 0
+	for _, secret := range secrets {
+		key, err := StandardKey(secret)
+		if err != nil {
+			continue
+		}
+		usable++
+		got := mac(sha256.New, key, signed, r.Body)
 		for i := range parsed.N {
 			if hmac.Equal(got, parsed.V1[i][:]) {
 				return nil
 			}
 		}
 	}
-	if len(keys) == 0 {
-		return fmt.Errorf("%s: %w", sigName, ErrNoKey)
-	}
-	return fmt.Errorf("no v1 signature in %s matches: %w", sigName, ErrMismatch)
+	return noMatch("no v1 signature in "+sigName, usable)
 }
 
 // ParseStandardSignatures parses webhook-signature values: space-separated

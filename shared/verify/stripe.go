@@ -32,11 +32,8 @@ type StripeHeader struct {
 	N  int
 }
 
-// Key uses the secret's bytes as the HMAC key.
-func (s *Stripe) Key(secret string) (Key, error) { return rawKey(secret, sha256.New) }
-
 // Verify checks the Stripe-Signature header.
-func (s *Stripe) Verify(r *Request, keys []Key) error {
+func (s *Stripe) Verify(r *Request, secrets []string) error {
 	vs := r.Header.Values(HeaderStripeSignature)
 	if len(vs) == 0 || (len(vs) == 1 && strings.TrimSpace(vs[0]) == "") {
 		return fmt.Errorf("%s header absent or empty: %w", HeaderStripeSignature, ErrMissing)
@@ -48,21 +45,22 @@ func (s *Stripe) Verify(r *Request, keys []Key) error {
 	if err := checkTolerance(h.Timestamp, r.Now, s.Tolerance); err != nil {
 		return err
 	}
-	var prefix [24]byte
-	signed := append(strconv.AppendInt(prefix[:0], h.Timestamp, 10), '.')
-	var sum [sha256.Size]byte
-	for _, k := range keys {
-		got := k.sum(sum[:], r.Body, signed)
+	signed := strconv.AppendInt(nil, h.Timestamp, 10)
+	signed = append(signed, '.')
+	usable := 0
+	for _, secret := range secrets { // the whole "whsec_…" string is the key
+		if secret == "" {
+			continue
+		}
+		usable++
+		got := mac(sha256.New, []byte(secret), signed, r.Body)
 		for i := range h.N {
 			if hmac.Equal(got, h.V1[i][:]) {
 				return nil
 			}
 		}
 	}
-	if len(keys) == 0 {
-		return fmt.Errorf("%s: %w", HeaderStripeSignature, ErrNoKey)
-	}
-	return fmt.Errorf("no v1 signature in %s matches: %w", HeaderStripeSignature, ErrMismatch)
+	return noMatch("no v1 signature in "+HeaderStripeSignature, usable)
 }
 
 // ParseStripeHeader parses one or more Stripe-Signature values (a header

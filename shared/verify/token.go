@@ -3,7 +3,6 @@ package verify
 import (
 	"crypto/sha256"
 	"crypto/subtle"
-	"fmt"
 	"strings"
 )
 
@@ -13,19 +12,10 @@ type Token struct {
 	Header string
 }
 
-// Key keeps the SHA-256 of the expected token.
-func (t *Token) Key(secret string) (Key, error) {
-	if secret == "" {
-		return Key{}, fmt.Errorf("empty secret value: %w", ErrNoKey)
-	}
-	sum := sha256.Sum256([]byte(secret))
-	return Key{raw: sum[:]}, nil
-}
-
 // Verify compares the header with each token in constant time. Both sides
 // are hashed first, so the comparison takes the same time whatever the
 // lengths and reveals neither.
-func (t *Token) Verify(r *Request, keys []Key) error {
+func (t *Token) Verify(r *Request, secrets []string) error {
 	v, err := single(r.Header, t.Header)
 	if err != nil {
 		return err
@@ -34,15 +24,17 @@ func (t *Token) Verify(r *Request, keys []Key) error {
 		v = strings.TrimSpace(v[7:])
 	}
 	got := sha256.Sum256([]byte(v))
-	match := 0
-	for _, k := range keys {
-		match |= subtle.ConstantTimeCompare(got[:], k.raw)
+	match, usable := 0, 0
+	for _, secret := range secrets {
+		if secret == "" {
+			continue
+		}
+		usable++
+		want := sha256.Sum256([]byte(secret))
+		match |= subtle.ConstantTimeCompare(got[:], want[:])
 	}
 	if match == 1 {
 		return nil
 	}
-	if len(keys) == 0 {
-		return fmt.Errorf("%s: %w", t.Header, ErrNoKey)
-	}
-	return fmt.Errorf("%s does not match: %w", t.Header, ErrMismatch)
+	return noMatch(t.Header, usable)
 }

@@ -1,6 +1,7 @@
 // Package verify authenticates incoming webhook requests: one Verifier per
-// verification kind (stripe, github, shopify, slack, standard-webhooks, hmac,
-// token), built once from a source's config and used for every request.
+// signature scheme (Stripe, GitHub, Shopify, Slack, Standard Webhooks, a
+// generic HMAC digest, a static token), built once per source and used for
+// every request. shared/provider says which verifier each kind uses.
 //
 // Verifiers fail closed. Signatures are compared in constant time, every
 // active secret value is tried (rotation), and timestamped schemes reject
@@ -11,14 +12,10 @@ package verify
 
 import (
 	"crypto/hmac"
-	"crypto/sha512"
 	"errors"
 	"fmt"
 	"hash"
-	"sync"
 	"time"
-
-	"github.com/hookfan/hookfan/shared/config"
 )
 
 // Sentinel errors. Every error a Verifier returns wraps exactly one of them.
@@ -56,101 +53,32 @@ type Request struct {
 
 // Verifier authenticates requests of one verification kind.
 type Verifier interface {
-	// Key turns one secret value into the key this scheme uses. Callers
-	// convert each value once and keep the result while the secret is
-	// unchanged.
-	Key(secret string) (Key, error)
-	// Verify returns nil when a signature in r matches one of keys, and an
+	// Verify returns nil when a signature in r matches one of the secret
+	// values (any one of them: a secret rotates without downtime), and an
 	// error wrapping ErrMissing, ErrMalformed, ErrTimestamp, ErrMismatch or
-	// ErrNoKey otherwise.
-	Verify(r *Request, keys []Key) error
+	// ErrNoKey otherwise. Values the scheme cannot use as a key are
+	// skipped; ErrNoKey means none was usable.
+	Verify(r *Request, secrets []string) error
 }
 
-// Key is one secret value prepared for a scheme: the key bytes and, for the
-// HMAC schemes, a pool of HMAC states already keyed with them, so a request
-// pays neither for hmac.New nor for hashing the key pads again.
-type Key struct {
-	raw     []byte
-	newHash func() hash.Hash
-	pool    *sync.Pool // of *macState
-}
-
-// macState is a keyed HMAC with the scratch memory of one computation.
-type macState struct {
-	h      hash.Hash
-	signed []byte            // what is signed before the body
-	out    [sha512.Size]byte // the sum
-}
-
-func newHMACKey(raw []byte, newHash func() hash.Hash) Key {
-	return Key{raw: raw, newHash: newHash, pool: &sync.Pool{}}
-}
-
-// state returns a keyed HMAC state, reset; give it back with release.
-func (k Key) state() *macState {
-	if st, ok := k.pool.Get().(*macState); ok {
-		return st
+// mac returns the HMAC of parts under key: a new keyed state per try, as
+// the providers' own libraries do.
+func mac(newHash func() hash.Hash, key []byte, parts ...[]byte) []byte {
+	m := hmac.New(newHash, key)
+	for _, p := range parts {
+		m.Write(p)
 	}
-	return &macState{h: hmac.New(k.newHash, k.raw), signed: make([]byte, 0, 128)}
+	return m.Sum(nil)
 }
 
-func (k Key) release(st *macState) {
-	st.h.Reset()
-	k.pool.Put(st)
-}
-
-// sum computes the HMAC of the prefix parts followed by body and copies it
-// into dst, which must hold the hash's size; it returns the filled part of
-// dst. The prefix parts are copied into the state's memory and written at
-// once, so neither they nor dst escape: verifying allocates nothing.
-func (k Key) sum(dst, body []byte, prefix ...[]byte) []byte {
-	st := k.state()
-	if len(prefix) > 0 {
-		st.signed = st.signed[:0]
-		for _, p := range prefix {
-			st.signed = append(st.signed, p...)
-		}
-		st.h.Write(st.signed)
+// noMatch is the error of a request whose signature matched no secret
+// value: ErrNoKey when none of the values was usable, ErrMismatch
+// otherwise.
+func noMatch(what string, usable int) error {
+	if usable == 0 {
+		return fmt.Errorf("%s: %w", what, ErrNoKey)
 	}
-	st.h.Write(body)
-	n := copy(dst, st.h.Sum(st.out[:0]))
-	k.release(st)
-	return dst[:n]
-}
-
-// New builds the verifier of a source's verify block. The block is expected
-// to have passed config validation; New still rejects what it cannot build.
-func New(v config.Verify) (Verifier, error) {
-	tol := v.Tolerance()
-	switch v.Kind {
-	case config.KindStripe:
-		return &Stripe{Tolerance: tol}, nil
-	case config.KindGitHub:
-		return GitHub(), nil
-	case config.KindShopify:
-		return Shopify(), nil
-	case config.KindSlack:
-		return &Slack{Tolerance: tol}, nil
-	case config.KindStandardWebhooks:
-		return &StandardWebhooks{Tolerance: tol}, nil
-	case config.KindHMAC:
-		return NewHMAC(v.Header, v.HMACAlgorithm(), v.HMACEncoding(), v.Prefix)
-	case config.KindToken:
-		if v.Header == "" {
-			return nil, errors.New("token verification needs a header name")
-		}
-		return &Token{Header: v.Header}, nil
-	default:
-		return nil, fmt.Errorf("unknown verification kind %q", v.Kind)
-	}
-}
-
-// rawKey is the Key of the HMAC schemes that use the secret's bytes as they are.
-func rawKey(secret string, newHash func() hash.Hash) (Key, error) {
-	if secret == "" {
-		return Key{}, fmt.Errorf("empty secret value: %w", ErrNoKey)
-	}
-	return newHMACKey([]byte(secret), newHash), nil
+	return fmt.Errorf("%s does not match: %w", what, ErrMismatch)
 }
 
 // single returns the one value of a header that must not repeat. A header

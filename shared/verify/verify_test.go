@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/verify"
 )
 
@@ -27,26 +26,13 @@ func header(kv ...string) http.Header {
 	return h
 }
 
-func mustVerifier(t testing.TB, v config.Verify) verify.Verifier {
+func mustHMAC(t testing.TB, header, algorithm, encoding, prefix string) verify.Verifier {
 	t.Helper()
-	ver, err := verify.New(v)
+	d, err := verify.NewHMAC(header, algorithm, encoding, prefix)
 	if err != nil {
-		t.Fatalf("verify.New(%+v): %v", v, err)
+		t.Fatalf("NewHMAC: %v", err)
 	}
-	return ver
-}
-
-func keys(t testing.TB, v verify.Verifier, secrets ...string) []verify.Key {
-	t.Helper()
-	var out []verify.Key
-	for _, s := range secrets {
-		k, err := v.Key(s)
-		if err != nil {
-			t.Fatalf("Key: %v", err)
-		}
-		out = append(out, k)
-	}
-	return out
+	return d
 }
 
 func hmacHex(newHash func() hash.Hash, key string, msg ...string) string {
@@ -70,7 +56,7 @@ func TestKnownAnswers(t *testing.T) {
 	const shopifyBody = `{"id":820982911946154508,"topic":"orders/create"}`
 	tests := []struct {
 		name   string
-		cfg    config.Verify
+		v      verify.Verifier
 		secret string
 		body   string
 		header http.Header
@@ -79,7 +65,7 @@ func TestKnownAnswers(t *testing.T) {
 		{
 			// docs.github.com, "Validating webhook deliveries": testing the signature.
 			name:   "github published example",
-			cfg:    config.Verify{Kind: config.KindGitHub},
+			v:      verify.GitHub(),
 			secret: "It's a Secret to Everybody",
 			body:   "Hello, World!",
 			header: header("X-Hub-Signature-256", "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"),
@@ -87,7 +73,7 @@ func TestKnownAnswers(t *testing.T) {
 		{
 			// The Standard Webhooks specification's test vector.
 			name:   "standard-webhooks published vector",
-			cfg:    config.Verify{Kind: config.KindStandardWebhooks},
+			v:      &verify.StandardWebhooks{Tolerance: 300 * time.Second},
 			secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
 			body:   `{"test": 2432232314}`,
 			header: header("webhook-id", "msg_p5jXN8AQM9LWM0D4loKWxJek", "webhook-timestamp", "1614265330",
@@ -96,7 +82,7 @@ func TestKnownAnswers(t *testing.T) {
 		},
 		{
 			name:   "standard-webhooks vector, secret without whsec_ prefix, svix headers",
-			cfg:    config.Verify{Kind: config.KindStandardWebhooks},
+			v:      &verify.StandardWebhooks{Tolerance: 300 * time.Second},
 			secret: "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
 			body:   `{"test": 2432232314}`,
 			header: header("svix-id", "msg_p5jXN8AQM9LWM0D4loKWxJek", "svix-timestamp", "1614265330",
@@ -106,7 +92,7 @@ func TestKnownAnswers(t *testing.T) {
 		{
 			// api.slack.com, "Verifying requests from Slack": the worked example.
 			name:   "slack published example",
-			cfg:    config.Verify{Kind: config.KindSlack},
+			v:      &verify.Slack{Tolerance: 300 * time.Second},
 			secret: "8f742231b10e8888abcd99yyyzzz85a5",
 			body:   slackBody,
 			header: header("X-Slack-Request-Timestamp", "1531420618",
@@ -115,7 +101,7 @@ func TestKnownAnswers(t *testing.T) {
 		},
 		{
 			name:   "slack computed independently",
-			cfg:    config.Verify{Kind: config.KindSlack},
+			v:      &verify.Slack{Tolerance: 300 * time.Second},
 			secret: "slack-test-signing-secret",
 			body:   `{"type":"event_callback","event_id":"Ev1"}`,
 			header: header("X-Slack-Request-Timestamp", "1764478800",
@@ -125,21 +111,21 @@ func TestKnownAnswers(t *testing.T) {
 		{
 			// Computed with Python's hmac module: base64(HMAC-SHA256).
 			name:   "shopify fixed vector",
-			cfg:    config.Verify{Kind: config.KindShopify},
+			v:      verify.Shopify(),
 			secret: "hush-shopify-test-secret",
 			body:   shopifyBody,
 			header: header("X-Shopify-Hmac-Sha256", "kn2ekPY9b/QdYGiHw/NLdL99Q4Hd/fNJP+P1SOPlqbw="),
 		},
 		{
 			name:   "shopify computed independently",
-			cfg:    config.Verify{Kind: config.KindShopify},
+			v:      verify.Shopify(),
 			secret: "another-shopify-secret",
 			body:   "{}",
 			header: header("X-Shopify-Hmac-Sha256", hmacB64(sha256.New, "another-shopify-secret", "{}")),
 		},
 		{
 			name:   "stripe computed independently",
-			cfg:    config.Verify{Kind: config.KindStripe},
+			v:      &verify.Stripe{Tolerance: 300 * time.Second},
 			secret: "whsec_test_stripe",
 			body:   `{"id":"evt_1","type":"charge.succeeded"}`,
 			header: header("Stripe-Signature", "t=1764478800,v1="+hmacHex(sha256.New, "whsec_test_stripe", "1764478800.", `{"id":"evt_1","type":"charge.succeeded"}`)+",v0=6ffbb59b2300aae63f272406069a9788598b792a944a07aba816edb039989a39"),
@@ -147,35 +133,35 @@ func TestKnownAnswers(t *testing.T) {
 		},
 		{
 			name:   "hmac sha1 hex with prefix",
-			cfg:    config.Verify{Kind: config.KindHMAC, Header: "X-Signature", Algorithm: "sha1", Prefix: "sha1="},
+			v:      mustHMAC(t, "X-Signature", "sha1", "hex", "sha1="),
 			secret: "generic-secret",
 			body:   "payload",
 			header: header("X-Signature", "sha1="+hmacHex(sha1.New, "generic-secret", "payload")),
 		},
 		{
 			name:   "hmac sha512 base64",
-			cfg:    config.Verify{Kind: config.KindHMAC, Header: "X-Signature", Algorithm: "sha512", Encoding: "base64"},
+			v:      mustHMAC(t, "X-Signature", "sha512", "base64", ""),
 			secret: "generic-secret",
 			body:   "payload",
 			header: header("X-Signature", hmacB64(sha512.New, "generic-secret", "payload")),
 		},
 		{
 			name:   "hmac sha256 hex uppercase digits, default settings",
-			cfg:    config.Verify{Kind: config.KindHMAC, Header: "X-Signature"},
+			v:      mustHMAC(t, "X-Signature", "sha256", "hex", ""),
 			secret: "generic-secret",
 			body:   "payload",
 			header: header("X-Signature", "A2D1CD2B4A95F76DC351FE467C45A77F52CB5CEABC15392493DCADBE772BC92C"), // Python: hmac.new(...).hexdigest().upper()
 		},
 		{
 			name:   "token",
-			cfg:    config.Verify{Kind: config.KindToken, Header: "X-Hook-Token"},
+			v:      &verify.Token{Header: "X-Hook-Token"},
 			secret: "tok_3c1a9",
 			body:   "anything",
 			header: header("X-Hook-Token", "tok_3c1a9"),
 		},
 		{
 			name:   "token as bearer authorization",
-			cfg:    config.Verify{Kind: config.KindToken, Header: "Authorization"},
+			v:      &verify.Token{Header: "Authorization"},
 			secret: "tok_3c1a9",
 			body:   "anything",
 			header: header("Authorization", "Bearer tok_3c1a9"),
@@ -183,29 +169,29 @@ func TestKnownAnswers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := mustVerifier(t, tt.cfg)
+			v := tt.v
 			now := tt.now
 			if now.IsZero() {
 				now = time.Now()
 			}
 			r := &verify.Request{Header: tt.header, Body: []byte(tt.body), Now: now}
-			if err := v.Verify(r, keys(t, v, tt.secret)); err != nil {
+			if err := v.Verify(r, []string{tt.secret}); err != nil {
 				t.Fatalf("Verify = %v, want nil", err)
 			}
 			// The same request under a rotation: a stale value first, then the right one.
-			if err := v.Verify(r, keys(t, v, wrongSecret(tt.cfg.Kind), tt.secret)); err != nil {
+			if err := v.Verify(r, []string{wrongSecret(v), tt.secret}); err != nil {
 				t.Fatalf("Verify with two secrets = %v, want nil", err)
 			}
 			// And a wrong secret alone must fail as a mismatch.
-			if err := v.Verify(r, keys(t, v, wrongSecret(tt.cfg.Kind))); !errors.Is(err, verify.ErrMismatch) {
+			if err := v.Verify(r, []string{wrongSecret(v)}); !errors.Is(err, verify.ErrMismatch) {
 				t.Fatalf("Verify with a wrong secret = %v, want ErrMismatch", err)
 			}
 		})
 	}
 }
 
-func wrongSecret(kind string) string {
-	if kind == config.KindStandardWebhooks {
+func wrongSecret(v verify.Verifier) string {
+	if _, ok := v.(*verify.StandardWebhooks); ok {
 		return "whsec_" + base64.StdEncoding.EncodeToString([]byte("a wrong key of 24 bytes!"))
 	}
 	return "wrong-secret"
@@ -230,17 +216,17 @@ func TestRejections(t *testing.T) {
 	}
 	ghSig := "sha256=" + hmacHex(sha256.New, secret, body)
 
-	stripe := config.Verify{Kind: config.KindStripe}
-	slack := config.Verify{Kind: config.KindSlack}
-	std := config.Verify{Kind: config.KindStandardWebhooks}
-	gh := config.Verify{Kind: config.KindGitHub}
-	shop := config.Verify{Kind: config.KindShopify}
-	gen := config.Verify{Kind: config.KindHMAC, Header: "X-Sig", Prefix: "sha256="}
-	tok := config.Verify{Kind: config.KindToken, Header: "X-Token"}
+	stripe := &verify.Stripe{Tolerance: 300 * time.Second}
+	slack := &verify.Slack{Tolerance: 300 * time.Second}
+	std := &verify.StandardWebhooks{Tolerance: 300 * time.Second}
+	gh := verify.GitHub()
+	shop := verify.Shopify()
+	gen := mustHMAC(t, "X-Sig", "sha256", "hex", "sha256=")
+	tok := &verify.Token{Header: "X-Token"}
 
 	tests := []struct {
 		name   string
-		cfg    config.Verify
+		v      verify.Verifier
 		secret string
 		body   string
 		header http.Header
@@ -302,12 +288,8 @@ func TestRejections(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v := mustVerifier(t, tt.cfg)
-			var ks []verify.Key
-			if k, err := v.Key(tt.secret); err == nil {
-				ks = append(ks, k)
-			}
-			err := v.Verify(&verify.Request{Header: tt.header, Body: []byte(tt.body), Now: now}, ks)
+			v := tt.v
+			err := v.Verify(&verify.Request{Header: tt.header, Body: []byte(tt.body), Now: now}, []string{tt.secret})
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("Verify = %v, want an error wrapping %q", err, tt.want)
 			}
@@ -321,7 +303,7 @@ func TestToleranceBoundary(t *testing.T) {
 	const secret = "whsec_boundary"
 	body := []byte(`{"id":"evt_b","type":"x"}`)
 	now := time.Unix(1764478800, 0)
-	v := mustVerifier(t, config.Verify{Kind: config.KindStripe, ToleranceSeconds: 60})
+	v := &verify.Stripe{Tolerance: 60 * time.Second}
 	tests := []struct {
 		offset int64
 		want   error
@@ -331,7 +313,7 @@ func TestToleranceBoundary(t *testing.T) {
 	for _, tt := range tests {
 		ts := strconv.FormatInt(now.Unix()+tt.offset, 10)
 		h := header("Stripe-Signature", "t="+ts+",v1="+hmacHex(sha256.New, secret, ts+".", string(body)))
-		err := v.Verify(&verify.Request{Header: h, Body: body, Now: now}, keys(t, v, secret))
+		err := v.Verify(&verify.Request{Header: h, Body: body, Now: now}, []string{secret})
 		if !errors.Is(err, tt.want) || (tt.want == nil && err != nil) {
 			t.Errorf("offset %+ds: Verify = %v, want %v", tt.offset, err, tt.want)
 		}
@@ -362,29 +344,39 @@ func TestParseUnix(t *testing.T) {
 	}
 }
 
-func TestNewRejectsBadConfig(t *testing.T) {
-	tests := []config.Verify{
-		{Kind: "md5"},
-		{Kind: config.KindHMAC},
-		{Kind: config.KindHMAC, Header: "X-Sig", Algorithm: "md5"},
-		{Kind: config.KindHMAC, Header: "X-Sig", Encoding: "base32"},
-		{Kind: config.KindToken},
+func TestNewHMACRejectsBadSettings(t *testing.T) {
+	tests := []struct{ header, algorithm, encoding string }{
+		{"", "sha256", "hex"},
+		{"X-Sig", "md5", "hex"},
+		{"X-Sig", "sha256", "base32"},
+		{"X-Sig", "", "hex"},
 	}
-	for _, v := range tests {
-		if _, err := verify.New(v); err == nil {
-			t.Errorf("New(%+v) = nil error, want one", v)
+	for _, tt := range tests {
+		if _, err := verify.NewHMAC(tt.header, tt.algorithm, tt.encoding, ""); err == nil {
+			t.Errorf("NewHMAC(%q, %q, %q) = nil error, want one", tt.header, tt.algorithm, tt.encoding)
 		}
 	}
 }
 
+// TestNoKeys: without a usable secret value every scheme answers ErrNoKey,
+// never a mismatch (which would trigger a refresh of a secret that is not
+// set).
 func TestNoKeys(t *testing.T) {
-	v := mustVerifier(t, config.Verify{Kind: config.KindGitHub})
-	h := header("X-Hub-Signature-256", "sha256="+hmacHex(sha256.New, "s", "b"))
-	err := v.Verify(&verify.Request{Header: h, Body: []byte("b"), Now: time.Now()}, nil)
-	if !errors.Is(err, verify.ErrNoKey) {
-		t.Fatalf("Verify without keys = %v, want ErrNoKey", err)
+	tests := []struct {
+		v       verify.Verifier
+		header  http.Header
+		secrets []string
+	}{
+		{verify.GitHub(), header("X-Hub-Signature-256", "sha256="+hmacHex(sha256.New, "s", "b")), nil},
+		{verify.GitHub(), header("X-Hub-Signature-256", "sha256="+hmacHex(sha256.New, "s", "b")), []string{""}},
+		{&verify.Token{Header: "X-Token"}, header("X-Token", "t"), []string{""}},
+		{&verify.StandardWebhooks{Tolerance: time.Minute}, header("webhook-id", "msg_1", "webhook-timestamp", strconv.FormatInt(time.Now().Unix(), 10),
+			"webhook-signature", "v1,"+base64.StdEncoding.EncodeToString(make([]byte, 32))), []string{"whsec_***", "not base64!"}},
 	}
-	if _, err := v.Key(""); !errors.Is(err, verify.ErrNoKey) {
-		t.Fatalf("Key(\"\") = %v, want ErrNoKey", err)
+	for i, tt := range tests {
+		err := tt.v.Verify(&verify.Request{Header: tt.header, Body: []byte("b"), Now: time.Now()}, tt.secrets)
+		if !errors.Is(err, verify.ErrNoKey) {
+			t.Errorf("%d: Verify with secrets %q = %v, want ErrNoKey", i, tt.secrets, err)
+		}
 	}
 }
