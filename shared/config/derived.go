@@ -164,6 +164,18 @@ func (c *Config) RecordTTL() time.Duration {
 	return time.Duration(days) * 24 * time.Hour
 }
 
+// RetentionDays is how many days an archived event is kept; 0 means the
+// archive is off.
+func (a Archive) RetentionDays() int {
+	if a.Days == nil {
+		return DefaultArchiveDays
+	}
+	return *a.Days
+}
+
+// Enabled reports whether accepted events are archived.
+func (a Archive) Enabled() bool { return a.RetentionDays() > 0 }
+
 // Sink is the metrics sink in force.
 func (m Metrics) SinkName() string {
 	if m.Sink == "" {
