@@ -5,6 +5,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsssm"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/hookfan/hookfan/shared/config"
 )
 
 // The stack's index in SSM Parameter Store: where an operator (or an
@@ -34,7 +36,7 @@ func LaneParameterName(stackName, destination string) string {
 // LaneIndexFields are the keys of a lane's parameter value.
 var LaneIndexFields = []string{
 	"destination", "url", "queueUrl", "queueArn", "dlqUrl", "dlqArn", "subscriptionDlqUrl", "subscriptionDlqArn",
-	"functionName", "functionArn", "logGroup", "secretId", "secretArn",
+	"functionName", "functionArn", "logGroup", "secretId", "secretArn", "filter",
 }
 
 // newLaneIndex writes a lane's parameter and its nested stack's outputs
@@ -59,6 +61,8 @@ func newLaneIndex(scope constructs.Construct, lane *Lane, stackName string) awss
 		"logGroup":           lane.LogGroup.LogGroupName(),
 		"secretId":           secretID,
 		"secretArn":          lane.Secret.SecretArn(),
+		// The filter as configured (a replay sends a lane only what it selects).
+		"filter": filterValue(d.Filter),
 	}
 	p := awsssm.NewStringParameter(scope, jsii.String("Index"), &awsssm.StringParameterProps{
 		ParameterName: jsii.String(LaneParameterName(stackName, d.Name)),
@@ -72,7 +76,7 @@ func newLaneIndex(scope constructs.Construct, lane *Lane, stackName string) awss
 	out("DlqUrl", "DLQ of destination "+d.Name+" (redrive from the SQS console)", lane.DeadLetterQueue.QueueUrl())
 	out("SecretArn", "Signing secret of destination "+d.Name+" (subscribers verify with whsec_<value>)", lane.Secret.SecretArn())
 	out("IndexParameter", "SSM parameter describing this lane", p.ParameterName())
-	out(laneNamesOutput, "The names a dashboard page graphs: function, queue, DLQ, subscription DLQ", joinedNames(lane))
+	out(laneNamesOutput, "The names a dashboard page graphs and its queries read: function, queue, DLQ, subscription DLQ, log group", joinedNames(lane))
 	return p
 }
 
@@ -86,6 +90,13 @@ func newStackIndex(scope constructs.Construct, h *Hookfan, dashboards []*string)
 		"tableName":        h.Table.TableName(),
 		"dashboards":       dashboards,
 		"destinationsPath": IndexPrefix(stackName) + "destinations/",
+		// The event archive ("" and 0 when config.archive.days is 0).
+		"archiveBucket": "",
+		"archiveDays":   0,
+	}
+	if h.Archive != nil {
+		value["archiveBucket"] = h.Archive.Bucket.BucketName()
+		value["archiveDays"] = h.Archive.Days
 	}
 	return awsssm.NewStringParameter(scope, jsii.String("Index"), &awsssm.StringParameterProps{
 		ParameterName: jsii.String(StackParameterName(stackName)),
@@ -93,4 +104,23 @@ func newStackIndex(scope constructs.Construct, h *Hookfan, dashboards []*string)
 		StringValue:   h.Stack.ToJsonString(value, nil),
 		Tier:          awsssm.ParameterTier_STANDARD,
 	})
+}
+
+// filterValue renders a destination's filter for its index parameter, with
+// the keys and values of its configuration (an empty object: everything).
+func filterValue(f config.Filter) map[string]any {
+	v := map[string]any{}
+	list := func(key string, values []string) {
+		if len(values) > 0 {
+			items := make([]any, len(values))
+			for i, s := range values {
+				items[i] = s
+			}
+			v[key] = items
+		}
+	}
+	list("sources", f.Sources)
+	list("types", f.Types)
+	list("excludeTypes", f.ExcludeTypes)
+	return v
 }
