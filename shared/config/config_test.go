@@ -652,3 +652,32 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestFilterMatches(t *testing.T) {
+	tests := []struct {
+		name   string
+		filter Filter
+		match  [][2]string
+		miss   [][2]string
+	}{
+		{"everything", Filter{}, [][2]string{{"stripe", "a"}, {"github", ""}}, nil},
+		{"sources", Filter{Sources: []string{"stripe"}}, [][2]string{{"stripe", "x"}}, [][2]string{{"github", "x"}}},
+		{"exact and prefix types", Filter{Sources: []string{"stripe"}, Types: []string{"payment_intent.*", "charge.refunded"}},
+			[][2]string{{"stripe", "payment_intent.succeeded"}, {"stripe", "payment_intent."}, {"stripe", "charge.refunded"}},
+			[][2]string{{"stripe", "charge.refunded.x"}, {"stripe", "payment_intent"}, {"github", "charge.refunded"}}},
+		{"exclude exact", Filter{ExcludeTypes: []string{"ping", "test"}}, [][2]string{{"s", "push"}, {"s", "pings"}}, [][2]string{{"s", "ping"}, {"s", "test"}}},
+		{"exclude prefix", Filter{ExcludeTypes: []string{"test.*"}}, [][2]string{{"s", "test"}, {"s", "prod.test.x"}}, [][2]string{{"s", "test.a"}}},
+	}
+	for _, tt := range tests {
+		for _, m := range tt.match {
+			if !tt.filter.Matches(m[0], m[1]) {
+				t.Errorf("%s: %v does not match, want a match", tt.name, m)
+			}
+		}
+		for _, m := range tt.miss {
+			if tt.filter.Matches(m[0], m[1]) {
+				t.Errorf("%s: %v matches, want none", tt.name, m)
+			}
+		}
+	}
+}
