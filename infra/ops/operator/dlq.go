@@ -91,7 +91,7 @@ func (o *Operator) printDLQ(p DLQPage, d depth) {
 		}
 		last := "no delivery record"
 		if m.HasRecord {
-			last = fmt.Sprintf("%s after %d attempt(s): %s%s", m.Record.Status, m.Record.Attempts, httpStatus(m.Record.LastStatus), quoted(m.Record.LastError))
+			last = fmt.Sprintf("%s after %d attempt(s): %s", m.Record.Status, m.Record.Attempts, answer(m.Record.LastStatus, m.Record.LastError))
 		}
 		o.printf("%-38s %-12s %-28s %-24s %s\n", id, m.Source, m.Type, m.ReceivedAt, last)
 	}

@@ -104,7 +104,7 @@ func (o *Operator) printRecord(r dedupe.Record) {
 		o.printf("  held by a lease until %s\n", stamp(r.LeaseUntil))
 	}
 	if r.LastStatus != 0 || r.LastError != "" {
-		o.printf("  last answer %s%s\n", httpStatus(r.LastStatus), quoted(r.LastError))
+		o.printf("  last answer %s\n", answer(r.LastStatus, r.LastError))
 	}
 	if !r.ExpiresAt.IsZero() {
 		o.printf("  record kept until %s\n", stamp(r.ExpiresAt))
@@ -118,6 +118,15 @@ func httpStatus(code int) string {
 		return "no response"
 	}
 	return fmt.Sprintf("HTTP %d", code)
+}
+
+// answer renders an attempt's outcome: the HTTP status, and the error
+// when it says more than the status.
+func answer(status int, err string) string {
+	if err == "" || err == httpStatus(status) {
+		return httpStatus(status)
+	}
+	return httpStatus(status) + quoted(err)
 }
 
 func quoted(s string) string {
