@@ -5,6 +5,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
@@ -20,8 +21,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
 	"github.com/hookfan/hookfan/infra/ops/operator"
+	"github.com/hookfan/hookfan/infra/stack/stackindex"
 	"github.com/hookfan/hookfan/shared/archive"
 	"github.com/hookfan/hookfan/shared/dedupe"
 )
@@ -39,6 +43,40 @@ func (e *env) ops(args ...string) (stdout, stderr string, code int) {
 	full := append([]string{"--endpoint", os.Getenv("AWS_ENDPOINT_URL"), "--prefix", e.prefix, "--config", file}, args...)
 	code = operator.Main(context.Background(), full, &out, &errOut)
 	e.t.Logf("$ ops %s\n%s%s(exit %d)", strings.Join(args, " "), out.String(), errOut.String(), code)
+	return out.String(), errOut.String(), code
+}
+
+// publishIndex writes this env's stack index to the emulator's SSM, as the
+// deployed stack's CDK code does (infra/stack/index.go), naming it stack.
+func (e *env) publishIndex(stack string) {
+	e.t.Helper()
+	api := ssm.NewFromConfig(awsCfg)
+	put := func(name string, v any) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if _, err := api.PutParameter(context.Background(), &ssm.PutParameterInput{Name: &name, Value: aws.String(string(b)),
+			Type: ssmtypes.ParameterTypeString, Overwrite: aws.Bool(true)}); err != nil {
+			e.t.Fatalf("put %s: %v", name, err)
+		}
+	}
+	topo := e.stack.Topology
+	put(stackindex.StackParameter(stack), stackindex.Stack{TopicARN: topo.TopicARN, TableName: topo.TableName,
+		DestinationsPath: stackindex.DestinationsPath(stack), ArchiveBucket: topo.Archive.Bucket, ArchiveDays: topo.Archive.Days})
+	for _, l := range topo.Lanes {
+		put(stackindex.LaneParameter(stack, l.Destination.Name), stackindex.Lane{Destination: l.Destination.Name, URL: l.Destination.URL,
+			QueueURL: l.QueueURL, QueueARN: l.QueueARN, DLQURL: l.DLQURL, DLQARN: l.DLQARN, SecretID: l.SecretID, Filter: l.Destination.Filter})
+	}
+}
+
+// opsOnStack runs the operator command on the stack publishIndex named,
+// through the deployed resolver (SSM), with the emulator standing in for AWS.
+func (e *env) opsOnStack(stack string, args ...string) (stdout, stderr string, code int) {
+	e.t.Helper()
+	var out, errOut bytes.Buffer
+	code = operator.Main(context.Background(), append([]string{"--stack", stack}, args...), &out, &errOut)
+	e.t.Logf("$ ops --stack %s %s\n%s%s(exit %d)", stack, strings.Join(args, " "), out.String(), errOut.String(), code)
 	return out.String(), errOut.String(), code
 }
 
@@ -103,7 +141,9 @@ func TestRedriveAfterFix(t *testing.T) {
 	t.Parallel()
 	e, rc, evs, fixed := failingDestination(t, 3)
 
-	out, _, code := e.ops("dlq", "d")
+	// dlq through the deployed stack's index (SSM), the emulator standing in for AWS.
+	e.publishIndex(e.prefix + "-stack")
+	out, _, code := e.opsOnStack(e.prefix+"-stack", "dlq", "d")
 	if code != 0 || !strings.Contains(out, "DLQ of d: 3 message(s)") {
 		t.Fatalf("dlq: exit %d\n%s", code, out)
 	}

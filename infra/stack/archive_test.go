@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookfan/hookfan/infra/stack"
+	"github.com/hookfan/hookfan/infra/stack/stackindex"
 	"github.com/hookfan/hookfan/shared/archive"
 	"github.com/hookfan/hookfan/shared/config"
 )
@@ -163,6 +164,32 @@ func TestArchiveAndQueries(t *testing.T) {
 		}
 	}
 
+	// The stack's index names the archive (the operator command reads it),
+	// and each lane's its filter.
+	var index map[string]any
+	for _, p := range ofType(res, "AWS::SSM::Parameter") {
+		if p.Properties["Name"] == stackindex.StackParameter("Hookfan") {
+			if err := json.Unmarshal([]byte(joined(p.Properties["Value"])), &index); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if keys := slices.Sorted(mapsKeys(index)); !slices.Equal(keys, slices.Sorted(slices.Values(stack.StackIndexFields))) {
+		t.Errorf("stack index keys %v, want %v", keys, stack.StackIndexFields)
+	}
+	if index["archiveDays"] != float64(7) || index["archiveBucket"] == "" {
+		t.Errorf("stack index archive: %v, %v", index["archiveBucket"], index["archiveDays"])
+	}
+	_, lres := templateOf(t, h.LaneStacks[0])
+	_, lp := only(t, lres, "AWS::SSM::Parameter")
+	var lane stackindex.Lane
+	if err := json.Unmarshal([]byte(joined(lp.Properties["Value"])), &lane); err != nil {
+		t.Fatalf("lane index: %v", err)
+	}
+	if diff := cmp.Diff(cfg.Destinations[0].Filter, lane.Filter); diff != "" || lane.Destination != cfg.Destinations[0].Name {
+		t.Errorf("lane index of %s: filter (-config +index):\n%s", lane.Destination, diff)
+	}
+
 	// archive.days 0: no archive at all.
 	off := testConfig(t, 1, "")
 	zero := 0
@@ -172,6 +199,11 @@ func TestArchiveAndQueries(t *testing.T) {
 	counts := countTypes(res0)
 	if h0.Archive != nil || counts["AWS::S3::Bucket"] != 0 || counts["AWS::KinesisFirehose::DeliveryStream"] != 0 {
 		t.Errorf("archive.days 0 built %d buckets and %d streams", counts["AWS::S3::Bucket"], counts["AWS::KinesisFirehose::DeliveryStream"])
+	}
+	for _, p := range ofType(res0, "AWS::SSM::Parameter") {
+		if v := joined(p.Properties["Value"]); !strings.Contains(v, `"archiveBucket":""`) || !strings.Contains(v, `"archiveDays":0`) {
+			t.Errorf("archive.days 0: stack index %s", v)
+		}
 	}
 }
 

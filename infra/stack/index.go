@@ -6,6 +6,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/hookfan/hookfan/infra/stack/stackindex"
 	"github.com/hookfan/hookfan/shared/config"
 )
 
@@ -23,21 +24,23 @@ import (
 // against nothing in the parent, and goes with the lane.
 
 // IndexPrefix is the path under which a stack's parameters live.
-func IndexPrefix(stackName string) string { return "/hookfan/" + stackName + "/" }
+func IndexPrefix(stackName string) string { return stackindex.Prefix(stackName) }
 
 // StackParameterName names the stack's own parameter.
-func StackParameterName(stackName string) string { return IndexPrefix(stackName) + "stack" }
+func StackParameterName(stackName string) string { return stackindex.StackParameter(stackName) }
 
 // LaneParameterName names a destination lane's parameter.
 func LaneParameterName(stackName, destination string) string {
-	return IndexPrefix(stackName) + "destinations/" + destination
+	return stackindex.LaneParameter(stackName, destination)
 }
 
-// LaneIndexFields are the keys of a lane's parameter value.
-var LaneIndexFields = []string{
-	"destination", "url", "queueUrl", "queueArn", "dlqUrl", "dlqArn", "subscriptionDlqUrl", "subscriptionDlqArn",
-	"functionName", "functionArn", "logGroup", "secretId", "secretArn", "filter",
-}
+// LaneIndexFields are the keys of a lane's parameter value (the JSON of
+// stackindex.Lane, which the operator command reads); StackIndexFields the
+// stack's (stackindex.Stack).
+var (
+	LaneIndexFields  = stackindex.Fields(stackindex.Lane{})
+	StackIndexFields = stackindex.Fields(stackindex.Stack{})
+)
 
 // newLaneIndex writes a lane's parameter and its nested stack's outputs
 // (shown with the nested stack in the CloudFormation console).
@@ -89,7 +92,7 @@ func newStackIndex(scope constructs.Construct, h *Hookfan, dashboards []*string)
 		"topicArn":         h.Topic.TopicArn(),
 		"tableName":        h.Table.TableName(),
 		"dashboards":       dashboards,
-		"destinationsPath": IndexPrefix(stackName) + "destinations/",
+		"destinationsPath": stackindex.DestinationsPath(stackName),
 		// The event archive ("" and 0 when config.archive.days is 0).
 		"archiveBucket": "",
 		"archiveDays":   0,

@@ -9,9 +9,11 @@ import (
 	"os"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awscfg "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/smithy-go/logging"
 
 	"github.com/hookfan/hookfan/infra/local/devstack"
@@ -39,7 +41,8 @@ Commands:
                                TIME: RFC 3339, a date, or a duration before now (2h)
 
 Which stack (default: the local stack of make dev):
-  --stack NAME [--region R]    a deployed stack, found by its CloudFormation outputs
+  --stack NAME [--region R]    a deployed stack, found through its index in SSM Parameter Store
+                               (/hookfan/NAME/stack, named by the stack's IndexParameter output)
   --config FILE --prefix P     the local stack's config (infra/local/dev.json) and prefix (hookfan-dev),
   --endpoint URL               on the emulator at URL (default AWS_ENDPOINT_URL, else the one
   --state-dir DIR              make dev recorded in DIR, infra/local/.state)
@@ -260,42 +263,54 @@ func flagError(err error) error {
 	return usagef("%v", err)
 }
 
-// Build connects to the stack the global flags name.
+// Build connects to the stack the global flags name: a deployed stack
+// (--stack, through its SSM index, with the AWS configuration's credentials
+// and region) or the local stack (its emulator and prefix).
 func Build(ctx context.Context, g Global, stdout, stderr io.Writer) (*Operator, error) {
+	var awsCfg aws.Config
+	var resolver Resolver
+	var err error
 	if g.Stack != "" {
-		return nil, usagef("--stack: deployed stacks are not supported yet")
-	}
-	endpoint := g.Endpoint
-	if endpoint == "" {
-		s, ok, err := devstack.ReadEmulatorState(g.State)
+		opts := []func(*awscfg.LoadOptions) error{awscfg.WithLogger(logging.Nop{})}
+		if g.Region != "" {
+			opts = append(opts, awscfg.WithRegion(g.Region))
+		}
+		if awsCfg, err = awsconfig.Load(ctx, opts...); err != nil {
+			return nil, err
+		}
+		resolver = Deployed{SSM: ssm.NewFromConfig(awsCfg), Stack: g.Stack, Region: awsCfg.Region}
+	} else {
+		endpoint := g.Endpoint
+		if endpoint == "" {
+			s, ok, err := devstack.ReadEmulatorState(g.State)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return nil, fmt.Errorf("no emulator recorded in %s: start the local stack (make dev), or name one with --endpoint, or a deployed stack with --stack", g.State)
+			}
+			endpoint = s.URL
+		}
+		cfg, err := config.LoadFile(g.ConfigFile)
 		if err != nil {
 			return nil, err
 		}
-		if !ok {
-			return nil, fmt.Errorf("no emulator recorded in %s: start the local stack (make dev), or name one with --endpoint, or a deployed stack with --stack", g.State)
+		for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"} {
+			if os.Getenv(k) == "" {
+				os.Setenv(k, v) // emulators accept any credentials
+			}
 		}
-		endpoint = s.URL
-	}
-	cfg, err := config.LoadFile(g.ConfigFile)
-	if err != nil {
-		return nil, err
-	}
-	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"} {
-		if os.Getenv(k) == "" {
-			os.Setenv(k, v) // emulators accept any credentials
+		if awsCfg, err = awsconfig.Load(ctx, awscfg.WithBaseEndpoint(endpoint), awscfg.WithLogger(logging.Nop{})); err != nil {
+			return nil, err
 		}
+		resolver = Local{SQS: sqs.NewFromConfig(awsCfg), Config: cfg, Prefix: g.Prefix, Endpoint: endpoint}
 	}
-	awsCfg, err := awsconfig.Load(ctx, awscfg.WithBaseEndpoint(endpoint), awscfg.WithLogger(logging.Nop{}))
-	if err != nil {
-		return nil, err
-	}
-	sqsClient := sqs.NewFromConfig(awsCfg)
-	res, err := Local{SQS: sqsClient, Config: cfg, Prefix: g.Prefix, Endpoint: endpoint}.Resolve(ctx)
+	res, err := resolver.Resolve(ctx)
 	if err != nil {
 		return nil, err
 	}
 	op := &Operator{
-		Resources: res, SQS: sqsClient, Records: dedupe.NewDynamoDB(dynamodb.NewFromConfig(awsCfg), res.Table),
+		Resources: res, SQS: sqs.NewFromConfig(awsCfg), Records: dedupe.NewDynamoDB(dynamodb.NewFromConfig(awsCfg), res.Table),
 		Out: stdout, Progress: stderr,
 	}
 	if res.ArchiveBucket != "" {
