@@ -166,8 +166,12 @@ func joinedNames(l *Lane) *string {
 
 // splitNames reads LaneNames back from a joined value.
 func splitNames(destination string, joined *string) LaneNames {
-	parts := awscdk.Fn_Split(jsii.String(laneNamesSeparator), joined, jsii.Number(5))
-	at := func(i int) *string { return awscdk.Fn_Select(jsii.Number(float64(i)), parts) }
+	// Each name is {"Fn::Select": [i, {"Fn::Split": ["|", joined]}]}; with an
+	// assumed length, Fn_Split would render every reference as the whole
+	// list of selects, five times the size.
+	at := func(i int) *string {
+		return awscdk.Fn_Select(jsii.Number(float64(i)), awscdk.Fn_Split(jsii.String(laneNamesSeparator), joined, nil))
+	}
 	return LaneNames{Destination: destination, Function: at(0), Queue: at(1), DLQ: at(2), SubscriptionDLQ: at(3), LogGroup: at(4)}
 }
 
