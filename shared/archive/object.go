@@ -90,7 +90,6 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 		if len(line)+len(chunk) <= MaxRecordBytes {
 			line = append(line, chunk...)
 		} else {
-			line = line[:0]
 			for errors.Is(err, bufio.ErrBufferFull) {
 				_, err = br.ReadSlice('\n')
 			}

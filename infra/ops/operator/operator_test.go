@@ -160,6 +160,10 @@ func TestReplayAttributes(t *testing.T) {
 	if _, err := replayAttributes(many, "rpl_x"); err == nil || !strings.Contains(err.Error(), "more than SQS's 10") {
 		t.Errorf("ten attributes plus the replay's: %v", err)
 	}
+	old := archive.Event{Attributes: map[string]archive.Attribute{"id": {Type: "String", Value: "evt_1"}, "replay": {Type: "String", Value: "rpl_old"}}}
+	if got, err := replayAttributes(old, "rpl_new"); err != nil || aws.ToString(got["replay"].StringValue) != "rpl_new" || old.Attributes["replay"].Value != "rpl_old" {
+		t.Errorf("an earlier replay id: %v, %v; want the new id, and the event left as it was", got["replay"].StringValue, err)
+	}
 	bad := archive.Event{Attributes: map[string]archive.Attribute{"b": {Type: "Binary", Value: "%%"}}}
 	if _, err := replayAttributes(bad, "rpl_x"); err == nil {
 		t.Error("a binary attribute that is not base64 was accepted")

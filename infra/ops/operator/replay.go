@@ -239,14 +239,11 @@ func (o *Operator) sendReplay(ctx context.Context, l Lane, ev archive.Event, rep
 // replayAttributes renders an archived event's attributes for SQS, with
 // the replay attribute, within SQS's limit of ten.
 func replayAttributes(ev archive.Event, replayID string) (map[string]sqstypes.MessageAttributeValue, error) {
-	if _, ok := ev.Attributes[message.AttrReplay]; ok {
-		delete(ev.Attributes, message.AttrReplay) // a replay is never archived, but be sure
-	}
-	if n := len(ev.Attributes) + 1; n > message.MaxAttributes {
-		return nil, fmt.Errorf("the event has %d attributes; with the replay attribute that is more than SQS's %d", len(ev.Attributes), message.MaxAttributes)
-	}
 	attrs := make(map[string]sqstypes.MessageAttributeValue, len(ev.Attributes)+1)
 	for name, a := range ev.Attributes {
+		if name == message.AttrReplay {
+			continue // a replay is never archived, but an earlier id must not survive
+		}
 		v := sqstypes.MessageAttributeValue{DataType: aws.String(a.Type)}
 		if strings.HasPrefix(a.Type, "Binary") {
 			b, err := base64.StdEncoding.DecodeString(a.Value)
@@ -260,6 +257,9 @@ func replayAttributes(ev archive.Event, replayID string) (map[string]sqstypes.Me
 		attrs[name] = v
 	}
 	attrs[message.AttrReplay] = sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(replayID)}
+	if len(attrs) > message.MaxAttributes {
+		return nil, fmt.Errorf("the event has %d attributes; with the replay attribute that is more than SQS's %d", len(attrs)-1, message.MaxAttributes)
+	}
 	return attrs, nil
 }
 
