@@ -140,12 +140,12 @@ func TestDynamoDBClaimInput(t *testing.T) {
 // operator's replay refuses only a live lease.
 func TestDynamoDBClaimConditions(t *testing.T) {
 	for _, tt := range []struct {
-		replay        bool
+		replay        string
 		wantCondition string
 		wantFinal     bool // :delivered and :gone are bound
 	}{
-		{false, "attribute_not_exists(#pk) OR (#status <> :delivered AND #status <> :gone AND (attribute_not_exists(#until) OR #until < :now))", true},
-		{true, "attribute_not_exists(#pk) OR attribute_not_exists(#until) OR #until < :now", false},
+		{"", "attribute_not_exists(#pk) OR (#status <> :delivered AND #status <> :gone AND (attribute_not_exists(#until) OR #until < :now))", true},
+		{"rpl_1", "attribute_not_exists(#pk) OR ((attribute_not_exists(#until) OR #until < :now) AND NOT contains(#replays, :replay))", false},
 	} {
 		f := &fakeDynamo{update: func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
 			return &dynamodb.UpdateItemOutput{Attributes: item("pk", "orders#e1", "status", "IN_PROGRESS", "attempts", int64(1))}, nil
@@ -158,7 +158,10 @@ func TestDynamoDBClaimConditions(t *testing.T) {
 		got := f.updates[0]
 		checkExpressions(t, got)
 		if c := aws.ToString(got.ConditionExpression); c != tt.wantCondition {
-			t.Errorf("replay %v: condition %q, want %q", tt.replay, c, tt.wantCondition)
+			t.Errorf("replay %q: condition %q, want %q", tt.replay, c, tt.wantCondition)
+		}
+		if r, ok := got.ExpressionAttributeValues[":replay"].(*types.AttributeValueMemberS); (tt.replay != "") != ok || ok && r.Value != tt.replay {
+			t.Errorf("replay %q: :replay = %v", tt.replay, got.ExpressionAttributeValues[":replay"])
 		}
 		gone, ok := got.ExpressionAttributeValues[":gone"].(*types.AttributeValueMemberS)
 		if ok != tt.wantFinal || (ok && gone.Value != "GONE") {
@@ -225,28 +228,28 @@ func TestDynamoDBFinish(t *testing.T) {
 	}{
 		{
 			name: "delivered", out: dedupe.Outcome{Status: dedupe.StatusDelivered, HTTPStatus: 200, At: t0},
-			wantUpdate: "SET #status = :status, #last_status = :code, #delivered_at = :at_text REMOVE #token, #until, #last_error",
+			wantUpdate: "SET #status = :status, #last_status = :code, #delivered_at = :at_text, #history = :history, #replays = :replays REMOVE #token, #until, #last_error, #next",
 			wantValues: map[string]string{":token": "tok", ":status": "DELIVERED", ":code": "200", ":at_text": "2026-11-30T12:00:00.000Z"},
 		},
 		{
-			name: "failed", out: dedupe.Outcome{Status: dedupe.StatusFailed, HTTPStatus: 500, Error: "HTTP 500", At: t0},
-			wantUpdate: "SET #status = :status, #last_status = :code, #last_error = :error REMOVE #token, #until",
-			wantValues: map[string]string{":token": "tok", ":status": "FAILED", ":code": "500", ":error": "HTTP 500"},
+			name: "failed", out: dedupe.Outcome{Status: dedupe.StatusFailed, HTTPStatus: 500, Error: "HTTP 500", At: t0, NextAttemptAt: t0.Add(30 * time.Second)},
+			wantUpdate: "SET #status = :status, #last_status = :code, #last_error = :error, #history = :history, #next = :next_text REMOVE #token, #until",
+			wantValues: map[string]string{":token": "tok", ":status": "FAILED", ":code": "500", ":error": "HTTP 500", ":next_text": "2026-11-30T12:00:30.000Z"},
 		},
 		{
 			name: "dead", out: dedupe.Outcome{Status: dedupe.StatusDead, Error: "dial: connection refused", At: t0},
-			wantUpdate: "SET #status = :status, #last_status = :code, #last_error = :error REMOVE #token, #until",
+			wantUpdate: "SET #status = :status, #last_status = :code, #last_error = :error, #history = :history, #replays = :replays REMOVE #token, #until, #next",
 			wantValues: map[string]string{":token": "tok", ":status": "DEAD", ":code": "0", ":error": "dial: connection refused"},
 		},
 		{
 			name: "gone", out: dedupe.Outcome{Status: dedupe.StatusGone, HTTPStatus: 410, Error: "HTTP 410", At: t0},
-			wantUpdate: "SET #status = :status, #last_status = :code, #last_error = :error REMOVE #token, #until",
+			wantUpdate: "SET #status = :status, #last_status = :code, #last_error = :error, #history = :history, #replays = :replays REMOVE #token, #until, #next",
 			wantValues: map[string]string{":token": "tok", ":status": "GONE", ":code": "410", ":error": "HTTP 410"},
 		},
 		{
 			name: "lease lost", out: dedupe.Outcome{Status: dedupe.StatusDelivered, HTTPStatus: 200, At: t0},
 			answer: sdkError(&types.ConditionalCheckFailedException{}), wantErr: dedupe.ErrLeaseLost,
-			wantUpdate: "SET #status = :status, #last_status = :code, #delivered_at = :at_text REMOVE #token, #until, #last_error",
+			wantUpdate: "SET #status = :status, #last_status = :code, #delivered_at = :at_text, #history = :history, #replays = :replays REMOVE #token, #until, #last_error, #next",
 			wantValues: map[string]string{":token": "tok", ":status": "DELIVERED", ":code": "200", ":at_text": "2026-11-30T12:00:00.000Z"},
 		},
 	}
@@ -280,6 +283,49 @@ func TestDynamoDBFinish(t *testing.T) {
 				t.Errorf("values (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestDynamoDBHistoryRoundTrip: a finish writes the claim's history with
+// the attempt appended, and the replay it ended; what it writes reads back
+// as the record the memory store keeps.
+func TestDynamoDBHistoryRoundTrip(t *testing.T) {
+	var written map[string]types.AttributeValue
+	f := &fakeDynamo{update: func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+		written = in.ExpressionAttributeValues
+		return &dynamodb.UpdateItemOutput{}, nil
+	}}
+	earlier := dedupe.Attempt{At: t0.Add(-time.Hour), Outcome: dedupe.StatusDelivered, HTTPStatus: 204, Latency: 12 * time.Millisecond, ClaimedBy: "req-0"}
+	lease := dedupe.Lease{PK: "orders#e1", Token: "tok", At: t0, Replay: "rpl_2", ClaimedBy: "req-1",
+		History: []dedupe.Attempt{earlier}, Replays: []string{"rpl_1"}}
+	out := dedupe.Outcome{Status: dedupe.StatusDelivered, HTTPStatus: 200, At: t0.Add(time.Second), Latency: 345 * time.Millisecond}
+	if err := dedupe.NewDynamoDB(f, "t").Finish(context.Background(), lease, out); err != nil {
+		t.Fatal(err)
+	}
+	f.item = map[string]types.AttributeValue{"pk": item("pk", "orders#e1")["pk"], "history": written[":history"], "replays": written[":replays"]}
+	got, _, err := dedupe.NewDynamoDB(f, "t").Get(context.Background(), "orders#e1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantHistory := []dedupe.Attempt{earlier, {At: t0, Outcome: dedupe.StatusDelivered, HTTPStatus: 200, Latency: 345 * time.Millisecond, ClaimedBy: "req-1", Replay: "rpl_2"}}
+	if diff := cmp.Diff(wantHistory, got.History); diff != "" {
+		t.Errorf("history (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"rpl_1", "rpl_2"}, got.Replays); diff != "" {
+		t.Errorf("replays (-want +got):\n%s", diff)
+	}
+
+	// Items that are not a record are refused, naming the attribute.
+	for name, bad := range map[string]map[string]types.AttributeValue{
+		"history not a list":  {"history": &types.AttributeValueMemberS{Value: "x"}},
+		"entry not a map":     {"history": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberS{Value: "x"}}}},
+		"entry time":          {"history": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberM{Value: item("at", "yesterday")}}}},
+		"replay not a string": {"replays": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberN{Value: "1"}}}},
+	} {
+		f.item = bad
+		if _, _, err := dedupe.NewDynamoDB(f, "t").Get(context.Background(), "orders#e1"); err == nil {
+			t.Errorf("%s: read without an error", name)
+		}
 	}
 }
 
