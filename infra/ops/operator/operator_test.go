@@ -401,3 +401,50 @@ func TestPeekReleasesWhatItRead(t *testing.T) {
 }
 
 func sortedCopy(s []string) []string { return slices.Sorted(slices.Values(s)) }
+
+// TestStatusPrintsTheHistory: status prints each destination's record with
+// its attempts, the next attempt of a failed one, the replays, and whether
+// the event is in the DLQ.
+func TestStatusPrintsTheHistory(t *testing.T) {
+	c := &clock{t: time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)}
+	q := newFakeQueues(c.now)
+	op, out := testOperator(q, c)
+	op.Resources.Lanes = append(op.Resources.Lanes, Lane{Destination: "other", QueueURL: "q2", DLQURL: "dlq2"})
+	store := dedupe.NewMemory()
+	op.Records = store
+	ctx := context.Background()
+	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	claim := func(now time.Time, replay, by string) dedupe.Lease {
+		l, err := store.Claim(ctx, dedupe.ClaimInput{PK: dedupe.Key("d", "evt_1"), Source: "stripe", Type: "invoice.paid",
+			Now: now, LeaseUntil: now.Add(time.Minute), ExpiresAt: now.Add(30 * 24 * time.Hour), Replay: replay, ClaimedBy: by})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	_ = store.Finish(ctx, claim(at, "", "req-1"), dedupe.Outcome{Status: dedupe.StatusFailed, HTTPStatus: 500, Error: "HTTP 500", At: at, Latency: 120 * time.Millisecond, NextAttemptAt: at.Add(5 * time.Second)})
+	_ = store.Finish(ctx, claim(at.Add(5*time.Second), "", "req-2"), dedupe.Outcome{Status: dedupe.StatusDelivered, HTTPStatus: 204, At: at.Add(5 * time.Second), Latency: 40 * time.Millisecond})
+	_ = store.Finish(ctx, claim(at.Add(time.Hour), "rpl_x", "req-3"), dedupe.Outcome{Status: dedupe.StatusDelivered, HTTPStatus: 200, At: at.Add(time.Hour), Latency: 30 * time.Millisecond})
+	q.add("dlq2", "evt_1")
+
+	st, err := op.Status(ctx, "evt_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Destinations) != 2 || !st.Destinations[0].HasRecord || st.Destinations[1].HasRecord || !st.Destinations[1].InDLQ || st.Destinations[0].InDLQ {
+		t.Errorf("status %+v", st)
+	}
+	for _, want := range []string{
+		"event evt_1\n\nd\n  state DELIVERED, 3 attempt(s); source stripe, type invoice.paid\n",
+		"  replays that ended here: rpl_x\n",
+		"  attempts (the last 10; oldest first):\n",
+		"    2026-05-01T12:00:00.000Z  FAILED    HTTP 500        120ms  by req-1\n",
+		"    2026-05-01T12:00:05.000Z  DELIVERED HTTP 204         40ms  by req-2\n",
+		"    2026-05-01T13:00:00.000Z  DELIVERED HTTP 200         30ms  by req-3  replay rpl_x\n",
+		"  in DLQ: no\n\nother\n  no delivery record: never attempted (filtered out, still queued, or not received)\n  in DLQ: yes\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("status output lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -106,6 +106,28 @@ func (o *Operator) printRecord(r dedupe.Record) {
 	if r.LastStatus != 0 || r.LastError != "" {
 		o.printf("  last answer %s\n", answer(r.LastStatus, r.LastError))
 	}
+	if r.Status == dedupe.StatusFailed && !r.NextAttemptAt.IsZero() {
+		o.printf("  next attempt due %s\n", stamp(r.NextAttemptAt))
+	}
+	if len(r.Replays) > 0 {
+		o.printf("  replays that ended here: %s\n", strings.Join(r.Replays, ", "))
+	}
+	if len(r.History) > 0 {
+		o.printf("  attempts (the last %d; oldest first):\n", dedupe.MaxHistory)
+		for _, a := range r.History {
+			line := fmt.Sprintf("    %s  %-9s %-12s %6dms", stamp(a.At), a.Outcome, httpStatus(a.HTTPStatus), a.Latency.Milliseconds())
+			if a.Error != "" && a.Error != httpStatus(a.HTTPStatus) {
+				line += "  " + quoted(a.Error)[1:]
+			}
+			if a.ClaimedBy != "" {
+				line += "  by " + a.ClaimedBy
+			}
+			if a.Replay != "" {
+				line += "  replay " + a.Replay
+			}
+			o.printf("%s\n", line)
+		}
+	}
 	if !r.ExpiresAt.IsZero() {
 		o.printf("  record kept until %s\n", stamp(r.ExpiresAt))
 	}
