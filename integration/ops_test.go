@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -308,5 +309,156 @@ func TestArchiveKeepsAcceptedEvents(t *testing.T) {
 	time.Sleep(settle)
 	if n := depth(t, lane.QueueURL); n != 0 || len(rc.ids()) != 3 {
 		t.Errorf("after a dry run: %d queued, %d delivered; want nothing sent", n, len(rc.ids()))
+	}
+}
+
+// duplicatingSQS sends every message twice, as SQS's at-least-once
+// delivery may hand a consumer the same message twice.
+type duplicatingSQS struct{ operator.QueueAPI }
+
+func (d duplicatingSQS) SendMessage(ctx context.Context, in *sqs.SendMessageInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
+	if _, err := d.QueueAPI.SendMessage(ctx, in, optFns...); err != nil {
+		return nil, err
+	}
+	return d.QueueAPI.SendMessage(ctx, in, optFns...)
+}
+
+// archived waits until the archive holds the events.
+func (e *env) archived(ids ...string) {
+	e.t.Helper()
+	reader := archive.NewReader(clients.S3, e.stack.Topology.Archive.Bucket)
+	waitFor(e.t, 30*time.Second, "the events in the archive", func() bool {
+		found := map[string]bool{}
+		_, err := reader.Scan(context.Background(), archive.Query{Since: time.Now().Add(-time.Hour), Until: time.Now().Add(time.Minute)}, func(ev archive.Event) error {
+			found[ev.ID] = true
+			return nil
+		}, archive.Options{})
+		for _, id := range ids {
+			if !found[id] {
+				return false
+			}
+		}
+		return err == nil
+	})
+}
+
+// TestReplayDeliveredEvent: replay --event of a delivered event delivers it
+// once more, signed, with the same webhook-id and body; the record shows the
+// replay; a second copy of the replayed message (SQS at least once) is
+// acknowledged without a POST; another destination is untouched.
+func TestReplayDeliveredEvent(t *testing.T) {
+	t.Parallel()
+	rc, other := newReceiver(t, nil), newReceiver(t, nil)
+	e := startEnv(t, []string{destJSON("d", rc, ""), destJSON("other", other, "")}, map[string]*receiver{"d": rc, "other": other})
+	ev := e.send("stripe", "stripe", "payment_intent.succeeded", "evt_replay_one", nil)
+	waitFor(t, 20*time.Second, "the first delivery", func() bool { return rc.accepted(ev.id) == 1 && other.accepted(ev.id) == 1 })
+	e.archived(ev.id)
+
+	out, _, code := e.ops("replay", "--destination", "d", "--event", "stripe:evt_replay_one")
+	if code != 0 || !strings.Contains(out, "replayed "+ev.id) || !strings.Contains(out, "replayed 1 event(s) to d") {
+		t.Fatalf("replay: exit %d\n%s", code, out)
+	}
+	waitFor(t, 20*time.Second, "the replay's delivery", func() bool { return rc.accepted(ev.id) == 2 })
+
+	// The same replay again, its message duplicated on the way: no POST.
+	id := strings.Fields(strings.SplitN(out, "\n", 2)[0])[1] // "replay <id> to d"
+	op := e.operator(duplicatingSQS{clients.SQS})
+	if _, err := op.Replay(context.Background(), operator.ReplayOptions{Destination: "d", Event: ev.id, ID: id}); err != nil {
+		t.Fatal(err)
+	}
+	lane, _ := e.stack.Topology.Lane("d")
+	waitFor(t, 20*time.Second, "both copies handled", func() bool { return depth(t, lane.QueueURL) == 0 })
+	time.Sleep(settle)
+
+	got := rc.deliveries()
+	if len(got) != 2 || rc.accepted(ev.id) != 2 {
+		t.Fatalf("d got %d requests, want 2 (the delivery and one replay)", len(got))
+	}
+	for _, d := range got {
+		if !d.verified || d.header.Get("webhook-id") != ev.id || !bytes.Equal(d.body, got[0].body) {
+			t.Errorf("a delivery: verified %v, webhook-id %q, same body %v", d.verified, d.header.Get("webhook-id"), bytes.Equal(d.body, got[0].body))
+		}
+	}
+	if n := len(other.deliveries()); n != 1 {
+		t.Errorf("the other destination got %d requests, want 1", n)
+	}
+	r, _ := e.record("d", ev.id)
+	if r.Status != dedupe.StatusDelivered || len(r.History) != 2 || r.History[1].Replay != id || len(r.Replays) != 1 {
+		t.Errorf("record %s, history %+v, replays %v", r.Status, r.History, r.Replays)
+	}
+	out, _, _ = e.ops("status", ev.id)
+	if !strings.Contains(out, "replay "+id) || !strings.Contains(out, "replays that ended here: "+id) {
+		t.Errorf("status does not show the replay:\n%s", out)
+	}
+}
+
+// TestReplaySinceFiftyEvents: 50 delivered events (and 10 another source
+// sent, which the destination does not subscribe to) replayed by time
+// range: each of the 50 is delivered exactly once more, the others not at
+// all.
+func TestReplaySinceFiftyEvents(t *testing.T) {
+	t.Parallel()
+	rc := newReceiver(t, nil)
+	e := startEnv(t, []string{destJSON("d", rc, `"filter": {"sources": ["stripe"]}`)}, map[string]*receiver{"d": rc})
+	start := time.Now().Add(-time.Second)
+	var ids []string
+	for i := range 50 {
+		ids = append(ids, e.send("stripe", "stripe", "payment_intent.succeeded", "evt_replay_"+strconv.Itoa(i), nil).id)
+	}
+	var others []string
+	for i := range 10 {
+		others = append(others, e.send("github", "github", "push", fmt.Sprintf("d1f0c2a0-0000-4000-8000-0000000%05d", i), nil).id)
+	}
+	waitFor(t, 60*time.Second, "the 50 deliveries", func() bool { return len(rc.ids()) >= 50 })
+	e.archived(append(ids, others...)...)
+
+	out, errOut, code := e.ops("replay", "--destination", "d", "--since", start.UTC().Format(time.RFC3339Nano))
+	if code != 0 || !strings.Contains(out, "replayed 50 event(s) to d; 10 other(s) in range are not for d") || !strings.Contains(errOut, "replay: read") {
+		t.Fatalf("replay: exit %d\n%s%s", code, out, errOut)
+	}
+	waitFor(t, 90*time.Second, "the 50 replays", func() bool { return len(rc.ids()) >= 100 })
+	time.Sleep(settle)
+	for _, id := range ids {
+		if n := rc.accepted(id); n != 2 {
+			t.Errorf("%s accepted %d times, want 2 (delivered, then replayed once)", id, n)
+		}
+	}
+	if n := len(rc.deliveries()); n != 100 {
+		t.Errorf("d got %d requests, want 100", n)
+	}
+}
+
+// TestStatusShowsTheAttemptHistory: an event that failed twice and then was
+// delivered shows each attempt (time, outcome, status, latency, error, who
+// claimed) at its destination, and nothing at one that filtered it out.
+func TestStatusShowsTheAttemptHistory(t *testing.T) {
+	t.Parallel()
+	rc := newReceiver(t, func(n int, _ *http.Request) int {
+		if n <= 2 {
+			return http.StatusServiceUnavailable
+		}
+		return http.StatusNoContent
+	})
+	skip := newReceiver(t, nil)
+	e := startEnv(t, []string{destJSON("d", rc, `"retry": {"schedule": ["1s", "1s", "1s"], "jitter": 0}`),
+		destJSON("github-only", skip, `"filter": {"sources": ["github"]}`)}, map[string]*receiver{"d": rc, "github-only": skip})
+	ev := e.send("stripe", "stripe", "payment_intent.succeeded", "evt_history_1", nil)
+	waitFor(t, 30*time.Second, "the third attempt's delivery", func() bool {
+		r, _ := e.record("d", ev.id)
+		return r.Status == dedupe.StatusDelivered
+	})
+
+	out, _, code := e.ops("status", "stripe:evt_history_1")
+	if code != 0 {
+		t.Fatalf("status: exit %d\n%s", code, out)
+	}
+	for _, want := range []string{"event " + ev.id, "state DELIVERED, 3 attempt(s)", "attempts (the last 10; oldest first):",
+		"  FAILED    HTTP 503", "  DELIVERED HTTP 204", "github-only\n  no delivery record", "in DLQ: no"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status output lacks %q", want)
+		}
+	}
+	if strings.Count(out, "  FAILED    HTTP 503") != 2 || strings.Count(out, " by ") != 3 {
+		t.Errorf("status shows %d failed attempts and %d claimers, want 2 and 3", strings.Count(out, "  FAILED    HTTP 503"), strings.Count(out, " by "))
 	}
 }
