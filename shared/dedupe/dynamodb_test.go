@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -368,5 +370,92 @@ func TestDynamoDBGet(t *testing.T) {
 				t.Errorf("record (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// itemSize estimates a DynamoDB item's size as DynamoDB bills it: each
+// attribute name plus its value (strings and numbers by length, maps and
+// lists 3 bytes plus their contents).
+func itemSize(m map[string]types.AttributeValue) int {
+	n := 0
+	for k, v := range m {
+		n += len(k) + valueSize(v)
+	}
+	return n
+}
+
+func valueSize(v types.AttributeValue) int {
+	switch x := v.(type) {
+	case *types.AttributeValueMemberS:
+		return len(x.Value)
+	case *types.AttributeValueMemberN:
+		return len(x.Value)/2 + 1
+	case *types.AttributeValueMemberL:
+		n := 3
+		for _, e := range x.Value {
+			n += 1 + valueSize(e)
+		}
+		return n
+	case *types.AttributeValueMemberM:
+		return 3 + itemSize(x.Value)
+	}
+	return 0
+}
+
+// TestRecordSizeIsBounded: a record at every bound (10 attempts with the
+// longest error, claimer and replay id, 10 replays, the longest last error)
+// stays under 5 KB; one delivered at its first attempt, under 1 KB (one
+// write unit).
+func TestRecordSizeIsBounded(t *testing.T) {
+	var written map[string]types.AttributeValue
+	f := &fakeDynamo{update: func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+		written = in.ExpressionAttributeValues
+		return &dynamodb.UpdateItemOutput{}, nil
+	}}
+	base := map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: strings.Repeat("d", 64) + "#evt_" + strings.Repeat("0", 32)}, "status": &types.AttributeValueMemberS{Value: "DELIVERED"},
+		"attempts": &types.AttributeValueMemberN{Value: "10"}, "last_status": &types.AttributeValueMemberN{Value: "500"},
+		"last_error":       &types.AttributeValueMemberS{Value: strings.Repeat("e", dedupe.MaxErrorLen)},
+		"first_attempt_at": &types.AttributeValueMemberS{Value: "2026-11-30T12:00:00.000Z"}, "delivered_at": &types.AttributeValueMemberS{Value: "2026-11-30T12:00:00.000Z"},
+		"source": &types.AttributeValueMemberS{Value: strings.Repeat("s", 64)}, "type": &types.AttributeValueMemberS{Value: strings.Repeat("t", 256)},
+		"expires_at": &types.AttributeValueMemberN{Value: "1798000000"},
+	}
+	replay := "rpl_" + strings.Repeat("r", 60)
+	full := dedupe.Attempt{At: t0, Outcome: dedupe.StatusFailed, HTTPStatus: 500, Latency: 10 * time.Second,
+		Error: strings.Repeat("e", dedupe.MaxHistoryErrorLen), ClaimedBy: strings.Repeat("b", dedupe.MaxClaimedByLen), Replay: replay}
+	var history []dedupe.Attempt
+	var replays []string
+	for range dedupe.MaxHistory {
+		history = append(history, full)
+	}
+	for range dedupe.MaxReplays {
+		replays = append(replays, replay)
+	}
+	lease := dedupe.Lease{PK: "p", Token: "tok", At: t0, Replay: replay, ClaimedBy: full.ClaimedBy, History: history, Replays: replays[1:]}
+	if err := dedupe.NewDynamoDB(f, "t").Finish(context.Background(), lease, dedupe.Outcome{Status: dedupe.StatusDead, HTTPStatus: 500, Error: full.Error, At: t0}); err != nil {
+		t.Fatal(err)
+	}
+	worst := maps.Clone(base)
+	worst["history"], worst["replays"] = written[":history"], written[":replays"]
+	worst["next_attempt_at"] = &types.AttributeValueMemberS{Value: "2026-11-30T12:00:00.000Z"}
+	if n := itemSize(worst); n >= 5<<10 {
+		t.Errorf("a record at every bound is %d bytes, want under 5 KB", n)
+	} else {
+		t.Logf("a record at every bound: %d bytes", n)
+	}
+
+	lease = dedupe.Lease{PK: "p", Token: "tok", At: t0, ClaimedBy: "0123456789abcdef0123456789abcdef"}
+	if err := dedupe.NewDynamoDB(f, "t").Finish(context.Background(), lease, dedupe.Outcome{Status: dedupe.StatusDelivered, HTTPStatus: 204, At: t0, Latency: 80 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	first := maps.Clone(base)
+	delete(first, "last_error")
+	first["source"], first["type"] = &types.AttributeValueMemberS{Value: "stripe"}, &types.AttributeValueMemberS{Value: "payment_intent.succeeded"}
+	first["pk"] = &types.AttributeValueMemberS{Value: "orders#evt_" + strings.Repeat("0", 32)}
+	first["history"], first["replays"] = written[":history"], written[":replays"]
+	if n := itemSize(first); n >= 1024 {
+		t.Errorf("a record delivered at its first attempt is %d bytes, want under 1 KB", n)
+	} else {
+		t.Logf("a record delivered at its first attempt: %d bytes", n)
 	}
 }
