@@ -148,8 +148,9 @@ func NewArchive(scope constructs.Construct, id string, props *ArchiveProps) (*Ar
 			},
 		},
 	})
-	// Firehose checks its role when the stream is created.
-	stream.Node().AddDependency(a.StreamRole)
+	// Firehose checks its role's permissions when the stream is created
+	// (the role itself is referenced already).
+	stream.Node().AddDependency(a.StreamRole.Node().FindChild(jsii.String("DefaultPolicy")))
 	a.Stream = stream
 
 	a.DeadLetterQueue = awssqs.NewQueue(a.Construct, jsii.String("SubscriptionDeadLetterQueue"), &awssqs.QueueProps{
@@ -180,8 +181,8 @@ func NewArchive(scope constructs.Construct, id string, props *ArchiveProps) (*Ar
 		RawMessageDelivery:  jsii.Bool(false), // the envelope carries the attributes and the time
 		DeadLetterQueue:     a.DeadLetterQueue,
 	})
-	// SNS checks the role when the subscription is created.
-	a.Subscription.Node().AddDependency(a.SubscriptionRole)
+	// SNS checks the role's permissions when the subscription is created.
+	a.Subscription.Node().AddDependency(a.SubscriptionRole.Node().FindChild(jsii.String("DefaultPolicy")))
 
 	a.DeadLettersAlarm = awscloudwatch.NewAlarm(a.Construct, jsii.String("DeadLettersAlarm"), &awscloudwatch.AlarmProps{
 		Metric: a.DeadLetterQueue.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
