@@ -115,15 +115,19 @@ func (b badLine) Error() string { return b.err.Error() }
 func visitLine(line []byte, visit func(Event) error) error {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	for {
-		var raw json.RawMessage
-		err := dec.Decode(&raw)
+		var env Envelope
+		err := dec.Decode(&env)
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
-		if err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if err != nil && !errors.As(err, &typeErr) {
 			return badLine{fmt.Errorf("%w: not JSON: %w", ErrMalformed, err)}
 		}
-		ev, err := ParseRecord(raw)
+		if err != nil {
+			return badLine{fmt.Errorf("%w: not an SNS notification envelope: %w", ErrMalformed, err)}
+		}
+		ev, err := env.Event()
 		if err != nil {
 			return badLine{err}
 		}
