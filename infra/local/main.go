@@ -224,7 +224,11 @@ func printBanner(w io.Writer, b banner) {
 		dest = t.Lanes[0].Destination.Name
 	}
 	opsFlags := b.opsFlags()
-	p("\nOperate (go run ./infra/ops%s COMMAND, or make ops ARGS=\"COMMAND\"):", opsFlags)
+	if opsFlags == " --config infra/local/dev.json" {
+		p("\nOperate (make ops ARGS=\"COMMAND\", or go run ./infra/ops%s COMMAND):", opsFlags)
+	} else {
+		p("\nOperate (go run ./infra/ops%s COMMAND):", opsFlags)
+	}
 	p("  status EVENT                          an event (evt_… or source:provider-id) at every destination")
 	p("  dlq %-33s what waits in a DLQ", dest)
 	p("  redrive %-29s move the DLQ back to the queue", dest)
