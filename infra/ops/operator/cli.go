@@ -268,6 +268,7 @@ func flagError(err error) error {
 // and region) or the local stack (its emulator and prefix).
 func Build(ctx context.Context, g Global, stdout, stderr io.Writer) (*Operator, error) {
 	var awsCfg aws.Config
+	var sqsClient *sqs.Client
 	var resolver Resolver
 	var err error
 	if g.Stack != "" {
@@ -278,6 +279,7 @@ func Build(ctx context.Context, g Global, stdout, stderr io.Writer) (*Operator, 
 		if awsCfg, err = awsconfig.Load(ctx, opts...); err != nil {
 			return nil, err
 		}
+		sqsClient = sqs.NewFromConfig(awsCfg)
 		resolver = Deployed{SSM: ssm.NewFromConfig(awsCfg), Stack: g.Stack, Region: awsCfg.Region}
 	} else {
 		endpoint := g.Endpoint
@@ -303,14 +305,15 @@ func Build(ctx context.Context, g Global, stdout, stderr io.Writer) (*Operator, 
 		if awsCfg, err = awsconfig.Load(ctx, awscfg.WithBaseEndpoint(endpoint), awscfg.WithLogger(logging.Nop{})); err != nil {
 			return nil, err
 		}
-		resolver = Local{SQS: sqs.NewFromConfig(awsCfg), Config: cfg, Prefix: g.Prefix, Endpoint: endpoint}
+		sqsClient = sqs.NewFromConfig(awsCfg)
+		resolver = Local{SQS: sqsClient, Config: cfg, Prefix: g.Prefix, Endpoint: endpoint}
 	}
 	res, err := resolver.Resolve(ctx)
 	if err != nil {
 		return nil, err
 	}
 	op := &Operator{
-		Resources: res, SQS: sqs.NewFromConfig(awsCfg), Records: dedupe.NewDynamoDB(dynamodb.NewFromConfig(awsCfg), res.Table),
+		Resources: res, SQS: sqsClient, Records: dedupe.NewDynamoDB(dynamodb.NewFromConfig(awsCfg), res.Table),
 		Out: stdout, Progress: stderr,
 	}
 	if res.ArchiveBucket != "" {
