@@ -17,7 +17,7 @@ CDK_OUT     ?= cdk.out
 # The CDK's jsii runtime warns on every run under Node 20 (this machine's); silence only that version.
 JSII_ENV    := JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION=20
 
-.PHONY: help build test unit integration load lint receive send fuzz synth deploy dev bench coldstart clean $(FUNCTIONS:%=build-%)
+.PHONY: help build test unit integration load lint receive send fuzz synth deploy dev dev-stop ops bench coldstart clean $(FUNCTIONS:%=build-%)
 
 help: ## list the targets
 	@grep -E '^[a-z%-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 16
@@ -76,8 +76,14 @@ DEV_CONFIG  ?= infra/local/dev.json
 DEV_SECRETS ?= infra/local/dev-secrets.json
 SOURCE      ?= stripe
 
-dev: ## run the whole stack locally against an AWS emulator (moto_server unless AWS_ENDPOINT_URL is set)
+dev: ## run the whole stack locally on a persistent moto_server (reused across runs) or AWS_ENDPOINT_URL
 	$(GO) run ./infra/local --config $(DEV_CONFIG) --secrets $(DEV_SECRETS)
+
+dev-stop: ## stop the persistent emulator make dev uses (everything it holds is gone; the next make dev starts clean)
+	$(GO) run ./infra/local --stop-emulator
+
+ops: ## the operator command against make dev, e.g. make ops ARGS="status evt_…" (deployed: ARGS="--stack Hookfan …")
+	@$(GO) run ./infra/ops --config $(DEV_CONFIG) $(ARGS)
 
 receive: ## a local subscriber that verifies and prints deliveries (second terminal)
 	$(GO) run ./events/receive --secrets $(DEV_SECRETS) --secret-name hookfan/dev/destinations/receiver

@@ -457,14 +457,14 @@ func TestDedupeOnEmulator(t *testing.T) {
 		rc := newReceiver(t, nil)
 		e := startEnv(t, []string{destJSON("final", rc, "")}, map[string]*receiver{"final": rc})
 		ctx := context.Background()
-		claim := func(pk string, now time.Time, replay bool) (dedupe.Lease, error) {
+		claim := func(pk string, now time.Time, replay string) (dedupe.Lease, error) {
 			return e.stack.Store.Claim(ctx, dedupe.ClaimInput{PK: pk, Source: "stripe", Type: "t", Now: now,
 				LeaseUntil: now.Add(5 * time.Second), ExpiresAt: now.Add(time.Hour), Replay: replay})
 		}
 		for _, final := range []dedupe.Status{dedupe.StatusGone, dedupe.StatusDelivered} {
 			pk := dedupe.Key("final", "evt_"+strings.ToLower(string(final)))
 			now := time.Now()
-			l, err := claim(pk, now, false)
+			l, err := claim(pk, now, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -472,17 +472,32 @@ func TestDedupeOnEmulator(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := map[dedupe.Status]error{dedupe.StatusGone: dedupe.ErrGone, dedupe.StatusDelivered: dedupe.ErrDuplicate}[final]
-			if _, err := claim(pk, now.Add(time.Hour), false); !errors.Is(err, want) {
+			if _, err := claim(pk, now.Add(time.Hour), ""); !errors.Is(err, want) {
 				t.Errorf("%s: a copy's claim = %v, want %v", final, err, want)
 			}
-			if _, err := claim(pk, now.Add(time.Hour), true); err != nil {
+			rl, err := claim(pk, now.Add(time.Hour), "rpl_a")
+			if err != nil {
 				t.Fatalf("%s: replay claim = %v, want a lease", final, err)
 			}
-			if _, err := claim(pk, now.Add(time.Hour+time.Second), true); !errors.Is(err, dedupe.ErrInFlight) {
+			if _, err := claim(pk, now.Add(time.Hour+time.Second), "rpl_b"); !errors.Is(err, dedupe.ErrInFlight) {
 				t.Errorf("%s: a second replay within the lease = %v, want %v", final, err, dedupe.ErrInFlight)
 			}
 			if r, _ := e.record("final", strings.TrimPrefix(pk, "final#")); r.Status != dedupe.StatusInProgress || r.Attempts != 2 {
 				t.Errorf("%s: after the replay claim the record is %s after %d claims, want IN_PROGRESS after 2", final, r.Status, r.Attempts)
+			}
+			// The replay ends the event; a copy of its message is a duplicate
+			// (DynamoDB's contains on the record's replays), another replay is not.
+			if err := e.stack.Store.Finish(ctx, rl, dedupe.Outcome{Status: dedupe.StatusDelivered, HTTPStatus: 200, At: now.Add(time.Hour)}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := claim(pk, now.Add(2*time.Hour), "rpl_a"); !errors.Is(err, dedupe.ErrDuplicate) {
+				t.Errorf("%s: a copy of the finished replay = %v, want %v", final, err, dedupe.ErrDuplicate)
+			}
+			if _, err := claim(pk, now.Add(2*time.Hour), "rpl_b"); err != nil {
+				t.Errorf("%s: another replay = %v, want a lease", final, err)
+			}
+			if r, _ := e.record("final", strings.TrimPrefix(pk, "final#")); len(r.History) != 2 || r.History[1].Replay != "rpl_a" || len(r.Replays) != 1 {
+				t.Errorf("%s: history %+v, replays %v; want two attempts, the second rpl_a's", final, r.History, r.Replays)
 			}
 		}
 	})

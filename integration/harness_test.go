@@ -45,6 +45,7 @@ type got struct {
 	header   http.Header
 	body     []byte
 	verified bool
+	status   int // what the receiver answered
 }
 
 // receiver is a subscriber: it verifies each request with the Standard
@@ -85,7 +86,22 @@ func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
 	if rc.respond != nil {
 		status = rc.respond(n, r)
 	}
+	rc.mu.Lock()
+	rc.got[n-1].status = status
+	rc.mu.Unlock()
 	w.WriteHeader(status)
+}
+
+// accepted counts the requests carrying webhook-id id that the receiver
+// answered with a 2xx: the deliveries that count.
+func (rc *receiver) accepted(id string) int {
+	n := 0
+	for _, d := range rc.deliveries() {
+		if d.header.Get("webhook-id") == id && d.status >= 200 && d.status < 300 {
+			n++
+		}
+	}
+	return n
 }
 
 func (rc *receiver) deliveries() []got {
@@ -120,6 +136,7 @@ type env struct {
 	t       *testing.T
 	prefix  string
 	cfg     *config.Config
+	cfgJSON string
 	stack   *devstack.Stack
 	gateway *httptest.Server
 	cancel  context.CancelFunc
@@ -160,8 +177,9 @@ func destJSON(name string, rc *receiver, extra string) string {
 func startEnv(t *testing.T, destinations []string, receivers map[string]*receiver, opts ...envOption) *env {
 	t.Helper()
 	prefix := uniquePrefix(t)
-	cfg, err := config.Parse([]byte(fmt.Sprintf(`{"sources": %s, "destinations": [%s], "metrics": {"sink": "emf"}}`,
-		fmt.Sprintf(sourcesJSON, prefix), strings.Join(destinations, ","))))
+	cfgJSON := fmt.Sprintf(`{"sources": %s, "destinations": [%s], "metrics": {"sink": "emf"}}`,
+		fmt.Sprintf(sourcesJSON, prefix), strings.Join(destinations, ","))
+	cfg, err := config.Parse([]byte(cfgJSON))
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
@@ -184,7 +202,7 @@ func startEnv(t *testing.T, destinations []string, receivers map[string]*receive
 	if err != nil {
 		t.Fatalf("start stack: %v", err)
 	}
-	e := &env{t: t, prefix: prefix, cfg: cfg, stack: stack, logs: logs, done: make(chan struct{})}
+	e := &env{t: t, prefix: prefix, cfg: cfg, cfgJSON: cfgJSON, stack: stack, logs: logs, done: make(chan struct{})}
 	e.gateway = httptest.NewServer(stack.Gateway)
 	var ctx context.Context
 	ctx, e.cancel = context.WithCancel(context.Background())

@@ -1,14 +1,19 @@
 // Command local runs Hookfan's whole topology on an AWS emulator: the
-// config's topic, queues, DLQs, subscriptions, table and secrets are
-// created through the SDK, ingest is served behind an API Gateway–shaped
-// adapter, and one poller per destination queue runs the deliver function
-// with the SQS event source mapping's semantics.
+// config's topic, queues, DLQs, subscriptions, table, archive and secrets
+// are created through the SDK, ingest is served behind an API
+// Gateway–shaped adapter, one poller per destination queue runs the deliver
+// function with the SQS event source mapping's semantics, and an archiver
+// writes the event archive.
 //
 //	go run ./infra/local --config infra/local/dev.json --secrets infra/local/dev-secrets.json
+//	go run ./infra/local --stop-emulator
 //
-// With no --endpoint and no AWS_ENDPOINT_URL it starts moto_server on a free
-// loopback port. SIGINT or SIGTERM stops receiving, lets the batches in
-// flight finish, and exits without losing a message.
+// With no --endpoint and no AWS_ENDPOINT_URL it uses a persistent moto
+// server: started on a free loopback port the first time, recorded in
+// --state-dir, and reused by every later run, so stopping and starting the
+// stack loses nothing. --stop-emulator stops it (and everything it held).
+// SIGINT or SIGTERM stops receiving, lets the batches in flight finish, and
+// exits without losing a message.
 package main
 
 import (
@@ -16,12 +21,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
+	"sort"
+	"strings"
 	"syscall"
 	"time"
 
@@ -29,6 +36,9 @@ import (
 	"github.com/hookfan/hookfan/shared/awsconfig"
 	"github.com/hookfan/hookfan/shared/config"
 )
+
+// DefaultStateDir keeps the persistent emulator's record and log (git-ignored).
+const DefaultStateDir = "infra/local/.state"
 
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
@@ -42,9 +52,17 @@ func run(log *slog.Logger) error {
 	cfgPath := flag.String("config", "", "Hookfan config JSON (default: the hookfan context of ./cdk.json)")
 	secretsPath := flag.String("secrets", "", "JSON object of secret name → value or list of values")
 	listen := flag.String("listen", "127.0.0.1:8080", "where POST /webhooks/{source} is served")
-	endpoint := flag.String("endpoint", os.Getenv("AWS_ENDPOINT_URL"), "the AWS emulator (default AWS_ENDPOINT_URL; empty starts moto_server)")
+	endpoint := flag.String("endpoint", os.Getenv("AWS_ENDPOINT_URL"), "the AWS emulator (default AWS_ENDPOINT_URL; empty: the persistent moto_server of --state-dir)")
 	prefix := flag.String("prefix", "hookfan-dev", "prefix of every resource name on the emulator")
+	stateDir := flag.String("state-dir", DefaultStateDir, "where the persistent emulator is recorded")
+	stopEmulator := flag.Bool("stop-emulator", false, "stop the persistent emulator of --state-dir (losing everything it holds) and exit")
 	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if *stopEmulator {
+		return stopPersistent(ctx, *stateDir, os.Stderr)
+	}
 
 	var cfg *config.Config
 	var err error
@@ -60,25 +78,21 @@ func run(log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"} {
 		if os.Getenv(k) == "" {
 			os.Setenv(k, v) // emulators accept any credentials
 		}
 	}
+	emulator := emulatorInfo{url: *endpoint, kind: "given"}
 	if *endpoint == "" {
-		logPath := filepath.Join(os.TempDir(), "hookfan-moto.log")
-		emu, err := devstack.StartMoto(ctx, logPath)
+		s, reused, err := devstack.EnsureMoto(ctx, *stateDir)
 		if err != nil {
 			return err
 		}
-		defer emu.Stop()
-		*endpoint = emu.URL
-		log.Info("started moto_server", "endpoint", emu.URL, "log", logPath)
+		emulator = emulatorInfo{url: s.URL, pid: s.PID, log: s.Log, kind: map[bool]string{true: "reused", false: "started"}[reused]}
+		log.Info(emulator.kind+" the persistent moto_server", "endpoint", s.URL, "pid", s.PID, "log", s.Log, "state_dir", *stateDir)
 	}
-	os.Setenv("AWS_ENDPOINT_URL", *endpoint)
+	os.Setenv("AWS_ENDPOINT_URL", emulator.url)
 	awsCfg, err := awsconfig.Load(ctx)
 	if err != nil {
 		return err
@@ -101,7 +115,10 @@ func run(log *slog.Logger) error {
 			stop()
 		}
 	}()
-	printURLs(stack, cfg, "http://"+ln.Addr().String(), *endpoint)
+	printBanner(os.Stderr, banner{
+		stack: stack, cfg: cfg, base: "http://" + ln.Addr().String(), emulator: emulator, region: awsCfg.Region,
+		secretsFile: *secretsPath, secretsInFile: secretValues, configFile: *cfgPath, prefix: *prefix, stateDir: *stateDir,
+	})
 
 	done := make(chan struct{})
 	go func() { stack.Run(ctx); close(done) }()
@@ -111,18 +128,175 @@ func run(log *slog.Logger) error {
 	defer cancel()
 	_ = srv.Shutdown(shutdown)
 	<-done
-	log.Info("stopped cleanly")
+	if emulator.pid != 0 {
+		log.Info("stopped cleanly; the emulator keeps running with everything it holds (stop it: make dev-stop)", "endpoint", emulator.url, "pid", emulator.pid)
+	} else {
+		log.Info("stopped cleanly")
+	}
 	return nil
 }
 
-func printURLs(s *devstack.Stack, cfg *config.Config, base, endpoint string) {
-	fmt.Fprintf(os.Stderr, "\nHookfan local stack on %s (emulator %s), %s API shape (config api.type)\n\nSources:\n", base, endpoint, cfg.API.Kind())
-	for _, src := range cfg.Sources {
-		fmt.Fprintf(os.Stderr, "  %-20s %s/webhooks/%s\n", src.Name, base, src.Name)
+func stopPersistent(ctx context.Context, dir string, w io.Writer) error {
+	s, stopped, err := devstack.StopEmulator(ctx, dir)
+	switch {
+	case err != nil:
+		return err
+	case stopped:
+		fmt.Fprintf(w, "stopped the emulator at %s (pid %d); the next make dev starts a clean one\n", s.URL, s.PID)
+	case s.PID != 0:
+		fmt.Fprintf(w, "the emulator recorded in %s (pid %d) had already exited; record removed\n", dir, s.PID)
+	default:
+		fmt.Fprintf(w, "no emulator recorded in %s; nothing to stop\n", dir)
 	}
-	fmt.Fprintf(os.Stderr, "\nDestinations:\n")
-	for _, l := range s.Topology.Lanes {
-		fmt.Fprintf(os.Stderr, "  %-20s → %s\n  %-20s   queue %s\n  %-20s   DLQ   %s\n", l.Destination.Name, l.Destination.URL, "", l.QueueURL, "", l.DLQURL)
+	return nil
+}
+
+type emulatorInfo struct {
+	url, log, kind string
+	pid            int
+}
+
+type banner struct {
+	stack         *devstack.Stack
+	cfg           *config.Config
+	base          string
+	emulator      emulatorInfo
+	region        string
+	secretsFile   string
+	secretsInFile map[string][]string
+	configFile    string
+	prefix        string
+	stateDir      string
+}
+
+// printBanner tells a developer where everything is and the commands that
+// work against it.
+func printBanner(w io.Writer, b banner) {
+	t := b.stack.Topology
+	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
+	p("\nHookfan local stack on %s, %s API shape (config api.type)", b.base, b.cfg.API.Kind())
+	switch b.emulator.kind {
+	case "given":
+		p("  emulator   %s (given by --endpoint / AWS_ENDPOINT_URL)", b.emulator.url)
+	default:
+		p("  emulator   %s: moto_server pid %d, %s; it outlives this process and keeps what it holds", b.emulator.url, b.emulator.pid, b.emulator.kind)
+		p("             log %s; stop it (losing everything): make dev-stop", b.emulator.log)
 	}
-	fmt.Fprintf(os.Stderr, "\nTry: go run ./events/send --source stripe   (and go run ./events/receive in another terminal)\n\n")
+	p("  region     %s", b.region)
+	p("  table      %s", t.TableName)
+	p("  topic      %s", t.TopicARN)
+	if t.Archive.Bucket != "" {
+		p("  archive    s3://%s (%d days)", t.Archive.Bucket, t.Archive.Days)
+	} else {
+		p("  archive    off (archive.days is 0)")
+	}
+	p("\nSources (POST a signed webhook to the URL):")
+	for _, s := range b.cfg.Sources {
+		p("  %-12s %s/webhooks/%s   secret %s", s.Name, b.base, s.Name, s.Verify.SecretName)
+	}
+	p("\nDestinations:")
+	for _, l := range t.Lanes {
+		p("  %-12s → %s   secret %s", l.Destination.Name, l.Destination.URL, l.SecretID)
+		p("  %-12s   queue %s", "", l.QueueURL)
+		p("  %-12s   DLQ   %s", "", l.DLQURL)
+	}
+	p("\nThe aws CLI against the emulator:")
+	p("  export AWS_ENDPOINT_URL=%s AWS_REGION=%s AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test", b.emulator.url, b.region)
+	p("  aws sqs list-queues --queue-name-prefix %s", b.prefix)
+	p("  aws dynamodb scan --table-name %s --max-items 5", t.TableName)
+	if t.Archive.Bucket != "" {
+		p("  aws s3 ls --recursive s3://%s/", t.Archive.Bucket)
+	}
+	p("\nReceive (a subscriber that verifies and prints each delivery), in another terminal:")
+	for _, cmd := range receiveCommands(b) {
+		p("  %s", cmd)
+	}
+	src := "stripe"
+	if len(b.cfg.Sources) > 0 {
+		if _, ok := b.cfg.Source("stripe"); !ok {
+			src = b.cfg.Sources[0].Name
+		}
+	}
+	p("\nSend a signed sample event, in a third terminal:")
+	p("  go run ./events/send%s --source %s", b.sendFlags(), src)
+	dest := "DESTINATION"
+	if len(t.Lanes) > 0 {
+		dest = t.Lanes[0].Destination.Name
+	}
+	opsFlags := b.opsFlags()
+	if opsFlags == " --config infra/local/dev.json" {
+		p("\nOperate (make ops ARGS=\"COMMAND\", or go run ./infra/ops%s COMMAND):", opsFlags)
+	} else {
+		p("\nOperate (go run ./infra/ops%s COMMAND):", opsFlags)
+	}
+	p("  status EVENT                          an event (evt_… or source:provider-id) at every destination")
+	p("  dlq %-33s what waits in a DLQ", dest)
+	p("  redrive %-29s move the DLQ back to the queue", dest)
+	p("  replay --destination %s --since 1h   send archived events again (--event ID, --dry-run)", dest)
+	p("\nStop with Ctrl-C: batches in flight finish and nothing is lost; the next make dev picks up where this one stopped.\n")
+}
+
+// receiveCommands returns a working receive command per distinct
+// destination secret: from the secrets file when it holds the secret,
+// otherwise read from the emulator (a generated one).
+func receiveCommands(b banner) []string {
+	seen := map[string]bool{}
+	var cmds []string
+	for _, l := range b.stack.Topology.Lanes {
+		if seen[l.SecretID] {
+			continue
+		}
+		seen[l.SecretID] = true
+		listen := ""
+		if host := hostPort(l.Destination.URL); host != "" && host != "127.0.0.1:9000" {
+			listen = " --listen " + host
+		}
+		if _, ok := b.secretsInFile[l.SecretID]; ok && b.secretsFile != "" {
+			cmds = append(cmds, fmt.Sprintf("go run ./events/receive%s --secrets %s --secret-name %s", listen, b.secretsFile, l.SecretID))
+			continue
+		}
+		cmds = append(cmds, fmt.Sprintf(`go run ./events/receive%s --secret "$(AWS_ENDPOINT_URL=%s AWS_REGION=%s AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test aws secretsmanager get-secret-value --secret-id %s --query SecretString --output text)"`,
+			listen, b.emulator.url, b.region, l.SecretID))
+	}
+	sort.Strings(cmds)
+	return cmds
+}
+
+func hostPort(rawURL string) string {
+	rest, ok := strings.CutPrefix(rawURL, "http://")
+	if !ok {
+		return ""
+	}
+	host, _, _ := strings.Cut(rest, "/")
+	return host
+}
+
+func (b banner) sendFlags() string {
+	var f string
+	if b.configFile != "" {
+		f += " --config " + b.configFile
+	}
+	if b.secretsFile != "" {
+		f += " --secrets " + b.secretsFile
+	}
+	if b.base != "http://127.0.0.1:8080" {
+		f += " --url " + b.base
+	}
+	return f
+}
+
+func (b banner) opsFlags() string {
+	var f string
+	if b.configFile != "" {
+		f += " --config " + b.configFile
+	}
+	if b.prefix != "hookfan-dev" {
+		f += " --prefix " + b.prefix
+	}
+	if b.emulator.kind == "given" {
+		f += " --endpoint " + b.emulator.url
+	} else if b.stateDir != DefaultStateDir {
+		f += " --state-dir " + b.stateDir
+	}
+	return f
 }

@@ -131,11 +131,12 @@ func NewDashboard(scope constructs.Construct, id string, props *DashboardProps) 
 	return d
 }
 
-// LaneNames are the physical names a lane's dashboard row graphs: its
-// function's and its three queues'.
+// LaneNames are the physical names a lane's dashboard row graphs (its
+// function's and its three queues') and its saved queries read (its log
+// group's).
 type LaneNames struct {
-	Destination                           string
-	Function, Queue, DLQ, SubscriptionDLQ *string
+	Destination                                     string
+	Function, Queue, DLQ, SubscriptionDLQ, LogGroup *string
 }
 
 // namesOf reads a lane's names from its constructs (tokens that CDK wires
@@ -144,6 +145,7 @@ func namesOf(l *Lane) LaneNames {
 	return LaneNames{
 		Destination: l.Destination.Name, Function: l.Function.FunctionName(), Queue: l.Queue.QueueName(),
 		DLQ: l.DeadLetterQueue.QueueName(), SubscriptionDLQ: l.SubscriptionDeadLetterQueue.QueueName(),
+		LogGroup: l.LogGroup.LogGroupName(),
 	}
 }
 
@@ -159,14 +161,18 @@ const laneNamesOutput = "DashboardNames"
 // joinedNames is l's names as one string, in LaneNames' field order.
 func joinedNames(l *Lane) *string {
 	n := namesOf(l)
-	return awscdk.Fn_Join(jsii.String(laneNamesSeparator), &[]*string{n.Function, n.Queue, n.DLQ, n.SubscriptionDLQ})
+	return awscdk.Fn_Join(jsii.String(laneNamesSeparator), &[]*string{n.Function, n.Queue, n.DLQ, n.SubscriptionDLQ, n.LogGroup})
 }
 
 // splitNames reads LaneNames back from a joined value.
 func splitNames(destination string, joined *string) LaneNames {
-	parts := awscdk.Fn_Split(jsii.String(laneNamesSeparator), joined, jsii.Number(4))
-	at := func(i int) *string { return awscdk.Fn_Select(jsii.Number(float64(i)), parts) }
-	return LaneNames{Destination: destination, Function: at(0), Queue: at(1), DLQ: at(2), SubscriptionDLQ: at(3)}
+	// Each name is {"Fn::Select": [i, {"Fn::Split": ["|", joined]}]}; with an
+	// assumed length, Fn_Split would render every reference as the whole
+	// list of selects, five times the size.
+	at := func(i int) *string {
+		return awscdk.Fn_Select(jsii.Number(float64(i)), awscdk.Fn_Split(jsii.String(laneNamesSeparator), joined, nil))
+	}
+	return LaneNames{Destination: destination, Function: at(0), Queue: at(1), DLQ: at(2), SubscriptionDLQ: at(3), LogGroup: at(4)}
 }
 
 // NewLaneDashboard makes a dashboard of destination rows only, for the

@@ -5,6 +5,9 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsssm"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/hookfan/hookfan/infra/stack/stackindex"
+	"github.com/hookfan/hookfan/shared/config"
 )
 
 // The stack's index in SSM Parameter Store: where an operator (or an
@@ -21,21 +24,23 @@ import (
 // against nothing in the parent, and goes with the lane.
 
 // IndexPrefix is the path under which a stack's parameters live.
-func IndexPrefix(stackName string) string { return "/hookfan/" + stackName + "/" }
+func IndexPrefix(stackName string) string { return stackindex.Prefix(stackName) }
 
 // StackParameterName names the stack's own parameter.
-func StackParameterName(stackName string) string { return IndexPrefix(stackName) + "stack" }
+func StackParameterName(stackName string) string { return stackindex.StackParameter(stackName) }
 
 // LaneParameterName names a destination lane's parameter.
 func LaneParameterName(stackName, destination string) string {
-	return IndexPrefix(stackName) + "destinations/" + destination
+	return stackindex.LaneParameter(stackName, destination)
 }
 
-// LaneIndexFields are the keys of a lane's parameter value.
-var LaneIndexFields = []string{
-	"destination", "url", "queueUrl", "queueArn", "dlqUrl", "dlqArn", "subscriptionDlqUrl", "subscriptionDlqArn",
-	"functionName", "functionArn", "logGroup", "secretId", "secretArn",
-}
+// LaneIndexFields are the keys of a lane's parameter value (the JSON of
+// stackindex.Lane, which the operator command reads); StackIndexFields the
+// stack's (stackindex.Stack).
+var (
+	LaneIndexFields  = stackindex.Fields(stackindex.Lane{})
+	StackIndexFields = stackindex.Fields(stackindex.Stack{})
+)
 
 // newLaneIndex writes a lane's parameter and its nested stack's outputs
 // (shown with the nested stack in the CloudFormation console).
@@ -59,6 +64,8 @@ func newLaneIndex(scope constructs.Construct, lane *Lane, stackName string) awss
 		"logGroup":           lane.LogGroup.LogGroupName(),
 		"secretId":           secretID,
 		"secretArn":          lane.Secret.SecretArn(),
+		// The filter as configured (a replay sends a lane only what it selects).
+		"filter": filterValue(d.Filter),
 	}
 	p := awsssm.NewStringParameter(scope, jsii.String("Index"), &awsssm.StringParameterProps{
 		ParameterName: jsii.String(LaneParameterName(stackName, d.Name)),
@@ -72,7 +79,7 @@ func newLaneIndex(scope constructs.Construct, lane *Lane, stackName string) awss
 	out("DlqUrl", "DLQ of destination "+d.Name+" (redrive from the SQS console)", lane.DeadLetterQueue.QueueUrl())
 	out("SecretArn", "Signing secret of destination "+d.Name+" (subscribers verify with whsec_<value>)", lane.Secret.SecretArn())
 	out("IndexParameter", "SSM parameter describing this lane", p.ParameterName())
-	out(laneNamesOutput, "The names a dashboard page graphs: function, queue, DLQ, subscription DLQ", joinedNames(lane))
+	out(laneNamesOutput, "The names a dashboard page graphs and its queries read: function, queue, DLQ, subscription DLQ, log group", joinedNames(lane))
 	return p
 }
 
@@ -85,7 +92,14 @@ func newStackIndex(scope constructs.Construct, h *Hookfan, dashboards []*string)
 		"topicArn":         h.Topic.TopicArn(),
 		"tableName":        h.Table.TableName(),
 		"dashboards":       dashboards,
-		"destinationsPath": IndexPrefix(stackName) + "destinations/",
+		"destinationsPath": stackindex.DestinationsPath(stackName),
+		// The event archive ("" and 0 when config.archive.days is 0).
+		"archiveBucket": "",
+		"archiveDays":   0,
+	}
+	if h.Archive != nil {
+		value["archiveBucket"] = h.Archive.Bucket.BucketName()
+		value["archiveDays"] = h.Archive.Days
 	}
 	return awsssm.NewStringParameter(scope, jsii.String("Index"), &awsssm.StringParameterProps{
 		ParameterName: jsii.String(StackParameterName(stackName)),
@@ -93,4 +107,23 @@ func newStackIndex(scope constructs.Construct, h *Hookfan, dashboards []*string)
 		StringValue:   h.Stack.ToJsonString(value, nil),
 		Tier:          awsssm.ParameterTier_STANDARD,
 	})
+}
+
+// filterValue renders a destination's filter for its index parameter, with
+// the keys and values of its configuration (an empty object: everything).
+func filterValue(f config.Filter) map[string]any {
+	v := map[string]any{}
+	list := func(key string, values []string) {
+		if len(values) > 0 {
+			items := make([]any, len(values))
+			for i, s := range values {
+				items[i] = s
+			}
+			v[key] = items
+		}
+	}
+	list("sources", f.Sources)
+	list("types", f.Types)
+	list("excludeTypes", f.ExcludeTypes)
+	return v
 }

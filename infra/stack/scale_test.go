@@ -182,9 +182,33 @@ func TestThreeHundredDestinationsFitCloudFormation(t *testing.T) {
 			checkLane(t, d, cfg, doc.Resources, true)
 		}
 	}
-	t.Logf("%d alarms (%d per destination, 2 per source)", alarms, 4)
-	if alarms != 4*n+2*len(cfg.Sources) {
-		t.Errorf("got %d alarms, want %d", alarms, 4*n+2*len(cfg.Sources))
+	t.Logf("%d alarms (%d per destination, 2 per source, 1 for the archive)", alarms, 4)
+	if alarms != 4*n+2*len(cfg.Sources)+1 {
+		t.Errorf("got %d alarms, want %d", alarms, 4*n+2*len(cfg.Sources)+1)
+	}
+
+	// Saved queries: an event trail and a failures query per page, each
+	// within a query's log groups, together reading every lane; one 401s.
+	trails, failures, unauthorized, lanesRead := 0, 0, 0, 0
+	for name, doc := range docs {
+		for id, q := range ofType(doc.Resources, "AWS::Logs::QueryDefinition") {
+			groups := len(asSlice(q.Properties["LogGroupNames"]))
+			if groups > stack.MaxQueryLogGroups {
+				t.Errorf("%s %s: %d log groups, more than a query reads", name, id, groups)
+			}
+			switch qn := fmt.Sprint(q.Properties["Name"]); {
+			case strings.Contains(qn, "/event trail"):
+				trails++
+			case strings.Contains(qn, "/delivery failures"):
+				failures++
+				lanesRead += groups
+			case strings.HasSuffix(qn, "/401s by source and code"):
+				unauthorized++
+			}
+		}
+	}
+	if trails != pages || failures != pages || unauthorized != 1 || lanesRead != n {
+		t.Errorf("queries: %d trails, %d failure queries reading %d lanes, %d 401 queries; want %d, %d reading %d, 1", trails, failures, lanesRead, unauthorized, pages, pages, n)
 	}
 	filtered := 0
 	for _, d := range cfg.Destinations {

@@ -57,6 +57,12 @@ type Hookfan struct {
 	Dashboard       awscloudwatch.Dashboard
 	LaneDashboards  []awscloudwatch.Dashboard
 	DashboardStacks []awscdk.NestedStack
+	// Archive keeps every accepted event; nil when config.archive.days is 0.
+	Archive *Archive
+	// Queries are the saved Logs Insights queries: Queries[0] in this stack
+	// (the 401s, and the trail and failures of the overview's lanes), then
+	// one per further dashboard page, in its nested stack.
+	Queries []*InsightsQueries
 }
 
 // SNSFilterPoliciesPerTopic is SNS's default quota of subscriptions with a
@@ -159,6 +165,14 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Archive.Enabled() {
+		h.Archive, err = NewArchive(stack, "Archive", &ArchiveProps{
+			Topic: h.Topic, Days: cfg.Archive.RetentionDays(), LogRetention: retention, AlarmAction: action,
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
 
 	filtered := 0
 	for _, d := range cfg.Destinations {
@@ -187,7 +201,9 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 			"%d destinations have a filter policy; SNS allows %d per topic by default: request a quota increase (Amazon SNS, \"Filter policies per topic\") before deploying", filtered, SNSFilterPoliciesPerTopic)), nil)
 	}
 
-	h.addDashboards(cfg)
+	if err := h.addDashboards(cfg); err != nil {
+		return nil, err
+	}
 	dashboards := []*string{h.Dashboard.DashboardName()}
 	for _, d := range h.LaneDashboards {
 		dashboards = append(dashboards, d.DashboardName())
@@ -257,10 +273,26 @@ func (h *Hookfan) checkResourceCount() error {
 // addDashboards makes the overview dashboard, which holds the first
 // LanesPerDashboard lanes' rows, and one more dashboard per further
 // LanesPerDashboard lanes, each in its own nested stack (a dashboard holds
-// 500 widgets, and its body counts against its template's size).
-func (h *Hookfan) addDashboards(cfg *config.Config) {
+// 500 widgets, and its body counts against its template's size). The saved
+// Logs Insights queries follow the same pages: a query reads at most
+// MaxQueryLogGroups log groups, so each page's lanes have their own event
+// trail and failure queries, beside its dashboard.
+func (h *Hookfan) addDashboards(cfg *config.Config) error {
 	first := h.Lanes[:min(len(h.Lanes), LanesPerDashboard)]
 	h.Dashboard = NewDashboard(h.Stack, "Dashboard", &DashboardProps{Config: cfg, Ingest: h.Ingest, Lanes: first})
+	folder := QueryFolder(*h.Stack.StackName())
+	firstNames := make([]LaneNames, len(first))
+	for i, l := range first {
+		firstNames[i] = namesOf(l)
+	}
+	q, err := NewInsightsQueries(h.Stack, "Queries", &InsightsQueriesProps{
+		Folder: folder, IngestLogGroup: h.Ingest.LogGroup.LogGroupName(), Lanes: firstNames,
+		Range: pageRange(0, len(first), len(h.Lanes)), Unauthorized: true,
+	})
+	if err != nil {
+		return err
+	}
+	h.Queries = append(h.Queries, q)
 	for i := LanesPerDashboard; i < len(h.Lanes); i += LanesPerDashboard {
 		page := i/LanesPerDashboard + 1
 		lanes := h.Lanes[i:min(len(h.Lanes), i+LanesPerDashboard)]
@@ -279,8 +311,21 @@ func (h *Hookfan) addDashboards(cfg *config.Config) {
 			names[j] = splitNames(l.Destination.Name, awscdk.Fn_Ref(jsii.String(param)))
 		}
 		h.LaneDashboards = append(h.LaneDashboards, NewLaneDashboard(ns, "Dashboard", names, nil))
+		awscdk.NewCfnParameter(ns, jsii.String("IngestLogGroup"), &awscdk.CfnParameterProps{
+			Type: jsii.String("String"), Description: jsii.String("The ingest function's log group (the event trail query reads it)"),
+		})
+		ns.SetParameter(jsii.String("IngestLogGroup"), h.Ingest.LogGroup.LogGroupName())
+		q, err := NewInsightsQueries(ns, "Queries", &InsightsQueriesProps{
+			Folder: folder, IngestLogGroup: awscdk.Fn_Ref(jsii.String("IngestLogGroup")), Lanes: names,
+			Range: pageRange(i, i+len(lanes), len(h.Lanes)),
+		})
+		if err != nil {
+			return err
+		}
+		h.Queries = append(h.Queries, q)
 		h.DashboardStacks = append(h.DashboardStacks, ns)
 	}
+	return nil
 }
 
 func (h *Hookfan) addOutputs(cfg *config.Config) {

@@ -73,6 +73,11 @@ const (
 
 	DefaultOldestMessageAlarmSeconds = 3600
 
+	// DefaultArchiveDays is how long accepted events stay in the archive;
+	// MaxArchiveDays bounds archive.days.
+	DefaultArchiveDays = 30
+	MaxArchiveDays     = 3650
+
 	// MaxFilterCombinations is SNS's limit on the product of the value counts
 	// across the keys of one filter policy.
 	MaxFilterCombinations = 150
@@ -94,6 +99,7 @@ type Config struct {
 	API          API           `json:"api"`
 	Dedupe       Dedupe        `json:"dedupe"`
 	Alarms       Alarms        `json:"alarms"`
+	Archive      Archive       `json:"archive,omitzero"`
 }
 
 // Source is one webhook sender with its own URL, /webhooks/{name}.
@@ -256,4 +262,12 @@ type Alarms struct {
 	Email string `json:"email,omitempty"`
 	// OldestMessageSeconds is the queue age that raises an alarm. Default 3600.
 	OldestMessageSeconds int `json:"oldestMessageSeconds,omitempty"`
+}
+
+// Archive keeps every accepted event (body, attributes, received time) in
+// S3, so an operator can replay it to a destination later.
+type Archive struct {
+	// Days is how long an archived event is kept (the bucket's lifecycle
+	// expiration); 0 turns the archive off. Default DefaultArchiveDays.
+	Days *int `json:"days,omitempty"`
 }

@@ -304,6 +304,26 @@ func TestParseInvalid(t *testing.T) {
 			want: []string{`dedupe.recordDays: 10 days is shorter than the longest queue retention plus the DLQ's 14 days; use at least 14 so a redriven message is still deduplicated`},
 		},
 		{
+			name: "archive days negative",
+			json: `{"sources": [{"name": "s", "verify": {"kind": "github", "secretName": "s"}}], "archive": {"days": -1}}`,
+			want: []string{`archive.days: -1 is out of range; use 1 to 3650 days, or 0 to turn the archive off (default 30)`},
+		},
+		{
+			name: "archive days too many",
+			json: `{"sources": [{"name": "s", "verify": {"kind": "github", "secretName": "s"}}], "archive": {"days": 5000}}`,
+			want: []string{`archive.days: 5000 is out of range; use 1 to 3650 days, or 0 to turn the archive off (default 30)`},
+		},
+		{
+			name: "archive days not a number",
+			json: `{"sources": [{"name": "s", "verify": {"kind": "github", "secretName": "s"}}], "archive": {"days": "30"}}`,
+			want: []string{`archive.days: got a JSON string; want a number`},
+		},
+		{
+			name: "archive unknown field",
+			json: `{"sources": [{"name": "s", "verify": {"kind": "github", "secretName": "s"}}], "archive": {"bucket": "x"}}`,
+			want: []string{`unknown field "bucket"; check its spelling against the configuration reference in README.md`},
+		},
+		{
 			name: "several problems reported at once",
 			json: `{"sources": [{"name": "A", "verify": {"kind": "nope"}}], "destinations": [{"name": "d", "url": "http://10.0.0.1", "maxConcurrency": 1, "filter": {"sources": ["b"]}}]}`,
 			want: []string{
@@ -353,7 +373,8 @@ func TestParseValidDerived(t *testing.T) {
 	  "metrics": {"sink": "cloudwatch"},
 	  "api": {"rateLimit": 25.5, "burstLimit": 50, "logRetentionDays": 90},
 	  "dedupe": {"recordDays": 45},
-	  "alarms": {"email": "ops@example.com", "oldestMessageSeconds": 600}
+	  "alarms": {"email": "ops@example.com", "oldestMessageSeconds": 600},
+	  "archive": {"days": 90}
 	}`
 	c, err := Parse([]byte(jitter0))
 	if err != nil {
@@ -402,8 +423,8 @@ func TestParseValidDerived(t *testing.T) {
 	if diff := cmp.Diff(wantSrc, gotSrc); diff != "" {
 		t.Errorf("source values (-want +got):\n%s", diff)
 	}
-	gotTop := []any{c.Metrics.SinkName(), c.API.Rate(), c.API.Burst(), c.API.LogRetention(), c.RecordTTL(), c.Alarms.OldestMessageThreshold()}
-	wantTop := []any{"cloudwatch", 25.5, 50, 90, 45 * 24 * time.Hour, 600 * time.Second}
+	gotTop := []any{c.Metrics.SinkName(), c.API.Rate(), c.API.Burst(), c.API.LogRetention(), c.RecordTTL(), c.Alarms.OldestMessageThreshold(), c.Archive.RetentionDays(), c.Archive.Enabled()}
+	wantTop := []any{"cloudwatch", 25.5, 50, 90, 45 * 24 * time.Hour, 600 * time.Second, 90, true}
 	if diff := cmp.Diff(wantTop, gotTop); diff != "" {
 		t.Errorf("top-level values (-want +got):\n%s", diff)
 	}
@@ -458,11 +479,21 @@ func TestDefaultsOfMinimalConfig(t *testing.T) {
 	s, _ := c.Source("github")
 	d, _ := c.Destination("orders")
 	got := []any{s.Verify.Tolerance(), s.BodyLimit(), c.Metrics.SinkName(), c.API.Rate(), c.API.Burst(), c.API.LogRetention(),
-		c.RecordTTL(), d.Schedule(), d.Attempts()}
+		c.RecordTTL(), d.Schedule(), d.Attempts(), c.Archive.RetentionDays(), c.Archive.Enabled()}
 	want := []any{300 * time.Second, 260096, "emf", 100.0, 200, 30, 30 * 24 * time.Hour,
-		[]time.Duration{5 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute, 30 * time.Minute, time.Hour, 2 * time.Hour, 4 * time.Hour, 8 * time.Hour}, 10}
+		[]time.Duration{5 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute, 30 * time.Minute, time.Hour, 2 * time.Hour, 4 * time.Hour, 8 * time.Hour}, 10, 30, true}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+}
+
+func TestArchiveOff(t *testing.T) {
+	c, err := Parse([]byte(`{"sources": [{"name": "s", "verify": {"kind": "github", "secretName": "s"}}], "archive": {"days": 0}}`))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if got := []any{c.Archive.RetentionDays(), c.Archive.Enabled()}; !cmp.Equal(got, []any{0, false}) {
+		t.Errorf("archive days 0: RetentionDays, Enabled = %v, want [0 false]", got)
 	}
 }
 
@@ -620,4 +651,33 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestFilterMatches(t *testing.T) {
+	tests := []struct {
+		name   string
+		filter Filter
+		match  [][2]string
+		miss   [][2]string
+	}{
+		{"everything", Filter{}, [][2]string{{"stripe", "a"}, {"github", ""}}, nil},
+		{"sources", Filter{Sources: []string{"stripe"}}, [][2]string{{"stripe", "x"}}, [][2]string{{"github", "x"}}},
+		{"exact and prefix types", Filter{Sources: []string{"stripe"}, Types: []string{"payment_intent.*", "charge.refunded"}},
+			[][2]string{{"stripe", "payment_intent.succeeded"}, {"stripe", "payment_intent."}, {"stripe", "charge.refunded"}},
+			[][2]string{{"stripe", "charge.refunded.x"}, {"stripe", "payment_intent"}, {"github", "charge.refunded"}}},
+		{"exclude exact", Filter{ExcludeTypes: []string{"ping", "test"}}, [][2]string{{"s", "push"}, {"s", "pings"}}, [][2]string{{"s", "ping"}, {"s", "test"}}},
+		{"exclude prefix", Filter{ExcludeTypes: []string{"test.*"}}, [][2]string{{"s", "test"}, {"s", "prod.test.x"}}, [][2]string{{"s", "test.a"}}},
+	}
+	for _, tt := range tests {
+		for _, m := range tt.match {
+			if !tt.filter.Matches(m[0], m[1]) {
+				t.Errorf("%s: %v does not match, want a match", tt.name, m)
+			}
+		}
+		for _, m := range tt.miss {
+			if tt.filter.Matches(m[0], m[1]) {
+				t.Errorf("%s: %v matches, want none", tt.name, m)
+			}
+		}
+	}
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -164,6 +165,18 @@ func (c *Config) RecordTTL() time.Duration {
 	return time.Duration(days) * 24 * time.Hour
 }
 
+// RetentionDays is how many days an archived event is kept; 0 means the
+// archive is off.
+func (a Archive) RetentionDays() int {
+	if a.Days == nil {
+		return DefaultArchiveDays
+	}
+	return *a.Days
+}
+
+// Enabled reports whether accepted events are archived.
+func (a Archive) Enabled() bool { return a.RetentionDays() > 0 }
+
 // Sink is the metrics sink in force.
 func (m Metrics) SinkName() string {
 	if m.Sink == "" {
@@ -233,6 +246,31 @@ func (f Filter) FilterPolicy() string {
 		panic(err) // only strings, slices and maps: cannot fail
 	}
 	return string(b)
+}
+
+// Matches reports whether an event of source and type passes the filter,
+// as SNS evaluates the filter policy FilterPolicy renders: the source is
+// one of Sources (or there are none), and the type matches one of Types
+// exactly or by prefix, or none of ExcludeTypes.
+func (f Filter) Matches(source, typ string) bool {
+	if len(f.Sources) > 0 && !slices.Contains(f.Sources, source) {
+		return false
+	}
+	matchesOne := func(list []string) bool {
+		for _, t := range list {
+			if p, ok := strings.CutSuffix(t, "*"); ok && strings.HasPrefix(typ, p) || t == typ {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case len(f.Types) > 0:
+		return matchesOne(f.Types)
+	case len(f.ExcludeTypes) > 0:
+		return !matchesOne(f.ExcludeTypes)
+	}
+	return true
 }
 
 // Source finds a source by name.

@@ -42,6 +42,7 @@ func (c *Config) Validate() error {
 	c.validateEdge(&p)
 	c.Alarms.validate(&p)
 	c.validateDedupe(&p)
+	c.Archive.validate(&p)
 	return errors.Join(p...)
 }
 
@@ -329,6 +330,12 @@ func (c *Config) validateDedupe(p *problems) {
 	need := int(roundUp(longest+DLQRetention, 24*time.Hour) / (24 * time.Hour))
 	if days < need {
 		p.add("dedupe.recordDays", "%d days is shorter than the longest queue retention plus the DLQ's %d days; use at least %d so a redriven message is still deduplicated", days, int(DLQRetention.Hours()/24), need)
+	}
+}
+
+func (a *Archive) validate(p *problems) {
+	if a.Days != nil && (*a.Days < 0 || *a.Days > MaxArchiveDays) {
+		p.add("archive.days", "%d is out of range; use 1 to %d days, or 0 to turn the archive off (default %d)", *a.Days, MaxArchiveDays, DefaultArchiveDays)
 	}
 }
 

@@ -9,8 +9,15 @@
 // GONE (the destination answered 410), FAILED (lease released) or DEAD. A
 // DEAD record can be claimed again, because operators redrive dead messages
 // from the DLQ to try them once more; DELIVERED and GONE are final, and
-// only a claim marked Replay (an operator's explicit re-delivery) takes
-// them again.
+// only a claim carrying a Replay id (an operator's explicit re-delivery)
+// takes them again, once per replay: a replay that ended DELIVERED or GONE
+// is remembered, so a copy of its message is refused as a duplicate.
+//
+// Each finish appends the attempt to the record's history (the last
+// MaxHistory attempts: when, outcome, HTTP status, latency, short error, who
+// claimed, which replay); the summary fields (last status and error,
+// attempts) stay as they were. A FAILED attempt records when the next one is
+// due.
 //
 // DynamoDB implements the protocol on a table; Memory implements it with
 // the same conditional semantics in memory, for unit tests and the local
@@ -22,7 +29,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
+	"unicode/utf8"
 )
 
 // Status is a delivery record's state.
@@ -38,8 +47,22 @@ const (
 	StatusGone Status = "GONE"
 )
 
-// MaxErrorLen bounds the last_error attribute.
-const MaxErrorLen = 256
+// Bounds that keep a record small: under 5 KB at every bound (DynamoDB
+// items hold 400 KB), about 340 bytes delivered at the first attempt (one
+// write unit).
+const (
+	// MaxErrorLen bounds the last_error attribute.
+	MaxErrorLen = 256
+	// MaxHistory is how many attempts a record keeps, the latest last.
+	MaxHistory = 10
+	// MaxHistoryErrorLen bounds an attempt's error in the history.
+	MaxHistoryErrorLen = 128
+	// MaxClaimedByLen bounds who claimed an attempt.
+	MaxClaimedByLen = 64
+	// MaxReplays is how many finished replays a record remembers, the
+	// latest last (replay ids start with their time, so they sort by it).
+	MaxReplays = 10
+)
 
 var (
 	// ErrDuplicate means the event was already delivered: acknowledge the message.
@@ -69,9 +92,13 @@ type ClaimInput struct {
 	LeaseUntil time.Time
 	// ExpiresAt is the record's TTL.
 	ExpiresAt time.Time
-	// Replay marks an operator's explicit re-delivery: the claim also takes
-	// a DELIVERED or GONE record. A live lease still refuses it.
-	Replay bool
+	// Replay is the id of an operator's explicit re-delivery ("" for an
+	// ordinary claim): the claim also takes a DELIVERED or GONE record,
+	// unless this replay already ended there. A live lease still refuses it.
+	Replay string
+	// ClaimedBy names who claims (the deliver invocation's request id); the
+	// attempt's history entry keeps it.
+	ClaimedBy string
 }
 
 // Lease is a successful claim.
@@ -81,6 +108,13 @@ type Lease struct {
 	Until time.Time
 	// Attempts counts the claims of this record, this one included.
 	Attempts int
+	// At, Replay and ClaimedBy are the claim's; History and Replays are the
+	// record's as the claim found them, which Finish extends.
+	At        time.Time
+	Replay    string
+	ClaimedBy string
+	History   []Attempt
+	Replays   []string
 }
 
 // Outcome is how an attempt ended.
@@ -92,6 +126,22 @@ type Outcome struct {
 	// Error is a short description of a failure (truncated to MaxErrorLen).
 	Error string
 	At    time.Time
+	// Latency is how long the POST took (0 when none was sent).
+	Latency time.Duration
+	// NextAttemptAt is when a FAILED attempt's message is due again.
+	NextAttemptAt time.Time
+}
+
+// Attempt is one entry of a record's history.
+type Attempt struct {
+	// At is when the attempt was claimed.
+	At         time.Time
+	Outcome    Status
+	HTTPStatus int
+	Latency    time.Duration
+	Error      string
+	ClaimedBy  string
+	Replay     string
 }
 
 // Record is a delivery record as stored.
@@ -108,14 +158,22 @@ type Record struct {
 	Source         string
 	Type           string
 	ExpiresAt      time.Time
+	// NextAttemptAt is set while the record is FAILED: when the next attempt is due.
+	NextAttemptAt time.Time
+	// History holds the last MaxHistory attempts, oldest first.
+	History []Attempt
+	// Replays are the latest MaxReplays replays that ended DELIVERED or GONE.
+	Replays []string
 }
 
 // RefusedError is a refused claim. It matches ErrDuplicate when the record
-// is DELIVERED, ErrGone when it is GONE, and ErrInFlight otherwise (a live
-// lease).
+// is DELIVERED or the claim's replay already ended, ErrGone when it is GONE,
+// and ErrInFlight otherwise (a live lease).
 type RefusedError struct {
 	Status     Status
 	LeaseUntil time.Time
+	// Replay is set when the claim's replay already ended on this record.
+	Replay string
 }
 
 func (e *RefusedError) Error() string {
@@ -135,6 +193,9 @@ func (e *RefusedError) Is(target error) bool {
 
 // final is the sentinel of a refusal by a final state, nil for a lease.
 func (e *RefusedError) final() error {
+	if e.Replay != "" {
+		return ErrDuplicate
+	}
 	switch e.Status {
 	case StatusDelivered:
 		return ErrDuplicate
@@ -145,18 +206,48 @@ func (e *RefusedError) final() error {
 }
 
 // refusal explains why a claim on an existing record was refused.
-func refusal(r Record) *RefusedError {
+func refusal(r Record, in ClaimInput) *RefusedError {
+	if in.Replay != "" && slices.Contains(r.Replays, in.Replay) {
+		return &RefusedError{Status: r.Status, Replay: in.Replay}
+	}
 	return &RefusedError{Status: r.Status, LeaseUntil: r.LeaseUntil}
 }
 
 // claimable is the claim condition, shared by both stores' reasoning:
-// missing, or not held by a live lease and, unless replayed, not final.
+// missing, or not held by a live lease and either, for an ordinary claim,
+// not final, or, for a replay, not a replay that already ended here.
 func claimable(r Record, exists bool, in ClaimInput) bool {
 	if !exists {
 		return true
 	}
-	final := r.Status == StatusDelivered || r.Status == StatusGone
-	return (in.Replay || !final) && r.LeaseUntil.Before(in.Now)
+	if !r.LeaseUntil.Before(in.Now) {
+		return false
+	}
+	if in.Replay != "" {
+		return !slices.Contains(r.Replays, in.Replay)
+	}
+	return r.Status != StatusDelivered && r.Status != StatusGone
+}
+
+// extended returns the history and replays a finish writes: the attempt
+// appended (the last MaxHistory kept), and the lease's replay remembered
+// when it ended the event (DELIVERED or GONE; the last MaxReplays kept).
+func extended(lease Lease, out Outcome) (history []Attempt, replays []string) {
+	a := Attempt{
+		At: lease.At, Outcome: out.Status, HTTPStatus: out.HTTPStatus, Latency: out.Latency,
+		Error: shorten(out.Error, MaxHistoryErrorLen), ClaimedBy: shorten(lease.ClaimedBy, MaxClaimedByLen), Replay: lease.Replay,
+	}
+	if out.Status == StatusDelivered {
+		a.Error = ""
+	}
+	history = append(slices.Clone(lease.History), a)
+	history = history[max(0, len(history)-MaxHistory):]
+	replays = slices.Clone(lease.Replays)
+	if lease.Replay != "" && (out.Status == StatusDelivered || out.Status == StatusGone) && !slices.Contains(replays, lease.Replay) {
+		replays = append(replays, lease.Replay)
+		replays = replays[max(0, len(replays)-MaxReplays):]
+	}
+	return history, replays
 }
 
 func newToken() string {
@@ -176,16 +267,17 @@ func validOutcome(o Outcome) error {
 
 // ShortError trims an error description to MaxErrorLen bytes on a rune
 // boundary.
-func ShortError(s string) string {
-	if len(s) <= MaxErrorLen {
+func ShortError(s string) string { return shorten(s, MaxErrorLen) }
+
+// shorten trims s to at most n bytes, cutting on a rune boundary (the
+// last whole character is kept).
+func shorten(s string, n int) string {
+	if len(s) <= n {
 		return s
 	}
-	s = s[:MaxErrorLen]
-	for len(s) > 0 && s[len(s)-1]&0xC0 == 0x80 {
-		s = s[:len(s)-1]
+	cut := n
+	for i := 0; i < utf8.UTFMax && cut > 0 && !utf8.RuneStart(s[cut]); i++ {
+		cut--
 	}
-	if len(s) > 0 && s[len(s)-1] >= 0xC0 {
-		s = s[:len(s)-1]
-	}
-	return s
+	return s[:cut]
 }

@@ -25,7 +25,21 @@ const (
 	AttrDeliveredAt    = "delivered_at"     // RFC 3339, UTC, milliseconds
 	AttrSource         = "source"
 	AttrType           = "type"
-	AttrExpiresAt      = "expires_at" // epoch seconds, the table's TTL attribute
+	AttrExpiresAt      = "expires_at"      // epoch seconds, the table's TTL attribute
+	AttrNextAttemptAt  = "next_attempt_at" // RFC 3339, UTC, milliseconds; while FAILED
+	AttrHistory        = "history"         // list of maps, the last MaxHistory attempts
+	AttrReplays        = "replays"         // list of strings, the last MaxReplays finished replays
+)
+
+// Keys of a history entry (a map).
+const (
+	histAt        = "at" // RFC 3339, UTC, milliseconds
+	histOutcome   = "outcome"
+	histStatus    = "status"
+	histLatencyMS = "latency_ms"
+	histError     = "error"
+	histBy        = "by"
+	histReplay    = "replay"
 )
 
 // timeLayout is the layout of the audit timestamps.
@@ -53,13 +67,15 @@ func NewDynamoDB(api DynamoDBAPI, table string) *DynamoDB {
 // expression lists exactly the names it uses, as DynamoDB requires.
 const (
 	claimCondition = "attribute_not_exists(#pk) OR (#status <> :delivered AND #status <> :gone AND (attribute_not_exists(#until) OR #until < :now))"
-	// replayCondition takes a final record too: only a live lease refuses.
-	replayCondition = "attribute_not_exists(#pk) OR attribute_not_exists(#until) OR #until < :now"
+	// replayCondition takes a final record too, unless this replay already
+	// ended there; a live lease refuses.
+	replayCondition = "attribute_not_exists(#pk) OR ((attribute_not_exists(#until) OR #until < :now) AND NOT contains(#replays, :replay))"
 	claimUpdate     = "SET #status = :in_progress, #token = :token, #until = :until, #source = :source, #type = :type, " +
 		"#expires = :expires, #first = if_not_exists(#first, :now_text) ADD #attempts :one"
 	finishCondition = "#token = :token"
-	finishDelivered = "SET #status = :status, #last_status = :code, #delivered_at = :at_text REMOVE #token, #until, #last_error"
-	finishFailed    = "SET #status = :status, #last_status = :code, #last_error = :error REMOVE #token, #until"
+	finishDelivered = "SET #status = :status, #last_status = :code, #delivered_at = :at_text, #history = :history, #replays = :replays REMOVE #token, #until, #last_error, #next"
+	finishRetry     = "SET #status = :status, #last_status = :code, #last_error = :error, #history = :history, #next = :next_text REMOVE #token, #until"
+	finishFailed    = "SET #status = :status, #last_status = :code, #last_error = :error, #history = :history, #replays = :replays REMOVE #token, #until, #next"
 )
 
 var (
@@ -71,11 +87,23 @@ var (
 	finishDeliveredNames = map[string]string{
 		"#status": AttrStatus, "#last_status": AttrLastStatus, "#delivered_at": AttrDeliveredAt,
 		"#token": AttrLeaseToken, "#until": AttrLeaseUntil, "#last_error": AttrLastError,
+		"#history": AttrHistory, "#replays": AttrReplays, "#next": AttrNextAttemptAt,
+	}
+	finishRetryNames = map[string]string{
+		"#status": AttrStatus, "#last_status": AttrLastStatus, "#last_error": AttrLastError,
+		"#token": AttrLeaseToken, "#until": AttrLeaseUntil, "#history": AttrHistory, "#next": AttrNextAttemptAt,
 	}
 	finishFailedNames = map[string]string{
 		"#status": AttrStatus, "#last_status": AttrLastStatus, "#last_error": AttrLastError,
-		"#token": AttrLeaseToken, "#until": AttrLeaseUntil,
+		"#token": AttrLeaseToken, "#until": AttrLeaseUntil, "#history": AttrHistory, "#replays": AttrReplays, "#next": AttrNextAttemptAt,
 	}
+	replayClaimNames = func() map[string]string {
+		m := map[string]string{"#replays": AttrReplays}
+		for k, v := range claimNames {
+			m[k] = v
+		}
+		return m
+	}()
 )
 
 func pkKey(pk string) map[string]types.AttributeValue {
@@ -101,18 +129,20 @@ func (d *DynamoDB) claimInput(in ClaimInput, token string) *dynamodb.UpdateItemI
 		":expires":     num(in.ExpiresAt.Unix()),
 		":one":         num(1),
 	}
-	condition := replayCondition
-	if !in.Replay {
-		condition = claimCondition
+	condition, names := replayCondition, replayClaimNames
+	if in.Replay == "" {
+		condition, names = claimCondition, claimNames
 		values[":delivered"] = str(string(StatusDelivered))
 		values[":gone"] = str(string(StatusGone))
+	} else {
+		values[":replay"] = str(in.Replay)
 	}
 	return &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(d.table),
 		Key:                                 pkKey(in.PK),
 		UpdateExpression:                    aws.String(claimUpdate),
 		ConditionExpression:                 aws.String(condition),
-		ExpressionAttributeNames:            claimNames,
+		ExpressionAttributeNames:            names,
 		ExpressionAttributeValues:           values,
 		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
@@ -138,27 +168,44 @@ func (d *DynamoDB) Claim(ctx context.Context, in ClaimInput) (Lease, error) {
 		if derr != nil {
 			return Lease{}, fmt.Errorf("claim %s: refused, and the record is unreadable: %w", in.PK, derr)
 		}
-		return Lease{}, fmt.Errorf("claim %s: %w", in.PK, refusal(old))
+		return Lease{}, fmt.Errorf("claim %s: %w", in.PK, refusal(old, in))
 	}
 	r, err := decodeRecord(out.Attributes)
 	if err != nil {
 		return Lease{}, fmt.Errorf("claim %s: %w", in.PK, err)
 	}
-	return Lease{PK: in.PK, Token: token, Until: in.LeaseUntil, Attempts: r.Attempts}, nil
+	return Lease{PK: in.PK, Token: token, Until: in.LeaseUntil, Attempts: r.Attempts,
+		At: in.Now, Replay: in.Replay, ClaimedBy: in.ClaimedBy, History: r.History, Replays: r.Replays}, nil
 }
 
+// finishInput renders the finish: the outcome, the history with this
+// attempt appended and, for a replay that ended the event, the replays
+// with it remembered (both computed from what the claim read; the lease
+// token makes the write safe). A FAILED outcome sets when the next attempt
+// is due, any other clears it.
 func (d *DynamoDB) finishInput(lease Lease, out Outcome) *dynamodb.UpdateItemInput {
-	update, names := finishFailed, finishFailedNames
+	history, replays := extended(lease, out)
 	values := map[string]types.AttributeValue{
-		":token":  str(lease.Token),
-		":status": str(string(out.Status)),
-		":code":   num(int64(out.HTTPStatus)),
+		":token":   str(lease.Token),
+		":status":  str(string(out.Status)),
+		":code":    num(int64(out.HTTPStatus)),
+		":history": encodeHistory(history),
 	}
-	if out.Status == StatusDelivered {
+	var update string
+	var names map[string]string
+	switch out.Status {
+	case StatusDelivered:
 		update, names = finishDelivered, finishDeliveredNames
 		values[":at_text"] = str(out.At.UTC().Format(timeLayout))
-	} else {
+		values[":replays"] = encodeStrings(replays)
+	case StatusFailed:
+		update, names = finishRetry, finishRetryNames
 		values[":error"] = str(ShortError(out.Error))
+		values[":next_text"] = str(out.NextAttemptAt.UTC().Format(timeLayout))
+	default:
+		update, names = finishFailed, finishFailedNames
+		values[":error"] = str(ShortError(out.Error))
+		values[":replays"] = encodeStrings(replays)
 	}
 	return &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(d.table),
@@ -259,5 +306,106 @@ func decodeRecord(item map[string]types.AttributeValue) (Record, error) {
 	if s := getN(AttrExpiresAt); s != 0 {
 		r.ExpiresAt = time.Unix(s, 0)
 	}
+	r.NextAttemptAt = getT(AttrNextAttemptAt)
+	switch v := item[AttrHistory].(type) {
+	case nil:
+	case *types.AttributeValueMemberL:
+		for i, e := range v.Value {
+			a, err := decodeAttempt(e)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("attribute %s[%d]: %w", AttrHistory, i, err))
+				continue
+			}
+			r.History = append(r.History, a)
+		}
+	default:
+		errs = append(errs, fmt.Errorf("attribute %s: want a list", AttrHistory))
+	}
+	switch v := item[AttrReplays].(type) {
+	case nil:
+	case *types.AttributeValueMemberL:
+		for i, e := range v.Value {
+			s, ok := e.(*types.AttributeValueMemberS)
+			if !ok {
+				errs = append(errs, fmt.Errorf("attribute %s[%d]: want a string", AttrReplays, i))
+				continue
+			}
+			r.Replays = append(r.Replays, s.Value)
+		}
+	default:
+		errs = append(errs, fmt.Errorf("attribute %s: want a list", AttrReplays))
+	}
 	return r, errors.Join(errs...)
+}
+
+// encodeHistory renders the history as a list of maps; empty optional
+// fields are left out.
+func encodeHistory(history []Attempt) types.AttributeValue {
+	list := make([]types.AttributeValue, len(history))
+	for i, a := range history {
+		m := map[string]types.AttributeValue{
+			histAt:        str(a.At.UTC().Format(timeLayout)),
+			histOutcome:   str(string(a.Outcome)),
+			histStatus:    num(int64(a.HTTPStatus)),
+			histLatencyMS: num(a.Latency.Milliseconds()),
+		}
+		for k, v := range map[string]string{histError: a.Error, histBy: a.ClaimedBy, histReplay: a.Replay} {
+			if v != "" {
+				m[k] = str(v)
+			}
+		}
+		list[i] = &types.AttributeValueMemberM{Value: m}
+	}
+	return &types.AttributeValueMemberL{Value: list}
+}
+
+func encodeStrings(values []string) types.AttributeValue {
+	list := make([]types.AttributeValue, len(values))
+	for i, v := range values {
+		list[i] = str(v)
+	}
+	return &types.AttributeValueMemberL{Value: list}
+}
+
+// decodeAttempt reads one history entry.
+func decodeAttempt(v types.AttributeValue) (Attempt, error) {
+	m, ok := v.(*types.AttributeValueMemberM)
+	if !ok {
+		return Attempt{}, errors.New("want a map")
+	}
+	var errs []error
+	s := func(k string) string {
+		switch x := m.Value[k].(type) {
+		case nil:
+		case *types.AttributeValueMemberS:
+			return x.Value
+		default:
+			errs = append(errs, fmt.Errorf("%s: want a string", k))
+		}
+		return ""
+	}
+	n := func(k string) int64 {
+		switch x := m.Value[k].(type) {
+		case nil:
+		case *types.AttributeValueMemberN:
+			v, err := strconv.ParseInt(x.Value, 10, 64)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %q is not a whole number", k, x.Value))
+			}
+			return v
+		default:
+			errs = append(errs, fmt.Errorf("%s: want a number", k))
+		}
+		return 0
+	}
+	a := Attempt{Outcome: Status(s(histOutcome)), HTTPStatus: int(n(histStatus)), Latency: time.Duration(n(histLatencyMS)) * time.Millisecond,
+		Error: s(histError), ClaimedBy: s(histBy), Replay: s(histReplay)}
+	if at := s(histAt); at != "" {
+		t, err := time.Parse(time.RFC3339Nano, at)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %q is not an RFC 3339 time", histAt, at))
+		}
+		a.At = t
+	}
+	return a, errors.Join(errs...)
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -140,12 +142,12 @@ func TestDynamoDBClaimInput(t *testing.T) {
 // operator's replay refuses only a live lease.
 func TestDynamoDBClaimConditions(t *testing.T) {
 	for _, tt := range []struct {
-		replay        bool
+		replay        string
 		wantCondition string
 		wantFinal     bool // :delivered and :gone are bound
 	}{
-		{false, "attribute_not_exists(#pk) OR (#status <> :delivered AND #status <> :gone AND (attribute_not_exists(#until) OR #until < :now))", true},
-		{true, "attribute_not_exists(#pk) OR attribute_not_exists(#until) OR #until < :now", false},
+		{"", "attribute_not_exists(#pk) OR (#status <> :delivered AND #status <> :gone AND (attribute_not_exists(#until) OR #until < :now))", true},
+		{"rpl_1", "attribute_not_exists(#pk) OR ((attribute_not_exists(#until) OR #until < :now) AND NOT contains(#replays, :replay))", false},
 	} {
 		f := &fakeDynamo{update: func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
 			return &dynamodb.UpdateItemOutput{Attributes: item("pk", "orders#e1", "status", "IN_PROGRESS", "attempts", int64(1))}, nil
@@ -158,7 +160,10 @@ func TestDynamoDBClaimConditions(t *testing.T) {
 		got := f.updates[0]
 		checkExpressions(t, got)
 		if c := aws.ToString(got.ConditionExpression); c != tt.wantCondition {
-			t.Errorf("replay %v: condition %q, want %q", tt.replay, c, tt.wantCondition)
+			t.Errorf("replay %q: condition %q, want %q", tt.replay, c, tt.wantCondition)
+		}
+		if r, ok := got.ExpressionAttributeValues[":replay"].(*types.AttributeValueMemberS); (tt.replay != "") != ok || ok && r.Value != tt.replay {
+			t.Errorf("replay %q: :replay = %v", tt.replay, got.ExpressionAttributeValues[":replay"])
 		}
 		gone, ok := got.ExpressionAttributeValues[":gone"].(*types.AttributeValueMemberS)
 		if ok != tt.wantFinal || (ok && gone.Value != "GONE") {
@@ -225,28 +230,28 @@ func TestDynamoDBFinish(t *testing.T) {
 	}{
 		{
 			name: "delivered", out: dedupe.Outcome{Status: dedupe.StatusDelivered, HTTPStatus: 200, At: t0},
-			wantUpdate: "SET #status = :status, #last_status = :code, #delivered_at = :at_text REMOVE #token, #until, #last_error",
+			wantUpdate: "SET #status = :status, #last_status = :code, #delivered_at = :at_text, #history = :history, #replays = :replays REMOVE #token, #until, #last_error, #next",
 			wantValues: map[string]string{":token": "tok", ":status": "DELIVERED", ":code": "200", ":at_text": "2026-11-30T12:00:00.000Z"},
 		},
 		{
-			name: "failed", out: dedupe.Outcome{Status: dedupe.StatusFailed, HTTPStatus: 500, Error: "HTTP 500", At: t0},
-			wantUpdate: "SET #status = :status, #last_status = :code, #last_error = :error REMOVE #token, #until",
-			wantValues: map[string]string{":token": "tok", ":status": "FAILED", ":code": "500", ":error": "HTTP 500"},
+			name: "failed", out: dedupe.Outcome{Status: dedupe.StatusFailed, HTTPStatus: 500, Error: "HTTP 500", At: t0, NextAttemptAt: t0.Add(30 * time.Second)},
+			wantUpdate: "SET #status = :status, #last_status = :code, #last_error = :error, #history = :history, #next = :next_text REMOVE #token, #until",
+			wantValues: map[string]string{":token": "tok", ":status": "FAILED", ":code": "500", ":error": "HTTP 500", ":next_text": "2026-11-30T12:00:30.000Z"},
 		},
 		{
 			name: "dead", out: dedupe.Outcome{Status: dedupe.StatusDead, Error: "dial: connection refused", At: t0},
-			wantUpdate: "SET #status = :status, #last_status = :code, #last_error = :error REMOVE #token, #until",
+			wantUpdate: "SET #status = :status, #last_status = :code, #last_error = :error, #history = :history, #replays = :replays REMOVE #token, #until, #next",
 			wantValues: map[string]string{":token": "tok", ":status": "DEAD", ":code": "0", ":error": "dial: connection refused"},
 		},
 		{
 			name: "gone", out: dedupe.Outcome{Status: dedupe.StatusGone, HTTPStatus: 410, Error: "HTTP 410", At: t0},
-			wantUpdate: "SET #status = :status, #last_status = :code, #last_error = :error REMOVE #token, #until",
+			wantUpdate: "SET #status = :status, #last_status = :code, #last_error = :error, #history = :history, #replays = :replays REMOVE #token, #until, #next",
 			wantValues: map[string]string{":token": "tok", ":status": "GONE", ":code": "410", ":error": "HTTP 410"},
 		},
 		{
 			name: "lease lost", out: dedupe.Outcome{Status: dedupe.StatusDelivered, HTTPStatus: 200, At: t0},
 			answer: sdkError(&types.ConditionalCheckFailedException{}), wantErr: dedupe.ErrLeaseLost,
-			wantUpdate: "SET #status = :status, #last_status = :code, #delivered_at = :at_text REMOVE #token, #until, #last_error",
+			wantUpdate: "SET #status = :status, #last_status = :code, #delivered_at = :at_text, #history = :history, #replays = :replays REMOVE #token, #until, #last_error, #next",
 			wantValues: map[string]string{":token": "tok", ":status": "DELIVERED", ":code": "200", ":at_text": "2026-11-30T12:00:00.000Z"},
 		},
 	}
@@ -280,6 +285,49 @@ func TestDynamoDBFinish(t *testing.T) {
 				t.Errorf("values (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestDynamoDBHistoryRoundTrip: a finish writes the claim's history with
+// the attempt appended, and the replay it ended; what it writes reads back
+// as the record the memory store keeps.
+func TestDynamoDBHistoryRoundTrip(t *testing.T) {
+	var written map[string]types.AttributeValue
+	f := &fakeDynamo{update: func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+		written = in.ExpressionAttributeValues
+		return &dynamodb.UpdateItemOutput{}, nil
+	}}
+	earlier := dedupe.Attempt{At: t0.Add(-time.Hour), Outcome: dedupe.StatusDelivered, HTTPStatus: 204, Latency: 12 * time.Millisecond, ClaimedBy: "req-0"}
+	lease := dedupe.Lease{PK: "orders#e1", Token: "tok", At: t0, Replay: "rpl_2", ClaimedBy: "req-1",
+		History: []dedupe.Attempt{earlier}, Replays: []string{"rpl_1"}}
+	out := dedupe.Outcome{Status: dedupe.StatusDelivered, HTTPStatus: 200, At: t0.Add(time.Second), Latency: 345 * time.Millisecond}
+	if err := dedupe.NewDynamoDB(f, "t").Finish(context.Background(), lease, out); err != nil {
+		t.Fatal(err)
+	}
+	f.item = map[string]types.AttributeValue{"pk": item("pk", "orders#e1")["pk"], "history": written[":history"], "replays": written[":replays"]}
+	got, _, err := dedupe.NewDynamoDB(f, "t").Get(context.Background(), "orders#e1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantHistory := []dedupe.Attempt{earlier, {At: t0, Outcome: dedupe.StatusDelivered, HTTPStatus: 200, Latency: 345 * time.Millisecond, ClaimedBy: "req-1", Replay: "rpl_2"}}
+	if diff := cmp.Diff(wantHistory, got.History); diff != "" {
+		t.Errorf("history (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"rpl_1", "rpl_2"}, got.Replays); diff != "" {
+		t.Errorf("replays (-want +got):\n%s", diff)
+	}
+
+	// Items that are not a record are refused, naming the attribute.
+	for name, bad := range map[string]map[string]types.AttributeValue{
+		"history not a list":  {"history": &types.AttributeValueMemberS{Value: "x"}},
+		"entry not a map":     {"history": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberS{Value: "x"}}}},
+		"entry time":          {"history": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberM{Value: item("at", "yesterday")}}}},
+		"replay not a string": {"replays": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberN{Value: "1"}}}},
+	} {
+		f.item = bad
+		if _, _, err := dedupe.NewDynamoDB(f, "t").Get(context.Background(), "orders#e1"); err == nil {
+			t.Errorf("%s: read without an error", name)
+		}
 	}
 }
 
@@ -322,5 +370,92 @@ func TestDynamoDBGet(t *testing.T) {
 				t.Errorf("record (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// itemSize estimates a DynamoDB item's size as DynamoDB bills it: each
+// attribute name plus its value (strings and numbers by length, maps and
+// lists 3 bytes plus their contents).
+func itemSize(m map[string]types.AttributeValue) int {
+	n := 0
+	for k, v := range m {
+		n += len(k) + valueSize(v)
+	}
+	return n
+}
+
+func valueSize(v types.AttributeValue) int {
+	switch x := v.(type) {
+	case *types.AttributeValueMemberS:
+		return len(x.Value)
+	case *types.AttributeValueMemberN:
+		return len(x.Value)/2 + 1
+	case *types.AttributeValueMemberL:
+		n := 3
+		for _, e := range x.Value {
+			n += 1 + valueSize(e)
+		}
+		return n
+	case *types.AttributeValueMemberM:
+		return 3 + itemSize(x.Value)
+	}
+	return 0
+}
+
+// TestRecordSizeIsBounded: a record at every bound (10 attempts with the
+// longest error, claimer and replay id, 10 replays, the longest last error)
+// stays under 5 KB; one delivered at its first attempt, under 1 KB (one
+// write unit).
+func TestRecordSizeIsBounded(t *testing.T) {
+	var written map[string]types.AttributeValue
+	f := &fakeDynamo{update: func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+		written = in.ExpressionAttributeValues
+		return &dynamodb.UpdateItemOutput{}, nil
+	}}
+	base := map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: strings.Repeat("d", 64) + "#evt_" + strings.Repeat("0", 32)}, "status": &types.AttributeValueMemberS{Value: "DELIVERED"},
+		"attempts": &types.AttributeValueMemberN{Value: "10"}, "last_status": &types.AttributeValueMemberN{Value: "500"},
+		"last_error":       &types.AttributeValueMemberS{Value: strings.Repeat("e", dedupe.MaxErrorLen)},
+		"first_attempt_at": &types.AttributeValueMemberS{Value: "2026-11-30T12:00:00.000Z"}, "delivered_at": &types.AttributeValueMemberS{Value: "2026-11-30T12:00:00.000Z"},
+		"source": &types.AttributeValueMemberS{Value: strings.Repeat("s", 64)}, "type": &types.AttributeValueMemberS{Value: strings.Repeat("t", 256)},
+		"expires_at": &types.AttributeValueMemberN{Value: "1798000000"},
+	}
+	replay := "rpl_" + strings.Repeat("r", 60)
+	full := dedupe.Attempt{At: t0, Outcome: dedupe.StatusFailed, HTTPStatus: 500, Latency: 10 * time.Second,
+		Error: strings.Repeat("e", dedupe.MaxHistoryErrorLen), ClaimedBy: strings.Repeat("b", dedupe.MaxClaimedByLen), Replay: replay}
+	var history []dedupe.Attempt
+	var replays []string
+	for range dedupe.MaxHistory {
+		history = append(history, full)
+	}
+	for range dedupe.MaxReplays {
+		replays = append(replays, replay)
+	}
+	lease := dedupe.Lease{PK: "p", Token: "tok", At: t0, Replay: replay, ClaimedBy: full.ClaimedBy, History: history, Replays: replays[1:]}
+	if err := dedupe.NewDynamoDB(f, "t").Finish(context.Background(), lease, dedupe.Outcome{Status: dedupe.StatusDead, HTTPStatus: 500, Error: full.Error, At: t0}); err != nil {
+		t.Fatal(err)
+	}
+	worst := maps.Clone(base)
+	worst["history"], worst["replays"] = written[":history"], written[":replays"]
+	worst["next_attempt_at"] = &types.AttributeValueMemberS{Value: "2026-11-30T12:00:00.000Z"}
+	if n := itemSize(worst); n >= 5<<10 {
+		t.Errorf("a record at every bound is %d bytes, want under 5 KB", n)
+	} else {
+		t.Logf("a record at every bound: %d bytes", n)
+	}
+
+	lease = dedupe.Lease{PK: "p", Token: "tok", At: t0, ClaimedBy: "0123456789abcdef0123456789abcdef"}
+	if err := dedupe.NewDynamoDB(f, "t").Finish(context.Background(), lease, dedupe.Outcome{Status: dedupe.StatusDelivered, HTTPStatus: 204, At: t0, Latency: 80 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	first := maps.Clone(base)
+	delete(first, "last_error")
+	first["source"], first["type"] = &types.AttributeValueMemberS{Value: "stripe"}, &types.AttributeValueMemberS{Value: "payment_intent.succeeded"}
+	first["pk"] = &types.AttributeValueMemberS{Value: "orders#evt_" + strings.Repeat("0", 32)}
+	first["history"], first["replays"] = written[":history"], written[":replays"]
+	if n := itemSize(first); n >= 1024 {
+		t.Errorf("a record delivered at its first attempt is %d bytes, want under 1 KB", n)
+	} else {
+		t.Logf("a record delivered at its first attempt: %d bytes", n)
 	}
 }

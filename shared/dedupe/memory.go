@@ -3,6 +3,7 @@ package dedupe
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -24,7 +25,7 @@ func (m *Memory) Claim(_ context.Context, in ClaimInput) (Lease, error) {
 	defer m.mu.Unlock()
 	r, exists := m.records[in.PK]
 	if !claimable(r, exists, in) {
-		return Lease{}, fmt.Errorf("claim %s: %w", in.PK, refusal(r))
+		return Lease{}, fmt.Errorf("claim %s: %w", in.PK, refusal(r, in))
 	}
 	if !exists {
 		r = Record{PK: in.PK, FirstAttemptAt: in.Now}
@@ -36,7 +37,8 @@ func (m *Memory) Claim(_ context.Context, in ClaimInput) (Lease, error) {
 	r.Source, r.Type = in.Source, in.Type
 	r.ExpiresAt = in.ExpiresAt
 	m.records[in.PK] = r
-	return Lease{PK: in.PK, Token: r.LeaseToken, Until: r.LeaseUntil, Attempts: r.Attempts}, nil
+	return Lease{PK: in.PK, Token: r.LeaseToken, Until: r.LeaseUntil, Attempts: r.Attempts,
+		At: in.Now, Replay: in.Replay, ClaimedBy: in.ClaimedBy, History: slices.Clone(r.History), Replays: slices.Clone(r.Replays)}, nil
 }
 
 // Finish records the outcome if the record is still held by lease.
@@ -50,7 +52,7 @@ func (m *Memory) Finish(_ context.Context, lease Lease, out Outcome) error {
 	if !exists || r.LeaseToken != lease.Token {
 		return fmt.Errorf("finish %s: %w", lease.PK, ErrLeaseLost)
 	}
-	m.records[lease.PK] = finished(r, out)
+	m.records[lease.PK] = finished(r, lease, out)
 	return nil
 }
 
@@ -59,11 +61,21 @@ func (m *Memory) Get(_ context.Context, pk string) (Record, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r, ok := m.records[pk]
+	r.History, r.Replays = slices.Clone(r.History), slices.Clone(r.Replays)
 	return r, ok, nil
 }
 
 // finished applies an outcome the way the DynamoDB finish update does.
-func finished(r Record, out Outcome) Record {
+func finished(r Record, lease Lease, out Outcome) Record {
+	history, replays := extended(lease, out)
+	r.History = history
+	if out.Status != StatusFailed {
+		r.Replays = replays
+	}
+	r.NextAttemptAt = time.Time{}
+	if out.Status == StatusFailed {
+		r.NextAttemptAt = out.NextAttemptAt
+	}
 	r.Status = out.Status
 	r.LeaseToken = ""
 	r.LeaseUntil = time.Time{}

@@ -3,6 +3,8 @@ package dedupe_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -24,7 +26,7 @@ func TestMemoryProtocol(t *testing.T) {
 	type step struct {
 		name    string
 		claimAt time.Duration // offset from t0; claim when finish is empty
-		replay  bool          // claim as an operator's replay
+		replay  string        // claim as this operator's replay
 		finish  dedupe.Status // finish the last successful lease with this status
 		useOld  bool          // finish with the lease before the last one
 		wantErr error
@@ -61,16 +63,33 @@ func TestMemoryProtocol(t *testing.T) {
 		}, dedupe.StatusGone, 1},
 		{"gone replayed by an operator", []step{
 			{name: "claim"}, {name: "finish", finish: dedupe.StatusGone},
-			{name: "replay", claimAt: time.Hour, replay: true},
+			{name: "replay", claimAt: time.Hour, replay: "rpl_1"},
 		}, dedupe.StatusInProgress, 2},
 		{"delivered replayed by an operator", []step{
 			{name: "claim"}, {name: "finish", finish: dedupe.StatusDelivered},
-			{name: "replay", claimAt: time.Hour, replay: true},
+			{name: "replay", claimAt: time.Hour, replay: "rpl_1"},
 			{name: "finish the replay", finish: dedupe.StatusDelivered},
 		}, dedupe.StatusDelivered, 2},
 		{"a replay still respects a live lease", []step{
-			{name: "claim"}, {name: "replay within the lease", claimAt: 10 * time.Second, replay: true, wantErr: dedupe.ErrInFlight},
+			{name: "claim"}, {name: "replay within the lease", claimAt: 10 * time.Second, replay: "rpl_1", wantErr: dedupe.ErrInFlight},
 		}, dedupe.StatusInProgress, 1},
+		{"a copy of a delivered replay is a duplicate", []step{
+			{name: "claim"}, {name: "finish", finish: dedupe.StatusDelivered},
+			{name: "replay", claimAt: time.Hour, replay: "rpl_1"}, {name: "finish the replay", finish: dedupe.StatusDelivered},
+			{name: "a copy of the replayed message", claimAt: 2 * time.Hour, replay: "rpl_1", wantErr: dedupe.ErrDuplicate},
+			{name: "another replay", claimAt: 3 * time.Hour, replay: "rpl_2"}, {name: "finish it", finish: dedupe.StatusDelivered},
+		}, dedupe.StatusDelivered, 3},
+		{"a copy of a replay that ended gone is a duplicate", []step{
+			{name: "claim"}, {name: "finish", finish: dedupe.StatusDelivered},
+			{name: "replay", claimAt: time.Hour, replay: "rpl_1"}, {name: "finish the replay", finish: dedupe.StatusGone},
+			{name: "a copy of the replayed message", claimAt: 2 * time.Hour, replay: "rpl_1", wantErr: dedupe.ErrDuplicate},
+			{name: "an ordinary copy", claimAt: 2 * time.Hour, wantErr: dedupe.ErrGone},
+		}, dedupe.StatusGone, 2},
+		{"a replay that failed is tried again by its own copies", []step{
+			{name: "claim"}, {name: "finish", finish: dedupe.StatusDelivered},
+			{name: "replay", claimAt: time.Hour, replay: "rpl_1"}, {name: "it fails", finish: dedupe.StatusFailed},
+			{name: "the replayed message again", claimAt: 2 * time.Hour, replay: "rpl_1"}, {name: "delivered", finish: dedupe.StatusDelivered},
+		}, dedupe.StatusDelivered, 3},
 		{"stale lease cannot finish", []step{
 			{name: "claim"}, {name: "claim after lease", claimAt: 31 * time.Second},
 			{name: "old lease finishes", finish: dedupe.StatusDelivered, useOld: true, wantErr: dedupe.ErrLeaseLost},
@@ -120,22 +139,31 @@ func TestMemoryProtocol(t *testing.T) {
 func TestMemoryRecordFields(t *testing.T) {
 	ctx := context.Background()
 	m := dedupe.NewMemory()
-	l1, err := m.Claim(ctx, claimAt("orders#e1", t0, 30*time.Second))
+	in := claimAt("orders#e1", t0, 30*time.Second)
+	in.ClaimedBy = "req-1"
+	l1, err := m.Claim(ctx, in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Finish(ctx, l1, dedupe.Outcome{Status: dedupe.StatusFailed, HTTPStatus: 503, Error: "HTTP 503", At: t0.Add(time.Second)}); err != nil {
+	next := t0.Add(31 * time.Second)
+	if err := m.Finish(ctx, l1, dedupe.Outcome{Status: dedupe.StatusFailed, HTTPStatus: 503, Error: "HTTP 503", At: t0.Add(time.Second),
+		Latency: 800 * time.Millisecond, NextAttemptAt: next}); err != nil {
 		t.Fatal(err)
+	}
+	if r, _, _ := m.Get(ctx, "orders#e1"); !r.NextAttemptAt.Equal(next) {
+		t.Errorf("after a failure: next attempt %s, want %s", r.NextAttemptAt, next)
 	}
 	later := t0.Add(time.Minute)
-	l2, err := m.Claim(ctx, claimAt("orders#e1", later, 30*time.Second))
+	in = claimAt("orders#e1", later, 30*time.Second)
+	in.ClaimedBy = "req-2"
+	l2, err := m.Claim(ctx, in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l2.Attempts != 2 || l2.Token == l1.Token || l2.Token == "" {
-		t.Errorf("second lease = %+v, want attempts 2 and a new token", l2)
+	if l2.Attempts != 2 || l2.Token == l1.Token || l2.Token == "" || len(l2.History) != 1 {
+		t.Errorf("second lease = %+v, want attempts 2, a new token and the first attempt's history", l2)
 	}
-	if err := m.Finish(ctx, l2, dedupe.Outcome{Status: dedupe.StatusDelivered, HTTPStatus: 204, At: later.Add(time.Second)}); err != nil {
+	if err := m.Finish(ctx, l2, dedupe.Outcome{Status: dedupe.StatusDelivered, HTTPStatus: 204, At: later.Add(time.Second), Latency: 90 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
 	got, _, _ := m.Get(ctx, "orders#e1")
@@ -143,9 +171,46 @@ func TestMemoryRecordFields(t *testing.T) {
 		PK: "orders#e1", Status: dedupe.StatusDelivered, Attempts: 2, LastStatus: 204,
 		FirstAttemptAt: t0, DeliveredAt: later.Add(time.Second), Source: "stripe", Type: "invoice.paid",
 		ExpiresAt: later.Add(30 * 24 * time.Hour),
+		History: []dedupe.Attempt{
+			{At: t0, Outcome: dedupe.StatusFailed, HTTPStatus: 503, Latency: 800 * time.Millisecond, Error: "HTTP 503", ClaimedBy: "req-1"},
+			{At: later, Outcome: dedupe.StatusDelivered, HTTPStatus: 204, Latency: 90 * time.Millisecond, ClaimedBy: "req-2"},
+		},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("record (-want +got):\n%s", diff)
+	}
+}
+
+// TestHistoryIsBounded: a record keeps the last MaxHistory attempts, each
+// error cut to MaxHistoryErrorLen and claimer to MaxClaimedByLen, and the
+// last MaxReplays replays; the summary keeps the longer last error.
+func TestHistoryIsBounded(t *testing.T) {
+	ctx := context.Background()
+	m := dedupe.NewMemory()
+	long := strings.Repeat("é", 200) // 400 bytes
+	for i := range 25 {
+		in := claimAt("orders#e1", t0.Add(time.Duration(i)*time.Minute), 30*time.Second)
+		in.Replay = fmt.Sprintf("rpl_%02d", i)
+		in.ClaimedBy = strings.Repeat("r", 100)
+		l, err := m.Claim(ctx, in)
+		if err != nil {
+			t.Fatalf("claim %d: %v", i, err)
+		}
+		if err := m.Finish(ctx, l, dedupe.Outcome{Status: dedupe.StatusGone, HTTPStatus: 410, Error: long, At: in.Now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, _, _ := m.Get(ctx, "orders#e1")
+	if len(r.History) != dedupe.MaxHistory || r.History[0].Replay != "rpl_15" || r.History[dedupe.MaxHistory-1].Replay != "rpl_24" {
+		t.Fatalf("history of %d, from %s to %s; want the last %d", len(r.History), r.History[0].Replay, r.History[len(r.History)-1].Replay, dedupe.MaxHistory)
+	}
+	for _, a := range r.History {
+		if len(a.Error) > dedupe.MaxHistoryErrorLen || !utf8.ValidString(a.Error) || len(a.ClaimedBy) > dedupe.MaxClaimedByLen {
+			t.Errorf("history entry holds %d bytes of error (valid UTF-8: %v) and %d of claimer", len(a.Error), utf8.ValidString(a.Error), len(a.ClaimedBy))
+		}
+	}
+	if len(r.Replays) != dedupe.MaxReplays || r.Replays[0] != "rpl_15" || len(r.LastError) != dedupe.MaxErrorLen {
+		t.Errorf("replays %v, last error %d bytes", r.Replays, len(r.LastError))
 	}
 }
 
@@ -208,7 +273,8 @@ func TestShortError(t *testing.T) {
 		wantLen int
 	}{
 		{"short", 5},
-		{long, 255}, // 256 would split a rune: é is 2 bytes, ✓ is 3
+		{long, 255},                     // 256 would split a rune: é is 2 bytes, ✓ is 3
+		{strings.Repeat("é", 200), 256}, // 256 ends a whole é: kept
 	}
 	for _, tt := range tests {
 		got := dedupe.ShortError(tt.in)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go"
 
@@ -226,30 +227,31 @@ type parsedRecord struct {
 }
 
 // copiesInBatch finds the records of a batch that carry the same event
-// (the same id; SNS and providers deliver at least once, so two copies can
-// land in one batch). For each record it returns the index of the record
+// (the same id and, for an operator's replay, the same replay; SNS and
+// providers deliver at least once, so two copies can land in one batch). For each record it returns the index of the record
 // that is attempted for its event: its own index, or, for a copy, the copy
 // with the fewest receives (the most attempts left; the first of those in
 // batch order). Malformed records are always their own.
 func copiesInBatch(recs []parsedRecord) []int {
 	carrier := make([]int, len(recs))
 	first := make(map[string]int, len(recs))
+	key := func(m Message) string { return m.ID + "\x00" + m.Replay }
 	for i, r := range recs {
 		carrier[i] = i
 		if r.err != nil {
 			continue
 		}
-		j, seen := first[r.msg.ID]
+		j, seen := first[key(r.msg)]
 		switch {
 		case !seen:
-			first[r.msg.ID] = i
+			first[key(r.msg)] = i
 		case r.msg.Attempt < recs[j].msg.Attempt:
-			first[r.msg.ID] = i
+			first[key(r.msg)] = i
 		}
 	}
 	for i, r := range recs {
 		if r.err == nil {
-			carrier[i] = first[r.msg.ID]
+			carrier[i] = first[key(r.msg)]
 		}
 	}
 	return carrier
@@ -337,6 +339,9 @@ func (h *Handler) prepare(ctx context.Context, started time.Time, rec parsedReco
 	}
 	p.msg = msg
 	p.log = h.log.With("id", msg.ID, "source", msg.Source, "type", msg.Type, "attempt", msg.Attempt, "message_id", msg.MessageID)
+	if msg.Replay != "" {
+		p.log = p.log.With("replay", msg.Replay)
+	}
 	if p.signer, err = h.currentSigner(ctx); err != nil {
 		h.count(metrics.DeliveryFailed)
 		return p, h.notAttempted(ctx, p, "signing secret unavailable", err), false
@@ -359,6 +364,7 @@ func (h *Handler) claim(ctx context.Context, p prepared) (lease dedupe.Lease, se
 	lease, err := h.store.Claim(cctx, dedupe.ClaimInput{
 		PK: dedupe.Key(h.dest.Name, p.msg.ID), Source: p.msg.Source, Type: p.msg.Type,
 		Now: p.now, LeaseUntil: p.leaseUntil, ExpiresAt: p.now.Add(h.ttl),
+		Replay: p.msg.Replay, ClaimedBy: claimedBy(ctx),
 	})
 	cancel()
 	var refused *dedupe.RefusedError
@@ -369,6 +375,11 @@ func (h *Handler) claim(ctx context.Context, p prepared) (lease dedupe.Lease, se
 			return lease, 0, h.releaseUnsent(ctx, p, lease), false
 		}
 		return lease, send, ack, true
+	case errors.As(err, &refused) && refused.Replay != "":
+		// A copy of a replayed message whose replay already ended.
+		h.count(metrics.DeliveryDuplicate)
+		p.log.InfoContext(ctx, LogMessage, "outcome", "duplicate", "reason", "this replay already delivered the event")
+		return lease, 0, ack, false
 	case errors.Is(err, dedupe.ErrDuplicate):
 		h.count(metrics.DeliveryDuplicate)
 		p.log.InfoContext(ctx, LogMessage, "outcome", "duplicate", "reason", "already delivered")
@@ -499,6 +510,9 @@ func (h *Handler) record(ctx context.Context, p prepared, lease dedupe.Lease, re
 	}
 	if d.release {
 		attrs = append(attrs, "retry_in_s", visibilitySeconds(d.visibility))
+		if out.Status == dedupe.StatusFailed {
+			out.NextAttemptAt = out.At.Add(time.Duration(visibilitySeconds(d.visibility)) * time.Second)
+		}
 	}
 	if err := h.finish(ctx, lease, out); err != nil {
 		// After a 2xx the message is still acknowledged: the event was
@@ -520,7 +534,7 @@ func (h *Handler) record(ctx context.Context, p prepared, lease dedupe.Lease, re
 // and the message's fate, and counts it.
 func (h *Handler) judge(p prepared, res result) (out dedupe.Outcome, outcome string, d decision) {
 	msg, now := p.msg, h.now()
-	out = dedupe.Outcome{HTTPStatus: res.status, Error: res.describe(), At: now}
+	out = dedupe.Outcome{HTTPStatus: res.status, Error: res.describe(), At: now, Latency: res.latency}
 	switch v := res.verdict(); {
 	case v == delivered:
 		h.count(metrics.DeliverySucceeded)
@@ -552,6 +566,15 @@ func (h *Handler) judge(p prepared, res result) (out dedupe.Outcome, outcome str
 }
 
 func (h *Handler) count(name string) { h.metrics.Add(name, metrics.Count, 1, h.dim) }
+
+// claimedBy names the invocation that claims, for the record's history:
+// its request id, as its log lines carry it.
+func claimedBy(ctx context.Context) string {
+	if lc, ok := lambdacontext.FromContext(ctx); ok {
+		return lc.AwsRequestID
+	}
+	return ""
+}
 
 // changeVisibility hides a released message for d, cut to what SQS allows
 // (visibilityLimit). Should SQS refuse the value all the same, it asks once

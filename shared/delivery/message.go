@@ -49,6 +49,9 @@ type Message struct {
 	// SentAt is when SQS accepted the message (zero if unknown); queue
 	// retention counts from it.
 	SentAt time.Time
+	// Replay is the id of the operator's replay that sent this message
+	// ("" for an event as ingest published it).
+	Replay string
 }
 
 // ParseMessage reads an SQS record written by ingest (SNS raw delivery).
@@ -94,6 +97,13 @@ func ParseMessage(r events.SQSMessage) (Message, error) {
 			bad("attribute %s is not an RFC 3339 time", message.AttrReceivedAt)
 		}
 		m.ReceivedAt = t
+	}
+
+	if v, ok := attr(message.AttrReplay); ok {
+		if !message.ValidReplayID(v) {
+			bad("attribute %s is not a replay id (%s and 1 to 60 letters, digits, '-' or '_')", message.AttrReplay, message.ReplayIDPrefix)
+		}
+		m.Replay = v
 	}
 
 	switch enc, _ := attr(message.AttrEncoding); enc {

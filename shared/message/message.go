@@ -7,6 +7,7 @@ package message
 import (
 	"bytes"
 	"encoding/binary"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -20,7 +21,34 @@ const (
 	// AttrEncoding is EncodingBase64 when the body is the base64 of the
 	// provider's bytes (they were not Text); absent otherwise.
 	AttrEncoding = "encoding"
+	// AttrReplay is set only on a message an operator replayed from the
+	// archive: the replay's id (ReplayIDPrefix and 1 to 60 letters, digits,
+	// '-' or '_'). The deliverer sends such a message even when the event
+	// was delivered before, once per replay id.
+	AttrReplay = "replay"
 )
+
+// ReplayIDPrefix starts every replay id.
+const ReplayIDPrefix = "rpl_"
+
+// MaxAttributes is SQS's limit on a message's attributes; ingest's and a
+// replay's together stay well under it.
+const MaxAttributes = 10
+
+// ValidReplayID reports whether s is a well-formed replay id.
+func ValidReplayID(s string) bool {
+	rest, ok := strings.CutPrefix(s, ReplayIDPrefix)
+	if !ok || len(rest) < 1 || len(rest) > 60 {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		c := rest[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
 
 // EncodingBase64 is the only AttrEncoding value.
 const EncodingBase64 = "base64"

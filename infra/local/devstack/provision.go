@@ -13,12 +13,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	smtypes "github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go"
 
+	"github.com/hookfan/hookfan/shared/archive"
 	"github.com/hookfan/hookfan/shared/awsconfig"
 	"github.com/hookfan/hookfan/shared/config"
 )
@@ -30,6 +33,7 @@ type Clients struct {
 	DynamoDB   *dynamodb.Client
 	Secrets    *secretsmanager.Client
 	CloudWatch *cloudwatch.Client
+	S3         *s3.Client
 }
 
 // NewClients builds every client from one SDK configuration.
@@ -40,6 +44,7 @@ func NewClients(cfg aws.Config) Clients {
 		DynamoDB:   dynamodb.NewFromConfig(cfg),
 		Secrets:    secretsmanager.NewFromConfig(cfg),
 		CloudWatch: awsconfig.NewCloudWatch(cfg),
+		S3:         archive.NewS3Client(cfg),
 	}
 }
 
@@ -59,6 +64,17 @@ type Topology struct {
 	TopicARN  string
 	TableName string
 	Lanes     []Lane
+	// Archive is the event archive; its zero value when config.archive.days is 0.
+	Archive ArchiveResources
+}
+
+// ArchiveResources are the local archive's bucket and the queue of the
+// non-raw subscription the archiver drains into it (the deployed stack's
+// Firehose stream is not emulated).
+type ArchiveResources struct {
+	Bucket   string
+	QueueURL string
+	Days     int
 }
 
 // Lane finds a lane by destination name.
@@ -70,6 +86,15 @@ func (t *Topology) Lane(name string) (Lane, bool) {
 	}
 	return Lane{}, false
 }
+
+// Names of the resources Provision creates, from the prefix.
+func TableName(prefix string) string                 { return prefix + "-deliveries" }
+func TopicName(prefix string) string                 { return prefix + "-events" }
+func QueueName(prefix, destination string) string    { return prefix + "-" + destination }
+func DLQName(prefix, destination string) string      { return prefix + "-" + destination + "-dlq" }
+func SubscriptionDLQName(prefix, dest string) string { return prefix + "-" + dest + "-sub-dlq" }
+func ArchiveBucketName(prefix string) string         { return prefix + "-archive" }
+func ArchiveQueueName(prefix string) string          { return prefix + "-archive" }
 
 // DestinationSecretName is the secret a lane signs with: the configured one,
 // or a name under the prefix.
@@ -87,10 +112,12 @@ func DestinationSecretName(prefix string, d config.Destination) string {
 // secrets. secrets maps secret names to their values (several while
 // rotating); a destination secret missing there is generated. Names start
 // with prefix so several stacks can share one emulator. Calling it again
-// with the same prefix is harmless.
+// with the same prefix brings what exists in line with the config and
+// keeps what it holds: queued messages, records, archived events, and the
+// destination secrets it generated earlier.
 func Provision(ctx context.Context, c Clients, cfg *config.Config, secrets map[string][]string, prefix string) (*Topology, error) {
-	t := &Topology{Prefix: prefix, TableName: prefix + "-deliveries"}
-	topic, err := c.SNS.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String(prefix + "-events")})
+	t := &Topology{Prefix: prefix, TableName: TableName(prefix)}
+	topic, err := c.SNS.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String(TopicName(prefix))})
 	if err != nil {
 		return nil, fmt.Errorf("create topic: %w", err)
 	}
@@ -110,14 +137,20 @@ func Provision(ctx context.Context, c Clients, cfg *config.Config, secrets map[s
 		if err != nil {
 			return nil, fmt.Errorf("destination %s: %w", d.Name, err)
 		}
-		values, ok := secrets[lane.SecretID]
-		if !ok {
-			values = []string{NewDestinationSecret()}
+		if values, ok := secrets[lane.SecretID]; ok {
+			err = putSecret(ctx, c.Secrets, lane.SecretID, values)
+		} else {
+			err = ensureGeneratedSecret(ctx, c.Secrets, lane.SecretID)
 		}
-		if err := putSecret(ctx, c.Secrets, lane.SecretID, values); err != nil {
+		if err != nil {
 			return nil, err
 		}
 		t.Lanes = append(t.Lanes, lane)
+	}
+	if cfg.Archive.Enabled() {
+		if t.Archive, err = provisionArchive(ctx, c, t.TopicARN, prefix, cfg.Archive.RetentionDays()); err != nil {
+			return nil, fmt.Errorf("archive: %w", err)
+		}
 	}
 	return t, nil
 }
@@ -132,14 +165,13 @@ func NewDestinationSecret() string {
 func provisionLane(ctx context.Context, c Clients, topicARN, prefix string, d config.Destination) (Lane, error) {
 	lane := Lane{Destination: d, SecretID: DestinationSecretName(prefix, d)}
 	var err error
-	name := prefix + "-" + d.Name
-	if lane.DLQURL, lane.DLQARN, err = createQueue(ctx, c.SQS, name+"-dlq", map[string]string{
+	if lane.DLQURL, lane.DLQARN, err = createQueue(ctx, c.SQS, DLQName(prefix, d.Name), map[string]string{
 		"MessageRetentionPeriod": strconv.Itoa(int(config.DLQRetention.Seconds())),
 	}); err != nil {
 		return lane, err
 	}
 	redrive, _ := json.Marshal(map[string]string{"deadLetterTargetArn": lane.DLQARN, "maxReceiveCount": strconv.Itoa(d.MaxReceiveCount())})
-	if lane.QueueURL, lane.QueueARN, err = createQueue(ctx, c.SQS, name, map[string]string{
+	if lane.QueueURL, lane.QueueARN, err = createQueue(ctx, c.SQS, QueueName(prefix, d.Name), map[string]string{
 		"VisibilityTimeout":      strconv.Itoa(int(d.VisibilityTimeout().Seconds())),
 		"MessageRetentionPeriod": strconv.Itoa(int(d.Retention().Seconds())),
 		"RedrivePolicy":          string(redrive),
@@ -152,7 +184,7 @@ func provisionLane(ctx context.Context, c Clients, topicARN, prefix string, d co
 		return lane, fmt.Errorf("set redrive allow policy: %w", err)
 	}
 	var subDLQARN string
-	if lane.SubscriptionDLQURL, subDLQARN, err = createQueue(ctx, c.SQS, name+"-sub-dlq", map[string]string{
+	if lane.SubscriptionDLQURL, subDLQARN, err = createQueue(ctx, c.SQS, SubscriptionDLQName(prefix, d.Name), map[string]string{
 		"MessageRetentionPeriod": strconv.Itoa(int(config.DLQRetention.Seconds())),
 	}); err != nil {
 		return lane, err
@@ -168,17 +200,71 @@ func provisionLane(ctx context.Context, c Clients, topicARN, prefix string, d co
 		attrs["FilterPolicy"] = p
 		attrs["FilterPolicyScope"] = "MessageAttributes"
 	}
-	sub, err := c.SNS.Subscribe(ctx, &sns.SubscribeInput{TopicArn: &topicARN, Protocol: aws.String("sqs"),
-		Endpoint: &lane.QueueARN, Attributes: attrs, ReturnSubscriptionArn: true})
-	if err != nil {
-		return lane, fmt.Errorf("subscribe queue: %w", err)
+	if lane.SubscriptionARN, err = subscribeQueue(ctx, c.SNS, topicARN, lane.QueueARN, attrs); err != nil {
+		return lane, err
 	}
-	lane.SubscriptionARN = *sub.SubscriptionArn
 	return lane, nil
 }
 
+// subscribeQueue subscribes a queue to the topic, or, when it already is,
+// sets the subscription's attributes to attrs (SNS keeps an existing
+// subscription's attributes on a second Subscribe).
+func subscribeQueue(ctx context.Context, api *sns.Client, topicARN, queueARN string, attrs map[string]string) (string, error) {
+	in := &sns.ListSubscriptionsByTopicInput{TopicArn: &topicARN}
+	for {
+		out, err := api.ListSubscriptionsByTopic(ctx, in)
+		if err != nil {
+			return "", fmt.Errorf("list subscriptions: %w", err)
+		}
+		for _, s := range out.Subscriptions {
+			if aws.ToString(s.Endpoint) != queueARN || aws.ToString(s.Protocol) != "sqs" {
+				continue
+			}
+			for _, name := range []string{"RawMessageDelivery", "RedrivePolicy", "FilterPolicyScope", "FilterPolicy"} {
+				value, ok := attrs[name]
+				if !ok && (name == "FilterPolicy" || name == "FilterPolicyScope") {
+					continue // none configured; an earlier one is cleared below
+				}
+				if _, err := api.SetSubscriptionAttributes(ctx, &sns.SetSubscriptionAttributesInput{SubscriptionArn: s.SubscriptionArn,
+					AttributeName: aws.String(name), AttributeValue: aws.String(value)}); err != nil {
+					return "", fmt.Errorf("update subscription %s: %w", name, err)
+				}
+			}
+			if _, ok := attrs["FilterPolicy"]; !ok {
+				if _, err := api.SetSubscriptionAttributes(ctx, &sns.SetSubscriptionAttributesInput{SubscriptionArn: s.SubscriptionArn,
+					AttributeName: aws.String("FilterPolicy"), AttributeValue: aws.String("")}); err != nil {
+					return "", fmt.Errorf("clear filter policy: %w", err)
+				}
+			}
+			return aws.ToString(s.SubscriptionArn), nil
+		}
+		if out.NextToken == nil {
+			break
+		}
+		in.NextToken = out.NextToken
+	}
+	sub, err := api.Subscribe(ctx, &sns.SubscribeInput{TopicArn: &topicARN, Protocol: aws.String("sqs"),
+		Endpoint: &queueARN, Attributes: attrs, ReturnSubscriptionArn: true})
+	if err != nil {
+		return "", fmt.Errorf("subscribe queue: %w", err)
+	}
+	return aws.ToString(sub.SubscriptionArn), nil
+}
+
+// createQueue creates a queue, or, when one of that name exists, sets its
+// attributes to attrs; it returns its URL and ARN.
 func createQueue(ctx context.Context, api *sqs.Client, name string, attrs map[string]string) (url, arn string, err error) {
 	out, err := api.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: &name, Attributes: attrs})
+	if queueExists(err) {
+		got, gerr := api.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: &name})
+		if gerr != nil {
+			return "", "", fmt.Errorf("queue %s exists, and its URL: %w", name, gerr)
+		}
+		if _, err = api.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: got.QueueUrl, Attributes: attrs}); err != nil {
+			return "", "", fmt.Errorf("update queue %s: %w", name, err)
+		}
+		out = &sqs.CreateQueueOutput{QueueUrl: got.QueueUrl}
+	}
 	if err != nil {
 		return "", "", fmt.Errorf("create queue %s: %w", name, err)
 	}
@@ -226,6 +312,28 @@ func createTable(ctx context.Context, api *dynamodb.Client, name string) error {
 		if !errors.As(err, &ve) || ve.ErrorCode() != "ValidationException" {
 			return fmt.Errorf("enable TTL on %s: %w", name, err)
 		}
+	}
+	return nil
+}
+
+// queueExists reports whether CreateQueue refused because a queue of that
+// name exists with other attributes (SQS's QueueNameExists; some endpoints
+// answer its query-protocol code, QueueAlreadyExists).
+func queueExists(err error) bool {
+	var exists *sqstypes.QueueNameExists
+	var api smithy.APIError
+	return errors.As(err, &exists) || (errors.As(err, &api) && api.ErrorCode() == "QueueAlreadyExists")
+}
+
+// ensureGeneratedSecret keeps a destination secret that exists (generated
+// by an earlier run: subscribers may have been given it) and creates one
+// with a fresh value otherwise.
+func ensureGeneratedSecret(ctx context.Context, api *secretsmanager.Client, name string) error {
+	value := NewDestinationSecret()
+	_, err := api.CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: &name, SecretString: &value})
+	var exists *smtypes.ResourceExistsException
+	if err != nil && !errors.As(err, &exists) {
+		return fmt.Errorf("create secret %s: %w", name, err)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hookfan/hookfan/shared/archive"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/delivery"
@@ -42,6 +43,9 @@ type Options struct {
 	// WrapStore, when set, wraps each deliver function's record store (tests
 	// inject failures with it).
 	WrapStore func(delivery.Store) delivery.Store
+	// ArchiveBuffer is how long the archiver gathers records before writing
+	// an object (default 1s).
+	ArchiveBuffer time.Duration
 }
 
 // Stack is the whole topology on an emulator with the functions running
@@ -52,6 +56,8 @@ type Stack struct {
 	Gateway  http.Handler
 	Deliver  map[string]*delivery.Handler
 	Store    *dedupe.DynamoDB
+	// Archiver writes the archive; nil when the archive is off.
+	Archiver *Archiver
 	pollers  []*Poller
 	opts     Options
 	locks    sync.Map // per-record locks shared by every deliver instance (see itemLocked)
@@ -114,13 +120,22 @@ func New(ctx context.Context, o Options) (*Stack, error) {
 		}
 		s.pollers = append(s.pollers, s.newPoller(lane, h, pollers))
 	}
+	if a := topo.Archive; a.QueueURL != "" {
+		s.Archiver = &Archiver{
+			SQS: o.Clients.SQS, QueueURL: a.QueueURL, Writer: archive.NewWriter(o.Clients.S3, a.Bucket, ArchiveQueueName(topo.Prefix)),
+			Buffer: o.ArchiveBuffer, WaitTime: o.PollWait, Log: o.Log.With("component", "archiver"),
+		}
+	}
 	return s, nil
 }
 
-// Run runs every poller until ctx is done, then waits for the batches in
-// flight to finish.
+// Run runs every poller and the archiver until ctx is done, then waits for
+// the batches in flight to finish and the archiver to write what it holds.
 func (s *Stack) Run(ctx context.Context) {
 	var wg sync.WaitGroup
+	if s.Archiver != nil {
+		wg.Go(func() { s.Archiver.Run(ctx) })
+	}
 	for _, p := range s.pollers {
 		wg.Add(1)
 		go func() {

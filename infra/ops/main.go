@@ -1,0 +1,20 @@
+// Command ops is Hookfan's operator command: status, dlq, redrive and
+// replay, against a deployed stack (--stack NAME) or the local stack of
+// make dev (the default). go run ./infra/ops --help lists the commands.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/hookfan/hookfan/infra/ops/operator"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := operator.Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

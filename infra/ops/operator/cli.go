@@ -1,0 +1,323 @@
+package operator
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awscfg "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"github.com/aws/smithy-go/logging"
+
+	"github.com/hookfan/hookfan/infra/local/devstack"
+	"github.com/hookfan/hookfan/shared/archive"
+	"github.com/hookfan/hookfan/shared/awsconfig"
+	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/dedupe"
+)
+
+// Usage is the command's help.
+const Usage = `usage: ops [flags] COMMAND [arguments]
+
+Commands:
+  status EVENT                 the event at every destination: its delivery record (state,
+                               attempts with their history, next attempt) and whether it is in the DLQ;
+                               EVENT is a Hookfan event id (evt_…) or source:provider-event-id
+  dlq DESTINATION [--max N]    how many messages the destination's DLQ holds, and a page of them
+                               (event, source, type, last error), read without consuming them
+  redrive DESTINATION          move the destination's DLQ back to its queue (SQS's move task, or
+      [--copy] [--rate N]      message by message where the endpoint lacks it, or with --copy);
+      [--visibility D] [--wait D]  safe to interrupt and run again
+  replay --destination D       send archived events to D again, delivered even if delivered before
+      (--event EVENT | --since TIME [--until TIME] [--source S] [--type T])
+      [--dry-run] [--ignore-filter] [--id REPLAY-ID]
+                               TIME: RFC 3339, a date, or a duration before now (2h)
+
+Which stack (default: the local stack of make dev):
+  --stack NAME [--region R]    a deployed stack, found through its index in SSM Parameter Store
+                               (/hookfan/NAME/stack, named by the stack's IndexParameter output)
+  --config FILE --prefix P     the local stack's config (infra/local/dev.json) and prefix (hookfan-dev),
+  --endpoint URL               on the emulator at URL (default AWS_ENDPOINT_URL, else the one
+  --state-dir DIR              make dev recorded in DIR, infra/local/.state)
+`
+
+// Global flags pick the stack.
+type Global struct {
+	Stack, Region                       string
+	ConfigFile, Prefix, Endpoint, State string
+}
+
+// Main runs the command line and returns the exit status: 0 done, 1
+// failed, 2 a command line that cannot be run.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	err := run(ctx, args, stdout, stderr)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stdout, Usage)
+		return 0
+	case errors.Is(err, ErrUsage):
+		fmt.Fprintf(stderr, "ops: %v (ops --help lists the commands)\n", err)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "ops: %v\n", err)
+		return 1
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var g Global
+	fs := flag.NewFlagSet("ops", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&g.Stack, "stack", "", "a deployed stack's name")
+	fs.StringVar(&g.Region, "region", "", "the deployed stack's region (default: the AWS configuration's)")
+	fs.StringVar(&g.ConfigFile, "config", "infra/local/dev.json", "the local stack's config")
+	fs.StringVar(&g.Prefix, "prefix", "hookfan-dev", "the local stack's resource prefix")
+	fs.StringVar(&g.Endpoint, "endpoint", os.Getenv("AWS_ENDPOINT_URL"), "the local stack's emulator")
+	fs.StringVar(&g.State, "state-dir", "infra/local/.state", "where make dev records its emulator")
+	if err := fs.Parse(args); err != nil {
+		return flagError(err)
+	}
+	if fs.NArg() == 0 {
+		return usagef("no command")
+	}
+	command, rest := fs.Arg(0), fs.Args()[1:]
+	cmd, ok := commands[command]
+	if !ok {
+		return usagef("unknown command %q", command)
+	}
+	c := cmd()
+	positional, err := parseInterleaved(c.flags, rest)
+	if err != nil {
+		return err
+	}
+	if err := c.check(positional); err != nil {
+		return err
+	}
+	op, err := Build(ctx, g, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	return c.run(ctx, op, positional)
+}
+
+// command is one command: its flags, a check of its arguments (run before
+// connecting to anything), and what it runs.
+type command struct {
+	flags *flag.FlagSet
+	check func(args []string) error
+	run   func(ctx context.Context, op *Operator, args []string) error
+}
+
+// commands build each command.
+var commands = map[string]func() command{
+	"status": func() command {
+		return command{
+			flags: newFlags("status"),
+			check: func(args []string) error {
+				if len(args) != 1 {
+					return usagef("status takes one EVENT")
+				}
+				_, err := EventID(args[0])
+				return err
+			},
+			run: func(ctx context.Context, op *Operator, args []string) error {
+				_, err := op.Status(ctx, args[0])
+				return err
+			},
+		}
+	},
+	"dlq": func() command {
+		fs := newFlags("dlq")
+		max := fs.Int("max", DefaultDLQPage, "messages to list")
+		return command{
+			flags: fs,
+			check: func(args []string) error {
+				if len(args) != 1 {
+					return usagef("dlq takes one DESTINATION")
+				}
+				if *max < 1 {
+					return usagef("--max %d: list at least 1", *max)
+				}
+				return nil
+			},
+			run: func(ctx context.Context, op *Operator, args []string) error {
+				_, err := op.DLQ(ctx, args[0], *max)
+				return err
+			},
+		}
+	},
+	"redrive": func() command {
+		fs := newFlags("redrive")
+		var o RedriveOptions
+		fs.BoolVar(&o.Copy, "copy", false, "copy message by message even where a move task is available")
+		fs.IntVar(&o.Rate, "rate", 0, "a move task's messages per second (default: as fast as SQS moves them)")
+		fs.DurationVar(&o.Visibility, "visibility", time.Minute, "how long a message being copied stays hidden")
+		fs.DurationVar(&o.Wait, "wait", 5*time.Minute, "how long to wait for DLQ messages held in flight")
+		return command{
+			flags: fs,
+			check: func(args []string) error {
+				switch {
+				case len(args) != 1:
+					return usagef("redrive takes one DESTINATION")
+				case o.Rate < 0 || o.Rate > 500:
+					return usagef("--rate %d: SQS moves 1 to 500 messages per second", o.Rate)
+				case o.Visibility < time.Second || o.Visibility > 12*time.Hour:
+					return usagef("--visibility %s: use 1s to 12h", o.Visibility)
+				case o.Wait < 0:
+					return usagef("--wait %s: use 0 or more", o.Wait)
+				}
+				return nil
+			},
+			run: func(ctx context.Context, op *Operator, args []string) error {
+				_, err := op.Redrive(ctx, args[0], o)
+				return err
+			},
+		}
+	},
+	"replay": func() command {
+		fs := newFlags("replay")
+		var o ReplayOptions
+		var since, until string
+		fs.StringVar(&o.Destination, "destination", "", "the destination to replay to (required)")
+		fs.StringVar(&o.Event, "event", "", "one event: evt_… or source:provider-event-id")
+		fs.StringVar(&since, "since", "", "events received from this time")
+		fs.StringVar(&until, "until", "", "and before this time (default now)")
+		fs.StringVar(&o.Source, "source", "", "only this source")
+		fs.StringVar(&o.Type, "type", "", "only this type, or prefix (invoice.*)")
+		fs.BoolVar(&o.DryRun, "dry-run", false, "print what would be replayed; send nothing")
+		fs.BoolVar(&o.IgnoreFilter, "ignore-filter", false, "also send events the destination's filter does not select")
+		fs.StringVar(&o.ID, "id", "", "resume an earlier replay under its id")
+		times := func(now time.Time) (err error) {
+			if since != "" {
+				if o.Since, err = ParseTime(since, now); err != nil {
+					return err
+				}
+			}
+			if until != "" {
+				if o.Until, err = ParseTime(until, now); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		return command{
+			flags: fs,
+			check: func(args []string) error {
+				if len(args) != 0 {
+					return usagef("replay takes flags only; unexpected %q", args[0])
+				}
+				if o.Destination == "" {
+					return usagef("replay needs --destination")
+				}
+				if err := times(time.Now()); err != nil {
+					return err
+				}
+				return o.check()
+			},
+			run: func(ctx context.Context, op *Operator, args []string) error {
+				if err := times(op.now()); err != nil {
+					return err
+				}
+				_, err := op.Replay(ctx, o)
+				return err
+			},
+		}
+	},
+}
+
+func newFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// parseInterleaved parses flags that may come before, between or after the
+// positional arguments.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, flagError(err)
+		}
+		if fs.NArg() == 0 {
+			return positional, nil
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+func flagError(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return usagef("%v", err)
+}
+
+// Build connects to the stack the global flags name: a deployed stack
+// (--stack, through its SSM index, with the AWS configuration's credentials
+// and region) or the local stack (its emulator and prefix).
+func Build(ctx context.Context, g Global, stdout, stderr io.Writer) (*Operator, error) {
+	var awsCfg aws.Config
+	var sqsClient *sqs.Client
+	var resolver Resolver
+	var err error
+	if g.Stack != "" {
+		opts := []func(*awscfg.LoadOptions) error{awscfg.WithLogger(logging.Nop{})}
+		if g.Region != "" {
+			opts = append(opts, awscfg.WithRegion(g.Region))
+		}
+		if awsCfg, err = awsconfig.Load(ctx, opts...); err != nil {
+			return nil, err
+		}
+		sqsClient = sqs.NewFromConfig(awsCfg)
+		resolver = Deployed{SSM: ssm.NewFromConfig(awsCfg), Stack: g.Stack, Region: awsCfg.Region}
+	} else {
+		endpoint := g.Endpoint
+		if endpoint == "" {
+			s, ok, err := devstack.ReadEmulatorState(g.State)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return nil, fmt.Errorf("no emulator recorded in %s: start the local stack (make dev), or name one with --endpoint, or a deployed stack with --stack", g.State)
+			}
+			endpoint = s.URL
+		}
+		cfg, err := config.LoadFile(g.ConfigFile)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"} {
+			if os.Getenv(k) == "" {
+				os.Setenv(k, v) // emulators accept any credentials
+			}
+		}
+		if awsCfg, err = awsconfig.Load(ctx, awscfg.WithBaseEndpoint(endpoint), awscfg.WithLogger(logging.Nop{})); err != nil {
+			return nil, err
+		}
+		sqsClient = sqs.NewFromConfig(awsCfg)
+		resolver = Local{SQS: sqsClient, Config: cfg, Prefix: g.Prefix, Endpoint: endpoint}
+	}
+	res, err := resolver.Resolve(ctx)
+	if err != nil {
+		return nil, err
+	}
+	op := &Operator{
+		Resources: res, SQS: sqsClient, Records: dedupe.NewDynamoDB(dynamodb.NewFromConfig(awsCfg), res.Table),
+		Out: stdout, Progress: stderr,
+	}
+	if res.ArchiveBucket != "" {
+		op.Archive = archive.NewReader(archive.NewS3Client(awsCfg), res.ArchiveBucket)
+	}
+	return op, nil
+}

@@ -1,0 +1,75 @@
+package operator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
+
+	"github.com/hookfan/hookfan/infra/stack/stackindex"
+)
+
+// ParameterAPI is what the deployed resolver asks SSM.
+type ParameterAPI interface {
+	GetParameter(ctx context.Context, in *ssm.GetParameterInput, optFns ...func(*ssm.Options)) (*ssm.GetParameterOutput, error)
+	GetParametersByPath(ctx context.Context, in *ssm.GetParametersByPathInput, optFns ...func(*ssm.Options)) (*ssm.GetParametersByPathOutput, error)
+}
+
+// Deployed resolves a deployed stack's resources from its index in SSM
+// Parameter Store (infra/stack/stackindex; the stack's IndexParameter
+// output names it): the stack's parameter for the table and the archive,
+// one parameter per destination for its queues and filter.
+type Deployed struct {
+	SSM    ParameterAPI
+	Stack  string
+	Region string // for messages
+}
+
+// Resolve reads the stack's index.
+func (r Deployed) Resolve(ctx context.Context) (Resources, error) {
+	res := Resources{Where: fmt.Sprintf("stack %s in %s", r.Stack, r.Region)}
+	name := stackindex.StackParameter(r.Stack)
+	out, err := r.SSM.GetParameter(ctx, &ssm.GetParameterInput{Name: &name})
+	var missing *ssmtypes.ParameterNotFound
+	if errors.As(err, &missing) {
+		return res, fmt.Errorf("no Hookfan stack %q in %s: its index parameter %s does not exist (check --stack and --region; the stack's IndexParameter output names it)", r.Stack, r.Region, name)
+	}
+	if err != nil {
+		return res, fmt.Errorf("read %s: %w", name, err)
+	}
+	var st stackindex.Stack
+	if err := json.Unmarshal([]byte(aws.ToString(out.Parameter.Value)), &st); err != nil || st.TableName == "" {
+		return res, fmt.Errorf("parameter %s is not a Hookfan stack index (%v); was it written by this version's stack?", name, err)
+	}
+	res.Table, res.ArchiveBucket, res.ArchiveDays = st.TableName, st.ArchiveBucket, st.ArchiveDays
+	path := st.DestinationsPath
+	if path == "" {
+		path = stackindex.DestinationsPath(r.Stack)
+	}
+	in := &ssm.GetParametersByPathInput{Path: &path}
+	for {
+		page, err := r.SSM.GetParametersByPath(ctx, in)
+		if err != nil {
+			return res, fmt.Errorf("read the lanes under %s: %w", path, err)
+		}
+		for _, p := range page.Parameters {
+			var l stackindex.Lane
+			if err := json.Unmarshal([]byte(aws.ToString(p.Value)), &l); err != nil || l.Destination == "" || l.QueueURL == "" || l.DLQURL == "" {
+				return res, fmt.Errorf("parameter %s is not a Hookfan lane index (%v)", aws.ToString(p.Name), err)
+			}
+			res.Lanes = append(res.Lanes, Lane{Destination: l.Destination, Filter: l.Filter, QueueURL: l.QueueURL, QueueARN: l.QueueARN, DLQURL: l.DLQURL, DLQARN: l.DLQARN})
+		}
+		if page.NextToken == nil {
+			break
+		}
+		in.NextToken = page.NextToken
+	}
+	slices.SortFunc(res.Lanes, func(a, b Lane) int { return strings.Compare(a.Destination, b.Destination) })
+	return res, nil
+}

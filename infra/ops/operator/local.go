@@ -1,0 +1,67 @@
+package operator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/hookfan/hookfan/infra/local/devstack"
+	"github.com/hookfan/hookfan/shared/config"
+)
+
+// LocalQueueAPI is what the local resolver asks SQS.
+type LocalQueueAPI interface {
+	GetQueueUrl(ctx context.Context, in *sqs.GetQueueUrlInput, optFns ...func(*sqs.Options)) (*sqs.GetQueueUrlOutput, error)
+	GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributesInput, optFns ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
+}
+
+// Local resolves the local stack's resources (make dev, or a test's
+// devstack): they are named from its prefix, as devstack.Provision names
+// them, and the config supplies the destinations and the archive setting.
+type Local struct {
+	SQS      LocalQueueAPI
+	Config   *config.Config
+	Prefix   string
+	Endpoint string // for messages
+}
+
+// Resolve finds each destination's queues on the emulator.
+func (r Local) Resolve(ctx context.Context) (Resources, error) {
+	res := Resources{Where: fmt.Sprintf("the local stack %q on %s", r.Prefix, r.Endpoint), Table: devstack.TableName(r.Prefix)}
+	if r.Config.Archive.Enabled() {
+		res.ArchiveBucket = devstack.ArchiveBucketName(r.Prefix)
+		res.ArchiveDays = r.Config.Archive.RetentionDays()
+	}
+	for _, d := range r.Config.Destinations {
+		l := Lane{Destination: d.Name, Filter: d.Filter}
+		var err error
+		if l.QueueURL, l.QueueARN, err = r.queue(ctx, devstack.QueueName(r.Prefix, d.Name)); err != nil {
+			return res, err
+		}
+		if l.DLQURL, l.DLQARN, err = r.queue(ctx, devstack.DLQName(r.Prefix, d.Name)); err != nil {
+			return res, err
+		}
+		res.Lanes = append(res.Lanes, l)
+	}
+	return res, nil
+}
+
+func (r Local) queue(ctx context.Context, name string) (url, arn string, err error) {
+	out, err := r.SQS.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: &name})
+	var missing *sqstypes.QueueDoesNotExist
+	if errors.As(err, &missing) {
+		return "", "", fmt.Errorf("no queue %s on the emulator at %s: has the local stack (make dev) run there with this config and --prefix %s?", name, r.Endpoint, r.Prefix)
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("find queue %s: %w", name, err)
+	}
+	attrs, err := r.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: out.QueueUrl,
+		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn}})
+	if err != nil {
+		return "", "", fmt.Errorf("queue %s ARN: %w", name, err)
+	}
+	return *out.QueueUrl, attrs.Attributes[string(sqstypes.QueueAttributeNameQueueArn)], nil
+}

@@ -1,0 +1,271 @@
+package operator
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/hookfan/hookfan/shared/archive"
+	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/dedupe"
+	"github.com/hookfan/hookfan/shared/message"
+)
+
+// ReplayOptions select what a replay sends. Either Event or Since is set.
+type ReplayOptions struct {
+	Destination string
+	// Event is one event: a Hookfan event id or source:provider-event-id.
+	Event string
+	// Since and Until bound the events' received time (Until defaults to now).
+	Since, Until time.Time
+	// Source and Type narrow a time range (Type: exact, or a prefix "x.*").
+	Source, Type string
+	// DryRun lists what would be replayed and sends nothing.
+	DryRun bool
+	// IgnoreFilter sends events the destination's filter does not select.
+	IgnoreFilter bool
+	// ID resumes an earlier replay under its id: the events it already
+	// delivered are acknowledged, not sent again. Default: a new id.
+	ID string
+}
+
+// check reports options that cannot be run. With --event, --since and
+// --until only narrow where the event is looked for.
+func (opt ReplayOptions) check() error {
+	switch {
+	case opt.Event == "" && opt.Since.IsZero():
+		return usagef("give --event EVENT or --since TIME")
+	case opt.Event != "" && (opt.Source != "" || opt.Type != ""):
+		return usagef("--source and --type narrow a --since range; with --event they are not needed")
+	case opt.Event == "" && !opt.Until.IsZero() && !opt.Since.Before(opt.Until):
+		return usagef("--since %s is not before --until %s", stamp(opt.Since), stamp(opt.Until))
+	case opt.ID != "" && !message.ValidReplayID(opt.ID):
+		return usagef("--id %q is not a replay id (%s and 1 to 60 letters, digits, '-' or '_')", opt.ID, message.ReplayIDPrefix)
+	}
+	if opt.Event != "" {
+		if _, err := EventID(opt.Event); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReplayResult is what a replay sent.
+type ReplayResult struct {
+	ID string
+	// Events are the ids sent (or, dry, that would be).
+	Events []string
+	// Filtered counts events the destination's filter does not select.
+	Filtered   int
+	Unreadable int
+	DryRun     bool
+}
+
+// Replay sends archived events to a destination's queue again, exactly as
+// SNS delivered them (the body, every attribute, so webhook-id stays the
+// event's id), plus the replay attribute: the deliverer sends the event even
+// if it was delivered before, once per replay, and records the replay.
+func (o *Operator) Replay(ctx context.Context, opt ReplayOptions) (ReplayResult, error) {
+	res := ReplayResult{DryRun: opt.DryRun}
+	l, err := o.Resources.Lane(opt.Destination)
+	if err != nil {
+		return res, err
+	}
+	if o.Archive == nil {
+		return res, fmt.Errorf("%s keeps no archive (archive.days is 0), so there is nothing to replay", o.Resources.Where)
+	}
+	if err := opt.check(); err != nil {
+		return res, err
+	}
+	res.ID = opt.ID
+	if res.ID == "" {
+		res.ID = newReplayID(o.now())
+	}
+	send := func(ev archive.Event) error {
+		if !opt.IgnoreFilter && !l.Filter.Matches(ev.Source, ev.Type) {
+			res.Filtered++
+			return nil
+		}
+		if opt.DryRun {
+			o.printf("would replay %s  %s  %s  received %s\n", ev.ID, ev.Source, ev.Type, stamp(ev.ReceivedAt))
+		} else {
+			msgID, err := o.sendReplay(ctx, l, ev, res.ID)
+			if err != nil {
+				return fmt.Errorf("replay %s: %w (%d sent; run the same command with --id %s to send the rest, and what was sent is not sent twice)", ev.ID, err, len(res.Events), res.ID)
+			}
+			o.printf("replayed %s  %s  %s  received %s  (message %s)\n", ev.ID, ev.Source, ev.Type, stamp(ev.ReceivedAt), msgID)
+		}
+		res.Events = append(res.Events, ev.ID)
+		return nil
+	}
+	opts := archive.Options{
+		OnBadRecord: func(b archive.BadRecord) {
+			res.Unreadable++
+			o.progressf("replay: skipped an unreadable archive record: %v\n", b)
+		},
+	}
+	if opt.DryRun {
+		o.printf("dry run of replay %s to %s: nothing is sent\n", res.ID, l.Destination)
+	} else {
+		o.printf("replay %s to %s\n", res.ID, l.Destination)
+	}
+	if opt.Event != "" {
+		err = o.replayOne(ctx, opt, opts, send)
+	} else {
+		err = o.replayRange(ctx, opt, opts, send)
+	}
+	if err != nil {
+		return res, err
+	}
+	verb := "replayed"
+	if opt.DryRun {
+		verb = "would replay"
+	}
+	o.printf("%s %d event(s) to %s", verb, len(res.Events), l.Destination)
+	if res.Filtered > 0 {
+		o.printf("; %d other(s) in range are not for %s (its filter; --ignore-filter sends them too)", res.Filtered, l.Destination)
+	}
+	o.printf("\n")
+	if res.Unreadable > 0 {
+		return res, fmt.Errorf("%d archive record(s) could not be read (listed above) and were not replayed", res.Unreadable)
+	}
+	return res, nil
+}
+
+func (o *Operator) replayRange(ctx context.Context, opt ReplayOptions, opts archive.Options, send func(archive.Event) error) error {
+	until := opt.Until
+	if until.IsZero() {
+		until = o.now()
+	}
+	if !opt.Since.Before(until) {
+		return usagef("--since %s is not before --until %s", stamp(opt.Since), stamp(until))
+	}
+	last := o.now()
+	opts.OnProgress = func(p archive.Progress) {
+		if now := o.now(); now.Sub(last) >= o.progressEvery() || p.Hours == p.HoursTotal {
+			o.progressf("replay: read %d of %d hour(s) of the archive: %d object(s), %d record(s)\n", p.Hours, p.HoursTotal, p.Objects, p.Records)
+			last = now
+		}
+	}
+	_, err := o.Archive.Scan(ctx, archive.Query{Since: opt.Since, Until: until, Source: opt.Source, Type: opt.Type}, send, opts)
+	return err
+}
+
+// replayOne finds one event in the archive, searching back from when its
+// delivery records were last written (it was received before), and sends it.
+func (o *Operator) replayOne(ctx context.Context, opt ReplayOptions, opts archive.Options, send func(archive.Event) error) error {
+	id, err := EventID(opt.Event)
+	if err != nil {
+		return err
+	}
+	days := o.Resources.ArchiveDays
+	if days <= 0 {
+		days = config.DefaultArchiveDays
+	}
+	earliest, latest := o.now().Add(-time.Duration(days)*24*time.Hour), o.now()
+	if !opt.Since.IsZero() {
+		earliest = opt.Since
+	}
+	if !opt.Until.IsZero() {
+		latest = opt.Until
+	} else if t, ok, err := o.lastWritten(ctx, id); err != nil {
+		return err
+	} else if ok {
+		latest = t
+	}
+	last := o.now()
+	opts.OnProgress = func(p archive.Progress) {
+		if now := o.now(); now.Sub(last) >= o.progressEvery() {
+			o.progressf("replay: searched %d of %d hour(s) of the archive for %s\n", p.Hours, p.HoursTotal, id)
+			last = now
+		}
+	}
+	ev, ok, _, err := o.Archive.Find(ctx, id, earliest, latest, opts)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%s is not in the archive between %s and %s (archived events are kept %d days)", id, stamp(earliest), stamp(latest), days)
+	}
+	l, _ := o.Resources.Lane(opt.Destination)
+	if !opt.IgnoreFilter && !l.Filter.Matches(ev.Source, ev.Type) {
+		return usagef("%s (%s, %s) is not for %s: its filter does not select it; --ignore-filter sends it anyway", id, ev.Source, ev.Type, l.Destination)
+	}
+	return send(ev)
+}
+
+// lastWritten is the latest time a delivery record of the event mentions.
+func (o *Operator) lastWritten(ctx context.Context, id string) (time.Time, bool, error) {
+	var latest time.Time
+	for _, l := range o.Resources.Lanes {
+		r, ok, err := o.Records.Get(ctx, dedupe.Key(l.Destination, id))
+		if err != nil {
+			return latest, false, err
+		}
+		if !ok {
+			continue
+		}
+		for _, t := range []time.Time{r.FirstAttemptAt, r.DeliveredAt} {
+			if t.After(latest) {
+				latest = t
+			}
+		}
+	}
+	return latest, !latest.IsZero(), nil
+}
+
+// sendReplay sends an archived event to the lane's queue with its
+// attributes and the replay attribute.
+func (o *Operator) sendReplay(ctx context.Context, l Lane, ev archive.Event, replayID string) (string, error) {
+	attrs, err := replayAttributes(ev, replayID)
+	if err != nil {
+		return "", err
+	}
+	out, err := o.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &l.QueueURL, MessageBody: &ev.Message, MessageAttributes: attrs})
+	if err != nil {
+		return "", err
+	}
+	return aws.ToString(out.MessageId), nil
+}
+
+// replayAttributes renders an archived event's attributes for SQS, with
+// the replay attribute, within SQS's limit of ten.
+func replayAttributes(ev archive.Event, replayID string) (map[string]sqstypes.MessageAttributeValue, error) {
+	attrs := make(map[string]sqstypes.MessageAttributeValue, len(ev.Attributes)+1)
+	for name, a := range ev.Attributes {
+		if name == message.AttrReplay {
+			continue // a replay is never archived, but an earlier id must not survive
+		}
+		v := sqstypes.MessageAttributeValue{DataType: aws.String(a.Type)}
+		if strings.HasPrefix(a.Type, "Binary") {
+			b, err := base64.StdEncoding.DecodeString(a.Value)
+			if err != nil {
+				return nil, fmt.Errorf("attribute %s: binary value is not base64: %w", name, err)
+			}
+			v.BinaryValue = b
+		} else {
+			v.StringValue = aws.String(a.Value)
+		}
+		attrs[name] = v
+	}
+	attrs[message.AttrReplay] = sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(replayID)}
+	if len(attrs) > message.MaxAttributes {
+		return nil, fmt.Errorf("the event has %d attributes; with the replay attribute that is more than SQS's %d", len(attrs)-1, message.MaxAttributes)
+	}
+	return attrs, nil
+}
+
+// newReplayID names a replay after its start time, with a random suffix.
+func newReplayID(now time.Time) string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b) // never fails (crypto/rand panics on an unusable source)
+	return message.ReplayIDPrefix + now.UTC().Format("20060102T150405Z") + "_" + hex.EncodeToString(b)
+}

@@ -1,0 +1,73 @@
+// Package stackindex is the layout of a deployed stack's index in SSM
+// Parameter Store, shared by the CDK code that writes it (infra/stack) and
+// the operator command that reads it (infra/ops), without the CDK:
+//
+//	/hookfan/<stack>/stack                  Stack: the API, topic, table, dashboards, archive
+//	/hookfan/<stack>/destinations/<name>    Lane: one destination's queue, DLQ, function, secret
+//
+// Each parameter is a String holding the JSON of its type.
+package stackindex
+
+import (
+	"reflect"
+	"strings"
+
+	"github.com/hookfan/hookfan/shared/config"
+)
+
+// Prefix is the path under which a stack's parameters live.
+func Prefix(stackName string) string { return "/hookfan/" + stackName + "/" }
+
+// StackParameter names the stack's own parameter.
+func StackParameter(stackName string) string { return Prefix(stackName) + "stack" }
+
+// DestinationsPath is the path of the lanes' parameters.
+func DestinationsPath(stackName string) string { return Prefix(stackName) + "destinations/" }
+
+// LaneParameter names a destination lane's parameter.
+func LaneParameter(stackName, destination string) string {
+	return DestinationsPath(stackName) + destination
+}
+
+// Stack is the stack parameter's value.
+type Stack struct {
+	APIURL           string   `json:"apiUrl"`
+	APIType          string   `json:"apiType"`
+	TopicARN         string   `json:"topicArn"`
+	TableName        string   `json:"tableName"`
+	Dashboards       []string `json:"dashboards"`
+	DestinationsPath string   `json:"destinationsPath"`
+	// ArchiveBucket is "" and ArchiveDays 0 when the archive is off.
+	ArchiveBucket string `json:"archiveBucket"`
+	ArchiveDays   int    `json:"archiveDays"`
+}
+
+// Lane is a destination lane's parameter value.
+type Lane struct {
+	Destination        string `json:"destination"`
+	URL                string `json:"url"`
+	QueueURL           string `json:"queueUrl"`
+	QueueARN           string `json:"queueArn"`
+	DLQURL             string `json:"dlqUrl"`
+	DLQARN             string `json:"dlqArn"`
+	SubscriptionDLQURL string `json:"subscriptionDlqUrl"`
+	SubscriptionDLQARN string `json:"subscriptionDlqArn"`
+	FunctionName       string `json:"functionName"`
+	FunctionARN        string `json:"functionArn"`
+	LogGroup           string `json:"logGroup"`
+	SecretID           string `json:"secretId"`
+	SecretARN          string `json:"secretArn"`
+	// Filter is the destination's filter as configured.
+	Filter config.Filter `json:"filter"`
+}
+
+// Fields lists the JSON keys of v's struct type, in field order.
+func Fields(v any) []string {
+	t := reflect.TypeOf(v)
+	keys := make([]string, 0, t.NumField())
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		keys = append(keys, name)
+	}
+	return keys
+}
