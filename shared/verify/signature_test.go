@@ -2,10 +2,13 @@ package verify_test
 
 import (
 	"bytes"
+	"crypto/hmac"
 	"crypto/sha256"
+	"crypto/sha512"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"hash"
 	"strings"
 	"testing"
 
@@ -73,4 +76,42 @@ func TestDigestSignature(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzDigestSignature: for any header value, Signature fails exactly when
+// Verify finds the header missing or malformed, and when Verify accepts
+// the request, Signature returns the HMAC of the body: replay protection
+// keys on the very bytes that were verified, whatever their spelling.
+func FuzzDigestSignature(f *testing.F) {
+	body := []byte(`{"ref":"refs/heads/main"}`)
+	sum := hmacHex(sha256.New, "secret", string(body))
+	f.Add(body, "secret", "sha256="+sum, uint8(0))
+	f.Add(body, "secret", "sha256="+strings.ToUpper(sum), uint8(0))
+	f.Add(body, "secret", hmacB64(sha256.New, "secret", string(body)), uint8(1))
+	f.Add(body, "secret", strings.TrimRight(hmacB64(sha256.New, "secret", string(body)), "="), uint8(1))
+	f.Add([]byte("x"), "k", "sha512=AAAA", uint8(2))
+	f.Add([]byte{}, "", "", uint8(0))
+	f.Fuzz(func(t *testing.T, body []byte, secret, value string, which uint8) {
+		digests := []*verify.Digest{verify.GitHub(), verify.Shopify()}
+		d512, err := verify.NewHMAC("X-Sig", "sha512", verify.EncodingBase64, "sha512=")
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := append(digests, d512)[int(which)%3]
+		h := header(d.Header(), value)
+		sig, serr := d.Signature(h)
+		verr := d.Verify(&verify.Request{Header: h, Body: body}, []string{secret})
+		malformed := errors.Is(verr, verify.ErrMissing) || errors.Is(verr, verify.ErrMalformed)
+		if (serr != nil) != malformed {
+			t.Fatalf("Signature error %v, Verify error %v: they disagree on the header", serr, verr)
+		}
+		if verr == nil {
+			newHash := map[int]func() hash.Hash{0: sha256.New, 1: sha256.New, 2: sha512.New}[int(which)%3]
+			want := hmac.New(newHash, []byte(secret))
+			want.Write(body)
+			if !bytes.Equal(sig, want.Sum(nil)) {
+				t.Fatalf("verified, but Signature = %x, not the body's HMAC", sig)
+			}
+		}
+	})
 }
