@@ -24,13 +24,16 @@ const (
 	IngestAccepted      = "IngestAccepted"
 	IngestRejected      = "IngestRejected"
 	IngestPublishFailed = "IngestPublishFailed"
-	DeliverySucceeded   = "DeliverySucceeded"
-	DeliveryFailed      = "DeliveryFailed"
-	DeliveryDuplicate   = "DeliveryDuplicate"
-	DeliveryDead        = "DeliveryDead"
-	DeliveryLatency     = "DeliveryLatency"
-	EventAge            = "EventAge"
-	DeliveryAttempts    = "DeliveryAttempts"
+	// IngestReplayed counts copies of published requests answered as the
+	// original and not published again (replay protection).
+	IngestReplayed    = "IngestReplayed"
+	DeliverySucceeded = "DeliverySucceeded"
+	DeliveryFailed    = "DeliveryFailed"
+	DeliveryDuplicate = "DeliveryDuplicate"
+	DeliveryDead      = "DeliveryDead"
+	DeliveryLatency   = "DeliveryLatency"
+	EventAge          = "EventAge"
+	DeliveryAttempts  = "DeliveryAttempts"
 )
 
 // Dimension names.
