@@ -208,24 +208,26 @@ func (h *Handler) handle(ctx context.Context, req *events.APIGatewayProxyRequest
 	if ident.JSON {
 		text = message.JSONText
 	}
-	msg := draft{req: req, body: body, text: text(body), attrs: attributes{
+	msg := draft{body: body, text: text(body), attrs: attributes{
 		source: name, typ: ident.Type, id: id, contentType: contentType(hdr),
 		receivedAt: received.UTC().Format(message.ReceivedAtLayout),
 	}}
-	in, err := newMessage(h.topicARN, msg.req, msg.body, msg.text, msg.attrs)
+	in, err := newMessage(h.topicARN, req, msg.body, msg.text, msg.attrs)
 	if err != nil {
 		return reject(name, true, CodeBodyTooLarge, err)
 	}
 	res := outcome{source: name, known: true, id: id, typ: ident.Type, providerID: ident.ID}
 	if src.replayWindow > 0 {
-		return h.publishOnce(ctx, src, hdr, ident, &msg, in, res, received)
+		return h.publishOnce(ctx, src, req, hdr, ident, msg, in, res, received)
 	}
 	return h.publish(ctx, in, res)
 }
 
-// draft is what an accepted request's message is built from.
+// draft is what an accepted request's message is built from, with the
+// request. (The request stays apart: in one struct with the attributes,
+// which the message keeps, escape analysis would move every request to the
+// heap.)
 type draft struct {
-	req   *events.APIGatewayProxyRequest
 	body  []byte
 	text  bool
 	attrs attributes

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
 	"github.com/hookfan/hookfan/shared/provider"
@@ -39,7 +40,7 @@ const DefaultReplayLease = 30 * time.Second
 // its own id, which downstream deduplication absorbs if it had been
 // published. A failed publish releases the claim, so the provider's retry
 // publishes.
-func (h *Handler) publishOnce(ctx context.Context, src *source, hdr verify.Header, ident provider.Identity, msg *draft, in *sns.PublishInput, res outcome, now time.Time) outcome {
+func (h *Handler) publishOnce(ctx context.Context, src *source, req *events.APIGatewayProxyRequest, hdr verify.Header, ident provider.Identity, msg draft, in *sns.PublishInput, res outcome, now time.Time) outcome {
 	material, err := src.kind.Replay(src.params, hdr, msg.body, ident)
 	if err != nil { // the request verified, so this cannot happen: fail closed
 		return reject(src.name, true, verifyCode(err), fmt.Errorf("replay key: %w", err))
@@ -67,7 +68,7 @@ func (h *Handler) publishOnce(ctx context.Context, src *source, hdr verify.Heade
 		// A takeover: publish the event the record was claimed for.
 		a := msg.attrs
 		a.id, a.typ, a.contentType = lease.Event.ID, lease.Event.Type, lease.Event.ContentType
-		if in, err = newMessage(h.topicARN, msg.req, msg.body, msg.text, a); err != nil {
+		if in, err = newMessage(h.topicARN, req, msg.body, msg.text, a); err != nil {
 			res.status, res.code, res.detail = answers[CodeBodyTooLarge].status, CodeBodyTooLarge, h.release(ctx, lease, err)
 			return res
 		}
