@@ -28,7 +28,7 @@ func WithEventID(s Sample, id string, ev config.EventFields) (Sample, error) {
 	}
 	s = s.Clone()
 	switch place := k.EventID(provider.Params{Event: ev.Places()}); {
-	case place.Header != "" && k.Replay != nil:
+	case place.Header != "" && k.Fingerprint != nil:
 		s.Header.Set(place.Header, id)
 		return stamp(s, id), nil
 	case place.Header != "":

@@ -19,7 +19,7 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/metrics"
-	"github.com/hookfan/hookfan/shared/replay"
+	"github.com/hookfan/hookfan/shared/replayguard"
 	"github.com/hookfan/hookfan/shared/secrets"
 )
 
@@ -93,7 +93,7 @@ func setup(ctx context.Context, log *slog.Logger) (*ingest.Handler, error) {
 		if err != nil {
 			return nil, err
 		}
-		o.Replay = replay.NewDynamoDB(dynamodb.NewFromConfig(cfg), table)
+		o.Replay = replayguard.NewDynamoDB(dynamodb.NewFromConfig(cfg), table)
 	}
 	return ingest.New(o)
 }

@@ -262,7 +262,7 @@ func TestHTTPEdge(t *testing.T) {
 	// Replay protection turned off for the one source that has it: ingest
 	// gets neither the table nor a grant on it (TestBase checks them on).
 	off := false
-	cfg.Sources[1].Replay.Enabled = &off
+	cfg.Sources[1].ReplayProtection.Enabled = &off
 	h, _ := synth(t, cfg, builder, "")
 	_, res := templateOf(t, h.Stack)
 	ingestFn := res[*awscdk.Stack_Of(h.Ingest.Function).GetLogicalId(h.Ingest.Function.Node().DefaultChild().(awscdk.CfnElement))]

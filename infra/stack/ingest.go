@@ -17,7 +17,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/hookfan/hookfan/shared/config"
-	"github.com/hookfan/hookfan/shared/replay"
+	"github.com/hookfan/hookfan/shared/replayguard"
 )
 
 // IngestTimeout is the ingest function's timeout: verify, then one SNS
@@ -151,7 +151,7 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 			Actions:   jsii.Strings("dynamodb:UpdateItem"),
 			Resources: &[]*string{props.Table.TableArn()},
 			Conditions: &map[string]any{
-				"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": []string{replay.KeyPrefix + "*"}},
+				"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": []string{replayguard.KeyPrefix + "*"}},
 			},
 		}))
 	}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/hookfan/hookfan/infra/stack"
 	"github.com/hookfan/hookfan/shared/config"
-	"github.com/hookfan/hookfan/shared/replay"
+	"github.com/hookfan/hookfan/shared/replayguard"
 )
 
 // builder compiles the functions once for every test in this package.
@@ -532,7 +532,7 @@ func TestBase(t *testing.T) {
 			"KeySchema":            []any{map[string]any{"AttributeName": "pk", "KeyType": "HASH"}},
 			"AttributeDefinitions": []any{map[string]any{"AttributeName": "pk", "AttributeType": "S"}},
 			// The delivery records' and the replay records' expiry.
-			"TimeToLiveSpecification":          map[string]any{"AttributeName": replay.AttrExpiresAt, "Enabled": true},
+			"TimeToLiveSpecification":          map[string]any{"AttributeName": replayguard.AttrExpiresAt, "Enabled": true},
 			"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
 		}
 		for k, want := range wantProps {
@@ -640,7 +640,7 @@ func TestBase(t *testing.T) {
 				// Replay protection: the conditional writes, on the replay
 				// records only; never a read, never another key.
 				replayGrants++
-				want := map[string]any{"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": []any{replay.KeyPrefix + "*"}}}
+				want := map[string]any{"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": []any{replayguard.KeyPrefix + "*"}}}
 				if diff := cmp.Diff(want, st["Condition"]); diff != "" || refID(st["Resource"]) != tableID {
 					t.Errorf("ingest table statement on %v, condition (-want +got):\n%s", st["Resource"], diff)
 				}
@@ -691,7 +691,7 @@ func TestBase(t *testing.T) {
 	// Dashboard: ingest by source, and per destination deliveries, latency, queue and DLQ depth.
 	for _, db := range ofType(res, "AWS::CloudWatch::Dashboard") {
 		body, _ := json.Marshal(db.Properties["DashboardBody"])
-		for _, want := range []string{"IngestAccepted", "IngestRejected", "IngestPublishFailed", "IngestReplayed", "DeliverySucceeded", "DeliveryFailed", "DeliveryDead", "DeliveryLatency", "EventAge", "ApproximateNumberOfMessagesVisible", "ApproximateAgeOfOldestMessage", "dest-00: queue and DLQ depth", "dest-02: deliveries and failures"} {
+		for _, want := range []string{"IngestAccepted", "IngestRejected", "IngestPublishFailed", "IngestReplayBlocked", "DeliverySucceeded", "DeliveryFailed", "DeliveryDead", "DeliveryLatency", "EventAge", "ApproximateNumberOfMessagesVisible", "ApproximateAgeOfOldestMessage", "dest-00: queue and DLQ depth", "dest-02: deliveries and failures"} {
 			if !strings.Contains(string(body), want) {
 				t.Errorf("dashboard lacks %s", want)
 			}

@@ -29,7 +29,7 @@ import (
 	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/provider"
-	"github.com/hookfan/hookfan/shared/replay"
+	"github.com/hookfan/hookfan/shared/replayguard"
 	"github.com/hookfan/hookfan/shared/verify"
 )
 
@@ -283,10 +283,10 @@ func BenchmarkReplayCheck(b *testing.B) {
 			Now: func() time.Time { return now },
 		}
 		if on {
-			o.Replay = replay.NewDynamoDB(client, "records")
+			o.Replay = replayguard.NewDynamoDB(client, "records")
 		} else {
 			off := false
-			o.Sources[0].Replay.Enabled = &off
+			o.Sources[0].ReplayProtection.Enabled = &off
 		}
 		h, err := ingest.New(o)
 		if err != nil {

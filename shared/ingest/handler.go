@@ -63,7 +63,7 @@ type Options struct {
 	Secrets   Secrets
 	Metrics   Recorder
 	// Replay remembers the verified requests of the sources with replay
-	// protection (replay.DynamoDB); required when one has it.
+	// protection (replayguard.DynamoDB); required when one has it.
 	Replay ReplayGuard
 	// Logger receives one line per request (default: discard). The
 	// function's main passes the Lambda runtime's logger, which adds the
@@ -134,7 +134,7 @@ func New(o Options) (*Handler, error) {
 		}
 		window := s.ReplayWindow()
 		if window > 0 && o.Replay == nil {
-			return nil, fmt.Errorf("ingest: source %q has replay protection but no replay store is set (Options.Replay); set one, or turn it off for the source (replay.enabled: false)", s.Name)
+			return nil, fmt.Errorf("ingest: source %q has replay protection but no replay store is set (Options.Replay); set one, or turn it off for the source (replayProtection.enabled: false)", s.Name)
 		}
 		h.sources[s.Name] = &source{
 			name: s.Name, kind: kind, params: s.Params(), secret: s.Verify.SecretName,
@@ -157,10 +157,10 @@ type outcome struct {
 	detail     error // internal detail for the log only
 	body       string
 	challenge  bool
-	// replayed marks a copy of a published request, answered with the
+	// replayBlocked marks a copy of a published request, answered with the
 	// original's id and type (id, typ); copyID and copyType are what the
 	// copy itself carried.
-	replayed         bool
+	replayBlocked    bool
 	copyID, copyType string
 }
 

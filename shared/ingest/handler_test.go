@@ -17,7 +17,7 @@ import (
 	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/provider"
-	"github.com/hookfan/hookfan/shared/replay"
+	"github.com/hookfan/hookfan/shared/replayguard"
 	"github.com/hookfan/hookfan/shared/secrets"
 )
 
@@ -639,7 +639,7 @@ func TestEventID(t *testing.T) {
 
 func TestNewValidates(t *testing.T) {
 	good := ingest.Options{TopicARN: topicARN, Publisher: &fakePublisher{}, Secrets: &fakeSecrets{}, Metrics: metrics.NewRecorder(&memSink{}),
-		Sources: testSources(), Replay: replay.NewMemory()}
+		Sources: testSources(), Replay: replayguard.NewMemory()}
 	tests := []struct {
 		name string
 		edit func(o *ingest.Options)

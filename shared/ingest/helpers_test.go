@@ -22,7 +22,7 @@ import (
 	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/provider"
-	"github.com/hookfan/hookfan/shared/replay"
+	"github.com/hookfan/hookfan/shared/replayguard"
 	"github.com/hookfan/hookfan/shared/secrets"
 )
 
@@ -195,7 +195,7 @@ type rig struct {
 	pub *fakePublisher
 	sec *fakeSecrets
 	met *memSink
-	rep *replay.Memory
+	rep *replayguard.Memory
 	log *syncBuffer
 	now time.Time
 }
@@ -237,7 +237,7 @@ func newRig(t testing.TB, sources []config.Source) *rig {
 		pub: &fakePublisher{},
 		sec: &fakeSecrets{values: map[string][]string{}, fresh: map[string][]string{}, err: map[string]error{}},
 		met: &memSink{},
-		rep: replay.NewMemory(),
+		rep: replayguard.NewMemory(),
 		log: &syncBuffer{},
 		now: time.Now().Truncate(time.Millisecond),
 	}

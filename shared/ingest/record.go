@@ -40,9 +40,9 @@ const (
 	OutcomeRejected      = "rejected"
 	OutcomePublishFailed = "publish_failed"
 	OutcomeChallenge     = "challenge"
-	// OutcomeReplayed: a copy of a published request, answered 202 with
+	// OutcomeReplayBlocked: a copy of a published request, answered 202 with
 	// the original's id and not published.
-	OutcomeReplayed = "replayed"
+	OutcomeReplayBlocked = "replay_blocked"
 )
 
 // record counts the outcome, flushes the metrics and writes the request's
@@ -56,9 +56,9 @@ func (h *Handler) record(ctx context.Context, req *events.APIGatewayProxyRequest
 	switch {
 	case o.challenge:
 		name = OutcomeChallenge
-	case o.replayed:
-		name, level = OutcomeReplayed, slog.LevelWarn
-		h.metrics.Count(metrics.IngestReplayed, source)
+	case o.replayBlocked:
+		name, level = OutcomeReplayBlocked, slog.LevelWarn
+		h.metrics.Count(metrics.IngestReplayBlocked, source)
 	case o.code == CodePublishFailed:
 		name, level = OutcomePublishFailed, slog.LevelError
 		h.metrics.Count(metrics.IngestPublishFailed, source)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/metrics"
-	"github.com/hookfan/hookfan/shared/replay"
+	"github.com/hookfan/hookfan/shared/replayguard"
 	"github.com/hookfan/hookfan/shared/secrets"
 )
 
@@ -66,7 +66,7 @@ func TestRotationWithTheRealCache(t *testing.T) {
 		Publisher: pub,
 		Secrets:   secrets.NewCache(store, secrets.WithClock(now)),
 		Metrics:   metrics.NewRecorder(&memSink{}),
-		Replay:    replay.NewMemory(),
+		Replay:    replayguard.NewMemory(),
 		Logger:    slog.New(slog.DiscardHandler),
 		Now:       now,
 	})

@@ -24,16 +24,16 @@ const (
 	IngestAccepted      = "IngestAccepted"
 	IngestRejected      = "IngestRejected"
 	IngestPublishFailed = "IngestPublishFailed"
-	// IngestReplayed counts copies of published requests answered as the
+	// IngestReplayBlocked counts copies of published requests answered as the
 	// original and not published again (replay protection).
-	IngestReplayed    = "IngestReplayed"
-	DeliverySucceeded = "DeliverySucceeded"
-	DeliveryFailed    = "DeliveryFailed"
-	DeliveryDuplicate = "DeliveryDuplicate"
-	DeliveryDead      = "DeliveryDead"
-	DeliveryLatency   = "DeliveryLatency"
-	EventAge          = "EventAge"
-	DeliveryAttempts  = "DeliveryAttempts"
+	IngestReplayBlocked = "IngestReplayBlocked"
+	DeliverySucceeded   = "DeliverySucceeded"
+	DeliveryFailed      = "DeliveryFailed"
+	DeliveryDuplicate   = "DeliveryDuplicate"
+	DeliveryDead        = "DeliveryDead"
+	DeliveryLatency     = "DeliveryLatency"
+	EventAge            = "EventAge"
+	DeliveryAttempts    = "DeliveryAttempts"
 )
 
 // Dimension names.

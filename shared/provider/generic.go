@@ -31,12 +31,12 @@ var hmacKind = Kind{
 	},
 	Identify: identifyGeneric,
 	// The signature alone, as GitHub's: an id or type header is not signed.
-	Replay: func(p Params, h verify.Header, _ []byte, _ Identity) ([]byte, error) {
+	Fingerprint: func(p Params, h verify.Header, _ []byte, _ Identity) ([]byte, error) {
 		d, err := verify.NewHMAC(p.Header, p.algorithm(), p.encoding(), p.Prefix)
 		if err != nil {
 			return nil, err
 		}
-		return replayBySignature(d, h)
+		return fingerprintBySignature(d, h)
 	},
 	Sign: func(p Params, h http.Header, body []byte, _ time.Time, secrets []string) error {
 		newHash, ok := map[string]func() hash.Hash{"sha1": sha1.New, "sha256": sha256.New, "sha512": sha512.New}[p.algorithm()]
@@ -80,7 +80,7 @@ var tokenKind = Kind{
 	// identifies nothing. The same body sent twice is one event resent;
 	// whoever holds the token can still send any other body (token is the
 	// weakest kind).
-	Replay: func(_ Params, _ verify.Header, body []byte, _ Identity) ([]byte, error) {
+	Fingerprint: func(_ Params, _ verify.Header, body []byte, _ Identity) ([]byte, error) {
 		sum := sha256.Sum256(body)
 		return sum[:], nil
 	},

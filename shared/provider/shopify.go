@@ -42,8 +42,8 @@ var shopifyKind = Kind{
 	// carry the same order bytes), so the signature alone would drop real
 	// events. The digest has a fixed length, so digest + topic is
 	// unambiguous.
-	Replay: func(_ Params, h verify.Header, _ []byte, id Identity) ([]byte, error) {
-		sig, err := replayBySignature(verify.Shopify(), h)
+	Fingerprint: func(_ Params, h verify.Header, _ []byte, id Identity) ([]byte, error) {
+		sig, err := fingerprintBySignature(verify.Shopify(), h)
 		if err != nil {
 			return nil, err
 		}

@@ -8,7 +8,7 @@ import (
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/delivery"
 	"github.com/hookfan/hookfan/shared/ingest"
-	"github.com/hookfan/hookfan/shared/replay"
+	"github.com/hookfan/hookfan/shared/replayguard"
 )
 
 // itemLocked restores DynamoDB's per-item atomicity that moto lacks.
@@ -58,17 +58,17 @@ type replayLocked struct {
 	locks *sync.Map
 }
 
-func (s *replayLocked) Claim(ctx context.Context, in replay.ClaimInput) (replay.Lease, error) {
+func (s *replayLocked) Claim(ctx context.Context, in replayguard.ClaimInput) (replayguard.Lease, error) {
 	defer lockKey(s.locks, in.Key)()
 	return s.next.Claim(ctx, in)
 }
 
-func (s *replayLocked) Confirm(ctx context.Context, l replay.Lease, at time.Time) error {
+func (s *replayLocked) Confirm(ctx context.Context, l replayguard.Lease, at time.Time) error {
 	defer lockKey(s.locks, l.Key)()
 	return s.next.Confirm(ctx, l, at)
 }
 
-func (s *replayLocked) Release(ctx context.Context, l replay.Lease) error {
+func (s *replayLocked) Release(ctx context.Context, l replayguard.Lease) error {
 	defer lockKey(s.locks, l.Key)()
 	return s.next.Release(ctx, l)
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/hookfan/hookfan/shared/delivery"
 	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/metrics"
-	"github.com/hookfan/hookfan/shared/replay"
+	"github.com/hookfan/hookfan/shared/replayguard"
 	"github.com/hookfan/hookfan/shared/secrets"
 )
 
@@ -65,7 +65,7 @@ type Stack struct {
 	Archiver *Archiver
 	// Replay is ingest's replay store on the table (its calls serialized
 	// per key, see replayLocked); nil when no source has replay protection.
-	Replay  *replay.DynamoDB
+	Replay  *replayguard.DynamoDB
 	pollers []*Poller
 	opts    Options
 	locks   sync.Map // per-record locks shared by every deliver instance (see itemLocked)
@@ -107,7 +107,7 @@ func New(ctx context.Context, o Options) (*Stack, error) {
 		ingestOpts.Publisher = o.WrapPublisher(ingestOpts.Publisher)
 	}
 	if config.ReplayProtected(o.Config.Sources) {
-		s.Replay = replay.NewDynamoDB(o.Clients.DynamoDB, topo.TableName)
+		s.Replay = replayguard.NewDynamoDB(o.Clients.DynamoDB, topo.TableName)
 		ingestOpts.Replay = &replayLocked{next: s.Replay, locks: &s.locks}
 		if o.WrapReplay != nil {
 			ingestOpts.Replay = o.WrapReplay(ingestOpts.Replay)

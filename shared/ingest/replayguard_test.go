@@ -17,32 +17,32 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/metrics"
-	"github.com/hookfan/hookfan/shared/replay"
+	"github.com/hookfan/hookfan/shared/replayguard"
 )
 
 // spyGuard records the replay store calls it passes on, and fails them on
 // demand.
 type spyGuard struct {
-	next *replay.Memory
+	next *replayguard.Memory
 
 	mu                           sync.Mutex
-	claims                       []replay.ClaimInput
+	claims                       []replayguard.ClaimInput
 	confirms, releases           int
 	claimErr, confirmErr, relErr error
 }
 
-func (g *spyGuard) Claim(ctx context.Context, in replay.ClaimInput) (replay.Lease, error) {
+func (g *spyGuard) Claim(ctx context.Context, in replayguard.ClaimInput) (replayguard.Lease, error) {
 	g.mu.Lock()
 	g.claims = append(g.claims, in)
 	err := g.claimErr
 	g.mu.Unlock()
 	if err != nil {
-		return replay.Lease{}, err
+		return replayguard.Lease{}, err
 	}
 	return g.next.Claim(ctx, in)
 }
 
-func (g *spyGuard) Confirm(ctx context.Context, l replay.Lease, at time.Time) error {
+func (g *spyGuard) Confirm(ctx context.Context, l replayguard.Lease, at time.Time) error {
 	g.mu.Lock()
 	g.confirms++
 	err := g.confirmErr
@@ -53,7 +53,7 @@ func (g *spyGuard) Confirm(ctx context.Context, l replay.Lease, at time.Time) er
 	return g.next.Confirm(ctx, l, at)
 }
 
-func (g *spyGuard) Release(ctx context.Context, l replay.Lease) error {
+func (g *spyGuard) Release(ctx context.Context, l replayguard.Lease) error {
 	g.mu.Lock()
 	g.releases++
 	err := g.relErr
@@ -68,7 +68,7 @@ func (g *spyGuard) Release(ctx context.Context, l replay.Lease) error {
 func newReplayRig(t *testing.T, sources []config.Source) (*rig, *spyGuard) {
 	t.Helper()
 	r := newRig(t, nil)
-	g := &spyGuard{next: replay.NewMemory()}
+	g := &spyGuard{next: replayguard.NewMemory()}
 	for _, s := range sources {
 		r.sec.values[s.Verify.SecretName] = []string{secretOf(s.Name)}
 	}
@@ -198,7 +198,7 @@ func TestReplayAnsweredAsOriginal(t *testing.T) {
 	}
 }
 
-// TestReplayMetricsAndLog: a replay counts IngestReplayed and logs the
+// TestReplayMetricsAndLog: a replay counts IngestReplayBlocked and logs the
 // original's id and type with what the copy claimed.
 func TestReplayMetricsAndLog(t *testing.T) {
 	r, _ := newReplayRig(t, []config.Source{sourceConfig(t, "github")})
@@ -209,7 +209,7 @@ func TestReplayMetricsAndLog(t *testing.T) {
 	if id := acceptedID(t, resp); id != original || resp.Body != `{"id":"`+original+`"}` {
 		t.Errorf("replay answered %s, want exactly the original's answer", resp.Body)
 	}
-	want := []metric{{Name: metrics.IngestAccepted, Source: "github"}, {Name: metrics.IngestReplayed, Source: "github"}}
+	want := []metric{{Name: metrics.IngestAccepted, Source: "github"}, {Name: metrics.IngestReplayBlocked, Source: "github"}}
 	if diff := cmp.Diff(want, r.met.got()); diff != "" {
 		t.Errorf("metrics (-want +got):\n%s", diff)
 	}
@@ -217,7 +217,7 @@ func TestReplayMetricsAndLog(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("%d log lines", len(lines))
 	}
-	wantLog := map[string]any{"outcome": "replayed", "level": "WARN", "status": float64(202), "id": original, "type": "push",
+	wantLog := map[string]any{"outcome": "replay_blocked", "level": "WARN", "status": float64(202), "id": original, "type": "push",
 		"copy_id": ingest.EventID("github", "copy-1"), "copy_type": "release", "provider_event_id": "copy-1"}
 	for k, v := range wantLog {
 		if lines[1][k] != v {
@@ -260,7 +260,7 @@ func TestReplayOnlyForVerifiedRequests(t *testing.T) {
 func TestReplayOptOutAndTimestampedKinds(t *testing.T) {
 	off := sourceConfig(t, "github")
 	no := false
-	off.Replay.Enabled = &no
+	off.ReplayProtection.Enabled = &no
 	r, g := newReplayRig(t, []config.Source{off, sourceConfig(t, "stripe"), sourceConfig(t, "slack"), sourceConfig(t, "standard-webhooks")})
 	captured := signed(t, "github", "github", "push", r.now)
 	first := acceptedID(t, r.do(t, captured))
@@ -429,12 +429,12 @@ func TestReplayStoreUnavailable(t *testing.T) {
 // source's, and its event what the request was accepted as.
 func TestReplayClaimInput(t *testing.T) {
 	src := sourceConfig(t, "shopify")
-	src.Replay.WindowDays = 3
+	src.ReplayProtection.WindowDays = 3
 	r, g := newReplayRig(t, []config.Source{src})
 	id := acceptedID(t, r.do(t, signed(t, "shopify", "shopify", "orders.create", r.now)))
 	in := g.claims[0]
-	want := replay.Event{ID: id, Type: "orders/create", ContentType: "application/json"}
-	if in.Event != want || in.Source != "shopify" || !strings.HasPrefix(in.Key, replay.KeyPrefix+"shopify:") ||
+	want := replayguard.Event{ID: id, Type: "orders/create", ContentType: "application/json"}
+	if in.Event != want || in.Source != "shopify" || !strings.HasPrefix(in.Key, replayguard.KeyPrefix+"shopify:") ||
 		!in.Now.Equal(r.now) || !in.ExpiresAt.Equal(r.now.Add(3*24*time.Hour)) || !in.LeaseUntil.Equal(r.now.Add(ingest.DefaultReplayLease)) {
 		t.Errorf("claim = %+v", in)
 	}

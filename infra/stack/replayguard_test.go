@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/hookfan/hookfan/shared/dedupe"
-	"github.com/hookfan/hookfan/shared/replay"
+	"github.com/hookfan/hookfan/shared/replayguard"
 )
 
 // stringLike reports whether IAM's StringLike pattern (* any run, ? one
@@ -22,18 +22,18 @@ func stringLike(pattern, s string) bool {
 // "replay" included — makes that pattern match a replay record's key, and
 // ingest's pattern matches no delivery record's.
 func TestReplayKeysOutsideEveryLane(t *testing.T) {
-	replayKeys := []string{replay.Key("github", []byte("sig")), replay.Key("replay", []byte("sig")), replay.Key("a", nil)}
+	replayKeys := []string{replayguard.Key("github", []byte("sig")), replayguard.Key("replay", []byte("sig")), replayguard.Key("a", nil)}
 	for _, dest := range []string{"replay", "replay-github", "a", "orders", strings.Repeat("z", 64)} {
 		for _, k := range replayKeys {
 			if stringLike(dedupe.Key(dest, "*"), k) {
 				t.Errorf("destination %q's key condition %q matches replay key %q", dest, dedupe.Key(dest, "*"), k)
 			}
 		}
-		if stringLike(replay.KeyPrefix+"*", dedupe.Key(dest, "evt_0123")) {
+		if stringLike(replayguard.KeyPrefix+"*", dedupe.Key(dest, "evt_0123")) {
 			t.Errorf("ingest's key condition matches destination %q's record", dest)
 		}
 	}
-	if !stringLike(dedupe.Key("orders", "*"), dedupe.Key("orders", "evt_1")) || !stringLike(replay.KeyPrefix+"*", replayKeys[0]) {
+	if !stringLike(dedupe.Key("orders", "*"), dedupe.Key("orders", "evt_1")) || !stringLike(replayguard.KeyPrefix+"*", replayKeys[0]) {
 		t.Fatal("stringLike does not match what it must")
 	}
 }

@@ -17,12 +17,12 @@ const (
 // has replay protection.
 const EnvReplayTable = "HOOKFAN_REPLAY_TABLE"
 
-// Replay is a source's replay protection. The kinds that sign no timestamp
+// ReplayProtection is a source's replay protection. The kinds that sign no timestamp
 // (github, shopify, hmac, token) have it on by default: a copy of a
 // verified request within the window is answered as the original and not
 // published. The timestamped kinds refuse the block: their tolerance
 // already refuses a replayed request.
-type Replay struct {
+type ReplayProtection struct {
 	// Enabled false turns it off for this source. Default true.
 	Enabled *bool `json:"enabled,omitempty"`
 	// WindowDays is how long a verified request is remembered, 1 to 365.
@@ -31,10 +31,10 @@ type Replay struct {
 }
 
 // On reports whether the block leaves protection on (the default).
-func (r Replay) On() bool { return r.Enabled == nil || *r.Enabled }
+func (r ReplayProtection) On() bool { return r.Enabled == nil || *r.Enabled }
 
 // Window is how long a verified request is remembered.
-func (r Replay) Window() time.Duration {
+func (r ReplayProtection) Window() time.Duration {
 	days := r.WindowDays
 	if days == 0 {
 		days = DefaultReplayWindowDays
@@ -47,10 +47,10 @@ func (r Replay) Window() time.Duration {
 // source turned it off).
 func (s Source) ReplayWindow() time.Duration {
 	k, ok := provider.Lookup(s.Verify.Kind)
-	if !ok || k.Replay == nil || !s.Replay.On() {
+	if !ok || k.Fingerprint == nil || !s.ReplayProtection.On() {
 		return 0
 	}
-	return s.Replay.Window()
+	return s.ReplayProtection.Window()
 }
 
 // ReplayProtected reports whether any of sources has replay protection,
@@ -64,19 +64,19 @@ func ReplayProtected(sources []Source) bool {
 	return false
 }
 
-func (r *Replay) validate(p *problems, at, kind string, k provider.Kind, known bool) {
-	if *r == (Replay{}) {
+func (r *ReplayProtection) validate(p *problems, at, kind string, k provider.Kind, known bool) {
+	if *r == (ReplayProtection{}) {
 		return
 	}
-	if known && k.Replay == nil {
+	if known && k.Fingerprint == nil {
 		p.add(at, "set for kind %q, which signs a timestamp: its tolerance (verify.toleranceSeconds) already refuses a replayed request; remove it (it applies to %s)",
-			kind, kindList(func(k provider.Kind) bool { return k.Replay != nil }))
+			kind, kindList(func(k provider.Kind) bool { return k.Fingerprint != nil }))
 		return
 	}
 	switch d := r.WindowDays; {
 	case d == 0:
 	case !r.On():
-		p.add(at+".windowDays", "set while replay.enabled is false; remove it, or turn replay protection back on")
+		p.add(at+".windowDays", "set while replayProtection.enabled is false; remove it, or turn replay protection back on")
 	case d < 1 || d > MaxReplayWindowDays:
 		p.add(at+".windowDays", "%d is out of range; use 1 to %d days (default %d)", d, MaxReplayWindowDays, DefaultReplayWindowDays)
 	}

@@ -1,10 +1,10 @@
-// Package replay remembers the verified requests of the webhook kinds that
+// Package replayguard remembers the verified requests of the webhook kinds that
 // sign no timestamp (GitHub, Shopify, hmac, token), so that a captured
 // request sent again under a new event id — the id comes from an unsigned
 // header — is answered as the original and not published twice.
 //
 // A request is remembered by a key: the source name and the SHA-256 of
-// what identifies the signed request (provider.Kind.Replay), never the
+// what identifies the signed request (provider.Kind.Fingerprint), never the
 // signature itself. Ingest claims the key before it publishes, with one
 // conditional write that creates the record PENDING with the event's id,
 // type and content type, a lease and an expiry (the source's window). It
@@ -28,7 +28,7 @@
 // DynamoDB implements the protocol on the delivery-record table under
 // keys that start with KeyPrefix; Memory implements it with the same
 // conditional semantics in memory, for unit tests.
-package replay
+package replayguard
 
 import (
 	"crypto/rand"
@@ -69,7 +69,7 @@ var (
 
 // Key is the record key of a verified request of source: KeyPrefix, the
 // source name, ':' and the hex SHA-256 of the source name, a NUL and the
-// material (provider.Kind.Replay).
+// material (provider.Kind.Fingerprint).
 func Key(source string, material []byte) string {
 	h := sha256.New()
 	h.Write([]byte(source))

@@ -23,8 +23,8 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/provider"
-	"github.com/hookfan/hookfan/shared/replay"
-	"github.com/hookfan/hookfan/shared/replay/replaytest"
+	"github.com/hookfan/hookfan/shared/replayguard"
+	"github.com/hookfan/hookfan/shared/replayguard/replayguardtest"
 	"github.com/hookfan/hookfan/shared/verify"
 )
 
@@ -126,12 +126,12 @@ func TestReplayedGitHubRequestNotPublished(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := replay.Key("github", sig)
+	key := replayguard.Key("github", sig)
 	r, ok, err := e.stack.Replay.Get(context.Background(), key)
 	if err != nil || !ok {
 		t.Fatalf("replay record %s: %v, found %v", key, err, ok)
 	}
-	if r.Status != replay.StatusPublished || r.Event.ID != original || r.Event.Type != "push" || r.Source != "github" {
+	if r.Status != replayguard.StatusPublished || r.Event.ID != original || r.Event.Type != "push" || r.Source != "github" {
 		t.Errorf("record = %+v", r)
 	}
 	if left := time.Until(r.ExpiresAt); left < 7*24*time.Hour-time.Minute || left > 7*24*time.Hour {
@@ -246,7 +246,7 @@ func TestReplayFailureRules(t *testing.T) {
 		e := startEnv(t, []string{destJSON("all", rc, "")}, map[string]*receiver{"all": rc},
 			func(o *devstack.Options) {
 				o.WrapReplay = func(ingest.ReplayGuard) ingest.ReplayGuard {
-					return replay.NewDynamoDB(clients.DynamoDB, o.Prefix+"-no-such-table")
+					return replayguard.NewDynamoDB(clients.DynamoDB, o.Prefix+"-no-such-table")
 				}
 			})
 		tap := tapTopic(t, e.stack.Topology.TopicARN, e.prefix)
@@ -271,5 +271,5 @@ func TestReplayStoreOnEmulator(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t, nil)
 	e := startEnv(t, []string{destJSON("all", rc, "")}, map[string]*receiver{"all": rc})
-	replaytest.Run(t, e.stack.Replay, replaytest.Options{Source: e.prefix})
+	replayguardtest.Run(t, e.stack.Replay, replayguardtest.Options{Source: e.prefix})
 }

@@ -1,4 +1,4 @@
-package replay_test
+package replayguard_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hookfan/hookfan/shared/replay"
+	"github.com/hookfan/hookfan/shared/replayguard"
 )
 
 var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -109,15 +109,15 @@ func values(in *dynamodb.UpdateItemInput) map[string]string {
 
 const key = "replay:github:00ff"
 
-var original = replay.Event{ID: "evt_original", Type: "push", ContentType: "application/json"}
+var original = replayguard.Event{ID: "evt_original", Type: "push", ContentType: "application/json"}
 
-func claimIn(now time.Time) replay.ClaimInput {
-	return replay.ClaimInput{Key: key, Source: "github", Event: replay.Event{ID: "evt_copy", Type: "release", ContentType: "text/plain"},
+func claimIn(now time.Time) replayguard.ClaimInput {
+	return replayguard.ClaimInput{Key: key, Source: "github", Event: replayguard.Event{ID: "evt_copy", Type: "release", ContentType: "text/plain"},
 		Now: now, LeaseUntil: now.Add(10 * time.Second), ExpiresAt: now.Add(7 * 24 * time.Hour)}
 }
 
 // stored is the item of the original's record.
-func stored(status replay.Status, leaseUntil time.Time, token string) map[string]types.AttributeValue {
+func stored(status replayguard.Status, leaseUntil time.Time, token string) map[string]types.AttributeValue {
 	m := item("pk", key, "status", string(status), "event_id", original.ID, "type", original.Type, "content_type", original.ContentType,
 		"source", "github", "first_seen_at", "2026-11-30T11:00:00.000Z", "expires_at", t0.Add(24*time.Hour).Unix())
 	if token != "" {
@@ -133,7 +133,7 @@ func stored(status replay.Status, leaseUntil time.Time, token string) map[string
 func TestDynamoDBClaimInput(t *testing.T) {
 	f := &fakeDynamo{}
 	in := claimIn(t0)
-	l, err := replay.NewDynamoDB(f, "records").Claim(context.Background(), in)
+	l, err := replayguard.NewDynamoDB(f, "records").Claim(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,18 +175,18 @@ func TestDynamoDBClaimRefused(t *testing.T) {
 		wantTakeover bool
 		wantCalls    int
 	}{
-		{"published: a replay", []error{refusal(stored(replay.StatusPublished, time.Time{}, ""))}, replay.ErrReplay, false, 1},
-		{"pending under a live lease", []error{refusal(stored(replay.StatusPending, now.Add(time.Second), "old"))}, replay.ErrInFlight, false, 1},
-		{"pending, lease ended: taken over", []error{refusal(stored(replay.StatusPending, now.Add(-time.Second), "old")), nil}, nil, true, 2},
-		{"released: taken over", []error{refusal(stored(replay.StatusPending, time.UnixMilli(0), "old")), nil}, nil, true, 2},
-		{"takeover lost to a publish", []error{refusal(stored(replay.StatusPending, now.Add(-time.Second), "old")), refusal(stored(replay.StatusPublished, time.Time{}, ""))}, replay.ErrReplay, false, 2},
-		{"takeover lost to another takeover", []error{refusal(stored(replay.StatusPending, now.Add(-time.Second), "old")), refusal(stored(replay.StatusPending, now.Add(9*time.Second), "other"))}, replay.ErrInFlight, false, 2},
-		{"takeover throttled", []error{refusal(stored(replay.StatusPending, now.Add(-time.Second), "old")), throttled}, throttled, false, 2},
+		{"published: a replay", []error{refusal(stored(replayguard.StatusPublished, time.Time{}, ""))}, replayguard.ErrReplay, false, 1},
+		{"pending under a live lease", []error{refusal(stored(replayguard.StatusPending, now.Add(time.Second), "old"))}, replayguard.ErrInFlight, false, 1},
+		{"pending, lease ended: taken over", []error{refusal(stored(replayguard.StatusPending, now.Add(-time.Second), "old")), nil}, nil, true, 2},
+		{"released: taken over", []error{refusal(stored(replayguard.StatusPending, time.UnixMilli(0), "old")), nil}, nil, true, 2},
+		{"takeover lost to a publish", []error{refusal(stored(replayguard.StatusPending, now.Add(-time.Second), "old")), refusal(stored(replayguard.StatusPublished, time.Time{}, ""))}, replayguard.ErrReplay, false, 2},
+		{"takeover lost to another takeover", []error{refusal(stored(replayguard.StatusPending, now.Add(-time.Second), "old")), refusal(stored(replayguard.StatusPending, now.Add(9*time.Second), "other"))}, replayguard.ErrInFlight, false, 2},
+		{"takeover throttled", []error{refusal(stored(replayguard.StatusPending, now.Add(-time.Second), "old")), throttled}, throttled, false, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fakeDynamo{answers: tt.answers}
-			l, err := replay.NewDynamoDB(f, "records").Claim(context.Background(), claimIn(now))
+			l, err := replayguard.NewDynamoDB(f, "records").Claim(context.Background(), claimIn(now))
 			if len(f.updates) != tt.wantCalls {
 				t.Errorf("%d UpdateItem calls, want %d", len(f.updates), tt.wantCalls)
 			}
@@ -194,7 +194,7 @@ func TestDynamoDBClaimRefused(t *testing.T) {
 				if !errors.Is(err, tt.wantErr) {
 					t.Fatalf("Claim = %v, want %v", err, tt.wantErr)
 				}
-				var seen *replay.SeenError
+				var seen *replayguard.SeenError
 				if errors.As(err, &seen) && seen.Event != original {
 					t.Errorf("refusal carries %+v, want the original's %+v", seen.Event, original)
 				}
@@ -237,8 +237,8 @@ func TestDynamoDBClaimFailsClosed(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fakeDynamo{answers: []error{tt.answer}}
-			_, err := replay.NewDynamoDB(f, "records").Claim(context.Background(), claimIn(t0))
-			if err == nil || errors.Is(err, replay.ErrReplay) || errors.Is(err, replay.ErrInFlight) {
+			_, err := replayguard.NewDynamoDB(f, "records").Claim(context.Background(), claimIn(t0))
+			if err == nil || errors.Is(err, replayguard.ErrReplay) || errors.Is(err, replayguard.ErrInFlight) {
 				t.Fatalf("Claim = %v, want an error that is no refusal", err)
 			}
 			if len(f.updates) != 1 {
@@ -247,17 +247,17 @@ func TestDynamoDBClaimFailsClosed(t *testing.T) {
 		})
 	}
 	f := &fakeDynamo{answers: []error{outage}}
-	_, err := replay.NewDynamoDB(f, "records").Claim(context.Background(), claimIn(t0))
+	_, err := replayguard.NewDynamoDB(f, "records").Claim(context.Background(), claimIn(t0))
 	if rnf := new(types.ResourceNotFoundException); !errors.As(err, &rnf) {
 		t.Errorf("the service error is not kept for errors.As: %v", err)
 	}
 }
 
 func TestDynamoDBConfirmRelease(t *testing.T) {
-	l := replay.Lease{Key: key, Token: "tok", Event: original}
+	l := replayguard.Lease{Key: key, Token: "tok", Event: original}
 	tests := []struct {
 		name          string
-		call          func(*replay.DynamoDB) error
+		call          func(*replayguard.DynamoDB) error
 		answer        error
 		wantErr       error
 		wantUpdate    string
@@ -265,24 +265,24 @@ func TestDynamoDBConfirmRelease(t *testing.T) {
 		wantValues    map[string]string
 	}{
 		{
-			name: "confirm", call: func(s *replay.DynamoDB) error { return s.Confirm(context.Background(), l, t0) },
+			name: "confirm", call: func(s *replayguard.DynamoDB) error { return s.Confirm(context.Background(), l, t0) },
 			wantUpdate: "SET #status = :published, #published = :at_text REMOVE #token, #until", wantCondition: "#token = :token",
 			wantValues: map[string]string{":token": "tok", ":published": "PUBLISHED", ":at_text": "2026-11-30T12:00:00.000Z"},
 		},
 		{
-			name: "confirm, lease lost", call: func(s *replay.DynamoDB) error { return s.Confirm(context.Background(), l, t0) },
-			answer: refusal(nil), wantErr: replay.ErrLeaseLost,
+			name: "confirm, lease lost", call: func(s *replayguard.DynamoDB) error { return s.Confirm(context.Background(), l, t0) },
+			answer: refusal(nil), wantErr: replayguard.ErrLeaseLost,
 			wantUpdate: "SET #status = :published, #published = :at_text REMOVE #token, #until", wantCondition: "#token = :token",
 			wantValues: map[string]string{":token": "tok", ":published": "PUBLISHED", ":at_text": "2026-11-30T12:00:00.000Z"},
 		},
 		{
-			name: "release", call: func(s *replay.DynamoDB) error { return s.Release(context.Background(), l) },
+			name: "release", call: func(s *replayguard.DynamoDB) error { return s.Release(context.Background(), l) },
 			wantUpdate: "SET #until = :zero", wantCondition: "#token = :token AND #status = :pending",
 			wantValues: map[string]string{":token": "tok", ":pending": "PENDING", ":zero": "0"},
 		},
 		{
-			name: "release, lease lost", call: func(s *replay.DynamoDB) error { return s.Release(context.Background(), l) },
-			answer: refusal(nil), wantErr: replay.ErrLeaseLost,
+			name: "release, lease lost", call: func(s *replayguard.DynamoDB) error { return s.Release(context.Background(), l) },
+			answer: refusal(nil), wantErr: replayguard.ErrLeaseLost,
 			wantUpdate: "SET #until = :zero", wantCondition: "#token = :token AND #status = :pending",
 			wantValues: map[string]string{":token": "tok", ":pending": "PENDING", ":zero": "0"},
 		},
@@ -290,7 +290,7 @@ func TestDynamoDBConfirmRelease(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fakeDynamo{answers: []error{tt.answer}}
-			err := tt.call(replay.NewDynamoDB(f, "records"))
+			err := tt.call(replayguard.NewDynamoDB(f, "records"))
 			if !errors.Is(err, tt.wantErr) || (err != nil) != (tt.wantErr != nil) {
 				t.Fatalf("error = %v, want %v", err, tt.wantErr)
 			}
@@ -309,23 +309,23 @@ func TestDynamoDBConfirmRelease(t *testing.T) {
 	}
 	boom := errors.New("throttled")
 	f := &fakeDynamo{answers: []error{boom}}
-	if err := replay.NewDynamoDB(f, "records").Confirm(context.Background(), l, t0); !errors.Is(err, boom) || errors.Is(err, replay.ErrLeaseLost) {
+	if err := replayguard.NewDynamoDB(f, "records").Confirm(context.Background(), l, t0); !errors.Is(err, boom) || errors.Is(err, replayguard.ErrLeaseLost) {
 		t.Errorf("Confirm = %v, want the service error", err)
 	}
 }
 
 func TestDynamoDBGet(t *testing.T) {
-	f := &fakeDynamo{item: stored(replay.StatusPending, t0.Add(time.Second), "tok")}
-	got, ok, err := replay.NewDynamoDB(f, "records").Get(context.Background(), key)
+	f := &fakeDynamo{item: stored(replayguard.StatusPending, t0.Add(time.Second), "tok")}
+	got, ok, err := replayguard.NewDynamoDB(f, "records").Get(context.Background(), key)
 	if err != nil || !ok {
 		t.Fatalf("Get = %v, %v", ok, err)
 	}
-	want := replay.Record{Key: key, Status: replay.StatusPending, Event: original, Source: "github", LeaseToken: "tok",
+	want := replayguard.Record{Key: key, Status: replayguard.StatusPending, Event: original, Source: "github", LeaseToken: "tok",
 		LeaseUntil: t0.Add(time.Second), FirstSeenAt: t0.Add(-time.Hour), ExpiresAt: time.Unix(t0.Add(24*time.Hour).Unix(), 0)}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("record (-want +got):\n%s", diff)
 	}
-	if _, ok, err := replay.NewDynamoDB(&fakeDynamo{}, "records").Get(context.Background(), key); ok || err != nil {
+	if _, ok, err := replayguard.NewDynamoDB(&fakeDynamo{}, "records").Get(context.Background(), key); ok || err != nil {
 		t.Errorf("missing record: %v, %v", ok, err)
 	}
 }

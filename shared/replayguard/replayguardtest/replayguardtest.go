@@ -1,7 +1,7 @@
-// Package replaytest checks that a replay store keeps the protocol of
-// shared/replay: the Memory twin in unit tests and the DynamoDB store
+// Package replayguardtest checks that a replay store keeps the protocol of
+// shared/replayguard: the Memory twin in unit tests and the DynamoDB store
 // against an emulator in the integration tests run the same scenarios.
-package replaytest
+package replayguardtest
 
 import (
 	"context"
@@ -11,15 +11,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookfan/hookfan/shared/replay"
+	"github.com/hookfan/hookfan/shared/replayguard"
 )
 
 // Store is the protocol under test.
 type Store interface {
-	Claim(ctx context.Context, in replay.ClaimInput) (replay.Lease, error)
-	Confirm(ctx context.Context, l replay.Lease, at time.Time) error
-	Release(ctx context.Context, l replay.Lease) error
-	Get(ctx context.Context, key string) (replay.Record, bool, error)
+	Claim(ctx context.Context, in replayguard.ClaimInput) (replayguard.Lease, error)
+	Confirm(ctx context.Context, l replayguard.Lease, at time.Time) error
+	Release(ctx context.Context, l replayguard.Lease) error
+	Get(ctx context.Context, key string) (replayguard.Record, bool, error)
 }
 
 // Options tune Run.
@@ -43,16 +43,16 @@ func Run(t *testing.T, s Store, o Options) {
 	var n int
 	key := func() string {
 		n++
-		return replay.Key(o.Source, fmt.Appendf(nil, "%s-%d", t.Name(), n))
+		return replayguard.Key(o.Source, fmt.Appendf(nil, "%s-%d", t.Name(), n))
 	}
-	original := replay.Event{ID: "evt_original", Type: "push", ContentType: "application/json"}
-	copyOf := replay.Event{ID: "evt_copy", Type: "release", ContentType: "text/plain"}
-	claim := func(t *testing.T, k string, ev replay.Event, now time.Time) (replay.Lease, error) {
+	original := replayguard.Event{ID: "evt_original", Type: "push", ContentType: "application/json"}
+	copyOf := replayguard.Event{ID: "evt_copy", Type: "release", ContentType: "text/plain"}
+	claim := func(t *testing.T, k string, ev replayguard.Event, now time.Time) (replayguard.Lease, error) {
 		t.Helper()
-		return s.Claim(ctx, replay.ClaimInput{Key: k, Source: o.Source, Event: ev, Now: now,
+		return s.Claim(ctx, replayguard.ClaimInput{Key: k, Source: o.Source, Event: ev, Now: now,
 			LeaseUntil: now.Add(10 * time.Second), ExpiresAt: now.Add(time.Hour)})
 	}
-	mustClaim := func(t *testing.T, k string, ev replay.Event, now time.Time) replay.Lease {
+	mustClaim := func(t *testing.T, k string, ev replayguard.Event, now time.Time) replayguard.Lease {
 		t.Helper()
 		l, err := claim(t, k, ev, now)
 		if err != nil {
@@ -60,9 +60,9 @@ func Run(t *testing.T, s Store, o Options) {
 		}
 		return l
 	}
-	refusedWith := func(t *testing.T, err, want error, ev replay.Event) {
+	refusedWith := func(t *testing.T, err, want error, ev replayguard.Event) {
 		t.Helper()
-		var seen *replay.SeenError
+		var seen *replayguard.SeenError
 		if !errors.Is(err, want) || !errors.As(err, &seen) {
 			t.Fatalf("claim = %v, want %v", err, want)
 		}
@@ -70,7 +70,7 @@ func Run(t *testing.T, s Store, o Options) {
 			t.Errorf("refusal carries %+v, want the original's %+v", seen.Event, ev)
 		}
 	}
-	get := func(t *testing.T, k string) replay.Record {
+	get := func(t *testing.T, k string) replayguard.Record {
 		t.Helper()
 		r, ok, err := s.Get(ctx, k)
 		if err != nil || !ok {
@@ -86,7 +86,7 @@ func Run(t *testing.T, s Store, o Options) {
 			t.Errorf("lease = %+v, want the request's own event, no takeover", l)
 		}
 		r := get(t, k)
-		if r.Status != replay.StatusPending || r.Event != original || r.Source != o.Source ||
+		if r.Status != replayguard.StatusPending || r.Event != original || r.Source != o.Source ||
 			!r.LeaseUntil.Equal(start.Add(10*time.Second)) || r.ExpiresAt.Unix() != start.Add(time.Hour).Unix() || !r.FirstSeenAt.Equal(start) {
 			t.Errorf("record = %+v", r)
 		}
@@ -95,7 +95,7 @@ func Run(t *testing.T, s Store, o Options) {
 		k := key()
 		mustClaim(t, k, original, start)
 		_, err := claim(t, k, copyOf, start.Add(time.Second))
-		refusedWith(t, err, replay.ErrInFlight, original)
+		refusedWith(t, err, replayguard.ErrInFlight, original)
 	})
 	t.Run("a copy after the publish is a replay of the original", func(t *testing.T) {
 		k := key()
@@ -105,13 +105,13 @@ func Run(t *testing.T, s Store, o Options) {
 		}
 		for _, at := range []time.Duration{2 * time.Second, time.Hour - time.Second} {
 			_, err := claim(t, k, copyOf, start.Add(at))
-			refusedWith(t, err, replay.ErrReplay, original)
+			refusedWith(t, err, replayguard.ErrReplay, original)
 		}
-		if r := get(t, k); r.Status != replay.StatusPublished || r.LeaseToken != "" || !r.PublishedAt.Equal(start.Add(time.Second)) || r.Event != original {
+		if r := get(t, k); r.Status != replayguard.StatusPublished || r.LeaseToken != "" || !r.PublishedAt.Equal(start.Add(time.Second)) || r.Event != original {
 			t.Errorf("record = %+v, want PUBLISHED without a lease", r)
 		}
-		if err := s.Release(ctx, l); !errors.Is(err, replay.ErrLeaseLost) {
-			t.Errorf("release after confirm = %v, want %v", err, replay.ErrLeaseLost)
+		if err := s.Release(ctx, l); !errors.Is(err, replayguard.ErrLeaseLost) {
+			t.Errorf("release after confirm = %v, want %v", err, replayguard.ErrLeaseLost)
 		}
 	})
 	t.Run("a released claim is taken over with the original event", func(t *testing.T) {
@@ -124,30 +124,30 @@ func Run(t *testing.T, s Store, o Options) {
 		if !retry.Takeover || retry.Event != original || retry.Token == l.Token {
 			t.Errorf("lease after release = %+v, want a takeover publishing the original", retry)
 		}
-		if err := s.Confirm(ctx, l, start); !errors.Is(err, replay.ErrLeaseLost) {
-			t.Errorf("the released lease confirms: %v, want %v", err, replay.ErrLeaseLost)
+		if err := s.Confirm(ctx, l, start); !errors.Is(err, replayguard.ErrLeaseLost) {
+			t.Errorf("the released lease confirms: %v, want %v", err, replayguard.ErrLeaseLost)
 		}
 		if err := s.Confirm(ctx, retry, start.Add(2*time.Second)); err != nil {
 			t.Fatal(err)
 		}
 		_, err := claim(t, k, copyOf, start.Add(3*time.Second))
-		refusedWith(t, err, replay.ErrReplay, original)
+		refusedWith(t, err, replayguard.ErrReplay, original)
 	})
 	t.Run("a claim whose lease ended unconfirmed is taken over", func(t *testing.T) {
 		k := key()
 		dead := mustClaim(t, k, original, start)
 		_, err := claim(t, k, copyOf, start.Add(10*time.Second)) // the lease's last millisecond
-		refusedWith(t, err, replay.ErrInFlight, original)
+		refusedWith(t, err, replayguard.ErrInFlight, original)
 		l := mustClaim(t, k, copyOf, start.Add(10*time.Second+time.Millisecond))
 		if !l.Takeover || l.Event != original {
 			t.Errorf("lease = %+v, want a takeover publishing the original", l)
 		}
 		for name, err := range map[string]error{"confirm": s.Confirm(ctx, dead, start), "release": s.Release(ctx, dead)} {
-			if !errors.Is(err, replay.ErrLeaseLost) {
-				t.Errorf("the dead claim's %s = %v, want %v", name, err, replay.ErrLeaseLost)
+			if !errors.Is(err, replayguard.ErrLeaseLost) {
+				t.Errorf("the dead claim's %s = %v, want %v", name, err, replayguard.ErrLeaseLost)
 			}
 		}
-		if r := get(t, k); r.Status != replay.StatusPending || r.LeaseToken != l.Token {
+		if r := get(t, k); r.Status != replayguard.StatusPending || r.LeaseToken != l.Token {
 			t.Errorf("record = %+v, want PENDING under the takeover's lease", r)
 		}
 	})
@@ -162,7 +162,7 @@ func Run(t *testing.T, s Store, o Options) {
 		if fresh.Takeover || fresh.Event != copyOf {
 			t.Errorf("lease = %+v, want a new record for the copy", fresh)
 		}
-		if r := get(t, k); r.Status != replay.StatusPending || r.Event != copyOf || !r.PublishedAt.IsZero() || !r.FirstSeenAt.Equal(later) {
+		if r := get(t, k); r.Status != replayguard.StatusPending || r.Event != copyOf || !r.PublishedAt.IsZero() || !r.FirstSeenAt.Equal(later) {
 			t.Errorf("record = %+v, want the copy's, pending, never published", r)
 		}
 	})
@@ -181,7 +181,7 @@ func Run(t *testing.T, s Store, o Options) {
 						switch {
 						case err == nil:
 							wins++
-						case errors.Is(err, replay.ErrInFlight):
+						case errors.Is(err, replayguard.ErrInFlight):
 							inFlight++
 						default:
 							t.Errorf("claim: %v", err)

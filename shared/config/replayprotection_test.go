@@ -23,7 +23,7 @@ func replayConfig(source, block string) string {
 		}
 		extra := ""
 		if s[0] == source {
-			extra = `, "replay": ` + block
+			extra = `, "replayProtection": ` + block
 		}
 		b.WriteString(`{"name": "` + s[0] + `", "verify": {` + s[1] + `, "secretName": "x"}` + extra + `}`)
 	}
@@ -39,14 +39,14 @@ func TestReplayInvalid(t *testing.T) {
 		source, block string
 		want          []string
 	}{
-		{"stripe", `{"enabled": false}`, []string{"sources[0].replay" + timestamped("stripe")}},
-		{"slack", `{"windowDays": 3}`, []string{"sources[3].replay" + timestamped("slack")}},
-		{"standard-webhooks", `{"enabled": true}`, []string{"sources[4].replay" + timestamped("standard-webhooks")}},
-		{"github", `{"windowDays": 0.5}`, []string{`sources.replay.windowDays: got a JSON number 0.5; want a number`}},
-		{"github", `{"windowDays": -1}`, []string{`sources[1].replay.windowDays: -1 is out of range; use 1 to 365 days (default 7)`}},
-		{"shopify", `{"windowDays": 366}`, []string{`sources[2].replay.windowDays: 366 is out of range; use 1 to 365 days (default 7)`}},
-		{"hmac", `{"enabled": false, "windowDays": 30}`, []string{`sources[5].replay.windowDays: set while replay.enabled is false; remove it, or turn replay protection back on`}},
-		{"token", `{"enabled": "no"}`, []string{`sources.replay.enabled: got a JSON string; want true or false`}},
+		{"stripe", `{"enabled": false}`, []string{"sources[0].replayProtection" + timestamped("stripe")}},
+		{"slack", `{"windowDays": 3}`, []string{"sources[3].replayProtection" + timestamped("slack")}},
+		{"standard-webhooks", `{"enabled": true}`, []string{"sources[4].replayProtection" + timestamped("standard-webhooks")}},
+		{"github", `{"windowDays": 0.5}`, []string{`sources.replayProtection.windowDays: got a JSON number 0.5; want a number`}},
+		{"github", `{"windowDays": -1}`, []string{`sources[1].replayProtection.windowDays: -1 is out of range; use 1 to 365 days (default 7)`}},
+		{"shopify", `{"windowDays": 366}`, []string{`sources[2].replayProtection.windowDays: 366 is out of range; use 1 to 365 days (default 7)`}},
+		{"hmac", `{"enabled": false, "windowDays": 30}`, []string{`sources[5].replayProtection.windowDays: set while replayProtection.enabled is false; remove it, or turn replay protection back on`}},
+		{"token", `{"enabled": "no"}`, []string{`sources.replayProtection.enabled: got a JSON string; want true or false`}},
 		{"token", `{"window": "7d"}`, []string{`unknown field "window"; check its spelling against the configuration reference in README.md`}},
 	}
 	for _, tt := range tests {
@@ -106,7 +106,7 @@ func TestReplayWindows(t *testing.T) {
 		})
 	}
 	c, err := Parse([]byte(`{"sources": [{"name": "stripe", "verify": {"kind": "stripe", "secretName": "s"}},
-	  {"name": "github", "verify": {"kind": "github", "secretName": "g"}, "replay": {"enabled": false}}]}`))
+	  {"name": "github", "verify": {"kind": "github", "secretName": "g"}, "replayProtection": {"enabled": false}}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}

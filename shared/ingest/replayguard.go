@@ -11,16 +11,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
 	"github.com/hookfan/hookfan/shared/provider"
-	"github.com/hookfan/hookfan/shared/replay"
+	"github.com/hookfan/hookfan/shared/replayguard"
 	"github.com/hookfan/hookfan/shared/verify"
 )
 
 // ReplayGuard remembers the verified requests of the kinds that sign no
-// timestamp (shared/replay): *replay.DynamoDB, *replay.Memory.
+// timestamp (shared/replayguard): *replayguard.DynamoDB, *replayguard.Memory.
 type ReplayGuard interface {
-	Claim(ctx context.Context, in replay.ClaimInput) (replay.Lease, error)
-	Confirm(ctx context.Context, l replay.Lease, at time.Time) error
-	Release(ctx context.Context, l replay.Lease) error
+	Claim(ctx context.Context, in replayguard.ClaimInput) (replayguard.Lease, error)
+	Confirm(ctx context.Context, l replayguard.Lease, at time.Time) error
+	Release(ctx context.Context, l replayguard.Lease) error
 }
 
 // DefaultReplayLease bounds a claim's lease when the request's context has
@@ -41,23 +41,23 @@ const DefaultReplayLease = 30 * time.Second
 // published. A failed publish releases the claim, so the provider's retry
 // publishes.
 func (h *Handler) publishOnce(ctx context.Context, src *source, req *events.APIGatewayProxyRequest, hdr verify.Header, ident provider.Identity, msg draft, in *sns.PublishInput, res outcome, now time.Time) outcome {
-	material, err := src.kind.Replay(src.params, hdr, msg.body, ident)
+	material, err := src.kind.Fingerprint(src.params, hdr, msg.body, ident)
 	if err != nil { // the request verified, so this cannot happen: fail closed
 		return reject(src.name, true, verifyCode(err), fmt.Errorf("replay key: %w", err))
 	}
-	mine := replay.Event{ID: res.id, Type: res.typ, ContentType: msg.attrs.contentType}
-	lease, err := h.replay.Claim(ctx, replay.ClaimInput{
-		Key: replay.Key(src.name, material), Source: src.name, Event: mine,
+	mine := replayguard.Event{ID: res.id, Type: res.typ, ContentType: msg.attrs.contentType}
+	lease, err := h.replay.Claim(ctx, replayguard.ClaimInput{
+		Key: replayguard.Key(src.name, material), Source: src.name, Event: mine,
 		Now: now, LeaseUntil: leaseEnd(ctx, now), ExpiresAt: now.Add(src.replayWindow),
 	})
-	var seen *replay.SeenError
+	var seen *replayguard.SeenError
 	switch {
-	case errors.Is(err, replay.ErrReplay) && errors.As(err, &seen):
-		res.replayed, res.copyID, res.copyType = true, res.id, res.typ
+	case errors.Is(err, replayguard.ErrReplay) && errors.As(err, &seen):
+		res.replayBlocked, res.copyID, res.copyType = true, res.id, res.typ
 		res.id, res.typ = seen.Event.ID, seen.Event.Type
 		res.status, res.body = http.StatusAccepted, acceptedBody(res.id)
 		return res
-	case errors.Is(err, replay.ErrInFlight):
+	case errors.Is(err, replayguard.ErrInFlight):
 		res.status, res.code, res.detail = answers[CodeRequestInFlight].status, CodeRequestInFlight, err
 		return res
 	case err != nil:
@@ -89,7 +89,7 @@ func (h *Handler) publishOnce(ctx context.Context, src *source, req *events.APIG
 // release gives up a claim after a failure, so the provider's retry
 // publishes; should that fail too, the lease ends with the function's
 // deadline anyway.
-func (h *Handler) release(ctx context.Context, l replay.Lease, cause error) error {
+func (h *Handler) release(ctx context.Context, l replayguard.Lease, cause error) error {
 	if err := h.replay.Release(ctx, l); err != nil {
 		return errors.Join(cause, fmt.Errorf("release the replay record: %w", err))
 	}

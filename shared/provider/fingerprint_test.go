@@ -11,23 +11,23 @@ import (
 	"github.com/hookfan/hookfan/shared/provider"
 )
 
-// TestReplayOnlyWithoutTimestamp: every kind either signs a timestamp or
+// TestFingerprintOnlyWithoutTimestamp: every kind either signs a timestamp or
 // says what identifies one of its requests for replay protection, never
 // both and never neither.
-func TestReplayOnlyWithoutTimestamp(t *testing.T) {
+func TestFingerprintOnlyWithoutTimestamp(t *testing.T) {
 	for _, k := range provider.All() {
-		if k.Timestamped == (k.Replay != nil) {
-			t.Errorf("kind %q: Timestamped %v with Replay set %v; exactly one of them", k.Name, k.Timestamped, k.Replay != nil)
+		if k.Timestamped == (k.Fingerprint != nil) {
+			t.Errorf("kind %q: Timestamped %v with Fingerprint set %v; exactly one of them", k.Name, k.Timestamped, k.Fingerprint != nil)
 		}
 	}
 }
 
-// TestReplayMaterial: for each kind that signs no timestamp, what
+// TestFingerprint: for each kind that signs no timestamp, what
 // identifies a signed request survives everything a replayer can change
 // without the secret (a new event id, for GitHub and the generic kinds a
 // new type, the header's spelling) and changes with the body; Shopify's
 // also changes with the topic, which its real events vary on one body.
-func TestReplayMaterial(t *testing.T) {
+func TestFingerprint(t *testing.T) {
 	now := time.Now()
 	material := func(t *testing.T, k provider.Kind, p provider.Params, h http.Header, body []byte) []byte {
 		t.Helper()
@@ -35,9 +35,9 @@ func TestReplayMaterial(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Identify = %v", err)
 		}
-		m, err := k.Replay(p, h, body, id)
+		m, err := k.Fingerprint(p, h, body, id)
 		if err != nil {
-			t.Fatalf("Replay = %v", err)
+			t.Fatalf("Fingerprint = %v", err)
 		}
 		return m
 	}
