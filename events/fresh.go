@@ -1,6 +1,7 @@
 package events
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -13,9 +14,13 @@ import (
 // field (Stripe "id", Slack "event_id"), a header (GitHub, Shopify,
 // Standard Webhooks), or for the generic kinds the place ev names. A
 // generic source without an id place derives its id from the body, so the
-// body's top-level "id" is set instead. The local sender and the load test
-// use it to make each send a distinct event; sending the same id twice
-// imitates a provider's retry.
+// body's top-level "id" is set instead. For a kind with replay protection
+// (it signs no timestamp: github, shopify, hmac, token) a body sent again
+// under a new header id is a replay, answered as the original; two real
+// events never share a body, so a JSON object body also gets the id as its
+// first key, SampleIDKey, and is otherwise kept byte for byte. The local
+// sender and the load test use it to make each send a distinct event;
+// sending the same id twice imitates a provider's retry.
 func WithEventID(s Sample, id string, ev config.EventFields) (Sample, error) {
 	k, ok := provider.Lookup(s.Kind)
 	if !ok {
@@ -23,6 +28,9 @@ func WithEventID(s Sample, id string, ev config.EventFields) (Sample, error) {
 	}
 	s = s.Clone()
 	switch place := k.EventID(provider.Params{Event: ev.Places()}); {
+	case place.Header != "" && k.Fingerprint != nil:
+		s.Header.Set(place.Header, id)
+		return stamp(s, id), nil
 	case place.Header != "":
 		s.Header.Set(place.Header, id)
 		return s, nil
@@ -31,6 +39,32 @@ func WithEventID(s Sample, id string, ev config.EventFields) (Sample, error) {
 	default:
 		return setBodyField(s, []string{"id"}, id)
 	}
+}
+
+// SampleIDKey is the key WithEventID writes a header id under in the body
+// of a kind with replay protection.
+const SampleIDKey = "hookfan_sample_id"
+
+// stamp writes "SampleIDKey": id as the first member of a JSON object
+// body, leaving every other byte as it was (re-encoding would turn large
+// integers such as Shopify's ids into floats). Other bodies are returned
+// unchanged.
+func stamp(s Sample, id string) Sample {
+	trimmed := bytes.TrimLeft(s.Body, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(s.Body) {
+		return s
+	}
+	at := len(s.Body) - len(trimmed) + 1 // just after the '{'
+	member, _ := json.Marshal(SampleIDKey)
+	value, _ := json.Marshal(id)
+	member = append(append(member, ':'), value...)
+	if rest := bytes.TrimLeft(s.Body[at:], " \t\r\n"); rest[0] != '}' {
+		member = append(member, ',')
+	}
+	body := make([]byte, 0, len(s.Body)+len(member))
+	body = append(append(append(body, s.Body[:at]...), member...), s.Body[at:]...)
+	s.Body = body
+	return s
 }
 
 // setBodyField sets a string at a path of a JSON object body, creating

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/replayguard"
 	"github.com/hookfan/hookfan/shared/secrets"
 )
 
@@ -53,9 +55,9 @@ func newLogger() *slog.Logger {
 
 // setup reads the configuration and builds the clients once; warm
 // invocations reuse them. Only the clients ingest calls are built (SNS,
-// Secrets Manager; CloudWatch only for the PutMetricData sink), on the
-// Lambda environment's configuration; source secrets are read when a
-// request first needs them.
+// Secrets Manager; DynamoDB only when a source has replay protection;
+// CloudWatch only for the PutMetricData sink), on the Lambda environment's
+// configuration; source secrets are read when a request first needs them.
 func setup(ctx context.Context, log *slog.Logger) (*ingest.Handler, error) {
 	sources, err := config.DecodeSources(os.Getenv(config.EnvSources))
 	if err != nil {
@@ -78,12 +80,20 @@ func setup(ctx context.Context, log *slog.Logger) (*ingest.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", config.EnvMetricsSink, err)
 	}
-	return ingest.New(ingest.Options{
+	o := ingest.Options{
 		Sources:   sources,
 		TopicARN:  topic,
 		Publisher: sns.NewFromConfig(cfg),
 		Secrets:   secrets.NewCache(secretsmanager.NewFromConfig(cfg)),
 		Metrics:   metrics.NewRecorder(sink),
 		Logger:    log,
-	})
+	}
+	if config.ReplayProtected(sources) {
+		table, err := config.Getenv(config.EnvReplayTable)
+		if err != nil {
+			return nil, err
+		}
+		o.Replay = replayguard.NewDynamoDB(dynamodb.NewFromConfig(cfg), table)
+	}
+	return ingest.New(o)
 }

@@ -18,6 +18,7 @@ import (
 
 func TestSetup(t *testing.T) {
 	sources := config.EncodeSources([]config.Source{{Name: "stripe", Verify: config.Verify{Kind: provider.Stripe, SecretName: "hookfan/sources/stripe"}}})
+	github := config.EncodeSources([]config.Source{{Name: "github", Verify: config.Verify{Kind: provider.GitHub, SecretName: "hookfan/sources/github"}}})
 	tests := []struct {
 		name    string
 		env     map[string]string
@@ -29,10 +30,12 @@ func TestSetup(t *testing.T) {
 		{"invalid source", map[string]string{config.EnvSources: `[{"name":"Bad Name","verify":{"kind":"stripe","secretName":"s"}}]`, config.EnvTopicARN: "arn"}, "sources[0].name"},
 		{"no topic", map[string]string{config.EnvSources: sources}, config.EnvTopicARN},
 		{"unknown sink", map[string]string{config.EnvSources: sources, config.EnvTopicARN: "arn", config.EnvMetricsSink: "statsd"}, config.EnvMetricsSink},
+		{"replay protection with its table", map[string]string{config.EnvSources: github, config.EnvTopicARN: "arn", config.EnvReplayTable: "records"}, ""},
+		{"replay protection without its table", map[string]string{config.EnvSources: github, config.EnvTopicARN: "arn"}, config.EnvReplayTable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, k := range []string{config.EnvSources, config.EnvTopicARN, config.EnvMetricsSink} {
+			for _, k := range []string{config.EnvSources, config.EnvTopicARN, config.EnvMetricsSink, config.EnvReplayTable} {
 				t.Setenv(k, tt.env[k])
 			}
 			t.Setenv("AWS_REGION", "us-east-1")

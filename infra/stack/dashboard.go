@@ -104,7 +104,8 @@ func NewDashboard(scope constructs.Construct, id string, props *DashboardProps) 
 		}),
 	)
 	d.AddWidgets(
-		graph("Ingest: accepted by source", accepted, nil),
+		graph("Ingest: accepted by source, and replays (copies answered as the original, not published)",
+			append(accepted, k.search(metrics.IngestReplayBlocked, "Sum", metrics.DimSource)), nil),
 		graph("Ingest: rejected (by source and reason) and publish failures", append([]awscloudwatch.IMetric{k.search(metrics.IngestRejected, "Sum", metrics.DimReason, metrics.DimSource)}, failed...), nil),
 		graph("API: requests, 4xx, 5xx, latency p99",
 			[]awscloudwatch.IMetric{ingest.apiMetric("count", k.opts("Sum", "")), ingest.apiMetric("4xx", k.opts("Sum", "")), ingest.apiMetric("5xx", k.opts("Sum", ""))},

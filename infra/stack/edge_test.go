@@ -259,8 +259,21 @@ func TestHTTPEdge(t *testing.T) {
 		map[string]any{"type": "http", "rateLimit": 40, "burstLimit": 80, "logRetentionDays": 14,
 			"domainName": "hooks.example.com", "certificateArn": "arn:aws:acm:eu-west-1:123456789012:certificate/0c1f2d3e-4a5b-6c7d-8e9f-0a1b2c3d4e5f"},
 		map[string]any{"rateLimit": 5, "burstLimit": 10})
+	// Replay protection turned off for the one source that has it: ingest
+	// gets neither the table nor a grant on it (TestBase checks them on).
+	off := false
+	cfg.Sources[1].ReplayProtection.Enabled = &off
 	h, _ := synth(t, cfg, builder, "")
 	_, res := templateOf(t, h.Stack)
+	ingestFn := res[*awscdk.Stack_Of(h.Ingest.Function).GetLogicalId(h.Ingest.Function.Node().DefaultChild().(awscdk.CfnElement))]
+	if env := fmt.Sprint(ingestFn.Properties["Environment"]); strings.Contains(env, config.EnvReplayTable) {
+		t.Errorf("ingest environment %s names a replay table, with no source protected", env)
+	}
+	for _, pol := range ofType(res, "AWS::IAM::Policy") {
+		if refs := fmt.Sprint(pol.Properties["Roles"]); strings.Contains(refs, refID(ingestFn.Properties["Role"])) && strings.Contains(fmt.Sprint(pol.Properties["PolicyDocument"]), "dynamodb:") {
+			t.Errorf("ingest may use DynamoDB with no source protected: %v", pol.Properties["PolicyDocument"])
+		}
+	}
 
 	for _, typ := range []string{"AWS::ApiGateway::RestApi", "AWS::WAFv2::WebACL", "AWS::Route53::RecordSet", "AWS::CertificateManager::Certificate"} {
 		if n := len(ofType(res, typ)); n != 0 {

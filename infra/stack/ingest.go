@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
@@ -16,6 +17,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/replayguard"
 )
 
 // IngestTimeout is the ingest function's timeout: verify, then one SNS
@@ -44,6 +46,10 @@ type IngestAPIProps struct {
 	Code awslambda.Code
 	// SourceSecrets maps each source to its secret (required: one per source).
 	SourceSecrets map[string]awssecretsmanager.ISecret
+	// Table holds the replay records of the sources with replay protection
+	// (the delivery-record table, keys "replay:…"); required when a source
+	// has it.
+	Table awsdynamodb.ITable
 	// MemoryMB is the ingest function's memory; nil: DefaultMemoryMB.
 	MemoryMB *float64
 	// AlarmAction receives the per-source alarms; nil: alarms without actions.
@@ -87,6 +93,10 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 		return nil, errors.New("ingest API: Config, Topic and Code are required")
 	}
 	cfg := props.Config
+	replayProtected := config.ReplayProtected(cfg.Sources)
+	if replayProtected && props.Table == nil {
+		return nil, errors.New("ingest API: a source has replay protection, so Table is required")
+	}
 	memory := DefaultMemoryMB * 1.0
 	if props.MemoryMB != nil {
 		memory = *props.MemoryMB
@@ -97,6 +107,15 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 	}
 	a := &IngestAPI{Construct: constructs.NewConstruct(scope, jsii.String(id)), Type: cfg.API.Kind()}
 
+	env := map[string]string{
+		config.EnvSources:     config.EncodeSources(cfg.Sources),
+		config.EnvTopicARN:    *props.Topic.TopicArn(),
+		config.EnvMetricsSink: cfg.Metrics.SinkName(),
+		config.EnvAPIType:     a.Type,
+	}
+	if replayProtected {
+		env[config.EnvReplayTable] = *props.Table.TableName()
+	}
 	parts, err := newFunction(a.Construct, functionSpec{
 		description: "Hookfan ingest: verifies webhooks and publishes them to the fan-out topic",
 		code:        props.Code,
@@ -104,12 +123,7 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 		metricsSink: cfg.Metrics.SinkName(),
 		timeout:     awscdk.Duration_Seconds(jsii.Number(IngestTimeout)),
 		retention:   retention,
-		env: map[string]string{
-			config.EnvSources:     config.EncodeSources(cfg.Sources),
-			config.EnvTopicARN:    *props.Topic.TopicArn(),
-			config.EnvMetricsSink: cfg.Metrics.SinkName(),
-			config.EnvAPIType:     a.Type,
-		},
+		env:         env,
 	})
 	if err != nil {
 		return nil, err
@@ -128,6 +142,18 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 	slices.Sort(names)
 	for _, n := range names {
 		props.SourceSecrets[n].GrantRead(a.Role, nil)
+	}
+	if replayProtected {
+		// Replay protection's claim, confirm and release are conditional
+		// UpdateItems, on the replay records only: every key starts with
+		// "replay:". No read: a refused claim returns the record itself.
+		a.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions:   jsii.Strings("dynamodb:UpdateItem"),
+			Resources: &[]*string{props.Table.TableArn()},
+			Conditions: &map[string]any{
+				"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": []string{replayguard.KeyPrefix + "*"}},
+			},
+		}))
 	}
 
 	a.AccessLogs = awslogs.NewLogGroup(a.Construct, jsii.String("AccessLogs"), &awslogs.LogGroupProps{

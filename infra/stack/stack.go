@@ -160,7 +160,7 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 	}
 
 	h.Ingest, err = NewIngestAPI(stack, "Ingest", &IngestAPIProps{
-		Config: cfg, Topic: h.Topic, Code: code("ingest"), SourceSecrets: h.Sources.Secrets, AlarmAction: action,
+		Config: cfg, Topic: h.Topic, Code: code("ingest"), SourceSecrets: h.Sources.Secrets, Table: h.Table, AlarmAction: action,
 	})
 	if err != nil {
 		return nil, err

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hookfan/hookfan/infra/stack"
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/replayguard"
 )
 
 // builder compiles the functions once for every test in this package.
@@ -522,13 +523,16 @@ func TestBase(t *testing.T) {
 	if len(tables) != 1 {
 		t.Fatalf("got %d tables", len(tables))
 	}
-	for _, tb := range tables {
+	var tableID string
+	for id, tb := range tables {
+		tableID = id
 		p := tb.Properties
 		wantProps := map[string]any{
-			"BillingMode":                      "PAY_PER_REQUEST",
-			"KeySchema":                        []any{map[string]any{"AttributeName": "pk", "KeyType": "HASH"}},
-			"AttributeDefinitions":             []any{map[string]any{"AttributeName": "pk", "AttributeType": "S"}},
-			"TimeToLiveSpecification":          map[string]any{"AttributeName": "expires_at", "Enabled": true},
+			"BillingMode":          "PAY_PER_REQUEST",
+			"KeySchema":            []any{map[string]any{"AttributeName": "pk", "KeyType": "HASH"}},
+			"AttributeDefinitions": []any{map[string]any{"AttributeName": "pk", "AttributeType": "S"}},
+			// The delivery records' and the replay records' expiry.
+			"TimeToLiveSpecification":          map[string]any{"AttributeName": replayguard.AttrExpiresAt, "Enabled": true},
 			"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
 		}
 		for k, want := range wantProps {
@@ -607,8 +611,12 @@ func TestBase(t *testing.T) {
 		t.Errorf("ingest environment %v", env)
 	}
 	checkLogging(t, "ingest", res[fnID].Properties)
+	if refID(env[config.EnvReplayTable]) != tableID {
+		t.Errorf("%s = %v, want the table (github and shopify sources have replay protection)", config.EnvReplayTable, env[config.EnvReplayTable])
+	}
 	roleID := refID(res[fnID].Properties["Role"])
 	var readable []string
+	replayGrants := 0
 	for _, pol := range ofType(res, "AWS::IAM::Policy") {
 		if !slices.ContainsFunc(asSlice(pol.Properties["Roles"]), func(r any) bool { return refID(r) == roleID }) {
 			continue
@@ -628,11 +636,22 @@ func TestBase(t *testing.T) {
 				for _, r := range asSlice(st["Resource"]) { // one statement for all secrets (minimizePolicies)
 					readable = append(readable, fmt.Sprint(r))
 				}
+			case slices.Equal(actions, []string{"dynamodb:UpdateItem"}):
+				// Replay protection: the conditional writes, on the replay
+				// records only; never a read, never another key.
+				replayGrants++
+				want := map[string]any{"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": []any{replayguard.KeyPrefix + "*"}}}
+				if diff := cmp.Diff(want, st["Condition"]); diff != "" || refID(st["Resource"]) != tableID {
+					t.Errorf("ingest table statement on %v, condition (-want +got):\n%s", st["Resource"], diff)
+				}
 			case slices.Contains(actions, "logs:PutLogEvents"), slices.Contains(actions, "xray:PutTraceSegments"):
 			default:
 				t.Errorf("ingest: unexpected statement %v", st)
 			}
 		}
+	}
+	if replayGrants != 1 {
+		t.Errorf("ingest has %d replay grants, want 1", replayGrants)
 	}
 	for _, s := range cfg.Sources {
 		if !slices.ContainsFunc(readable, func(r string) bool { return strings.Contains(r, s.Verify.SecretName) }) {
@@ -672,7 +691,7 @@ func TestBase(t *testing.T) {
 	// Dashboard: ingest by source, and per destination deliveries, latency, queue and DLQ depth.
 	for _, db := range ofType(res, "AWS::CloudWatch::Dashboard") {
 		body, _ := json.Marshal(db.Properties["DashboardBody"])
-		for _, want := range []string{"IngestAccepted", "IngestRejected", "IngestPublishFailed", "DeliverySucceeded", "DeliveryFailed", "DeliveryDead", "DeliveryLatency", "EventAge", "ApproximateNumberOfMessagesVisible", "ApproximateAgeOfOldestMessage", "dest-00: queue and DLQ depth", "dest-02: deliveries and failures"} {
+		for _, want := range []string{"IngestAccepted", "IngestRejected", "IngestPublishFailed", "IngestReplayBlocked", "DeliverySucceeded", "DeliveryFailed", "DeliveryDead", "DeliveryLatency", "EventAge", "ApproximateNumberOfMessagesVisible", "ApproximateAgeOfOldestMessage", "dest-00: queue and DLQ depth", "dest-02: deliveries and failures"} {
 			if !strings.Contains(string(body), want) {
 				t.Errorf("dashboard lacks %s", want)
 			}

@@ -15,7 +15,9 @@ const (
 
 // NewRecordTable makes the delivery-record table: on demand, TTL on
 // expires_at, point-in-time recovery, retained on removal (it is what keeps a
-// redriven message from being delivered twice).
+// redriven message from being delivered twice). Ingest keeps its replay
+// records there too, under keys "replay:<source>:<digest>" (shared/replayguard)
+// that no deliver role's key condition matches.
 func NewRecordTable(scope constructs.Construct, id string) awsdynamodb.Table {
 	return awsdynamodb.NewTable(scope, jsii.String(id), &awsdynamodb.TableProps{
 		PartitionKey:        &awsdynamodb.Attribute{Name: jsii.String(TablePartitionKey), Type: awsdynamodb.AttributeType_STRING},

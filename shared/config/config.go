@@ -115,6 +115,10 @@ type Source struct {
 	// Limits are what the API enforces on this source's route before ingest
 	// runs: throttling, the alarm on client errors, the WAF allow-list.
 	Limits SourceLimits `json:"limits,omitzero"`
+	// ReplayProtection remembers the source's verified requests so that a
+	// copy is answered as the original: on by default for the kinds that
+	// sign no timestamp.
+	ReplayProtection ReplayProtection `json:"replayProtection,omitzero"`
 }
 
 // Verify says how a source's requests are authenticated.

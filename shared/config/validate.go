@@ -108,6 +108,7 @@ func (s *Source) validate(p *problems, at string, seen map[string]int, index int
 		p.add(at+".maxBodyBytes", "%d is out of range; use 1 to %d (what fits in one SNS message with its attributes), or omit it for that default", s.MaxBodyBytes, MaxBodyBytesCeiling)
 	}
 	s.Event.validate(p, at+".event", v.Kind, k.Places)
+	s.ReplayProtection.validate(p, at+".replayProtection", v.Kind, k, known)
 }
 
 // kindList names the kinds for which keep is true, for a message: "a, b

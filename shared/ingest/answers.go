@@ -28,6 +28,8 @@ const (
 	CodeEventTypeInvalid       = "event_type_invalid"
 	CodeChallengeMissing       = "challenge_missing"
 	CodePublishFailed          = "publish_failed"
+	CodeReplayCheckUnavailable = "replay_check_unavailable"
+	CodeRequestInFlight        = "request_in_flight"
 )
 
 // answer is the HTTP status and the short human text of an error code.
@@ -57,6 +59,8 @@ var answers = map[string]answer{
 	CodeEventTypeInvalid:       {http.StatusBadRequest, "The event type is empty, longer than 256 bytes, not UTF-8, or holds control characters or characters SQS refuses."},
 	CodeChallengeMissing:       {http.StatusBadRequest, "The url_verification request carries no challenge string."},
 	CodePublishFailed:          {http.StatusServiceUnavailable, "The event could not be queued; retry later."},
+	CodeReplayCheckUnavailable: {http.StatusServiceUnavailable, "The event could not be checked against earlier requests; retry later."},
+	CodeRequestInFlight:        {http.StatusServiceUnavailable, "The same request is being accepted right now; retry later."},
 }
 
 // errorBodies holds each code's JSON body, rendered once.

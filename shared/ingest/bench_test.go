@@ -10,12 +10,17 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/stripe/stripe-go/v82/webhook"
 
@@ -24,6 +29,7 @@ import (
 	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/provider"
+	"github.com/hookfan/hookfan/shared/replayguard"
 	"github.com/hookfan/hookfan/shared/verify"
 )
 
@@ -224,4 +230,109 @@ func BenchmarkStripeVerify(b *testing.B) {
 			}
 		}
 	})
+}
+
+// stubDynamoDB answers every DynamoDB call at once with an empty success,
+// without a network: what remains is what the SDK and ingest spend on the
+// call (serialization, SigV4 signing, deserialization).
+type stubDynamoDB struct{ calls int }
+
+func (s *stubDynamoDB) Do(req *http.Request) (*http.Response, error) {
+	s.calls++
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+		req.Body.Close()
+	}
+	return &http.Response{StatusCode: http.StatusOK, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Content-Type": {"application/x-amz-json-1.0"}}, Body: io.NopCloser(strings.NewReader("{}")),
+		ContentLength: 2, Request: req}, nil
+}
+
+// replayBudget bounds the CPU replay protection adds to an accepted
+// request, in bare SDK UpdateItem calls: the claim and the confirm are two,
+// and the key, the inputs and the rest of ingest's own work must stay
+// within half of one more.
+const replayBudget = 2.5
+
+// BenchmarkReplayCheck: the CPU replay protection adds to an accepted
+// GitHub request — its key, a claim and a confirm through the real SDK
+// DynamoDB client, the network stubbed — side by side, in one run, with
+// the same source with the protection off and with one bare UpdateItem
+// through the same client (the SDK's own cost of a call: serialization,
+// SigV4, the middleware stack). Its wall-time cost is not here: two
+// DynamoDB round trips, before and after the SNS publish. Run:
+//
+//	go test -run '^$' -bench ReplayCheck -count 3 ./shared/ingest
+//
+// Metrics, CPU per request: off-cpu-ns, on-cpu-ns, added-cpu-ns (their
+// difference), sdk-call-cpu-ns, added-x-sdk-call (the budgeted ratio);
+// ddb-calls per accepted request (at most 2).
+func BenchmarkReplayCheck(b *testing.B) {
+	overhead := rusageOverhead(b)
+	now := time.Now()
+	s := events.MustLoad("github", "push")
+	ddb := &stubDynamoDB{}
+	client := dynamodb.New(dynamodb.Options{Region: "eu-west-1", HTTPClient: ddb,
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", "")})
+	newHandler := func(on bool) func() {
+		src := sourceConfig(b, "github")
+		o := ingest.Options{
+			Sources: []config.Source{src}, TopicARN: topicARN, Publisher: discardPublisher{},
+			Secrets: &fakeSecrets{values: map[string][]string{src.Verify.SecretName: {secretOf("github")}}},
+			Metrics: metrics.NewRecorder(metrics.NewEMF(io.Discard)), Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+			Now: func() time.Time { return now },
+		}
+		if on {
+			o.Replay = replayguard.NewDynamoDB(client, "records")
+		} else {
+			off := false
+			o.Sources[0].ReplayProtection.Enabled = &off
+		}
+		h, err := ingest.New(o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		req := signSample(b, "github", s, now)
+		ctx := lambdacontext.NewContext(context.Background(), &lambdacontext.LambdaContext{AwsRequestID: "bench"})
+		return func() {
+			if resp, _ := h.Handle(ctx, req); resp.StatusCode != http.StatusAccepted {
+				b.Fatalf("status %d %s", resp.StatusCode, resp.Body)
+			}
+		}
+	}
+	bare := &dynamodb.UpdateItemInput{TableName: aws.String("records"),
+		Key:              map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "replay:github:00"}},
+		UpdateExpression: aws.String("SET #s = :s"), ExpressionAttributeNames: map[string]string{"#s": "status"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":s": &types.AttributeValueMemberS{Value: "PUBLISHED"}}}
+	sdkCall := func() {
+		if _, err := client.UpdateItem(context.Background(), bare); err != nil {
+			b.Fatal(err)
+		}
+	}
+	calls := []func(){newHandler(false), newHandler(true), sdkCall}
+	cpu := make([]time.Duration, len(calls))
+	b.ReportAllocs()
+	for b.Loop() {
+		for i, call := range calls {
+			t0 := processCPU(b)
+			call()
+			cpu[i] += processCPU(b) - t0 - overhead
+		}
+	}
+	n := float64(b.N)
+	added := float64(cpu[1] - cpu[0])
+	b.ReportMetric(float64(cpu[0])/n, "off-cpu-ns")
+	b.ReportMetric(float64(cpu[1])/n, "on-cpu-ns")
+	b.ReportMetric(added/n, "added-cpu-ns")
+	b.ReportMetric(float64(cpu[2])/n, "sdk-call-cpu-ns")
+	ratio := added / float64(cpu[2])
+	b.ReportMetric(ratio, "added-x-sdk-call")
+	perRequest := float64(ddb.calls-b.N) / n // less the bare calls
+	b.ReportMetric(perRequest, "ddb-calls")
+	if perRequest > 2 {
+		b.Errorf("%.1f DynamoDB calls per accepted request, want at most 2 (claim, confirm)", perRequest)
+	}
+	if ratio > replayBudget {
+		b.Errorf("replay protection adds %.2f× a bare SDK call's CPU, over the budget of %.1f×", ratio, replayBudget)
+	}
 }

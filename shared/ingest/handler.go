@@ -62,6 +62,9 @@ type Options struct {
 	Publisher Publisher
 	Secrets   Secrets
 	Metrics   Recorder
+	// Replay remembers the verified requests of the sources with replay
+	// protection (replayguard.DynamoDB); required when one has it.
+	Replay ReplayGuard
 	// Logger receives one line per request (default: discard). The
 	// function's main passes the Lambda runtime's logger, which adds the
 	// request id.
@@ -77,6 +80,7 @@ type Handler struct {
 	publisher Publisher
 	secrets   Secrets
 	metrics   Recorder
+	replay    ReplayGuard
 	log       *slog.Logger
 	now       func() time.Time
 }
@@ -89,6 +93,9 @@ type source struct {
 	secret   string // the Secrets Manager name
 	limit    int
 	verifier verify.Verifier
+	// replayWindow is how long a verified request is remembered; 0 when
+	// the source has no replay protection.
+	replayWindow time.Duration
 }
 
 // New builds a Handler; sources are expected to be validated already
@@ -103,6 +110,7 @@ func New(o Options) (*Handler, error) {
 		publisher: o.Publisher,
 		secrets:   o.Secrets,
 		metrics:   o.Metrics,
+		replay:    o.Replay,
 		log:       o.Logger,
 		now:       o.Now,
 	}
@@ -124,9 +132,13 @@ func New(o Options) (*Handler, error) {
 		if err != nil {
 			return nil, fmt.Errorf("ingest: source %q: %w", s.Name, err)
 		}
+		window := s.ReplayWindow()
+		if window > 0 && o.Replay == nil {
+			return nil, fmt.Errorf("ingest: source %q has replay protection but no replay store is set (Options.Replay); set one, or turn it off for the source (replayProtection.enabled: false)", s.Name)
+		}
 		h.sources[s.Name] = &source{
 			name: s.Name, kind: kind, params: s.Params(), secret: s.Verify.SecretName,
-			limit: min(s.BodyLimit(), config.MaxBodyBytesCeiling), verifier: v,
+			limit: min(s.BodyLimit(), config.MaxBodyBytesCeiling), verifier: v, replayWindow: window,
 		}
 	}
 	return h, nil
@@ -145,6 +157,11 @@ type outcome struct {
 	detail     error // internal detail for the log only
 	body       string
 	challenge  bool
+	// replayBlocked marks a copy of a published request, answered with the
+	// original's id and type (id, typ); copyID and copyType are what the
+	// copy itself carried.
+	replayBlocked    bool
+	copyID, copyType string
 }
 
 // Handle answers one API Gateway proxy request. The error is always nil:
@@ -191,19 +208,39 @@ func (h *Handler) handle(ctx context.Context, req *events.APIGatewayProxyRequest
 	if ident.JSON {
 		text = message.JSONText
 	}
-	in, err := newMessage(h.topicARN, req, body, text(body), attributes{
+	msg := draft{body: body, text: text(body), attrs: attributes{
 		source: name, typ: ident.Type, id: id, contentType: contentType(hdr),
 		receivedAt: received.UTC().Format(message.ReceivedAtLayout),
-	})
+	}}
+	in, err := newMessage(h.topicARN, req, msg.body, msg.text, msg.attrs)
 	if err != nil {
 		return reject(name, true, CodeBodyTooLarge, err)
 	}
 	res := outcome{source: name, known: true, id: id, typ: ident.Type, providerID: ident.ID}
+	if src.replayWindow > 0 {
+		return h.publishOnce(ctx, src, req, hdr, ident, msg, in, res, received)
+	}
+	return h.publish(ctx, in, res)
+}
+
+// draft is what an accepted request's message is built from, with the
+// request. (The request stays apart: in one struct with the attributes,
+// which the message keeps, escape analysis would move every request to the
+// heap.)
+type draft struct {
+	body  []byte
+	text  bool
+	attrs attributes
+}
+
+// publish hands the message to SNS: 202 with the event's id once SNS
+// accepted it, 503 otherwise.
+func (h *Handler) publish(ctx context.Context, in *sns.PublishInput, res outcome) outcome {
 	if _, err := h.publisher.Publish(ctx, in); err != nil {
 		res.status, res.code, res.detail = answers[CodePublishFailed].status, CodePublishFailed, err
 		return res
 	}
-	res.status, res.body = http.StatusAccepted, acceptedBody(id)
+	res.status, res.body = http.StatusAccepted, acceptedBody(res.id)
 	return res
 }
 

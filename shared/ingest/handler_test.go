@@ -17,6 +17,7 @@ import (
 	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/provider"
+	"github.com/hookfan/hookfan/shared/replayguard"
 	"github.com/hookfan/hookfan/shared/secrets"
 )
 
@@ -517,7 +518,9 @@ func TestBase64Bodies(t *testing.T) {
 		t.Errorf("id = %s, want %s", id, want)
 	}
 
-	// Not UTF-8 and not marked base64 by API Gateway: still published safely.
+	// Not UTF-8 and not marked base64 by API Gateway: still published
+	// safely. (Another body: the same one again would be a replay.)
+	bin.Body = append(bin.Body, 0x81)
 	req = signSample(t, "hmac-plain", bin, r.now)
 	acceptedID(t, r.do(t, req))
 	if in := r.pub.published()[2]; attr(in, "encoding") != "base64" {
@@ -635,7 +638,8 @@ func TestEventID(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	good := ingest.Options{TopicARN: topicARN, Publisher: &fakePublisher{}, Secrets: &fakeSecrets{}, Metrics: metrics.NewRecorder(&memSink{})}
+	good := ingest.Options{TopicARN: topicARN, Publisher: &fakePublisher{}, Secrets: &fakeSecrets{}, Metrics: metrics.NewRecorder(&memSink{}),
+		Sources: testSources(), Replay: replayguard.NewMemory()}
 	tests := []struct {
 		name string
 		edit func(o *ingest.Options)
@@ -649,6 +653,7 @@ func TestNewValidates(t *testing.T) {
 		{"bad kind", func(o *ingest.Options) {
 			o.Sources = []config.Source{{Name: "x", Verify: config.Verify{Kind: "md5", SecretName: "s"}}}
 		}},
+		{"replay protection without a store", func(o *ingest.Options) { o.Replay = nil }},
 	}
 	for _, tt := range tests {
 		o := good

@@ -22,6 +22,7 @@ import (
 	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/provider"
+	"github.com/hookfan/hookfan/shared/replayguard"
 	"github.com/hookfan/hookfan/shared/secrets"
 )
 
@@ -194,6 +195,7 @@ type rig struct {
 	pub *fakePublisher
 	sec *fakeSecrets
 	met *memSink
+	rep *replayguard.Memory
 	log *syncBuffer
 	now time.Time
 }
@@ -235,6 +237,7 @@ func newRig(t testing.TB, sources []config.Source) *rig {
 		pub: &fakePublisher{},
 		sec: &fakeSecrets{values: map[string][]string{}, fresh: map[string][]string{}, err: map[string]error{}},
 		met: &memSink{},
+		rep: replayguard.NewMemory(),
 		log: &syncBuffer{},
 		now: time.Now().Truncate(time.Millisecond),
 	}
@@ -247,6 +250,7 @@ func newRig(t testing.TB, sources []config.Source) *rig {
 		Publisher: r.pub,
 		Secrets:   r.sec,
 		Metrics:   metrics.NewRecorder(r.met),
+		Replay:    r.rep,
 		Logger:    slog.New(slog.NewJSONHandler(r.log, nil)),
 		Now:       func() time.Time { return r.now },
 	})

@@ -22,6 +22,7 @@ import (
 	"github.com/hookfan/hookfan/shared/message"
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/provider"
+	"github.com/hookfan/hookfan/shared/replayguard"
 )
 
 // h2Publisher keeps a copy of each published message and its attributes
@@ -66,6 +67,7 @@ func newH2Handler(t testing.TB) (*Handler, *h2Publisher) {
 		Publisher: pub,
 		Secrets:   h2Secrets{"gh": {h2GitHubSecret}},
 		Metrics:   metrics.NewRecorder(sink),
+		Replay:    replayguard.NewMemory(),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -40,6 +40,9 @@ const (
 	OutcomeRejected      = "rejected"
 	OutcomePublishFailed = "publish_failed"
 	OutcomeChallenge     = "challenge"
+	// OutcomeReplayBlocked: a copy of a published request, answered 202 with
+	// the original's id and not published.
+	OutcomeReplayBlocked = "replay_blocked"
 )
 
 // record counts the outcome, flushes the metrics and writes the request's
@@ -53,6 +56,9 @@ func (h *Handler) record(ctx context.Context, req *events.APIGatewayProxyRequest
 	switch {
 	case o.challenge:
 		name = OutcomeChallenge
+	case o.replayBlocked:
+		name, level = OutcomeReplayBlocked, slog.LevelWarn
+		h.metrics.Count(metrics.IngestReplayBlocked, source)
 	case o.code == CodePublishFailed:
 		name, level = OutcomePublishFailed, slog.LevelError
 		h.metrics.Count(metrics.IngestPublishFailed, source)
@@ -63,6 +69,9 @@ func (h *Handler) record(ctx context.Context, req *events.APIGatewayProxyRequest
 		}
 		h.metrics.Count(metrics.IngestRejected, source, metrics.Dimension{Name: metrics.DimReason, Value: o.code})
 	default:
+		if o.detail != nil { // accepted, with a replay record left unconfirmed
+			level = slog.LevelWarn
+		}
 		h.metrics.Count(metrics.IngestAccepted, source)
 	}
 	flushErr := h.metrics.Flush(ctx)
@@ -90,6 +99,8 @@ func (h *Handler) record(ctx context.Context, req *events.APIGatewayProxyRequest
 	optional("code", o.code)
 	optional("provider_event_id", o.providerID)
 	optional("api_request_id", req.RequestContext.RequestID)
+	optional("copy_id", o.copyID)
+	optional("copy_type", o.copyType)
 	if o.detail != nil {
 		optional("error", o.detail.Error())
 	}

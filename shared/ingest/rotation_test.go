@@ -13,6 +13,7 @@ import (
 
 	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/replayguard"
 	"github.com/hookfan/hookfan/shared/secrets"
 )
 
@@ -65,6 +66,7 @@ func TestRotationWithTheRealCache(t *testing.T) {
 		Publisher: pub,
 		Secrets:   secrets.NewCache(store, secrets.WithClock(now)),
 		Metrics:   metrics.NewRecorder(&memSink{}),
+		Replay:    replayguard.NewMemory(),
 		Logger:    slog.New(slog.DiscardHandler),
 		Now:       now,
 	})

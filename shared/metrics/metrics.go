@@ -24,6 +24,9 @@ const (
 	IngestAccepted      = "IngestAccepted"
 	IngestRejected      = "IngestRejected"
 	IngestPublishFailed = "IngestPublishFailed"
+	// IngestReplayBlocked counts copies of published requests answered as the
+	// original and not published again (replay protection).
+	IngestReplayBlocked = "IngestReplayBlocked"
 	DeliverySucceeded   = "DeliverySucceeded"
 	DeliveryFailed      = "DeliveryFailed"
 	DeliveryDuplicate   = "DeliveryDuplicate"

@@ -30,6 +30,14 @@ var hmacKind = Kind{
 		return verify.NewHMAC(p.Header, p.algorithm(), p.encoding(), p.Prefix)
 	},
 	Identify: identifyGeneric,
+	// The signature alone, as GitHub's: an id or type header is not signed.
+	Fingerprint: func(p Params, h verify.Header, _ []byte, _ Identity) ([]byte, error) {
+		d, err := verify.NewHMAC(p.Header, p.algorithm(), p.encoding(), p.Prefix)
+		if err != nil {
+			return nil, err
+		}
+		return fingerprintBySignature(d, h)
+	},
 	Sign: func(p Params, h http.Header, body []byte, _ time.Time, secrets []string) error {
 		newHash, ok := map[string]func() hash.Hash{"sha1": sha1.New, "sha256": sha256.New, "sha512": sha512.New}[p.algorithm()]
 		if !ok {
@@ -68,6 +76,14 @@ var tokenKind = Kind{
 		return &verify.Token{Header: p.Header}, nil
 	},
 	Identify: identifyGeneric,
+	// The body's SHA-256: the token is the same in every request, so it
+	// identifies nothing. The same body sent twice is one event resent;
+	// whoever holds the token can still send any other body (token is the
+	// weakest kind).
+	Fingerprint: func(_ Params, _ verify.Header, body []byte, _ Identity) ([]byte, error) {
+		sum := sha256.Sum256(body)
+		return sum[:], nil
+	},
 	Sign: func(p Params, h http.Header, _ []byte, _ time.Time, secrets []string) error {
 		if p.Header == "" {
 			return errors.New("token needs the name of its header")

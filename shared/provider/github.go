@@ -59,4 +59,11 @@ var githubKind = Kind{
 		return nil
 	},
 	EventID: fixed(Place{Header: headerGitHubDelivery}),
+	// The signature alone: X-GitHub-Delivery and X-GitHub-Event are not
+	// signed, and one body is never sent as two events (each event type
+	// has its own payload), so a copy re-typed to reach other destinations
+	// is a replay too.
+	Fingerprint: func(_ Params, h verify.Header, _ []byte, _ Identity) ([]byte, error) {
+		return fingerprintBySignature(verify.GitHub(), h)
+	},
 }

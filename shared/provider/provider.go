@@ -74,6 +74,14 @@ type Kind struct {
 	// EventID says where a request carries the provider's own event id; a
 	// zero Place when the id is derived from the body.
 	EventID func(p Params) Place
+	// Fingerprint returns what identifies one verified request of a kind that
+	// signs no timestamp, for replay protection: ingest remembers the
+	// SHA-256 of the source name and these bytes (shared/replayguard), and
+	// answers a later request with the same ones as the original. It is
+	// nil for the timestamped kinds, whose tolerance already refuses a
+	// replayed request. Called only after the request verified, with what
+	// Identify read.
+	Fingerprint func(p Params, h verify.Header, body []byte, id Identity) ([]byte, error)
 }
 
 // Params is what a source's configuration says to its kind.
@@ -176,6 +184,14 @@ func first(h verify.Header, name string) string {
 func bodyID(body []byte) string {
 	sum := sha256.Sum256(body)
 	return hex.EncodeToString(sum[:])
+}
+
+// fingerprintBySignature is the Fingerprint of a kind whose signature is an HMAC of
+// the body alone: the decoded digest (never the header's spelling, which
+// hex case and base64 alphabets vary) identifies the body under the
+// source's secret.
+func fingerprintBySignature(d *verify.Digest, h verify.Header) ([]byte, error) {
+	return d.Signature(h)
 }
 
 // mac is the HMAC of parts under key, for signing samples.

@@ -37,4 +37,16 @@ var shopifyKind = Kind{
 		return nil
 	},
 	EventID: fixed(Place{Header: headerShopifyID}),
+	// The signature and the topic: Shopify sends one resource's body under
+	// several topics (orders/create, orders/updated and orders/paid can
+	// carry the same order bytes), so the signature alone would drop real
+	// events. The digest has a fixed length, so digest + topic is
+	// unambiguous.
+	Fingerprint: func(_ Params, h verify.Header, _ []byte, id Identity) ([]byte, error) {
+		sig, err := fingerprintBySignature(verify.Shopify(), h)
+		if err != nil {
+			return nil, err
+		}
+		return append(sig, id.Type...), nil
+	},
 }

@@ -99,6 +99,22 @@ func (d *Digest) Verify(r *Request, secrets []string) error {
 	return noMatch(d.header, usable)
 }
 
+// Signature returns the digest a request carries, decoded: the bytes
+// Verify compared, whatever the header's spelling (hex case, base64
+// alphabet, padding). Replay protection keys on it (shared/provider).
+func (d *Digest) Signature(h Header) ([]byte, error) {
+	v, err := single(h, d.header)
+	if err != nil {
+		return nil, err
+	}
+	dst := make([]byte, d.size)
+	n, err := d.Parse(v, dst)
+	if err != nil {
+		return nil, err
+	}
+	return dst[:n], nil
+}
+
 // Parse decodes a header value into dst (at least the digest size) and
 // returns the digest's length. The prefix must match exactly; hex digits may
 // be of either case; base64 may be standard or URL-safe, padded or not.

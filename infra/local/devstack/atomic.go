@@ -3,9 +3,12 @@ package devstack
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/delivery"
+	"github.com/hookfan/hookfan/shared/ingest"
+	"github.com/hookfan/hookfan/shared/replayguard"
 )
 
 // itemLocked restores DynamoDB's per-item atomicity that moto lacks.
@@ -26,8 +29,11 @@ func newItemLocked(next delivery.Store, locks *sync.Map) delivery.Store {
 	return &itemLocked{next: next, locks: locks}
 }
 
-func (s *itemLocked) lock(pk string) func() {
-	m, _ := s.locks.LoadOrStore(pk, &sync.Mutex{})
+func (s *itemLocked) lock(pk string) func() { return lockKey(s.locks, pk) }
+
+// lockKey locks the mutex of key in locks and returns its unlock.
+func lockKey(locks *sync.Map, key string) func() {
+	m, _ := locks.LoadOrStore(key, &sync.Mutex{})
 	mu := m.(*sync.Mutex)
 	mu.Lock()
 	return mu.Unlock
@@ -41,4 +47,28 @@ func (s *itemLocked) Claim(ctx context.Context, in dedupe.ClaimInput) (dedupe.Le
 func (s *itemLocked) Finish(ctx context.Context, lease dedupe.Lease, out dedupe.Outcome) error {
 	defer s.lock(lease.PK)()
 	return s.next.Finish(ctx, lease, out)
+}
+
+// replayLocked serializes ingest's replay calls per key, for the same
+// reason: two copies of one request racing must not both claim it. Its
+// keys ("replay:…") never meet a delivery record's, so it shares the
+// stack's locks.
+type replayLocked struct {
+	next  ingest.ReplayGuard
+	locks *sync.Map
+}
+
+func (s *replayLocked) Claim(ctx context.Context, in replayguard.ClaimInput) (replayguard.Lease, error) {
+	defer lockKey(s.locks, in.Key)()
+	return s.next.Claim(ctx, in)
+}
+
+func (s *replayLocked) Confirm(ctx context.Context, l replayguard.Lease, at time.Time) error {
+	defer lockKey(s.locks, l.Key)()
+	return s.next.Confirm(ctx, l, at)
+}
+
+func (s *replayLocked) Release(ctx context.Context, l replayguard.Lease) error {
+	defer lockKey(s.locks, l.Key)()
+	return s.next.Release(ctx, l)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/hookfan/hookfan/shared/delivery"
 	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/replayguard"
 	"github.com/hookfan/hookfan/shared/secrets"
 )
 
@@ -46,6 +47,10 @@ type Options struct {
 	// ArchiveBuffer is how long the archiver gathers records before writing
 	// an object (default 1s).
 	ArchiveBuffer time.Duration
+	// WrapReplay and WrapPublisher, when set, wrap the ingest function's
+	// replay store and SNS publisher (tests inject failures with them).
+	WrapReplay    func(ingest.ReplayGuard) ingest.ReplayGuard
+	WrapPublisher func(ingest.Publisher) ingest.Publisher
 }
 
 // Stack is the whole topology on an emulator with the functions running
@@ -58,9 +63,12 @@ type Stack struct {
 	Store    *dedupe.DynamoDB
 	// Archiver writes the archive; nil when the archive is off.
 	Archiver *Archiver
-	pollers  []*Poller
-	opts     Options
-	locks    sync.Map // per-record locks shared by every deliver instance (see itemLocked)
+	// Replay is ingest's replay store on the table (its calls serialized
+	// per key, see replayLocked); nil when no source has replay protection.
+	Replay  *replayguard.DynamoDB
+	pollers []*Poller
+	opts    Options
+	locks   sync.Map // per-record locks shared by every deliver instance (see itemLocked)
 }
 
 // New provisions the topology and builds the functions the way their
@@ -87,14 +95,25 @@ func New(ctx context.Context, o Options) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.Ingest, err = ingest.New(ingest.Options{
+	ingestOpts := ingest.Options{
 		Sources:   o.Config.Sources,
 		TopicARN:  topo.TopicARN,
 		Publisher: o.Clients.SNS,
 		Secrets:   secrets.NewCache(o.Clients.Secrets, secrets.WithTTL(o.SecretTTL)),
 		Metrics:   rec,
 		Logger:    o.Log.With("function", "ingest"),
-	})
+	}
+	if o.WrapPublisher != nil {
+		ingestOpts.Publisher = o.WrapPublisher(ingestOpts.Publisher)
+	}
+	if config.ReplayProtected(o.Config.Sources) {
+		s.Replay = replayguard.NewDynamoDB(o.Clients.DynamoDB, topo.TableName)
+		ingestOpts.Replay = &replayLocked{next: s.Replay, locks: &s.locks}
+		if o.WrapReplay != nil {
+			ingestOpts.Replay = o.WrapReplay(ingestOpts.Replay)
+		}
+	}
+	s.Ingest, err = ingest.New(ingestOpts)
 	if err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}

@@ -1,0 +1,106 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+
+	"github.com/hookfan/hookfan/shared/provider"
+	"github.com/hookfan/hookfan/shared/replayguard"
+	"github.com/hookfan/hookfan/shared/verify"
+)
+
+// ReplayGuard remembers the verified requests of the kinds that sign no
+// timestamp (shared/replayguard): *replayguard.DynamoDB, *replayguard.Memory.
+type ReplayGuard interface {
+	Claim(ctx context.Context, in replayguard.ClaimInput) (replayguard.Lease, error)
+	Confirm(ctx context.Context, l replayguard.Lease, at time.Time) error
+	Release(ctx context.Context, l replayguard.Lease) error
+}
+
+// DefaultReplayLease bounds a claim's lease when the request's context has
+// no deadline. A Lambda invocation's context always has one — the
+// function's timeout — and the lease ends with it: past it the function
+// cannot publish, so a copy may take the record over.
+const DefaultReplayLease = 30 * time.Second
+
+// publishOnce publishes a verified request of a source with replay
+// protection, at most once per signed request within the source's window:
+// claim the request's key (PENDING), publish, confirm (PUBLISHED). A copy
+// of a published request is answered 202 with the original's id and
+// published no more; a copy of one being published answers 503; a store
+// that cannot be reached answers 503 (fail closed: the provider retries,
+// and nothing is accepted without the check). A claim taken over from a
+// request that never confirmed publishes that original event again, under
+// its own id, which downstream deduplication absorbs if it had been
+// published. A failed publish releases the claim, so the provider's retry
+// publishes.
+func (h *Handler) publishOnce(ctx context.Context, src *source, req *events.APIGatewayProxyRequest, hdr verify.Header, ident provider.Identity, msg draft, in *sns.PublishInput, res outcome, now time.Time) outcome {
+	material, err := src.kind.Fingerprint(src.params, hdr, msg.body, ident)
+	if err != nil { // the request verified, so this cannot happen: fail closed
+		return reject(src.name, true, verifyCode(err), fmt.Errorf("replay key: %w", err))
+	}
+	mine := replayguard.Event{ID: res.id, Type: res.typ, ContentType: msg.attrs.contentType}
+	lease, err := h.replay.Claim(ctx, replayguard.ClaimInput{
+		Key: replayguard.Key(src.name, material), Source: src.name, Event: mine,
+		Now: now, LeaseUntil: leaseEnd(ctx, now), ExpiresAt: now.Add(src.replayWindow),
+	})
+	var seen *replayguard.SeenError
+	switch {
+	case errors.Is(err, replayguard.ErrReplay) && errors.As(err, &seen):
+		res.replayBlocked, res.copyID, res.copyType = true, res.id, res.typ
+		res.id, res.typ = seen.Event.ID, seen.Event.Type
+		res.status, res.body = http.StatusAccepted, acceptedBody(res.id)
+		return res
+	case errors.Is(err, replayguard.ErrInFlight):
+		res.status, res.code, res.detail = answers[CodeRequestInFlight].status, CodeRequestInFlight, err
+		return res
+	case err != nil:
+		res.status, res.code, res.detail = answers[CodeReplayCheckUnavailable].status, CodeReplayCheckUnavailable, err
+		return res
+	}
+	if lease.Event != mine {
+		// A takeover: publish the event the record was claimed for.
+		a := msg.attrs
+		a.id, a.typ, a.contentType = lease.Event.ID, lease.Event.Type, lease.Event.ContentType
+		if in, err = newMessage(h.topicARN, req, msg.body, msg.text, a); err != nil {
+			res.status, res.code, res.detail = answers[CodeBodyTooLarge].status, CodeBodyTooLarge, h.release(ctx, lease, err)
+			return res
+		}
+		res.copyID, res.copyType = res.id, res.typ
+		res.id, res.typ = lease.Event.ID, lease.Event.Type
+	}
+	res = h.publish(ctx, in, res)
+	if res.code != "" {
+		res.detail = h.release(ctx, lease, res.detail)
+		return res
+	}
+	if err := h.replay.Confirm(ctx, lease, h.now()); err != nil {
+		res.detail = fmt.Errorf("published, but the replay record stays pending (a copy after its lease publishes again, under the same id): %w", err)
+	}
+	return res
+}
+
+// release gives up a claim after a failure, so the provider's retry
+// publishes; should that fail too, the lease ends with the function's
+// deadline anyway.
+func (h *Handler) release(ctx context.Context, l replayguard.Lease, cause error) error {
+	if err := h.replay.Release(ctx, l); err != nil {
+		return errors.Join(cause, fmt.Errorf("release the replay record: %w", err))
+	}
+	return cause
+}
+
+// leaseEnd is when this request's attempt to publish ends: its context's
+// deadline, else now + DefaultReplayLease.
+func leaseEnd(ctx context.Context, now time.Time) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d
+	}
+	return now.Add(DefaultReplayLease)
+}

@@ -1,0 +1,316 @@
+package replayguard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Attribute names of a replay record. The key, status, lease, source,
+// type and expiry share their names with the delivery records of the same
+// table (shared/dedupe); expires_at is the table's TTL attribute.
+const (
+	AttrPK          = "pk"
+	AttrStatus      = "status"
+	AttrEventID     = "event_id"
+	AttrType        = "type"
+	AttrContentType = "content_type"
+	AttrSource      = "source"
+	AttrLeaseToken  = "lease_token"
+	AttrLeaseUntil  = "lease_until"   // epoch milliseconds
+	AttrFirstSeenAt = "first_seen_at" // RFC 3339, UTC, milliseconds
+	AttrPublishedAt = "published_at"  // RFC 3339, UTC, milliseconds
+	AttrExpiresAt   = "expires_at"    // epoch seconds, the table's TTL attribute
+)
+
+// timeLayout is the layout of the audit timestamps.
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// DynamoDBAPI is the part of the DynamoDB client the store uses. Ingest
+// calls only UpdateItem (its role may do nothing else on these keys); Get
+// is for tests and operators.
+type DynamoDBAPI interface {
+	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+}
+
+// DynamoDB is the store on a table whose partition key is "pk" (S): the
+// delivery-record table, under keys that start with KeyPrefix.
+type DynamoDB struct {
+	api   DynamoDBAPI
+	table string
+}
+
+// NewDynamoDB returns a store on table.
+func NewDynamoDB(api DynamoDBAPI, table string) *DynamoDB {
+	return &DynamoDB{api: api, table: table}
+}
+
+// Every attribute goes through a name placeholder (status, source and type
+// are reserved words); each expression lists exactly the names it uses.
+const (
+	// A claim creates the record when it is missing or its window ended
+	// (TTL deletes expired items days late).
+	claimCondition = "attribute_not_exists(#pk) OR #expires <= :now_s"
+	claimUpdate    = "SET #status = :pending, #event_id = :event_id, #type = :type, #content_type = :content_type, #source = :source, " +
+		"#token = :token, #until = :until, #first = :now_text, #expires = :expires REMOVE #published"
+	// A takeover: still the same PENDING record, its lease ended.
+	takeoverCondition = "#status = :pending AND #token = :old_token AND #until < :now AND #expires > :now_s"
+	takeoverUpdate    = "SET #token = :token, #until = :until"
+	confirmCondition  = "#token = :token"
+	confirmUpdate     = "SET #status = :published, #published = :at_text REMOVE #token, #until"
+	releaseCondition  = "#token = :token AND #status = :pending"
+	releaseUpdate     = "SET #until = :zero"
+)
+
+var (
+	claimNames = map[string]string{
+		"#pk": AttrPK, "#status": AttrStatus, "#event_id": AttrEventID, "#type": AttrType, "#content_type": AttrContentType,
+		"#source": AttrSource, "#token": AttrLeaseToken, "#until": AttrLeaseUntil, "#first": AttrFirstSeenAt,
+		"#expires": AttrExpiresAt, "#published": AttrPublishedAt,
+	}
+	takeoverNames = map[string]string{"#status": AttrStatus, "#token": AttrLeaseToken, "#until": AttrLeaseUntil, "#expires": AttrExpiresAt}
+	confirmNames  = map[string]string{"#status": AttrStatus, "#published": AttrPublishedAt, "#token": AttrLeaseToken, "#until": AttrLeaseUntil}
+	releaseNames  = map[string]string{"#token": AttrLeaseToken, "#status": AttrStatus, "#until": AttrLeaseUntil}
+)
+
+func pkKey(key string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{AttrPK: &types.AttributeValueMemberS{Value: key}}
+}
+
+func num(n int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+}
+
+func str(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
+
+// claimInput renders the conditional UpdateItem that creates a record.
+func (d *DynamoDB) claimInput(in ClaimInput, token string) *dynamodb.UpdateItemInput {
+	return &dynamodb.UpdateItemInput{
+		TableName:                aws.String(d.table),
+		Key:                      pkKey(in.Key),
+		UpdateExpression:         aws.String(claimUpdate),
+		ConditionExpression:      aws.String(claimCondition),
+		ExpressionAttributeNames: claimNames,
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pending":      str(string(StatusPending)),
+			":event_id":     str(in.Event.ID),
+			":type":         str(in.Event.Type),
+			":content_type": str(in.Event.ContentType),
+			":source":       str(in.Source),
+			":token":        str(token),
+			":until":        num(in.LeaseUntil.UnixMilli()),
+			":now_text":     str(in.Now.UTC().Format(timeLayout)),
+			":now_s":        num(in.Now.Unix()),
+			":expires":      num(in.ExpiresAt.Unix()),
+		},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}
+}
+
+// takeoverInput renders the conditional UpdateItem that takes over a
+// PENDING record whose lease ended, as it was read (old).
+func (d *DynamoDB) takeoverInput(in ClaimInput, old Record, token string) *dynamodb.UpdateItemInput {
+	return &dynamodb.UpdateItemInput{
+		TableName:                aws.String(d.table),
+		Key:                      pkKey(in.Key),
+		UpdateExpression:         aws.String(takeoverUpdate),
+		ConditionExpression:      aws.String(takeoverCondition),
+		ExpressionAttributeNames: takeoverNames,
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pending":   str(string(StatusPending)),
+			":old_token": str(old.LeaseToken),
+			":now":       num(in.Now.UnixMilli()),
+			":now_s":     num(in.Now.Unix()),
+			":token":     str(token),
+			":until":     num(in.LeaseUntil.UnixMilli()),
+		},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}
+}
+
+// Claim records a request with one conditional UpdateItem. A refusal
+// returns the record as it was (ALL_OLD): PUBLISHED or PENDING under a
+// live lease is a *SeenError; PENDING under an ended lease is taken over
+// with a second conditional write. An endpoint that refuses without the
+// old record is an error (ingest's role may not read these records, and a
+// refusal that cannot tell a replay from a failed publish must not be
+// answered 202).
+func (d *DynamoDB) Claim(ctx context.Context, in ClaimInput) (Lease, error) {
+	token := newToken()
+	_, err := d.api.UpdateItem(ctx, d.claimInput(in, token))
+	if err == nil {
+		return Lease{Key: in.Key, Token: token, Event: in.Event}, nil
+	}
+	old, err := refused(err)
+	if err != nil {
+		return Lease{}, fmt.Errorf("claim %s: %w", in.Key, err)
+	}
+	if !stale(old, in.Now) {
+		return Lease{}, fmt.Errorf("claim %s: %w", in.Key, seen(old))
+	}
+	_, err = d.api.UpdateItem(ctx, d.takeoverInput(in, old, token))
+	if err == nil {
+		return Lease{Key: in.Key, Token: token, Event: old.Event, Takeover: true}, nil
+	}
+	now, err := refused(err)
+	if err != nil {
+		return Lease{}, fmt.Errorf("claim %s: take over: %w", in.Key, err)
+	}
+	// Another request moved the record first: it is publishing the event
+	// (ErrInFlight), or has published it (ErrReplay).
+	return Lease{}, fmt.Errorf("claim %s: %w", in.Key, seen(now))
+}
+
+// refused reads the record a conditional check failure returned; any other
+// error, or a refusal without the record, is returned as an error.
+func refused(err error) (Record, error) {
+	var ccf *types.ConditionalCheckFailedException
+	if !errors.As(err, &ccf) {
+		return Record{}, err
+	}
+	if len(ccf.Item) == 0 {
+		return Record{}, errors.New("refused without the record (ReturnValuesOnConditionCheckFailure unsupported?)")
+	}
+	r, derr := decodeRecord(ccf.Item)
+	if derr != nil {
+		return Record{}, fmt.Errorf("refused, and the record is unreadable: %w", derr)
+	}
+	return r, nil
+}
+
+// Confirm marks the record PUBLISHED with an UpdateItem conditional on the
+// lease token; ErrLeaseLost when another request took it over.
+func (d *DynamoDB) Confirm(ctx context.Context, l Lease, at time.Time) error {
+	_, err := d.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                aws.String(d.table),
+		Key:                      pkKey(l.Key),
+		UpdateExpression:         aws.String(confirmUpdate),
+		ConditionExpression:      aws.String(confirmCondition),
+		ExpressionAttributeNames: confirmNames,
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":token":     str(l.Token),
+			":published": str(string(StatusPublished)),
+			":at_text":   str(at.UTC().Format(timeLayout)),
+		},
+	})
+	return finishErr("confirm", l.Key, err)
+}
+
+// Release ends a PENDING record's lease at once, conditional on the lease
+// token, so the provider's retry takes the record over and publishes.
+func (d *DynamoDB) Release(ctx context.Context, l Lease) error {
+	_, err := d.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                aws.String(d.table),
+		Key:                      pkKey(l.Key),
+		UpdateExpression:         aws.String(releaseUpdate),
+		ConditionExpression:      aws.String(releaseCondition),
+		ExpressionAttributeNames: releaseNames,
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":token":   str(l.Token),
+			":pending": str(string(StatusPending)),
+			":zero":    num(0),
+		},
+	})
+	return finishErr("release", l.Key, err)
+}
+
+func finishErr(op, key string, err error) error {
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ccf):
+		return fmt.Errorf("%s %s: %w", op, key, ErrLeaseLost)
+	default:
+		return fmt.Errorf("%s %s: %w", op, key, err)
+	}
+}
+
+// Get reads a record (expired or not) with a strongly consistent read.
+func (d *DynamoDB) Get(ctx context.Context, key string) (Record, bool, error) {
+	out, err := d.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(d.table), Key: pkKey(key), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return Record{}, false, fmt.Errorf("get %s: %w", key, err)
+	}
+	if len(out.Item) == 0 {
+		return Record{}, false, nil
+	}
+	r, err := decodeRecord(out.Item)
+	if err != nil {
+		return Record{}, false, fmt.Errorf("get %s: %w", key, err)
+	}
+	return r, true, nil
+}
+
+// decodeRecord reads a stored item. Missing attributes stay zero; an
+// attribute of the wrong type or an unparsable value is an error.
+func decodeRecord(item map[string]types.AttributeValue) (Record, error) {
+	var errs []error
+	getS := func(name string) string {
+		switch v := item[name].(type) {
+		case nil:
+		case *types.AttributeValueMemberS:
+			return v.Value
+		default:
+			errs = append(errs, fmt.Errorf("attribute %s: want a string", name))
+		}
+		return ""
+	}
+	getN := func(name string) int64 {
+		switch v := item[name].(type) {
+		case nil:
+		case *types.AttributeValueMemberN:
+			n, err := strconv.ParseInt(v.Value, 10, 64)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("attribute %s: %q is not a whole number", name, v.Value))
+			}
+			return n
+		default:
+			errs = append(errs, fmt.Errorf("attribute %s: want a number", name))
+		}
+		return 0
+	}
+	getT := func(name string) time.Time {
+		s := getS(name)
+		if s == "" {
+			return time.Time{}
+		}
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("attribute %s: %q is not an RFC 3339 time", name, s))
+		}
+		return t
+	}
+	r := Record{
+		Key:    getS(AttrPK),
+		Status: Status(getS(AttrStatus)),
+		Event:  Event{ID: getS(AttrEventID), Type: getS(AttrType), ContentType: getS(AttrContentType)},
+		Source: getS(AttrSource),
+
+		LeaseToken:  getS(AttrLeaseToken),
+		FirstSeenAt: getT(AttrFirstSeenAt),
+		PublishedAt: getT(AttrPublishedAt),
+	}
+	if ms := getN(AttrLeaseUntil); ms != 0 {
+		r.LeaseUntil = time.UnixMilli(ms)
+	}
+	if s := getN(AttrExpiresAt); s != 0 {
+		r.ExpiresAt = time.Unix(s, 0)
+	}
+	switch r.Status {
+	case StatusPending, StatusPublished:
+	default:
+		errs = append(errs, fmt.Errorf("attribute %s: %q is not a replay record's status", AttrStatus, r.Status))
+	}
+	if r.Event.ID == "" {
+		errs = append(errs, fmt.Errorf("attribute %s: missing", AttrEventID))
+	}
+	return r, errors.Join(errs...)
+}
