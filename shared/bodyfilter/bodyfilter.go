@@ -52,7 +52,7 @@ const (
 	MaxStringBytes = 1024
 )
 
-// ErrInvalid is wrapped by every error Compile returns.
+// ErrInvalid is matched by every problem Compile reports.
 var ErrInvalid = errors.New("invalid body filter")
 
 // Filter is a compiled body filter. The zero value is not usable; a nil
@@ -101,26 +101,62 @@ type comparison struct {
 	value float64
 }
 
-// Compile parses a policy. Every problem is reported, joined, each naming
-// the key path, what is wrong and what would be valid; each error wraps
-// ErrInvalid.
+// Problem is one thing wrong with a policy: Path names the key ("body",
+// "body.data.amount[0]"), Msg says what is wrong and what would be valid.
+type Problem struct {
+	Path string
+	Msg  string
+}
+
+func (p *Problem) Error() string { return p.Path + ": " + p.Msg }
+
+// Unwrap makes every problem match ErrInvalid.
+func (p *Problem) Unwrap() error { return ErrInvalid }
+
+// Problems are every problem of one policy, in key order.
+type Problems []*Problem
+
+func (ps Problems) Error() string {
+	lines := make([]string, len(ps))
+	for i, p := range ps {
+		lines[i] = p.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap lets errors.Is and errors.As see each problem.
+func (ps Problems) Unwrap() []error {
+	out := make([]error, len(ps))
+	for i, p := range ps {
+		out[i] = p
+	}
+	return out
+}
+
+// Compile parses a policy. Every problem is reported at once, as Problems
+// (each names the key path, what is wrong and what would be valid, and
+// matches ErrInvalid).
 func Compile(policy []byte) (*Filter, error) {
 	c := &compiler{}
 	var doc any
 	dec := json.NewDecoder(bytes.NewReader(policy))
 	dec.UseNumber()
 	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("%w: not a JSON object: %v", ErrInvalid, err)
+		c.add(nil, "not a JSON object: %v", err)
+		return nil, c.problems
 	}
 	if dec.More() {
-		return nil, fmt.Errorf("%w: data after the JSON object; remove it", ErrInvalid)
+		c.add(nil, "data after the JSON object; remove it")
+		return nil, c.problems
 	}
 	if err := checkDuplicateNames(policy); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+		c.add(nil, "%v; list each key once", err)
+		return nil, c.problems
 	}
 	obj, ok := doc.(map[string]any)
 	if !ok || len(obj) == 0 {
-		return nil, fmt.Errorf("%w: want a JSON object of keys and conditions, such as {\"data\": {\"object\": {\"amount\": [{\"numeric\": [\">=\", 1000]}]}}}", ErrInvalid)
+		c.add(nil, "want a JSON object of keys and conditions, such as {\"data\": {\"object\": {\"amount\": [{\"numeric\": [\">=\", 1000]}]}}}")
+		return nil, c.problems
 	}
 	f := &Filter{root: c.object(obj, nil), combinations: 1, snsSafe: true}
 	f.walk(f.root)
@@ -131,7 +167,7 @@ func Compile(policy []byte) (*Filter, error) {
 		c.add(nil, "has %d combinations of conditions (the product of each key's count); SNS allows at most %d", f.combinations, MaxCombinations)
 	}
 	if len(c.problems) > 0 {
-		return nil, errors.Join(c.problems...)
+		return nil, c.problems
 	}
 	return f, nil
 }
@@ -181,14 +217,14 @@ func (c condition) snsSafe() bool {
 	}
 }
 
-type compiler struct{ problems []error }
+type compiler struct{ problems Problems }
 
 func (c *compiler) add(path []string, format string, args ...any) {
-	where := "filter.body"
+	where := "body"
 	if len(path) > 0 {
 		where += "." + strings.Join(path, ".")
 	}
-	c.problems = append(c.problems, fmt.Errorf("%w: %s: %s", ErrInvalid, where, fmt.Sprintf(format, args...)))
+	c.problems = append(c.problems, &Problem{Path: where, Msg: fmt.Sprintf(format, args...)})
 }
 
 func (c *compiler) object(obj map[string]any, path []string) *node {

@@ -64,7 +64,9 @@ func DecodeSources(data string) ([]Source, error) {
 	var p problems
 	seen := map[string]int{}
 	for i := range s {
-		s[i].validate(&p, fmt.Sprintf("sources[%d]", i), seen, i)
+		// The API type is not known here; the CDK app checked each limit
+		// against it, and the REST API's is the larger.
+		s[i].validate(&p, fmt.Sprintf("sources[%d]", i), seen, i, API{Type: APITypeREST})
 	}
 	if err := errors.Join(p...); err != nil {
 		return nil, fmt.Errorf("%s: %w", EnvSources, err)
