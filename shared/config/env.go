@@ -22,6 +22,9 @@ const (
 	EnvRecordDays  = "HOOKFAN_RECORD_DAYS"  // deliver: delivery-record TTL in days
 	EnvMetricsSink = "HOOKFAN_METRICS_SINK" // both: "emf" or "cloudwatch"
 	EnvAPIType     = "HOOKFAN_API_TYPE"     // ingest: "rest" (proxy event v1, default) or "http" (payload v2)
+	// EnvPayloadBucket names the bucket of bodies larger than one SNS
+	// message (both functions); unset when no source takes such bodies.
+	EnvPayloadBucket = "HOOKFAN_PAYLOAD_BUCKET"
 )
 
 // EncodeSources renders sources for EnvSources: what ingest needs, so
