@@ -14,7 +14,7 @@ import (
 func benchBody(size int) []byte {
 	type item struct {
 		ID, Description string
-		Amount           int
+		Amount          int
 	}
 	doc := map[string]any{"id": "evt_1", "type": "payment_intent.succeeded",
 		"data": map[string]any{"object": map[string]any{"id": "pi_1", "status": "succeeded", "amount": 4200, "currency": "usd"}}}
