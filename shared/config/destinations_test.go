@@ -70,10 +70,15 @@ func TestLargePayloads(t *testing.T) {
 	if !c.LargePayloads() {
 		t.Error("no LargePayloads with a source taking 4,000,000 bytes")
 	}
-	// Default retention ≈ 40 h: 2 days (rounded up with the DLQ's 14) + 1.
-	longest := c.Destinations[0].Retention()
-	if got, want := c.PayloadExpirationDays(), 14+int((longest+23*3600e9)/(24*3600e9))+1; got != want || got != 17 {
-		t.Errorf("PayloadExpirationDays = %d, want %d (17 with the default schedule)", got, want)
+	// Default retention ≈ 40 h: 2 days (rounded up with the DLQ's 14), the
+	// archive's 30 days (a replay on its last day waits again), + 1.
+	if got := c.PayloadExpirationDays(); got != 16+30+1 {
+		t.Errorf("PayloadExpirationDays = %d, want 47 with the default schedule and archive", got)
+	}
+	off := 0
+	c.Archive.Days = &off
+	if got := c.PayloadExpirationDays(); got != 17 {
+		t.Errorf("PayloadExpirationDays without the archive = %d, want 17", got)
 	}
 	if MaxBodyBytesREST != 4521984 || MaxBodyBytesHTTP != 1004885 {
 		t.Errorf("ceilings %d, %d; want 4521984 (REST) and 1004885 (HTTP)", MaxBodyBytesREST, MaxBodyBytesHTTP)

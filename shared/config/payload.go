@@ -31,14 +31,16 @@ func (c *Config) LargePayloads() bool {
 
 // PayloadExpirationDays is the payload bucket's lifecycle: how long a
 // stored body is kept. A message refers to it while it waits in its queue
-// (at most the longest queue retention) and then in the DLQ, whose 14 days
-// count from the message's first enqueue, so a redrive near their end
-// still finds it; plus a margin of a day.
+// (at most the longest queue retention) and then in the DLQ (14 days), so a
+// redrive near their end still finds it. With the archive on, the archive
+// keeps the reference message for archive.days, and an operator's replay on
+// its last day starts that wait again: the archive's days are added. Plus
+// a margin of a day.
 func (c *Config) PayloadExpirationDays() int {
 	longest := time.Duration(0)
 	for _, d := range c.Destinations {
 		longest = max(longest, d.Retention())
 	}
 	need := roundUp(longest+DLQRetention, 24*time.Hour)
-	return int(need/(24*time.Hour)) + PayloadMarginDays
+	return int(need/(24*time.Hour)) + c.Archive.RetentionDays() + PayloadMarginDays
 }
