@@ -176,9 +176,16 @@ func destJSON(name string, rc *receiver, extra string) string {
 // lane's signing secret) and runs it until the test ends.
 func startEnv(t *testing.T, destinations []string, receivers map[string]*receiver, opts ...envOption) *env {
 	t.Helper()
+	return startEnvSources(t, sourcesJSON, destinations, receivers, opts...)
+}
+
+// startEnvSources is startEnv with another sources block (a format with
+// the prefix as %[1]s, the two sources' names and secrets kept).
+func startEnvSources(t *testing.T, sources string, destinations []string, receivers map[string]*receiver, opts ...envOption) *env {
+	t.Helper()
 	prefix := uniquePrefix(t)
 	cfgJSON := fmt.Sprintf(`{"sources": %s, "destinations": [%s], "metrics": {"sink": "emf"}}`,
-		fmt.Sprintf(sourcesJSON, prefix), strings.Join(destinations, ","))
+		fmt.Sprintf(sources, prefix), strings.Join(destinations, ","))
 	cfg, err := config.Parse([]byte(cfgJSON))
 	if err != nil {
 		t.Fatalf("config: %v", err)

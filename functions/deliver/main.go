@@ -21,6 +21,7 @@ import (
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/delivery"
 	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/payload"
 	"github.com/hookfan/hookfan/shared/secrets"
 )
 
@@ -47,7 +48,8 @@ func newLogger() *slog.Logger {
 
 // build reads the environment and builds the clients once, for all
 // invocations of this process: only those the function calls (DynamoDB,
-// SQS, Secrets Manager; CloudWatch only for the PutMetricData sink), on the
+// SQS, Secrets Manager; S3 only with a payload bucket; CloudWatch only for
+// the PutMetricData sink), on the
 // Lambda environment's configuration. Nothing is fetched before the first
 // invocation: the signing secret is read when a batch first needs it.
 func build(ctx context.Context, logger *slog.Logger) (*delivery.Handler, error) {
@@ -78,16 +80,24 @@ func build(ctx context.Context, logger *slog.Logger) (*delivery.Handler, error) 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", config.EnvMetricsSink, err)
 	}
+	// One cache for the signing secret and the headers' secrets.
+	cache := secrets.NewCache(secretsmanager.NewFromConfig(cfg))
+	var payloads delivery.Payloads
+	if bucket := os.Getenv(config.EnvPayloadBucket); bucket != "" {
+		payloads = &payload.S3{API: payload.NewS3Client(cfg), Bucket: bucket}
+	}
 	return delivery.NewHandler(delivery.Options{
-		Destination: dest,
-		QueueURL:    env[config.EnvQueueURL],
-		SecretID:    env[config.EnvSecretID],
-		RecordTTL:   time.Duration(days) * 24 * time.Hour,
-		Store:       dedupe.NewDynamoDB(dynamodb.NewFromConfig(cfg), env[config.EnvTableName]),
-		SQS:         sqs.NewFromConfig(cfg),
-		Secrets:     secrets.NewCache(secretsmanager.NewFromConfig(cfg)),
-		Client:      delivery.NewClient(dest),
-		Metrics:     metrics.NewRecorder(sink),
-		Logger:      logger,
+		Destination:   dest,
+		QueueURL:      env[config.EnvQueueURL],
+		SecretID:      env[config.EnvSecretID],
+		RecordTTL:     time.Duration(days) * 24 * time.Hour,
+		Store:         dedupe.NewDynamoDB(dynamodb.NewFromConfig(cfg), env[config.EnvTableName]),
+		SQS:           sqs.NewFromConfig(cfg),
+		Secrets:       cache,
+		HeaderSecrets: cache,
+		Payloads:      payloads,
+		Client:        delivery.NewClient(dest),
+		Metrics:       metrics.NewRecorder(sink),
+		Logger:        logger,
 	})
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/payload"
 	"github.com/hookfan/hookfan/shared/replayguard"
 	"github.com/hookfan/hookfan/shared/secrets"
 )
@@ -80,7 +81,12 @@ func setup(ctx context.Context, log *slog.Logger) (*ingest.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", config.EnvMetricsSink, err)
 	}
+	var payloads ingest.Payloads
+	if bucket := os.Getenv(config.EnvPayloadBucket); bucket != "" {
+		payloads = &payload.S3{API: payload.NewS3Client(cfg), Bucket: bucket}
+	}
 	o := ingest.Options{
+		Payloads:  payloads,
 		Sources:   sources,
 		TopicARN:  topic,
 		Publisher: sns.NewFromConfig(cfg),

@@ -54,6 +54,8 @@ type IngestAPIProps struct {
 	MemoryMB *float64
 	// AlarmAction receives the per-source alarms; nil: alarms without actions.
 	AlarmAction awscloudwatch.IAlarmAction
+	// Payloads is where bodies over one SNS message go; nil: none.
+	Payloads *PayloadBucket
 }
 
 // IngestAPI is the webhook entry: POST /webhooks/{source} proxied to the
@@ -106,12 +108,14 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 		return nil, err
 	}
 	a := &IngestAPI{Construct: constructs.NewConstruct(scope, jsii.String(id)), Type: cfg.API.Kind()}
-
 	env := map[string]string{
 		config.EnvSources:     config.EncodeSources(cfg.Sources),
 		config.EnvTopicARN:    *props.Topic.TopicArn(),
 		config.EnvMetricsSink: cfg.Metrics.SinkName(),
 		config.EnvAPIType:     a.Type,
+	}
+	if props.Payloads != nil {
+		env[config.EnvPayloadBucket] = *props.Payloads.Bucket.BucketName()
 	}
 	if replayProtected {
 		env[config.EnvReplayTable] = *props.Table.TableName()
@@ -142,6 +146,9 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 	slices.Sort(names)
 	for _, n := range names {
 		props.SourceSecrets[n].GrantRead(a.Role, nil)
+	}
+	if props.Payloads != nil {
+		props.Payloads.GrantPut(a.Role)
 	}
 	if replayProtected {
 		// Replay protection's claim, confirm and release are conditional

@@ -50,6 +50,9 @@ type LaneProps struct {
 	MemoryMB *float64
 	// LogRetention of the function's logs; "": the config's api.logRetentionDays.
 	LogRetention awslogs.RetentionDays
+	// PayloadBucketName and PayloadBucketArn name the payload bucket the
+	// function reads large bodies from; nil: the deployment has none.
+	PayloadBucketName, PayloadBucketArn *string
 }
 
 // LaneAlarms are a lane's alarms.
@@ -85,9 +88,12 @@ type Lane struct {
 	Role                        awsiam.Role
 	LogGroup                    awslogs.LogGroup
 	// Secret is the destination's signing secret (generated or imported).
-	Secret      awssecretsmanager.ISecret
-	EventSource awslambdaeventsources.SqsEventSource
-	Alarms      LaneAlarms
+	Secret awssecretsmanager.ISecret
+	// HeaderSecrets are the secrets the destination's headers carry, by
+	// name; the function may read them and nothing else of Secrets Manager.
+	HeaderSecrets map[string]awssecretsmanager.ISecret
+	EventSource   awslambdaeventsources.SqsEventSource
+	Alarms        LaneAlarms
 }
 
 // NewLane builds a destination lane.
@@ -165,14 +171,14 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 		RawMessageDelivery: jsii.Bool(true),
 		DeadLetterQueue:    l.SubscriptionDeadLetterQueue,
 	}))
-	if policy := d.Filter.FilterPolicy(); policy != "" {
+	if policy, scope := cfg.SubscriptionFilter(d); policy != "" {
 		var doc map[string]any
 		if err := json.Unmarshal([]byte(policy), &doc); err != nil {
 			return nil, fmt.Errorf("destination %s: filter policy: %w", d.Name, err)
 		}
 		cfn := l.Subscription.Node().DefaultChild().(awssns.CfnSubscription)
 		cfn.SetFilterPolicy(doc)
-		cfn.SetFilterPolicyScope(jsii.String("MessageAttributes"))
+		cfn.SetFilterPolicyScope(jsii.String(scope))
 	}
 
 	if d.SecretName == "" {
@@ -198,6 +204,17 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 	if d.SecretName != "" && !isSecretARN(d.SecretName) {
 		secretID = d.SecretName
 	}
+	env := map[string]string{
+		config.EnvDestination: config.EncodeDestination(d),
+		config.EnvTableName:   *props.Table.TableName(),
+		config.EnvQueueURL:    *l.Queue.QueueUrl(),
+		config.EnvSecretID:    secretID,
+		config.EnvRecordDays:  strconv.Itoa(int(cfg.RecordTTL() / (24 * time.Hour))),
+		config.EnvMetricsSink: cfg.Metrics.SinkName(),
+	}
+	if props.PayloadBucketName != nil {
+		env[config.EnvPayloadBucket] = *props.PayloadBucketName
+	}
 	parts, err := newFunction(l.Construct, functionSpec{
 		description: "Hookfan deliver: destination " + d.Name,
 		code:        props.Code,
@@ -205,14 +222,7 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 		metricsSink: cfg.Metrics.SinkName(),
 		timeout:     seconds(d.FunctionTimeout()),
 		retention:   retention,
-		env: map[string]string{
-			config.EnvDestination: config.EncodeDestination(d),
-			config.EnvTableName:   *props.Table.TableName(),
-			config.EnvQueueURL:    *l.Queue.QueueUrl(),
-			config.EnvSecretID:    secretID,
-			config.EnvRecordDays:  strconv.Itoa(int(cfg.RecordTTL() / (24 * time.Hour))),
-			config.EnvMetricsSink: cfg.Metrics.SinkName(),
-		},
+		env:         env,
 	})
 	if err != nil {
 		return nil, err
@@ -226,6 +236,16 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 	// GetItem reads a record back) on its own records only: every key the
 	// lane touches starts with "<destination>#".
 	l.Secret.GrantRead(l.Role, nil)
+	// The headers' secrets, each by the name the function reads it by.
+	l.HeaderSecrets = map[string]awssecretsmanager.ISecret{}
+	for i, name := range d.HeaderSecrets() {
+		s := importSecret(l.Construct, fmt.Sprintf("HeaderSecret%d", i), name)
+		s.GrantRead(l.Role, nil)
+		l.HeaderSecrets[name] = s
+	}
+	if props.PayloadBucketArn != nil {
+		grantPayloadGet(l.Role, props.PayloadBucketArn)
+	}
 	l.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:   jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"),
 		Resources: &[]*string{props.Table.TableArn()},

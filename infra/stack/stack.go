@@ -40,6 +40,9 @@ type Hookfan struct {
 	TopicKey awskms.Key
 	Topic    awssns.Topic
 	Table    awsdynamodb.Table
+	// Payloads holds bodies larger than one SNS message; nil when no
+	// source takes them (config.LargePayloads).
+	Payloads *PayloadBucket
 	Sources  *SourceSecrets
 	Ingest   *IngestAPI
 	// AlarmTopic receives every alarm; nil when config.alarms.email is unset.
@@ -159,8 +162,11 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 		action = awscloudwatchactions.NewSnsAction(h.AlarmTopic)
 	}
 
+	if cfg.LargePayloads() {
+		h.Payloads = NewPayloadBucket(stack, "Payloads", &PayloadBucketProps{Config: cfg})
+	}
 	h.Ingest, err = NewIngestAPI(stack, "Ingest", &IngestAPIProps{
-		Config: cfg, Topic: h.Topic, Code: code("ingest"), SourceSecrets: h.Sources.Secrets, Table: h.Table, AlarmAction: action,
+		Config: cfg, Topic: h.Topic, Code: code("ingest"), SourceSecrets: h.Sources.Secrets, Table: h.Table, AlarmAction: action, Payloads: h.Payloads,
 	})
 	if err != nil {
 		return nil, err
@@ -176,7 +182,7 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 
 	filtered := 0
 	for _, d := range cfg.Destinations {
-		if d.Filter.FilterPolicy() != "" {
+		if policy, _ := cfg.SubscriptionFilter(d); policy != "" {
 			filtered++
 		}
 		ns := awscdk.NewNestedStack(stack, jsii.String("Lane-"+d.Name), &awscdk.NestedStackProps{
@@ -186,9 +192,11 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 		// reference to the topic keeps it from depending on the parent stack
 		// (which CloudFormation cannot express for a nested stack).
 		topic := awssns.Topic_FromTopicArn(ns, jsii.String("Topic"), h.Topic.TopicArn())
-		lane, err := NewLane(ns, "Lane", &LaneProps{
-			Destination: d, Config: cfg, Topic: topic, Table: h.Table, Code: code("deliver"), AlarmAction: action,
-		})
+		lp := &LaneProps{Destination: d, Config: cfg, Topic: topic, Table: h.Table, Code: code("deliver"), AlarmAction: action}
+		if h.Payloads != nil {
+			lp.PayloadBucketName, lp.PayloadBucketArn = h.Payloads.Bucket.BucketName(), h.Payloads.Bucket.BucketArn()
+		}
+		lane, err := NewLane(ns, "Lane", lp)
 		if err != nil {
 			return nil, err
 		}

@@ -75,6 +75,9 @@ func testConfig(t *testing.T, n int, email string) *config.Config {
 		case 2:
 			d["retry"] = map[string]any{"schedule": []string{"1s", "10s", "1m"}, "jitter": 0}
 			d["batchWindowSeconds"] = 5
+			// A body-only filter SNS can evaluate: MessageBody scope.
+			d["filter"] = map[string]any{"body": map[string]any{"data": map[string]any{"object": map[string]any{"status": []any{"succeeded", map[string]any{"prefix": "requires_"}}}}}}
+			d["headers"] = []any{map[string]any{"name": "Authorization", "secretName": fmt.Sprintf("hookfan/destinations/dest-%02d/token", i)}, map[string]any{"name": "X-Tenant", "value": "acme"}}
 		case 3:
 			d["filter"] = map[string]any{"sources": []string{"github", "shop"}, "excludeTypes": []string{"test.*"}}
 		}
@@ -303,12 +306,12 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 		}
 		subDLQID = refID(sp["RedrivePolicy"].(map[string]any)["deadLetterTargetArn"])
 		var want any
-		if policy := d.Filter.FilterPolicy(); policy != "" {
+		if policy, scope := cfg.SubscriptionFilter(d); policy != "" {
 			if err := json.Unmarshal([]byte(policy), &want); err != nil {
 				t.Fatal(err)
 			}
-			if sp["FilterPolicyScope"] != "MessageAttributes" {
-				t.Errorf("%s: filter policy scope %v, want MessageAttributes", d.Name, sp["FilterPolicyScope"])
+			if sp["FilterPolicyScope"] != scope {
+				t.Errorf("%s: filter policy scope %v, want %s", d.Name, sp["FilterPolicyScope"], scope)
 			}
 		}
 		if diff := cmp.Diff(want, sp["FilterPolicy"]); diff != "" {
@@ -396,6 +399,7 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 	}
 
 	// Least privilege: exactly these actions, each on the lane's own resources.
+	granted := map[string]bool{}
 	for _, pol := range ofType(res, "AWS::IAM::Policy") {
 		for _, st := range statements(pol.Properties["PolicyDocument"]) {
 			actions := anyStrings(st["Action"])
@@ -406,8 +410,19 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 					t.Errorf("%s: queue statement %v", d.Name, st)
 				}
 			case slices.Contains(actions, "secretsmanager:GetSecretValue"):
-				if !strings.Contains(resource, "SigningSecret") && !strings.Contains(resource, d.SecretName+"-??????") {
-					t.Errorf("%s: secret statement on %s, want its own secret", d.Name, resource)
+				ok := strings.Contains(resource, "SigningSecret") || (d.SecretName != "" && strings.Contains(resource, d.SecretName+"-??????"))
+				for _, name := range d.HeaderSecrets() {
+					if strings.Contains(resource, "secret:"+name+"-??????") {
+						ok, granted[name] = true, true
+					}
+				}
+				if !ok {
+					t.Errorf("%s: secret statement on %s, want its own secret or a header's", d.Name, resource)
+				}
+			case slices.Equal(actions, []string{"s3:GetObject"}):
+				// Large payloads: read the objects under the prefix, nothing else.
+				if !cfg.LargePayloads() || !strings.Contains(resource, "/payloads/*") {
+					t.Errorf("%s: payload statement on %s", d.Name, resource)
 				}
 			case slices.Contains(actions, "dynamodb:UpdateItem"):
 				if !slices.Equal(actions, []string{"dynamodb:GetItem", "dynamodb:UpdateItem"}) || !strings.Contains(resource, "DeliveryRecords") {
@@ -422,6 +437,11 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 			default:
 				t.Errorf("%s: unexpected statement %v", d.Name, st)
 			}
+		}
+	}
+	for _, name := range d.HeaderSecrets() {
+		if !granted[name] {
+			t.Errorf("%s: the header secret %s is not readable by the function", d.Name, name)
 		}
 	}
 }

@@ -8,6 +8,8 @@
 package config
 
 import (
+	"bytes"
+	"encoding/json"
 	"time"
 
 	"github.com/hookfan/hookfan/shared/provider"
@@ -26,8 +28,30 @@ const (
 	MaxSNSMessageBytes = 256 * 1024
 	// AttributeReserveBytes is kept free for the message attributes ingest adds.
 	AttributeReserveBytes = 2 * 1024
-	// MaxBodyBytesCeiling is the largest body a source may accept.
+	// MaxBodyBytesCeiling is the default body limit of a source and the
+	// largest body that travels inside one SNS message. A source may accept
+	// more (up to API.MaxBodyBytes): such bodies travel through S3.
 	MaxBodyBytesCeiling = MaxSNSMessageBytes - AttributeReserveBytes
+
+	// MaxLambdaPayloadBytes is Lambda's limit on a synchronous invocation's
+	// request payload (6 MB: 6,291,456 bytes), which holds API Gateway's
+	// whole event, the body inside it.
+	MaxLambdaPayloadBytes = 6 * 1024 * 1024
+	// LambdaEventReserveBytes is kept for the event's other fields. API
+	// Gateway bounds the request line and headers together at 10,240 bytes;
+	// the REST proxy event carries the headers twice (headers and
+	// multiValueHeaders) and the path up to four times, each JSON-escaped
+	// (at most 6 bytes per byte), plus the request context: under 250 KB.
+	LambdaEventReserveBytes = 256 * 1024
+	// MaxBodyBytesREST is the largest body a REST API delivers to the ingest
+	// function: with binary media types */* the body is base64 in the event
+	// (4 bytes per 3), so (6 MiB - 256 KiB) / 4 × 3 = 4,521,984 bytes.
+	MaxBodyBytesREST = (MaxLambdaPayloadBytes - LambdaEventReserveBytes) / 4 * 3
+	// MaxBodyBytesHTTP is the largest body an HTTP API delivers whatever its
+	// bytes: an HTTP API passes a body whose content type it takes for text
+	// as a JSON string, where a control character takes 6 bytes (\u0001), so
+	// (6 MiB - 256 KiB) / 6 = 1,004,885 bytes.
+	MaxBodyBytesHTTP = (MaxLambdaPayloadBytes - LambdaEventReserveBytes) / 6
 
 	DefaultToleranceSeconds = int(provider.DefaultTolerance / time.Second)
 	MaxToleranceSeconds     = 3600
@@ -106,8 +130,10 @@ type Config struct {
 type Source struct {
 	Name   string `json:"name"`
 	Verify Verify `json:"verify"`
-	// MaxBodyBytes caps the request body; bigger bodies get 413.
-	// Default and ceiling: MaxBodyBytesCeiling.
+	// MaxBodyBytes caps the request body; bigger bodies get 413. Default
+	// MaxBodyBytesCeiling (what one SNS message carries); up to
+	// API.MaxBodyBytes, a body that does not fit one SNS message is stored in
+	// S3 and published as a reference.
 	MaxBodyBytes int `json:"maxBodyBytes,omitempty"`
 	// Event says where the generic kinds (hmac, token) find the event id and
 	// type. The provider kinds have fixed places and reject this block.
@@ -171,6 +197,24 @@ type Destination struct {
 	// SecretName names an existing signing secret; when empty the CDK stack
 	// generates one.
 	SecretName string `json:"secretName,omitempty"`
+	// Headers are sent with every delivery, after Hookfan's own: a static
+	// value from the config, or a secret's value read from Secrets Manager
+	// (an Authorization or API-key header).
+	Headers []Header `json:"headers,omitempty"`
+}
+
+// Header is one header a destination gets with every delivery. Exactly one
+// of Value and SecretName is set.
+type Header struct {
+	// Name is the header's name: an HTTP token, not one of the headers HTTP
+	// or Hookfan itself sets.
+	Name string `json:"name"`
+	// Value is a static value. It lives in the configuration, the template
+	// and the function's environment: use SecretName for credentials.
+	Value string `json:"value,omitempty"`
+	// SecretName is a Secrets Manager secret whose whole value is the
+	// header's value, verbatim (for example "Bearer eyJ…").
+	SecretName string `json:"secretName,omitempty"`
 }
 
 // Filter selects the events a destination receives. Empty means all.
@@ -183,6 +227,37 @@ type Filter struct {
 	// ExcludeTypes receives every type but these (SNS anything-but): exact
 	// types, or a single prefix with a trailing "*". Exclusive with Types.
 	ExcludeTypes []string `json:"excludeTypes,omitempty"`
+	// Body filters on fields of a JSON body, in SNS's filter-policy syntax
+	// (shared/bodyfilter): exact strings and numbers, prefix, numeric
+	// comparisons and ranges, exists, anything-but; keys nest.
+	Body BodyFilter `json:"body,omitempty"`
+}
+
+// BodyFilter is a body filter policy as JSON, kept compact so that a
+// destination's configuration reads back unchanged from the function's
+// environment.
+type BodyFilter []byte
+
+// UnmarshalJSON keeps the policy compacted; null means none.
+func (b *BodyFilter) UnmarshalJSON(data []byte) error {
+	if string(data) == "null" {
+		*b = nil
+		return nil
+	}
+	var out bytes.Buffer
+	if err := json.Compact(&out, data); err != nil {
+		return err
+	}
+	*b = out.Bytes()
+	return nil
+}
+
+// MarshalJSON writes the policy as it is.
+func (b BodyFilter) MarshalJSON() ([]byte, error) {
+	if len(b) == 0 {
+		return []byte("null"), nil
+	}
+	return b, nil
 }
 
 // Retry is a destination's retry policy.

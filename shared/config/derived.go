@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookfan/hookfan/shared/bodyfilter"
 	"github.com/hookfan/hookfan/shared/provider"
 )
 
@@ -271,6 +272,39 @@ func (f Filter) Matches(source, typ string) bool {
 		return !matchesOne(f.ExcludeTypes)
 	}
 	return true
+}
+
+// Filter policy scopes of an SNS subscription.
+const (
+	ScopeAttributes = "MessageAttributes"
+	ScopeBody       = "MessageBody"
+)
+
+// SubscriptionFilter is the filter policy SNS applies to a destination's
+// subscription and its scope ("" when the subscription takes every event).
+//
+// A policy has one scope. Source and type are message attributes, so a
+// destination filtering on them gets the MessageAttributes policy and its
+// body filter is checked by the deliver function alone. A destination with
+// only a body filter gets SNS's MessageBody filtering when that can never
+// drop an event the deliver function would accept: the policy's conditions
+// mean the same to SNS (bodyfilter.Filter.SNSSafe), and no event reaches
+// SNS as a reference to S3 (no source takes large payloads), whose body SNS
+// would read instead of the event's. A body SNS cannot parse (one published
+// as base64, a form-encoded one) matches no body filter on either side. The
+// deliver function checks the body filter in every case.
+func (c *Config) SubscriptionFilter(d Destination) (policy, scope string) {
+	f := d.Filter
+	bodyOnly := len(f.Body) > 0 && len(f.Sources) == 0 && len(f.Types) == 0 && len(f.ExcludeTypes) == 0
+	if bodyOnly && !c.LargePayloads() {
+		if bf, err := bodyfilter.Compile(f.Body); err == nil && bf.SNSSafe() {
+			return string(f.Body), ScopeBody
+		}
+	}
+	if p := f.FilterPolicy(); p != "" {
+		return p, ScopeAttributes
+	}
+	return "", ""
 }
 
 // Source finds a source by name.

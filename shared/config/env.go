@@ -22,6 +22,9 @@ const (
 	EnvRecordDays  = "HOOKFAN_RECORD_DAYS"  // deliver: delivery-record TTL in days
 	EnvMetricsSink = "HOOKFAN_METRICS_SINK" // both: "emf" or "cloudwatch"
 	EnvAPIType     = "HOOKFAN_API_TYPE"     // ingest: "rest" (proxy event v1, default) or "http" (payload v2)
+	// EnvPayloadBucket names the bucket of bodies larger than one SNS
+	// message (both functions); unset when no source takes such bodies.
+	EnvPayloadBucket = "HOOKFAN_PAYLOAD_BUCKET"
 )
 
 // EncodeSources renders sources for EnvSources: what ingest needs, so
@@ -64,7 +67,9 @@ func DecodeSources(data string) ([]Source, error) {
 	var p problems
 	seen := map[string]int{}
 	for i := range s {
-		s[i].validate(&p, fmt.Sprintf("sources[%d]", i), seen, i)
+		// The API type is not known here; the CDK app checked each limit
+		// against it, and the REST API's is the larger.
+		s[i].validate(&p, fmt.Sprintf("sources[%d]", i), seen, i, API{Type: APITypeREST})
 	}
 	if err := errors.Join(p...); err != nil {
 		return nil, fmt.Errorf("%s: %w", EnvSources, err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookfan/hookfan/shared/bodyfilter"
 	"github.com/hookfan/hookfan/shared/netguard"
 	"github.com/hookfan/hookfan/shared/provider"
 )
@@ -31,7 +32,7 @@ func (c *Config) Validate() error {
 	}
 	sourceNames := map[string]int{}
 	for i := range c.Sources {
-		c.Sources[i].validate(&p, fmt.Sprintf("sources[%d]", i), sourceNames, i)
+		c.Sources[i].validate(&p, fmt.Sprintf("sources[%d]", i), sourceNames, i, c.API)
 	}
 	destNames := map[string]int{}
 	for i := range c.Destinations {
@@ -64,7 +65,7 @@ func validSecretName(p *problems, field, name string) {
 	}
 }
 
-func (s *Source) validate(p *problems, at string, seen map[string]int, index int) {
+func (s *Source) validate(p *problems, at string, seen map[string]int, index int, api API) {
 	validName(p, at+".name", s.Name, "source", seen, index)
 	v := &s.Verify
 	kind := at + ".verify"
@@ -104,8 +105,9 @@ func (s *Source) validate(p *problems, at string, seen map[string]int, index int
 	setting("algorithm", v.Algorithm, func(k provider.Kind) bool { return len(k.Algorithms) > 0 }, k.Algorithms)
 	setting("encoding", v.Encoding, func(k provider.Kind) bool { return len(k.Encodings) > 0 }, k.Encodings)
 	setting("prefix", v.Prefix, func(k provider.Kind) bool { return k.Prefix }, nil)
-	if s.MaxBodyBytes < 0 || s.MaxBodyBytes > MaxBodyBytesCeiling {
-		p.add(at+".maxBodyBytes", "%d is out of range; use 1 to %d (what fits in one SNS message with its attributes), or omit it for that default", s.MaxBodyBytes, MaxBodyBytesCeiling)
+	if ceiling := api.MaxBodyBytes(); s.MaxBodyBytes < 0 || s.MaxBodyBytes > ceiling {
+		p.add(at+".maxBodyBytes", "%d is out of range; use 1 to %d (the largest body an API Gateway %s API hands to Lambda within its 6 MB payload; bodies over %d travel through S3), or omit it for %d (one SNS message)",
+			s.MaxBodyBytes, ceiling, api.Kind(), MaxBodyBytesCeiling, MaxBodyBytesCeiling)
 	}
 	s.Event.validate(p, at+".event", v.Kind, k.Places)
 	s.ReplayProtection.validate(p, at+".replayProtection", v.Kind, k, known)
@@ -148,6 +150,7 @@ func (d *Destination) validate(p *problems, at string, seen map[string]int, inde
 	validName(p, at+".name", d.Name, "destination", seen, index)
 	d.validateURL(p, at+".url")
 	d.Filter.validate(p, at+".filter", sources)
+	d.validateHeaders(p, at+".headers")
 	d.Retry.validate(p, at+".retry")
 	if d.TimeoutSeconds != 0 && (d.TimeoutSeconds < MinTimeoutSeconds || d.TimeoutSeconds > MaxTimeoutSeconds) {
 		p.add(at+".timeoutSeconds", "%d is out of range; use %d to %d seconds (default %d)", d.TimeoutSeconds, MinTimeoutSeconds, MaxTimeoutSeconds, DefaultTimeoutSeconds)
@@ -256,6 +259,17 @@ func (f *Filter) validate(p *problems, at string, sources map[string]int) {
 	combos := max(len(f.Sources), 1) * max(len(f.Types), len(f.ExcludeTypes), 1)
 	if combos > MaxFilterCombinations {
 		p.add(at, "%d sources × types combinations; SNS allows at most %d per filter policy, use prefixes or split the destination", combos, MaxFilterCombinations)
+	}
+	if len(f.Body) > 0 {
+		if _, err := bodyfilter.Compile(f.Body); err != nil {
+			var ps bodyfilter.Problems
+			if !errors.As(err, &ps) {
+				p.add(at+".body", "%v", err)
+			}
+			for _, prob := range ps {
+				p.add(at+"."+prob.Path, "%s", prob.Msg)
+			}
+		}
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go"
 
+	"github.com/hookfan/hookfan/shared/bodyfilter"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/metrics"
@@ -103,6 +104,12 @@ type Options struct {
 	Secrets   SecretSource
 	Client    Doer
 	Metrics   Metrics
+	// Payloads reads bodies stored in S3; required when any source takes
+	// large payloads (without it such a message is backed off).
+	Payloads Payloads
+	// HeaderSecrets reads the secrets of the destination's headers;
+	// required when a header names a secret.
+	HeaderSecrets HeaderSecrets
 	// Logger receives one JSON line per attempt (default slog.Default()).
 	Logger *slog.Logger
 	// Concurrency bounds the records delivered at once (default 10).
@@ -115,21 +122,24 @@ type Options struct {
 // Handler delivers SQS batches for one destination. It is safe for
 // concurrent use; build it once per process.
 type Handler struct {
-	dest        config.Destination
-	policy      Policy
-	queueURL    string
-	secretID    string
-	ttl         time.Duration
-	store       Store
-	sqs         VisibilityAPI
-	secrets     SecretSource
-	client      Doer
-	metrics     Metrics
-	log         *slog.Logger
-	concurrency int
-	now         func() time.Time
-	random      func() float64
-	dim         metrics.Dimension
+	dest          config.Destination
+	policy        Policy
+	queueURL      string
+	secretID      string
+	ttl           time.Duration
+	store         Store
+	sqs           VisibilityAPI
+	secrets       SecretSource
+	client        Doer
+	metrics       Metrics
+	payloads      Payloads
+	headerSecrets HeaderSecrets
+	bodyFilter    *bodyfilter.Filter
+	log           *slog.Logger
+	concurrency   int
+	now           func() time.Time
+	random        func() float64
+	dim           metrics.Dimension
 
 	mu         sync.Mutex
 	signerFrom []string // the secret values signer was built from
@@ -145,6 +155,7 @@ func NewHandler(o Options) (*Handler, error) {
 		{"Destination.Name", o.Destination.Name != ""}, {"Destination.URL", o.Destination.URL != ""},
 		{"QueueURL", o.QueueURL != ""}, {"SecretID", o.SecretID != ""}, {"Store", o.Store != nil},
 		{"SQS", o.SQS != nil}, {"Secrets", o.Secrets != nil}, {"Client", o.Client != nil}, {"Metrics", o.Metrics != nil},
+		{"HeaderSecrets (the destination's headers name secrets)", o.HeaderSecrets != nil || len(o.Destination.HeaderSecrets()) == 0},
 	}
 	var missing []error
 	for _, r := range required {
@@ -155,9 +166,14 @@ func NewHandler(o Options) (*Handler, error) {
 	if len(missing) > 0 {
 		return nil, errors.Join(missing...)
 	}
+	bf, err := compileBodyFilter(o.Destination)
+	if err != nil {
+		return nil, err
+	}
 	h := &Handler{
 		dest: o.Destination, policy: PolicyFor(o.Destination), queueURL: o.QueueURL, secretID: o.SecretID,
 		ttl: o.RecordTTL, store: o.Store, sqs: o.SQS, secrets: o.Secrets, client: o.Client, metrics: o.Metrics,
+		payloads: o.Payloads, headerSecrets: o.HeaderSecrets, bodyFilter: bf,
 		log: o.Logger, concurrency: o.Concurrency, now: o.Now, random: o.Random,
 		dim: metrics.Dimension{Name: metrics.DimDestination, Value: o.Destination.Name},
 	}
@@ -307,7 +323,8 @@ func (h *Handler) deliver(ctx context.Context, started time.Time, rec parsedReco
 	if !ok {
 		return stop
 	}
-	res := h.send(ctx, p.msg, p.signer, sendTimeout)
+	res := h.send(ctx, p.msg, p.signer, p.headers, sendTimeout)
+	h.refreshHeaderSecrets(ctx, res.status)
 	h.count(metrics.DeliveryAttempts)
 	h.metrics.Add(metrics.DeliveryLatency, metrics.Milliseconds, float64(res.latency.Milliseconds()), h.dim)
 	return h.record(ctx, p, lease, res)
@@ -318,6 +335,7 @@ type prepared struct {
 	msg     Message
 	log     *slog.Logger
 	signer  *signing.Signer
+	headers []header  // the destination's own
 	started time.Time // the invocation's start
 	now     time.Time // the claim's time
 	// send is the longest the POST may take; leaseUntil covers the claim,
@@ -342,9 +360,19 @@ func (h *Handler) prepare(ctx context.Context, started time.Time, rec parsedReco
 	if msg.Replay != "" {
 		p.log = p.log.With("replay", msg.Replay)
 	}
+	if stop, ok := h.loadBody(ctx, &p); !ok {
+		return p, stop, false
+	}
+	if h.filtered(ctx, p) {
+		return p, ack, false
+	}
 	if p.signer, err = h.currentSigner(ctx); err != nil {
 		h.count(metrics.DeliveryFailed)
 		return p, h.notAttempted(ctx, p, "signing secret unavailable", err), false
+	}
+	if p.headers, err = h.destinationHeaders(ctx); err != nil {
+		h.count(metrics.DeliveryFailed)
+		return p, h.notAttempted(ctx, p, "header secret unavailable", err), false
 	}
 	p.now = h.now()
 	if p.send, p.leaseUntil, ok = h.budget(ctx, p.now); !ok {

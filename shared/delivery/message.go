@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hookfan/hookfan/shared/message"
+	"github.com/hookfan/hookfan/shared/payload"
 
 	"github.com/aws/aws-lambda-go/events"
 )
@@ -42,8 +43,11 @@ type Message struct {
 	Type        string
 	ContentType string
 	ReceivedAt  time.Time
-	// Body is the provider's exact bytes.
+	// Body is the provider's exact bytes; nil while Ref names them in S3.
 	Body []byte
+	// Ref, when set, is where the body is (a large payload): the deliver
+	// function reads it before anything else.
+	Ref *payload.Reference
 	// Attempt is SQS's ApproximateReceiveCount: 1 on the first delivery.
 	Attempt int
 	// SentAt is when SQS accepted the message (zero if unknown); queue
@@ -106,10 +110,23 @@ func ParseMessage(r events.SQSMessage) (Message, error) {
 		m.Replay = v
 	}
 
-	switch enc, _ := attr(message.AttrEncoding); enc {
-	case "":
+	pl, _ := attr(message.AttrPayload)
+	enc, _ := attr(message.AttrEncoding)
+	switch {
+	case pl == message.PayloadS3 && enc == "":
+		ref, err := payload.ParseReference(r.Body)
+		if err != nil {
+			bad("body is not the payload reference its %s attribute announces: %v", message.AttrPayload, err)
+		}
+		m.Ref = &ref
+	case pl != "":
+		bad("attribute %s is %q with encoding %q; want %s without an encoding", message.AttrPayload, truncate(pl, 32), truncate(enc, 32), message.PayloadS3)
+	}
+	switch {
+	case pl != "":
+	case enc == "":
 		m.Body = []byte(r.Body)
-	case message.EncodingBase64:
+	case enc == message.EncodingBase64:
 		b, err := base64.StdEncoding.DecodeString(r.Body)
 		if err != nil {
 			bad("body is not the standard base64 its %s attribute announces", message.AttrEncoding)

@@ -96,7 +96,7 @@ func innermost(err error) string {
 
 // send POSTs one signed delivery within timeout, reads up to
 // MaxResponseBody of the answer and discards it.
-func (h *Handler) send(ctx context.Context, msg Message, signer *signing.Signer, timeout time.Duration) result {
+func (h *Handler) send(ctx context.Context, msg Message, signer *signing.Signer, extra []header, timeout time.Duration) result {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.dest.URL, bytes.NewReader(msg.Body))
@@ -113,6 +113,11 @@ func (h *Handler) send(ctx context.Context, msg Message, signer *signing.Signer,
 		http.CanonicalHeaderKey(HeaderSource):    {msg.Source},
 		http.CanonicalHeaderKey(HeaderType):      {msg.Type},
 		http.CanonicalHeaderKey(HeaderAttempt):   {strconv.Itoa(msg.Attempt)},
+	}
+	// The destination's own headers; config validation keeps them off
+	// every name set above.
+	for _, hd := range extra {
+		req.Header[hd.name] = []string{hd.value}
 	}
 	start := time.Now()
 	resp, err := h.client.Do(req)

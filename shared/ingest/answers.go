@@ -30,6 +30,7 @@ const (
 	CodePublishFailed          = "publish_failed"
 	CodeReplayCheckUnavailable = "replay_check_unavailable"
 	CodeRequestInFlight        = "request_in_flight"
+	CodePayloadStoreFailed     = "payload_store_failed"
 )
 
 // answer is the HTTP status and the short human text of an error code.
@@ -61,6 +62,7 @@ var answers = map[string]answer{
 	CodePublishFailed:          {http.StatusServiceUnavailable, "The event could not be queued; retry later."},
 	CodeReplayCheckUnavailable: {http.StatusServiceUnavailable, "The event could not be checked against earlier requests; retry later."},
 	CodeRequestInFlight:        {http.StatusServiceUnavailable, "The same request is being accepted right now; retry later."},
+	CodePayloadStoreFailed:     {http.StatusServiceUnavailable, "The event's body could not be stored; retry later."},
 }
 
 // errorBodies holds each code's JSON body, rendered once.

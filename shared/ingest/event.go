@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/message"
+	"github.com/hookfan/hookfan/shared/payload"
 )
 
 // EventID is the Hookfan event id: "evt_" and the first 32 hex digits of
@@ -22,6 +24,9 @@ func EventID(source, providerID string) string {
 	sum := sha256.Sum256([]byte(source + "\x00" + providerID))
 	return "evt_" + hex.EncodeToString(sum[:16])
 }
+
+// errMessageTooLarge means a body and its attributes exceed one SNS message.
+var errMessageTooLarge = errors.New("message too large for SNS")
 
 // attributes are a message's string attributes other than the encoding.
 type attributes struct {
@@ -44,22 +49,44 @@ func newMessage(topicARN string, req *events.APIGatewayProxyRequest, body []byte
 	default:
 		msg = req.Body // the same bytes as body, without another copy
 	}
-	attrs := make(map[string]snstypes.MessageAttributeValue, 6)
-	size := len(msg)
-	add := func(name, value string) {
-		attrs[name] = snstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(value)}
-		size += len(name) + len("String") + len(value)
-	}
-	add(message.AttrSource, a.source)
-	add(message.AttrType, a.typ)
-	add(message.AttrID, a.id)
-	add(message.AttrReceivedAt, a.receivedAt)
-	add(message.AttrContentType, a.contentType)
+	attrs, size := a.message(len(msg))
 	if encoding != "" {
-		add(message.AttrEncoding, encoding)
+		size += addAttribute(attrs, message.AttrEncoding, encoding)
 	}
 	if size > config.MaxSNSMessageBytes {
-		return nil, fmt.Errorf("message of %d bytes with its attributes exceeds one SNS message (%d)", size, config.MaxSNSMessageBytes)
+		return nil, fmt.Errorf("%w: %d bytes with its attributes, more than one SNS message (%d)", errMessageTooLarge, size, config.MaxSNSMessageBytes)
 	}
 	return &sns.PublishInput{TopicArn: aws.String(topicARN), Message: aws.String(msg), MessageAttributes: attrs}, nil
+}
+
+// newReference builds the SNS input of an accepted request whose body is
+// stored in S3: the reference as the body, payload=s3 among the attributes.
+func newReference(topicARN string, ref payload.Reference, a attributes) (*sns.PublishInput, error) {
+	msg := ref.JSON()
+	attrs, size := a.message(len(msg))
+	size += addAttribute(attrs, message.AttrPayload, message.PayloadS3)
+	if size > config.MaxSNSMessageBytes {
+		return nil, fmt.Errorf("%w: the reference with its attributes takes %d bytes", errMessageTooLarge, size)
+	}
+	return &sns.PublishInput{TopicArn: aws.String(topicARN), Message: aws.String(msg), MessageAttributes: attrs}, nil
+}
+
+// message returns the attributes and the size of a message of bodyLen
+// bytes with them, as SNS counts it.
+func (a attributes) message(bodyLen int) (map[string]snstypes.MessageAttributeValue, int) {
+	attrs := make(map[string]snstypes.MessageAttributeValue, 6)
+	size := bodyLen
+	size += addAttribute(attrs, message.AttrSource, a.source)
+	size += addAttribute(attrs, message.AttrType, a.typ)
+	size += addAttribute(attrs, message.AttrID, a.id)
+	size += addAttribute(attrs, message.AttrReceivedAt, a.receivedAt)
+	size += addAttribute(attrs, message.AttrContentType, a.contentType)
+	return attrs, size
+}
+
+// addAttribute adds a string attribute and returns the bytes it counts
+// toward the message's size.
+func addAttribute(attrs map[string]snstypes.MessageAttributeValue, name, value string) int {
+	attrs[name] = snstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(value)}
+	return len(name) + len("String") + len(value)
 }

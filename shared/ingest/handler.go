@@ -23,6 +23,7 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/message"
 	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/payload"
 	"github.com/hookfan/hookfan/shared/provider"
 	"github.com/hookfan/hookfan/shared/secrets"
 	"github.com/hookfan/hookfan/shared/verify"
@@ -31,6 +32,11 @@ import (
 // Publisher is the SNS call ingest makes: *sns.Client.
 type Publisher interface {
 	Publish(ctx context.Context, in *sns.PublishInput, optFns ...func(*sns.Options)) (*sns.PublishOutput, error)
+}
+
+// Payloads stores bodies larger than one SNS message: *payload.S3.
+type Payloads interface {
+	Put(ctx context.Context, eventID string, body []byte) (payload.Reference, error)
 }
 
 // Secrets reads source secrets: *secrets.Cache.
@@ -65,6 +71,10 @@ type Options struct {
 	// Replay remembers the verified requests of the sources with replay
 	// protection (replayguard.DynamoDB); required when one has it.
 	Replay ReplayGuard
+	// Payloads, when set, stores a body that does not fit one SNS message
+	// (with its attributes) before the event is published as a reference
+	// to it; without it such a body gets 413.
+	Payloads Payloads
 	// Logger receives one line per request (default: discard). The
 	// function's main passes the Lambda runtime's logger, which adds the
 	// request id.
@@ -81,6 +91,7 @@ type Handler struct {
 	secrets   Secrets
 	metrics   Recorder
 	replay    ReplayGuard
+	payloads  Payloads
 	log       *slog.Logger
 	now       func() time.Time
 }
@@ -111,6 +122,7 @@ func New(o Options) (*Handler, error) {
 		secrets:   o.Secrets,
 		metrics:   o.Metrics,
 		replay:    o.Replay,
+		payloads:  o.Payloads,
 		log:       o.Logger,
 		now:       o.Now,
 	}
@@ -138,7 +150,7 @@ func New(o Options) (*Handler, error) {
 		}
 		h.sources[s.Name] = &source{
 			name: s.Name, kind: kind, params: s.Params(), secret: s.Verify.SecretName,
-			limit: min(s.BodyLimit(), config.MaxBodyBytesCeiling), verifier: v, replayWindow: window,
+			limit: min(s.BodyLimit(), config.MaxBodyBytesREST), verifier: v, replayWindow: window,
 		}
 	}
 	return h, nil
@@ -212,15 +224,36 @@ func (h *Handler) handle(ctx context.Context, req *events.APIGatewayProxyRequest
 		source: name, typ: ident.Type, id: id, contentType: contentType(hdr),
 		receivedAt: received.UTC().Format(message.ReceivedAtLayout),
 	}}
-	in, err := newMessage(h.topicARN, req, msg.body, msg.text, msg.attrs)
-	if err != nil {
-		return reject(name, true, CodeBodyTooLarge, err)
-	}
 	res := outcome{source: name, known: true, id: id, typ: ident.Type, providerID: ident.ID}
+	in, code, err := h.message(ctx, req, msg)
+	if code != "" {
+		res.status, res.code, res.detail = answers[code].status, code, err
+		return res
+	}
 	if src.replayWindow > 0 {
 		return h.publishOnce(ctx, src, req, hdr, ident, msg, in, res, received)
 	}
 	return h.publish(ctx, in, res)
+}
+
+// message builds the SNS input of an accepted request: the body inline
+// when it fits one SNS message with its attributes, else, when a payload
+// store is configured, stored in S3 first and published as a reference
+// (nothing is ever published that refers to a body S3 does not hold).
+// code is the refusal's answer code when there is none.
+func (h *Handler) message(ctx context.Context, req *events.APIGatewayProxyRequest, msg draft) (in *sns.PublishInput, code string, err error) {
+	in, err = newMessage(h.topicARN, req, msg.body, msg.text, msg.attrs)
+	if errors.Is(err, errMessageTooLarge) && h.payloads != nil {
+		ref, perr := h.payloads.Put(ctx, msg.attrs.id, msg.body)
+		if perr != nil {
+			return nil, CodePayloadStoreFailed, perr
+		}
+		in, err = newReference(h.topicARN, ref, msg.attrs)
+	}
+	if err != nil {
+		return nil, CodeBodyTooLarge, err
+	}
+	return in, "", nil
 }
 
 // draft is what an accepted request's message is built from, with the

@@ -68,8 +68,11 @@ func (h *Handler) publishOnce(ctx context.Context, src *source, req *events.APIG
 		// A takeover: publish the event the record was claimed for.
 		a := msg.attrs
 		a.id, a.typ, a.contentType = lease.Event.ID, lease.Event.Type, lease.Event.ContentType
-		if in, err = newMessage(h.topicARN, req, msg.body, msg.text, a); err != nil {
-			res.status, res.code, res.detail = answers[CodeBodyTooLarge].status, CodeBodyTooLarge, h.release(ctx, lease, err)
+		taken := msg
+		taken.attrs = a
+		var code string
+		if in, code, err = h.message(ctx, req, taken); code != "" {
+			res.status, res.code, res.detail = answers[code].status, code, h.release(ctx, lease, err)
 			return res
 		}
 		res.copyID, res.copyType = res.id, res.typ

@@ -26,6 +26,10 @@ const (
 	// '-' or '_'). The deliverer sends such a message even when the event
 	// was delivered before, once per replay id.
 	AttrReplay = "replay"
+	// AttrPayload is PayloadS3 when the body did not fit one SNS message:
+	// the message's body is then a payload.Reference to the provider's bytes
+	// in S3 (and AttrEncoding is absent).
+	AttrPayload = "payload"
 )
 
 // ReplayIDPrefix starts every replay id.
@@ -52,6 +56,9 @@ func ValidReplayID(s string) bool {
 
 // EncodingBase64 is the only AttrEncoding value.
 const EncodingBase64 = "base64"
+
+// PayloadS3 is the only AttrPayload value.
+const PayloadS3 = "s3"
 
 // ReceivedAtLayout is AttrReceivedAt's format: RFC 3339 in UTC with milliseconds.
 const ReceivedAtLayout = "2006-01-02T15:04:05.000Z"

@@ -34,6 +34,9 @@ const (
 	DeliveryLatency     = "DeliveryLatency"
 	EventAge            = "EventAge"
 	DeliveryAttempts    = "DeliveryAttempts"
+	// DeliveryFiltered counts events a destination's body filter refused:
+	// acknowledged without a POST.
+	DeliveryFiltered = "DeliveryFiltered"
 )
 
 // Dimension names.

@@ -77,12 +77,20 @@ type Cache struct {
 	now          func() time.Time
 
 	mu      sync.Mutex
-	entries map[string]*entry
+	entries map[entryKey]*entry
+}
+
+// entryKey names a cached secret and how its value is read: parsed (one
+// string or a JSON array) or verbatim.
+type entryKey struct {
+	name     string
+	verbatim bool
 }
 
 // entry is one secret's state. Its mutex is never held during a call to
 // the store.
 type entry struct {
+	verbatim  bool // the value is used as it is (Value), not parsed (Get)
 	mu        sync.Mutex
 	values    []string
 	fetchedAt time.Time // last success; zero when nothing usable is cached
@@ -122,27 +130,53 @@ func WithClock(now func() time.Time) Option { return func(c *Cache) { c.now = no
 // NewCache returns an empty cache reading from api.
 func NewCache(api API, opts ...Option) *Cache {
 	c := &Cache{api: api, ttl: DefaultTTL, minRefresh: DefaultMinRefresh, maxStale: DefaultMaxStale,
-		fetchTimeout: DefaultFetchTimeout, backoff: DefaultBackoff, now: time.Now, entries: map[string]*entry{}}
+		fetchTimeout: DefaultFetchTimeout, backoff: DefaultBackoff, now: time.Now, entries: map[entryKey]*entry{}}
 	for _, o := range opts {
 		o(c)
 	}
 	return c
 }
 
-func (c *Cache) entry(name string) *entry {
+func (c *Cache) entry(k entryKey) *entry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.entries[name]
+	e, ok := c.entries[k]
 	if !ok {
-		e = &entry{}
-		c.entries[name] = e
+		e = &entry{verbatim: k.verbatim}
+		c.entries[k] = e
 	}
 	return e
 }
 
 // Get returns the active values of a secret, from the cache while fresh.
 func (c *Cache) Get(ctx context.Context, name string) ([]string, error) {
-	e := c.entry(name)
+	return c.get(ctx, entryKey{name: name})
+}
+
+// Value returns a secret's value verbatim: the whole secret string, not
+// read as a JSON array (a header's value, such as "Bearer …"). It is cached
+// and refreshed as Get's values are; an empty or binary secret is
+// ErrInvalid. The value never appears in errors.
+func (c *Cache) Value(ctx context.Context, name string) (string, error) {
+	values, err := c.get(ctx, entryKey{name: name, verbatim: true})
+	if err != nil {
+		return "", err
+	}
+	return values[0], nil
+}
+
+// RefreshValue is Refresh for a secret read with Value.
+func (c *Cache) RefreshValue(ctx context.Context, name string) (value string, changed bool, err error) {
+	values, changed, err := c.refresh(ctx, entryKey{name: name, verbatim: true})
+	if err != nil {
+		return "", false, err
+	}
+	return values[0], changed, nil
+}
+
+func (c *Cache) get(ctx context.Context, k entryKey) ([]string, error) {
+	name := k.name
+	e := c.entry(k)
 	e.mu.Lock()
 	now := c.now()
 	switch {
@@ -172,7 +206,12 @@ func (c *Cache) Get(ctx context.Context, name string) ([]string, error) {
 // the cached values. changed reports whether the values differ from the
 // ones cached before.
 func (c *Cache) Refresh(ctx context.Context, name string) (values []string, changed bool, err error) {
-	e := c.entry(name)
+	return c.refresh(ctx, entryKey{name: name})
+}
+
+func (c *Cache) refresh(ctx context.Context, k entryKey) (values []string, changed bool, err error) {
+	name := k.name
+	e := c.entry(k)
 	e.mu.Lock()
 	now := c.now()
 	old := e.values
@@ -232,7 +271,7 @@ func (c *Cache) start(ctx context.Context, name string, e *entry, now time.Time)
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.fetchTimeout)
 	go func() {
 		defer cancel()
-		values, err := c.fetch(fctx, name)
+		values, err := c.fetch(fctx, name, e.verbatim)
 		e.mu.Lock()
 		c.settle(e, values, err)
 		e.flight = nil
@@ -280,14 +319,21 @@ func (c *Cache) settle(e *entry, values []string, err error) {
 	}
 }
 
-// fetch makes one call to the store and reads the value.
-func (c *Cache) fetch(ctx context.Context, name string) ([]string, error) {
+// fetch makes one call to the store and reads the value: parsed, or as
+// one verbatim value.
+func (c *Cache) fetch(ctx context.Context, name string, verbatim bool) ([]string, error) {
 	out, err := c.api.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &name})
 	if err != nil {
 		return nil, classify(name, err)
 	}
 	if out.SecretString == nil {
 		return nil, fmt.Errorf("secret %q holds binary data, want a string or a JSON array of strings: %w", name, ErrInvalid)
+	}
+	if verbatim {
+		if *out.SecretString == "" {
+			return nil, fmt.Errorf("secret %q is empty: %w", name, ErrInvalid)
+		}
+		return []string{*out.SecretString}, nil
 	}
 	values, err := Parse(*out.SecretString)
 	if err != nil {

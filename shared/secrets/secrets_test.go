@@ -350,3 +350,44 @@ func (c *syncClock) advance(d time.Duration) {
 	defer c.mu.Unlock()
 	c.t = c.t.Add(d)
 }
+
+// TestValueVerbatim: a header's secret is its whole string, not read as a
+// JSON array nor trimmed; it is cached and refreshed like any secret, apart
+// from the parsed reading of the same secret.
+func TestValueVerbatim(t *testing.T) {
+	ctx := context.Background()
+	clk := newClock()
+	store := &fakeStore{values: map[string]*string{
+		"token": aws.String(`["Bearer a"]`),
+		"empty": aws.String(""),
+	}}
+	c := NewCache(store, WithClock(clk.now))
+	v, err := c.Value(ctx, "token")
+	if err != nil || v != `["Bearer a"]` {
+		t.Fatalf("Value = %q, %v; want the string verbatim", v, err)
+	}
+	parsed, err := c.Get(ctx, "token")
+	if err != nil || !cmp.Equal(parsed, []string{"Bearer a"}) {
+		t.Fatalf("Get = %q, %v; want the parsed array", parsed, err)
+	}
+	if store.calls != 2 {
+		t.Errorf("%d store calls, want 2 (one per reading)", store.calls)
+	}
+	if _, err := c.Value(ctx, "token"); err != nil || store.calls != 2 {
+		t.Errorf("a fresh Value went to the store (%d calls, %v)", store.calls, err)
+	}
+	store.mu.Lock()
+	store.values["token"] = aws.String("Bearer b")
+	store.mu.Unlock()
+	clk.advance(DefaultMinRefresh)
+	v, changed, err := c.RefreshValue(ctx, "token")
+	if err != nil || !changed || v != "Bearer b" {
+		t.Errorf("RefreshValue = %q, %v, %v; want the new value, changed", v, changed, err)
+	}
+	if _, err := c.Value(ctx, "empty"); !errors.Is(err, ErrInvalid) || strings.Contains(err.Error(), "Bearer") {
+		t.Errorf("empty: %v, want ErrInvalid", err)
+	}
+	if _, err := c.Value(ctx, "absent"); !errors.Is(err, ErrNotSet) {
+		t.Errorf("absent: %v, want ErrNotSet", err)
+	}
+}

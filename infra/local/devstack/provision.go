@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	smtypes "github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
@@ -24,6 +25,7 @@ import (
 	"github.com/hookfan/hookfan/shared/archive"
 	"github.com/hookfan/hookfan/shared/awsconfig"
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/payload"
 )
 
 // Clients are the AWS clients the local stack uses, built once.
@@ -63,7 +65,10 @@ type Topology struct {
 	Prefix    string
 	TopicARN  string
 	TableName string
-	Lanes     []Lane
+	// PayloadBucket holds bodies larger than one SNS message; "" when no
+	// source takes them.
+	PayloadBucket string
+	Lanes         []Lane
 	// Archive is the event archive; its zero value when config.archive.days is 0.
 	Archive ArchiveResources
 }
@@ -132,8 +137,21 @@ func Provision(ctx context.Context, c Clients, cfg *config.Config, secrets map[s
 			}
 		}
 	}
+	if cfg.LargePayloads() {
+		t.PayloadBucket = prefix + "-payloads"
+		if err := createPayloadBucket(ctx, c.S3, t.PayloadBucket, cfg.PayloadExpirationDays()); err != nil {
+			return nil, err
+		}
+	}
 	for _, d := range cfg.Destinations {
-		lane, err := provisionLane(ctx, c, t.TopicARN, prefix, d)
+		for _, name := range d.HeaderSecrets() {
+			if values, ok := secrets[name]; ok {
+				if err := putSecret(ctx, c.Secrets, name, values); err != nil {
+					return nil, err
+				}
+			}
+		}
+		lane, err := provisionLane(ctx, c, cfg, t.TopicARN, prefix, d)
 		if err != nil {
 			return nil, fmt.Errorf("destination %s: %w", d.Name, err)
 		}
@@ -162,7 +180,7 @@ func NewDestinationSecret() string {
 	return "whsec_" + base64.StdEncoding.EncodeToString(b)
 }
 
-func provisionLane(ctx context.Context, c Clients, topicARN, prefix string, d config.Destination) (Lane, error) {
+func provisionLane(ctx context.Context, c Clients, cfg *config.Config, topicARN, prefix string, d config.Destination) (Lane, error) {
 	lane := Lane{Destination: d, SecretID: DestinationSecretName(prefix, d)}
 	var err error
 	if lane.DLQURL, lane.DLQARN, err = createQueue(ctx, c.SQS, DLQName(prefix, d.Name), map[string]string{
@@ -196,14 +214,44 @@ func provisionLane(ctx context.Context, c Clients, topicARN, prefix string, d co
 	}
 	subRedrive, _ := json.Marshal(map[string]string{"deadLetterTargetArn": subDLQARN})
 	attrs := map[string]string{"RawMessageDelivery": "true", "RedrivePolicy": string(subRedrive)}
-	if p := d.Filter.FilterPolicy(); p != "" {
+	if p, scope := cfg.SubscriptionFilter(d); p != "" {
 		attrs["FilterPolicy"] = p
-		attrs["FilterPolicyScope"] = "MessageAttributes"
+		attrs["FilterPolicyScope"] = scope
 	}
 	if lane.SubscriptionARN, err = subscribeQueue(ctx, c.SNS, topicARN, lane.QueueARN, attrs); err != nil {
 		return lane, err
 	}
 	return lane, nil
+}
+
+// createPayloadBucket makes the payload bucket as the stack does: private,
+// encrypted by default, objects under payload.Prefix expiring after days.
+func createPayloadBucket(ctx context.Context, api *s3.Client, name string, days int) error {
+	_, err := api.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &name})
+	var owned *s3types.BucketAlreadyOwnedByYou
+	if err != nil && !errors.As(err, &owned) {
+		return fmt.Errorf("create bucket %s: %w", name, err)
+	}
+	if _, err := api.PutPublicAccessBlock(ctx, &s3.PutPublicAccessBlockInput{Bucket: &name, PublicAccessBlockConfiguration: &s3types.PublicAccessBlockConfiguration{
+		BlockPublicAcls: aws.Bool(true), BlockPublicPolicy: aws.Bool(true), IgnorePublicAcls: aws.Bool(true), RestrictPublicBuckets: aws.Bool(true),
+	}}); err != nil {
+		return fmt.Errorf("block public access to %s: %w", name, err)
+	}
+	if _, err := api.PutBucketEncryption(ctx, &s3.PutBucketEncryptionInput{Bucket: &name, ServerSideEncryptionConfiguration: &s3types.ServerSideEncryptionConfiguration{
+		Rules: []s3types.ServerSideEncryptionRule{{ApplyServerSideEncryptionByDefault: &s3types.ServerSideEncryptionByDefault{SSEAlgorithm: s3types.ServerSideEncryptionAes256}}},
+	}}); err != nil {
+		return fmt.Errorf("encrypt %s: %w", name, err)
+	}
+	if _, err := api.PutBucketLifecycleConfiguration(ctx, &s3.PutBucketLifecycleConfigurationInput{Bucket: &name, LifecycleConfiguration: &s3types.BucketLifecycleConfiguration{
+		Rules: []s3types.LifecycleRule{{
+			ID: aws.String("expire-payloads"), Status: s3types.ExpirationStatusEnabled,
+			Filter:     &s3types.LifecycleRuleFilter{Prefix: aws.String(payload.Prefix)},
+			Expiration: &s3types.LifecycleExpiration{Days: aws.Int32(int32(days))},
+		}},
+	}}); err != nil {
+		return fmt.Errorf("lifecycle of %s: %w", name, err)
+	}
+	return nil
 }
 
 // subscribeQueue subscribes a queue to the topic, or, when it already is,

@@ -16,6 +16,7 @@ import (
 	"github.com/hookfan/hookfan/shared/delivery"
 	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/payload"
 	"github.com/hookfan/hookfan/shared/replayguard"
 	"github.com/hookfan/hookfan/shared/secrets"
 )
@@ -65,10 +66,12 @@ type Stack struct {
 	Archiver *Archiver
 	// Replay is ingest's replay store on the table (its calls serialized
 	// per key, see replayLocked); nil when no source has replay protection.
-	Replay  *replayguard.DynamoDB
-	pollers []*Poller
-	opts    Options
-	locks   sync.Map // per-record locks shared by every deliver instance (see itemLocked)
+	Replay *replayguard.DynamoDB
+	// Payloads is the payload bucket's store; nil without large payloads.
+	Payloads *payload.S3
+	pollers  []*Poller
+	opts     Options
+	locks    sync.Map // per-record locks shared by every deliver instance (see itemLocked)
 }
 
 // New provisions the topology and builds the functions the way their
@@ -95,7 +98,17 @@ func New(ctx context.Context, o Options) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
+	var payloads *payload.S3
+	if topo.PayloadBucket != "" {
+		payloads = &payload.S3{API: o.Clients.S3, Bucket: topo.PayloadBucket}
+		s.Payloads = payloads
+	}
+	var ingestPayloads ingest.Payloads
+	if payloads != nil {
+		ingestPayloads = payloads
+	}
 	ingestOpts := ingest.Options{
+		Payloads:  ingestPayloads,
 		Sources:   o.Config.Sources,
 		TopicARN:  topo.TopicARN,
 		Publisher: o.Clients.SNS,
@@ -184,17 +197,24 @@ func (s *Stack) newDeliver(lane Lane) (*delivery.Handler, error) {
 	if s.opts.WrapStore != nil {
 		store = s.opts.WrapStore(store)
 	}
+	cache := secrets.NewCache(s.opts.Clients.Secrets, secrets.WithTTL(s.opts.SecretTTL))
+	var payloads delivery.Payloads
+	if s.Payloads != nil {
+		payloads = s.Payloads
+	}
 	h, err := delivery.NewHandler(delivery.Options{
-		Destination: d,
-		QueueURL:    lane.QueueURL,
-		SecretID:    lane.SecretID,
-		RecordTTL:   s.opts.Config.RecordTTL(),
-		Store:       store,
-		SQS:         s.opts.Clients.SQS,
-		Secrets:     secrets.NewCache(s.opts.Clients.Secrets, secrets.WithTTL(s.opts.SecretTTL)),
-		Client:      delivery.NewClient(d),
-		Metrics:     rec,
-		Logger:      s.opts.Log.With("function", "deliver-"+d.Name),
+		Destination:   d,
+		QueueURL:      lane.QueueURL,
+		SecretID:      lane.SecretID,
+		RecordTTL:     s.opts.Config.RecordTTL(),
+		Store:         store,
+		SQS:           s.opts.Clients.SQS,
+		Secrets:       cache,
+		HeaderSecrets: cache,
+		Payloads:      payloads,
+		Client:        delivery.NewClient(d),
+		Metrics:       rec,
+		Logger:        s.opts.Log.With("function", "deliver-"+d.Name),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("deliver %s: %w", d.Name, err)

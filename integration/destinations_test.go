@@ -1,0 +1,269 @@
+//go:build integration
+
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hookfan/hookfan/events"
+	"github.com/hookfan/hookfan/infra/local/devstack"
+	"github.com/hookfan/hookfan/shared/bodyfilter"
+	"github.com/hookfan/hookfan/shared/bodyfilter/cases"
+	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/dedupe"
+	"github.com/hookfan/hookfan/shared/payload"
+)
+
+// withSecrets adds secret values to the stack's secrets file.
+func withSecrets(values map[string]string) envOption {
+	return func(o *devstack.Options) {
+		for k, v := range values {
+			o.Secrets[k] = []string{v}
+		}
+	}
+}
+
+// padded returns an edit that grows a JSON body to size bytes with a
+// "padding" field (and sets its "amount").
+func padded(size int, amount int) func(*events.Sample) {
+	return func(s *events.Sample) {
+		var doc map[string]any
+		_ = json.Unmarshal(s.Body, &doc)
+		doc["amount"] = amount
+		doc["padding"] = ""
+		base, _ := json.Marshal(doc)
+		if fill := size - len(base); fill > 0 {
+			doc["padding"] = strings.Repeat("p", fill)
+		}
+		s.Body, _ = json.Marshal(doc)
+	}
+}
+
+// TestLargePayloadTwoDestinations: a 2 MiB body goes through S3 and is
+// delivered byte for byte to two destinations, each delivery verified with
+// the Standard Webhooks library with the destination's secret; the object
+// sits under a key derived from the event id, in a bucket whose lifecycle
+// expires it.
+func TestLargePayloadTwoDestinations(t *testing.T) {
+	t.Parallel()
+	a, b := newReceiver(t, nil), newReceiver(t, nil)
+	large := `[
+	  {"name": "stripe", "verify": {"kind": "stripe", "secretName": "%[1]s/sources/stripe"}, "maxBodyBytes": 4521984},
+	  {"name": "github", "verify": {"kind": "github", "secretName": "%[1]s/sources/github"}}
+	]`
+	e := startEnvSources(t, large, []string{destJSON("a", a, ""), destJSON("b", b, `"filter": {"types": ["payment_intent.*"]}`)},
+		map[string]*receiver{"a": a, "b": b})
+	var body []byte
+	ev := e.send("stripe", "stripe", "payment_intent.succeeded", "evt_large_1", func(s *events.Sample) {
+		padded(2<<20, 5000)(s)
+		body = s.Body
+	})
+	if len(body) != 2<<20 {
+		t.Fatalf("body of %d bytes, want 2 MiB", len(body))
+	}
+	waitFor(t, 30*time.Second, "both deliveries", func() bool { return len(a.ids()) >= 1 && len(b.ids()) >= 1 })
+	time.Sleep(settle)
+	for name, rc := range map[string]*receiver{"a": a, "b": b} {
+		got := rc.deliveries()
+		if len(got) != 1 {
+			t.Fatalf("%s got %d deliveries, want 1", name, len(got))
+		}
+		d := got[0]
+		if !bytes.Equal(d.body, body) || !d.verified || d.header.Get("webhook-id") != ev.id {
+			t.Errorf("%s: %d bytes (equal: %v), verified %v, id %s", name, len(d.body), bytes.Equal(d.body, body), d.verified, d.header.Get("webhook-id"))
+		}
+		if r, _ := e.record(name, ev.id); r.Status != dedupe.StatusDelivered {
+			t.Errorf("%s record %s, want DELIVERED", name, r.Status)
+		}
+	}
+	bucket := e.stack.Topology.PayloadBucket
+	list, err := clients.S3.ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: &bucket, Prefix: aws.String(payload.Prefix + ev.id + "/")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Contents) != 1 || aws.ToInt64(list.Contents[0].Size) != int64(len(body)) {
+		t.Errorf("objects under the event's key: %+v, want one of %d bytes", list.Contents, len(body))
+	}
+	lc, err := clients.S3.GetBucketLifecycleConfiguration(context.Background(), &s3.GetBucketLifecycleConfigurationInput{Bucket: &bucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lc.Rules) != 1 || aws.ToInt32(lc.Rules[0].Expiration.Days) != int32(e.cfg.PayloadExpirationDays()) {
+		t.Errorf("lifecycle %+v, want objects expiring after %d days", lc.Rules, e.cfg.PayloadExpirationDays())
+	}
+}
+
+// TestDestinationHeadersOnTheWire: a destination's static header and a
+// header read from Secrets Manager reach the subscriber with a verifying
+// signature; the secret's value appears in no log line.
+func TestDestinationHeadersOnTheWire(t *testing.T) {
+	t.Parallel()
+	rc := newReceiver(t, nil)
+	secretName := uniquePrefix(t) + "/headers/token"
+	token := "Bearer tok_integration_secret_value"
+	e := startEnv(t, []string{destJSON("api", rc, fmt.Sprintf(`"headers": [{"name": "Authorization", "secretName": %q}, {"name": "X-Tenant", "value": "acme"}]`, secretName))},
+		map[string]*receiver{"api": rc}, withSecrets(map[string]string{secretName: token}))
+	ev := e.send("stripe", "stripe", "payment_intent.succeeded", "evt_headers_1", nil)
+	waitFor(t, 20*time.Second, "delivery", func() bool { return len(rc.ids()) >= 1 })
+	d := rc.deliveries()[0]
+	if d.header.Get("Authorization") != token || d.header.Get("X-Tenant") != "acme" || !d.verified || d.header.Get("webhook-id") != ev.id {
+		t.Errorf("headers Authorization %q X-Tenant %q, verified %v", d.header.Get("Authorization"), d.header.Get("X-Tenant"), d.verified)
+	}
+	if strings.Contains(e.logs.String(), "tok_integration") {
+		t.Error("the header secret's value reached the logs")
+	}
+}
+
+// TestBodyFilterOnSNS runs every operator case through SNS's own
+// MessageBody filtering on the emulator: per case, a topic and a queue
+// subscribed with the case's policy; every body of the case is published,
+// and what the queue receives must be exactly the bodies bodyfilter.Match
+// accepts, plus the ones the case documents SNS as looser on.
+func TestBodyFilterOnSNS(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	prefix := uniquePrefix(t)
+	for i, c := range cases.Operators {
+		t.Run(c.Operator, func(t *testing.T) {
+			t.Parallel()
+			checkOperatorOnSNS(ctx, t, fmt.Sprintf("%s-op-%d", prefix, i), c)
+		})
+	}
+}
+
+func checkOperatorOnSNS(ctx context.Context, t *testing.T, name string, c cases.Case) {
+	topic, err := clients.SNS.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String(name)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := clients.SQS.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	attrs, err := clients.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: q.QueueUrl, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arn := attrs.Attributes[string(sqstypes.QueueAttributeNameQueueArn)]
+	if _, err := clients.SNS.Subscribe(ctx, &sns.SubscribeInput{TopicArn: topic.TopicArn, Protocol: aws.String("sqs"), Endpoint: &arn,
+		Attributes: map[string]string{"RawMessageDelivery": "true", "FilterPolicy": c.Policy, "FilterPolicyScope": config.ScopeBody}}); err != nil {
+		t.Fatalf("%s: subscribe with %s: %v", c.Operator, c.Policy, err)
+	}
+	f, err := bodyfilter.Compile([]byte(c.Policy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, b := range c.Bodies {
+		if _, err := clients.SNS.Publish(ctx, &sns.PublishInput{TopicArn: topic.TopicArn, Message: aws.String(b.Body)}); err != nil {
+			t.Fatalf("%s: publish %s: %v", c.Operator, b.Body, err)
+		}
+		if ok, _ := f.Match([]byte(b.Body)); ok {
+			want = append(want, b.Body)
+		}
+	}
+	// SNS may be looser (the case says where); never stricter.
+	want = append(want, c.Looser...)
+	got := receiveBodies(t, *q.QueueUrl)
+	slices.Sort(want)
+	slices.Sort(got)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("%s %s: SNS delivered (-bodyfilter.Match +SNS):\n%s", c.Operator, c.Policy, diff)
+	}
+}
+
+// receiveBodies drains a queue: SNS has delivered to it when Publish
+// returned, so it stops at the first empty receive (after a second's wait).
+func receiveBodies(t *testing.T, url string) []string {
+	t.Helper()
+	var out []string
+	for {
+		r, err := clients.SQS.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: &url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Messages) == 0 {
+			return out
+		}
+		for _, m := range r.Messages {
+			out = append(out, aws.ToString(m.Body))
+			_, _ = clients.SQS.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: m.ReceiptHandle})
+		}
+	}
+}
+
+// TestBodyFilterEndToEnd: through the local stack, a destination filtering
+// on the body alone (SNS's MessageBody scope), one filtering on source and
+// body (attribute scope at SNS, the body in the deliver function) and one
+// with a numeric body filter (deliver function only) each receive exactly
+// the events their filter selects; the others are acknowledged without a
+// POST and leave no record.
+func TestBodyFilterEndToEnd(t *testing.T) {
+	t.Parallel()
+	bodyOnly, both, numeric := newReceiver(t, nil), newReceiver(t, nil), newReceiver(t, nil)
+	e := startEnv(t, []string{
+		destJSON("body-only", bodyOnly, `"filter": {"body": {"data": {"object": {"currency": ["usd"]}}}}`),
+		destJSON("both", both, `"filter": {"sources": ["stripe"], "body": {"data": {"object": {"currency": [{"anything-but": ["usd"]}]}}}}`),
+		destJSON("numeric", numeric, `"filter": {"body": {"amount": [{"numeric": [">=", 1000]}]}}`),
+	}, map[string]*receiver{"body-only": bodyOnly, "both": both, "numeric": numeric})
+	for _, name := range []string{"body-only", "both", "numeric"} {
+		d, _ := e.cfg.Destination(name)
+		_, scope := e.cfg.SubscriptionFilter(d)
+		want := map[string]string{"body-only": config.ScopeBody, "both": config.ScopeAttributes, "numeric": ""}[name]
+		if scope != want {
+			t.Fatalf("%s: SNS scope %q, want %q", name, scope, want)
+		}
+	}
+	currency := func(c string, amount int) func(*events.Sample) {
+		return func(s *events.Sample) {
+			var doc map[string]any
+			_ = json.Unmarshal(s.Body, &doc)
+			doc["data"].(map[string]any)["object"].(map[string]any)["currency"] = c
+			doc["amount"] = amount
+			s.Body, _ = json.Marshal(doc)
+		}
+	}
+	usdBig := e.send("stripe", "stripe", "payment_intent.succeeded", "evt_bf_1", currency("usd", 5000))
+	eurSmall := e.send("stripe", "stripe", "payment_intent.succeeded", "evt_bf_2", currency("eur", 10))
+	push := e.send("github", "github", "push", "d1f0c2a0-0000-4000-8000-0000000000bf", nil)
+
+	want := map[string][]string{
+		"body-only": {usdBig.id},
+		"both":      {eurSmall.id},
+		"numeric":   {usdBig.id},
+	}
+	rcs := map[string]*receiver{"body-only": bodyOnly, "both": both, "numeric": numeric}
+	waitFor(t, 20*time.Second, "filtered deliveries", func() bool {
+		return len(bodyOnly.ids()) >= 1 && len(both.ids()) >= 1 && len(numeric.ids()) >= 1
+	})
+	time.Sleep(settle)
+	for name, ids := range want {
+		if diff := cmp.Diff(sorted(ids), sorted(rcs[name].ids())); diff != "" {
+			t.Errorf("%s received (-want +got):\n%s", name, diff)
+		}
+	}
+	// The numeric lane got every event from SNS and acknowledged the two
+	// its filter refuses without a record.
+	for _, id := range []string{eurSmall.id, push.id} {
+		if _, ok := e.record("numeric", id); ok {
+			t.Errorf("numeric: a filtered event %s left a record", id)
+		}
+	}
+	if n := strings.Count(e.logs.String(), `"outcome":"filtered"`); n < 2 {
+		t.Errorf("%d filtered log lines, want at least 2 (numeric's two refusals)", n)
+	}
+}

@@ -1,0 +1,135 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/hookfan/hookfan/shared/bodyfilter"
+	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/payload"
+)
+
+// What a destination adds to a plain signed POST: its own headers (static
+// or from secrets), a body filter, and bodies stored in S3.
+
+// Payloads reads bodies stored in S3 (*payload.S3), checking each against
+// its reference.
+type Payloads interface {
+	Get(ctx context.Context, ref payload.Reference) ([]byte, error)
+}
+
+// HeaderSecrets reads the secrets a destination's headers carry, verbatim
+// (*secrets.Cache).
+type HeaderSecrets interface {
+	Value(ctx context.Context, name string) (string, error)
+	RefreshValue(ctx context.Context, name string) (value string, changed bool, err error)
+}
+
+// PayloadTimeout bounds reading one stored body (up to 4.5 MB).
+const PayloadTimeout = 5 * time.Second
+
+// header is one of the destination's headers with its value.
+type header struct{ name, value string }
+
+// errHeaderSecret means a header's secret could not be read or holds no
+// usable header value. Its text names the header and the secret, never
+// the value.
+var errHeaderSecret = errors.New("header secret unusable")
+
+// loadBody reads the body of a message stored in S3. When it returns
+// !ok, stop says what happens to the message: a body that cannot be read
+// (an S3 outage, an object gone or not matching its reference) is backed
+// off like any failure of ours, so it reaches the DLQ after the schedule.
+func (h *Handler) loadBody(ctx context.Context, p *prepared) (stop decision, ok bool) {
+	if p.msg.Ref == nil {
+		return ack, true
+	}
+	if h.payloads == nil {
+		h.count(metrics.DeliveryFailed)
+		return h.notAttempted(ctx, *p, "payload unavailable", errors.New("the message refers to a stored body but this function has no payload bucket")), false
+	}
+	pctx, cancel := context.WithTimeout(ctx, PayloadTimeout)
+	defer cancel()
+	body, err := h.payloads.Get(pctx, *p.msg.Ref)
+	if err != nil {
+		h.count(metrics.DeliveryFailed)
+		return h.notAttempted(ctx, *p, "payload unavailable", err), false
+	}
+	p.msg.Body = body
+	return ack, true
+}
+
+// filtered reports whether the destination's body filter refuses the
+// message's body; such a message is acknowledged without a POST or a
+// record, counted (DeliveryFiltered) and logged.
+func (h *Handler) filtered(ctx context.Context, p prepared) bool {
+	if h.bodyFilter == nil {
+		return false
+	}
+	ok, err := h.bodyFilter.Match(p.msg.Body)
+	if ok {
+		return false
+	}
+	h.count(metrics.DeliveryFiltered)
+	attrs := []any{"outcome", "filtered", "reason", "the body does not match the destination's body filter"}
+	if err != nil {
+		attrs = append(attrs, "error", err.Error())
+	}
+	p.log.InfoContext(ctx, LogMessage, attrs...)
+	return true
+}
+
+// destinationHeaders returns the destination's headers with their current
+// values: static ones as configured, the others read from their secrets
+// (cached; re-read within the cache's TTL after a rotation).
+func (h *Handler) destinationHeaders(ctx context.Context) ([]header, error) {
+	if len(h.dest.Headers) == 0 {
+		return nil, nil
+	}
+	out := make([]header, 0, len(h.dest.Headers))
+	for _, hd := range h.dest.Headers {
+		v := hd.Value
+		if hd.SecretName != "" {
+			s, err := h.headerSecrets.Value(ctx, hd.SecretName)
+			if err != nil {
+				return nil, fmt.Errorf("%w: header %s: %w", errHeaderSecret, hd.Name, err)
+			}
+			if err := config.CheckHeaderValue(s); err != nil {
+				return nil, fmt.Errorf("%w: header %s: secret %q %v", errHeaderSecret, hd.Name, hd.SecretName, err)
+			}
+			v = s
+		}
+		out = append(out, header{name: http.CanonicalHeaderKey(hd.Name), value: v})
+	}
+	return out, nil
+}
+
+// refreshHeaderSecrets reads the headers' secrets again after the
+// destination refused a delivery as unauthorized (401, 403): a credential
+// rotated at the subscriber's side is used from the next attempt on, not
+// after the cache's TTL. The cache bounds how often the store is asked.
+func (h *Handler) refreshHeaderSecrets(ctx context.Context, status int) {
+	if status != http.StatusUnauthorized && status != http.StatusForbidden {
+		return
+	}
+	for _, name := range h.dest.HeaderSecrets() {
+		_, _, _ = h.headerSecrets.RefreshValue(ctx, name) // a failure leaves the cached value in use
+	}
+}
+
+// compileBodyFilter compiles the destination's body filter; nil when it
+// has none.
+func compileBodyFilter(d config.Destination) (*bodyfilter.Filter, error) {
+	if len(d.Filter.Body) == 0 {
+		return nil, nil
+	}
+	f, err := bodyfilter.Compile(d.Filter.Body)
+	if err != nil {
+		return nil, fmt.Errorf("delivery: destination %s: %w", d.Name, err)
+	}
+	return f, nil
+}

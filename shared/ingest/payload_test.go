@@ -1,0 +1,126 @@
+package ingest_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"log/slog"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/hookfan/hookfan/events"
+	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/ingest"
+	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/payload"
+)
+
+// largeRig is a rig whose "hmac-plain" source takes bodies up to the REST
+// ceiling, with a memory payload store.
+func largeRig(t *testing.T) (*rig, *payload.Memory) {
+	t.Helper()
+	sources := testSources()
+	for i := range sources {
+		if sources[i].Name == "hmac-plain" {
+			sources[i].MaxBodyBytes = config.MaxBodyBytesREST
+		}
+	}
+	r := newRig(t, sources)
+	store := payload.NewMemory("hookfan-payloads")
+	h, err := ingest.New(ingest.Options{
+		Sources: sources, TopicARN: topicARN, Publisher: r.pub, Secrets: r.sec, Replay: r.rep,
+		Metrics: metrics.NewRecorder(r.met), Logger: slog.New(slog.NewJSONHandler(r.log, nil)),
+		Now: func() time.Time { return r.now }, Payloads: store,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.h = h
+	return r, store
+}
+
+func bigBody(n int, fill byte) []byte { return bytes.Repeat([]byte{fill}, n) }
+
+// TestLargeBodyStoredThenReferenced: a body over one SNS message is stored
+// under its event id before the reference is published; the message holds
+// the reference and payload=s3, the object the exact bytes.
+func TestLargeBodyStoredThenReferenced(t *testing.T) {
+	r, store := largeRig(t)
+	for _, tc := range []struct {
+		name string
+		body []byte
+	}{
+		{"2 MiB of text", bigBody(2<<20, 'a')},
+		{"the ceiling", bigBody(config.MaxBodyBytesREST, 'z')},
+		// Under the inline limit, but its base64 is not: it goes to S3 too.
+		{"200 KiB binary", bigBody(200<<10, 0xff)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := events.Sample{Kind: "hmac", Name: "big", Body: tc.body, Header: http.Header{"Content-Type": {"application/octet-stream"}}}
+			id := acceptedID(t, r.do(t, signSample(t, "hmac-plain", s, r.now)))
+			calls := r.pub.published()
+			in := calls[len(calls)-1]
+			if attr(in, "payload") != "s3" || attr(in, "encoding") != "" || attr(in, "id") != id {
+				t.Errorf("attributes %v, want payload=s3, no encoding, id %s", in.MessageAttributes, id)
+			}
+			ref, err := payload.ParseReference(aws.ToString(in.Message))
+			if err != nil {
+				t.Fatalf("published body %q: %v", aws.ToString(in.Message), err)
+			}
+			got, err := store.Get(context.Background(), ref)
+			if err != nil || !bytes.Equal(got, tc.body) {
+				t.Fatalf("stored object: %d bytes, %v; want the %d bytes sent", len(got), err, len(tc.body))
+			}
+			if ref.Key != payload.Key(id, sha(tc.body)) {
+				t.Errorf("key %s is not derived from the event id %s", ref.Key, id)
+			}
+		})
+	}
+	// A provider's retry of one event overwrites its object: one key.
+	before := len(store.Keys())
+	s := events.Sample{Kind: "hmac", Name: "big", Body: bigBody(300<<10, 'q'), Header: http.Header{}}
+	acceptedID(t, r.do(t, signSample(t, "hmac-plain", s, r.now)))
+	acceptedID(t, r.do(t, signSample(t, "hmac-plain", s, r.now.Add(time.Second))))
+	if got := len(store.Keys()); got != before+1 {
+		t.Errorf("%d objects after one event sent twice, want %d", got, before+1)
+	}
+}
+
+// TestLargeBodyStoreFailure: when the body cannot be stored nothing is
+// published and the provider gets 503 to retry.
+func TestLargeBodyStoreFailure(t *testing.T) {
+	r, store := largeRig(t)
+	store.Err = errors.New("s3: service unavailable")
+	s := events.Sample{Kind: "hmac", Name: "big", Body: bigBody(1<<20, 'a'), Header: http.Header{}}
+	resp := r.do(t, signSample(t, "hmac-plain", s, r.now))
+	if resp.StatusCode != http.StatusServiceUnavailable || errorCode(t, resp.Body) != "payload_store_failed" {
+		t.Errorf("answer %d %s, want 503 payload_store_failed", resp.StatusCode, resp.Body)
+	}
+	if n := len(r.pub.published()); n != 0 {
+		t.Errorf("%d messages published without their body stored", n)
+	}
+	// Over the source's limit: 413, nothing stored.
+	store.Err = nil
+	s.Body = bigBody(config.MaxBodyBytesREST+1, 'a')
+	resp = r.do(t, signSample(t, "hmac-plain", s, r.now))
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || len(store.Keys()) != 0 {
+		t.Errorf("answer %d with %d objects stored, want 413 and none", resp.StatusCode, len(store.Keys()))
+	}
+}
+
+// TestNoStoreKeeps413: without a payload store (no source takes large
+// bodies) a message over SNS's limit is still refused.
+func TestNoStoreKeeps413(t *testing.T) {
+	r := newRig(t, testSources())
+	s := events.Sample{Kind: "hmac", Name: "big", Body: bigBody(200<<10, 0xff), Header: http.Header{}}
+	resp := r.do(t, signSample(t, "hmac-plain", s, r.now))
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("answer %d, want 413", resp.StatusCode)
+	}
+}
+
+func sha(b []byte) [32]byte { return sha256.Sum256(b) }
