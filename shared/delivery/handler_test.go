@@ -156,7 +156,10 @@ func TestBatchMalformed(t *testing.T) {
 // TestOutcomes drives one record per case against a subscriber answering
 // as the case says.
 func TestOutcomes(t *testing.T) {
-	httpDate := func(d time.Duration) string { return time.Now().Add(d).UTC().Format(http.TimeFormat) }
+	// The harness's clock starts at base, so an HTTP date (whole seconds)
+	// means the same delay whenever the subtest runs.
+	base := time.Now().Truncate(time.Second)
+	httpDate := func(d time.Duration) string { return base.Add(d).UTC().Format(http.TimeFormat) }
 	tests := []struct {
 		name       string
 		reply      reply
@@ -196,6 +199,7 @@ func TestOutcomes(t *testing.T) {
 			secret := newSecret(t)
 			sub := newSubscriber(t, secret, func(string) reply { return tt.reply })
 			hs := newHarness(t, sub.URL, secret)
+			hs.clock.Set(base)
 			resp, _ := hs.h.Handle(context.Background(), batch(sqsRecord("e1", tt.attempt)))
 			if got := len(resp.BatchItemFailures) == 1; got != tt.wantFailed {
 				t.Errorf("reported failed = %v, want %v", got, tt.wantFailed)
