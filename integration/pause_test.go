@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,7 +18,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookfan/hookfan/infra/local/devstack"
@@ -83,22 +83,6 @@ func (o *outage) counts() (attempts map[string][]int, ok map[string]int, probes 
 	return attempts, ok, o.probes
 }
 
-// queueDepth is what a queue holds, visible and in flight.
-func queueDepth(t *testing.T, url string) int {
-	t.Helper()
-	out, err := clients.SQS.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: &url,
-		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages, sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, k := range []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages, sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible} {
-		v, _ := strconv.Atoi(out.Attributes[string(k)])
-		n += v
-	}
-	return n
-}
-
 func (e *env) lane(dest string) lane.State {
 	e.t.Helper()
 	s, err := e.stack.Lanes.Get(context.Background(), dest)
@@ -162,10 +146,10 @@ func TestOutageLongerThanTheSchedule(t *testing.T) {
 	if s := e.lane("paused"); !s.IsPaused() || s.Probes < 3 || s.LastProbeStatus != http.StatusServiceUnavailable {
 		t.Errorf("during the outage: %+v; want paused, its probes answered 503", s)
 	}
-	if n := queueDepth(t, pausedLane.DLQURL); n != 0 {
+	if n := depth(t, pausedLane.DLQURL); n != 0 {
 		t.Errorf("the paused lane's DLQ holds %d messages, want none", n)
 	}
-	if n := queueDepth(t, pausedLane.QueueURL); n != len(ids) {
+	if n := depth(t, pausedLane.QueueURL); n != len(ids) {
 		t.Errorf("the paused lane's queue holds %d messages, want the %d events", n, len(ids))
 	}
 
@@ -198,7 +182,7 @@ func TestOutageLongerThanTheSchedule(t *testing.T) {
 	if diff := cmp.Diff(want, ok); diff != "" {
 		t.Errorf("2xx answers per event (-want +got):\n%s", diff)
 	}
-	if n := queueDepth(t, pausedLane.DLQURL) + queueDepth(t, pausedLane.QueueURL); n != 0 {
+	if n := depth(t, pausedLane.DLQURL) + depth(t, pausedLane.QueueURL); n != 0 {
 		t.Errorf("the paused lane still holds %d messages (queue and DLQ)", n)
 	}
 	for _, d := range paused.deliveries() {
@@ -297,10 +281,10 @@ func TestPausedLaneTurnedOnBehindItsBack(t *testing.T) {
 	if n := len(rc.deliveries()); n != 0 {
 		t.Errorf("%d requests to a paused destination", n)
 	}
-	if n := queueDepth(t, ln.DLQURL); n != 0 {
+	if n := depth(t, ln.DLQURL); n != 0 {
 		t.Errorf("DLQ holds %d messages, want none", n)
 	}
-	if n := queueDepth(t, ln.QueueURL); n != 1 {
+	if n := depth(t, ln.QueueURL); n != 1 {
 		t.Errorf("queue holds %d messages, want the event's copy", n)
 	}
 
@@ -316,3 +300,64 @@ func TestPausedLaneTurnedOnBehindItsBack(t *testing.T) {
 		t.Errorf("record %+v: the event was attempted while paused", r)
 	}
 }
+
+// TestOperatorPausesAndResumes: the operator command shows the lanes,
+// pauses one on the local stack (its pollers stop: an event sent meanwhile
+// waits in the queue), shows it paused (also through a deployed stack's
+// index), and resumes it (the event is delivered once).
+func TestOperatorPausesAndResumes(t *testing.T) {
+	t.Parallel()
+	rc, other := newReceiver(t, nil), newReceiver(t, nil)
+	e := startEnv(t, []string{destJSON("d", rc, `"pause": {"afterFailures": 4}`), destJSON("other", other, "")},
+		map[string]*receiver{"d": rc, "other": other})
+	ln, _ := e.stack.Topology.Lane("d")
+
+	out, _, code := e.ops("pause", "d", "--reason", "subscriber maintenance")
+	if code != 0 || !strings.Contains(out, "paused d until ") {
+		t.Fatalf("pause: exit %d\n%s", code, out)
+	}
+	time.Sleep(2 * time.Second) // the long polls begun before the pause end
+	ev := e.send("stripe", "stripe", "payment_intent.succeeded", "evt_ops_pause", nil)
+	waitFor(t, 10*time.Second, "the other lane's delivery", func() bool { return len(other.ids()) == 1 })
+	time.Sleep(settle)
+	if n := len(rc.deliveries()); n != 0 {
+		t.Fatalf("%d requests to the paused lane", n)
+	}
+	if n := depth(t, ln.QueueURL); n != 1 {
+		t.Errorf("the paused lane's queue holds %d, want the event", n)
+	}
+
+	out, _, code = e.ops("lanes")
+	if code != 0 || !regexpMatch(`(?m)^d\s+paused\s+\S+\s+operator\s+subscriber maintenance; resumes by `, out) || !regexpMatch(`(?m)^other\s+active\s+-\s+-\s+does not pause$`, out) {
+		t.Errorf("lanes: exit %d\n%s", code, out)
+	}
+	out, _, code = e.ops("lane", "d")
+	for _, want := range []string{"lane d: paused since ", "by the operator: subscriber maintenance", "event source mapping: disabled", "queue: "} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("lane: exit %d, lacks %q\n%s", code, want, out)
+		}
+	}
+	e.publishIndex(e.prefix + "-stack")
+	out, _, code = e.opsOnStack(e.prefix+"-stack", "lanes")
+	if code != 0 || !regexpMatch(`(?m)^d\s+paused\s+`, out) {
+		t.Errorf("lanes through the deployed index: exit %d\n%s", code, out)
+	}
+	if _, errOut, code := e.ops("pause", "other"); code != 1 || !strings.Contains(errOut, "destination other does not pause") {
+		t.Errorf("pause of a lane that does not pause: exit %d, %s", code, errOut)
+	}
+
+	out, _, code = e.ops("resume", "d")
+	if code != 0 || !strings.Contains(out, "resumed d after ") {
+		t.Fatalf("resume: exit %d\n%s", code, out)
+	}
+	waitFor(t, 15*time.Second, "the event delivered after the resume", func() bool {
+		r, _ := e.record("d", ev.id)
+		return r.Status == dedupe.StatusDelivered
+	})
+	time.Sleep(settle)
+	if diff := cmp.Diff([]string{ev.id}, rc.ids()); diff != "" {
+		t.Errorf("delivered (-want +got):\n%s", diff)
+	}
+}
+
+func regexpMatch(pattern, s string) bool { return regexp.MustCompile(pattern).MatchString(s) }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hookfan/hookfan/infra/stack/stackindex"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/metrics"
 )
@@ -162,6 +163,29 @@ func TestPausingLane(t *testing.T) {
 		}
 	})
 
+	t.Run("the index tells the operator command the rule and the retention", func(t *testing.T) {
+		for _, tt := range []struct {
+			res  map[string]resource
+			want stackindex.Lane
+		}{
+			{res, stackindex.Lane{Pause: stackindex.LanePause{Enabled: true, AfterFailures: 10, FailureRate: 0.9, WindowSeconds: 300, MinAttempts: 20,
+				ProbeEverySeconds: 120, MaxPauseSeconds: 43200}, RetentionSeconds: 188580}},
+			{plainRes, stackindex.Lane{RetentionSeconds: 145380}},
+		} {
+			_, param := only(t, tt.res, "AWS::SSM::Parameter")
+			var got stackindex.Lane
+			if err := json.Unmarshal([]byte(joined(param.Properties["Value"])), &got); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, stackindex.Lane{Pause: got.Pause, RetentionSeconds: got.RetentionSeconds}); diff != "" {
+				t.Errorf("%s index (-want +got):\n%s", got.Destination, diff)
+			}
+		}
+		if r, ok := stackindex.PauseOf(pausing).Rule(); !ok || r != mustRule(t, pausing) {
+			t.Errorf("the index's rule %+v does not read back as the configured one", r)
+		}
+	})
+
 	t.Run("the dashboard shows paused lanes", func(t *testing.T) {
 		_, parent := templateOf(t, h.Stack)
 		_, db := only(t, parent, "AWS::CloudWatch::Dashboard")
@@ -170,6 +194,15 @@ func TestPausingLane(t *testing.T) {
 			t.Errorf("dashboard mentions %s %d times, want the overview search and one series per lane row", metrics.LanePaused, strings.Count(body, metrics.LanePaused))
 		}
 	})
+}
+
+func mustRule(t *testing.T, d config.Destination) config.PauseRule {
+	t.Helper()
+	r, ok := d.PauseRule()
+	if !ok {
+		t.Fatalf("%s does not pause", d.Name)
+	}
+	return r
 }
 
 func fmtJSON(v any) string {
