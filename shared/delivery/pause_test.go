@@ -409,3 +409,43 @@ func TestNewHandlerPauseOptions(t *testing.T) {
 		t.Errorf("lane without pause settings: %v", err)
 	}
 }
+
+// TestProbeCarriesTheDestinationHeaders: a gateway in front of the
+// destination that wants a token gets it with the probe too; a header
+// secret that cannot be read leaves the probe unsent (the lane stays
+// paused) rather than sending one bound to be refused.
+func TestProbeCarriesTheDestinationHeaders(t *testing.T) {
+	secret := newSecret(t)
+	sub := newSubscriber(t, secret, nil)
+	hs := &fakeHeaderSecrets{values: map[string]string{"tok": "Bearer probe-token"}}
+	ps := newPausing(t, sub.URL, secret, config.Pause{}, withHeaders(hs, config.Header{Name: "Authorization", SecretName: "tok"}))
+	ctx := context.Background()
+	if _, err := ps.lanes.Pause(ctx, "orders", lane.PauseInput{At: ps.clock.Now(), ResumeBy: ps.clock.Now().Add(time.Hour), By: lane.ByDeliverer}); err != nil {
+		t.Fatal(err)
+	}
+	_ = ps.sw.Disable(ctx)
+	hs.mu.Lock()
+	hs.err = errors.New("secret store unavailable")
+	hs.mu.Unlock()
+	rep, err := ps.h.Tick(ctx)
+	if err != nil || rep.Mode != "PAUSED" || len(sub.requests()) != 0 {
+		t.Fatalf("tick without the header secret: %+v, %v, %d requests; want paused, nothing sent", rep, err, len(sub.requests()))
+	}
+	if s := ps.state(t); !strings.Contains(s.LastProbeError, "not sent") {
+		t.Errorf("last probe error %q", s.LastProbeError)
+	}
+	hs.mu.Lock()
+	hs.err = nil
+	hs.mu.Unlock()
+	ps.clock.Advance(time.Minute)
+	if rep, err := ps.h.Tick(ctx); err != nil || rep.Change != "resumed" {
+		t.Fatalf("tick: %+v, %v", rep, err)
+	}
+	reqs := sub.requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d probe requests, want 1", len(reqs))
+	}
+	if reqs[0].header.Get("Authorization") != "Bearer probe-token" || reqs[0].err != nil {
+		t.Errorf("probe Authorization %q, signature %v", reqs[0].header.Get("Authorization"), reqs[0].err)
+	}
+}
