@@ -67,7 +67,8 @@ func (e *env) publishIndex(stack string) {
 		DestinationsPath: stackindex.DestinationsPath(stack), ArchiveBucket: topo.Archive.Bucket, ArchiveDays: topo.Archive.Days})
 	for _, l := range topo.Lanes {
 		put(stackindex.LaneParameter(stack, l.Destination.Name), stackindex.Lane{Destination: l.Destination.Name, URL: l.Destination.URL,
-			QueueURL: l.QueueURL, QueueARN: l.QueueARN, DLQURL: l.DLQURL, DLQARN: l.DLQARN, SecretID: l.SecretID, Filter: l.Destination.Filter})
+			QueueURL: l.QueueURL, QueueARN: l.QueueARN, DLQURL: l.DLQURL, DLQARN: l.DLQARN, SecretID: l.SecretID, Filter: l.Destination.Filter,
+			Pause: stackindex.PauseOf(l.Destination), RetentionSeconds: int(l.Destination.Retention().Seconds())})
 	}
 }
 

@@ -1,6 +1,7 @@
 // Command deliver is the Hookfan deliver Lambda function, one per
-// destination: it delivers the SQS batches of its destination's queue.
-// It only wires; the logic lives in shared/delivery.
+// destination: it delivers the SQS batches of its destination's queue,
+// and, when the destination pauses, runs the ticks of its probe schedule.
+// It only wires; the logic lives in shared/delivery and shared/lane.
 package main
 
 import (
@@ -13,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	lambdasvc "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -20,6 +22,7 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/delivery"
+	"github.com/hookfan/hookfan/shared/lane"
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/payload"
 	"github.com/hookfan/hookfan/shared/secrets"
@@ -32,7 +35,7 @@ func main() {
 		logger.Error("deliver", "outcome", "start_failed", "error", err.Error())
 		os.Exit(1)
 	}
-	lambda.Start(h.Handle)
+	lambda.Start(h.Invoke)
 }
 
 // newLogger logs JSON lines: through the Lambda runtime's handler (which
@@ -49,7 +52,8 @@ func newLogger() *slog.Logger {
 // build reads the environment and builds the clients once, for all
 // invocations of this process: only those the function calls (DynamoDB,
 // SQS, Secrets Manager; S3 only with a payload bucket; CloudWatch only for
-// the PutMetricData sink), on the
+// the PutMetricData sink; Lambda only when the lane pauses, to switch its
+// event source mapping), on the
 // Lambda environment's configuration. Nothing is fetched before the first
 // invocation: the signing secret is read when a batch first needs it.
 func build(ctx context.Context, logger *slog.Logger) (*delivery.Handler, error) {
@@ -86,18 +90,49 @@ func build(ctx context.Context, logger *slog.Logger) (*delivery.Handler, error) 
 	if bucket := os.Getenv(config.EnvPayloadBucket); bucket != "" {
 		payloads = &payload.S3{API: payload.NewS3Client(cfg), Bucket: bucket}
 	}
-	return delivery.NewHandler(delivery.Options{
+	ddb, queue := dynamodb.NewFromConfig(cfg), sqs.NewFromConfig(cfg)
+	o := delivery.Options{
 		Destination:   dest,
 		QueueURL:      env[config.EnvQueueURL],
 		SecretID:      env[config.EnvSecretID],
 		RecordTTL:     time.Duration(days) * 24 * time.Hour,
-		Store:         dedupe.NewDynamoDB(dynamodb.NewFromConfig(cfg), env[config.EnvTableName]),
-		SQS:           sqs.NewFromConfig(cfg),
+		Store:         dedupe.NewDynamoDB(ddb, env[config.EnvTableName]),
+		SQS:           queue,
 		Secrets:       cache,
 		HeaderSecrets: cache,
 		Payloads:      payloads,
 		Client:        delivery.NewClient(dest),
 		Metrics:       metrics.NewRecorder(sink),
 		Logger:        logger,
+	}
+	if policy, pauses := lane.PolicyFor(dest); pauses {
+		l, err := newLane(dest, policy, lane.NewDynamoDB(ddb, env[config.EnvTableName]), lambdasvc.NewFromConfig(cfg))
+		if err != nil {
+			return nil, err
+		}
+		o.Lane, o.Requeue = l, queue
+	}
+	return delivery.NewHandler(o)
+}
+
+// newLane builds the lane's pause machinery: its state in the record table
+// and its event source mapping, found by this function's name (Lambda
+// sets it) and the queue's ARN.
+func newLane(dest config.Destination, policy lane.Policy, store lane.Store, api lane.LambdaAPI) (*lane.Lane, error) {
+	queueARN, err := config.Getenv(config.EnvQueueARN)
+	if err != nil {
+		return nil, err
+	}
+	function, err := config.Getenv(envFunctionName)
+	if err != nil {
+		return nil, err
+	}
+	return lane.New(lane.Options{
+		Destination: dest.Name, Policy: policy, Store: store,
+		Switch:       &lane.EventSourceMapping{API: api, FunctionName: function, QueueARN: queueARN},
+		ProbeTimeout: delivery.ProbeTimeout(dest),
 	})
 }
+
+// envFunctionName is set by Lambda for every function.
+const envFunctionName = "AWS_LAMBDA_FUNCTION_NAME"

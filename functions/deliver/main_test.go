@@ -75,6 +75,40 @@ func TestBuild(t *testing.T) {
 	}
 }
 
+// TestBuildPausingLane: a destination that pauses needs its queue's ARN
+// and the function's name (to find its event source mapping).
+func TestBuildPausingLane(t *testing.T) {
+	pausing := config.EncodeDestination(config.Destination{Name: "orders", URL: "https://orders.example.com/hooks", Pause: &config.Pause{}})
+	for _, tt := range []struct {
+		name, unset, wantErr string
+	}{
+		{name: "complete"},
+		{name: "no queue ARN", unset: config.EnvQueueARN, wantErr: config.EnvQueueARN},
+		{name: "no function name", unset: "AWS_LAMBDA_FUNCTION_NAME", wantErr: "AWS_LAMBDA_FUNCTION_NAME"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			setEnv(t, "")
+			t.Setenv(config.EnvDestination, pausing)
+			for k, v := range map[string]string{config.EnvQueueARN: "arn:aws:sqs:us-east-1:123456789012:orders", "AWS_LAMBDA_FUNCTION_NAME": "hookfan-orders"} {
+				if k == tt.unset {
+					v = ""
+				}
+				t.Setenv(k, v)
+			}
+			h, err := build(context.Background(), slog.New(slog.NewJSONHandler(&bytes.Buffer{}, nil)))
+			if tt.wantErr == "" {
+				if err != nil || h == nil {
+					t.Fatalf("build = %v, %v; want a handler", h, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("build error = %v, want one naming %s", err, tt.wantErr)
+			}
+		})
+	}
+}
+
 // TestLoggerCarriesRequestID runs the function's logger as Lambda does —
 // the log format JSON in the environment when the process starts, the
 // request id in the context — in a child process, and reads its stdout.

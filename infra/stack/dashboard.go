@@ -99,7 +99,7 @@ func NewDashboard(scope constructs.Construct, id string, props *DashboardProps) 
 		awscloudwatch.NewTextWidget(&awscloudwatch.TextWidgetProps{
 			Markdown: jsii.String("# Hookfan\nThe API and ingest by source, every destination at a glance, then one row per destination" +
 				fmt.Sprintf(" (the first %d; further destinations are on the dashboards the stack's index parameter lists).", LanesPerDashboard) +
-				" Alarms: per source 4xx and 429; per destination DLQ depth, age of the oldest message, function errors."),
+				" Alarms: per source 4xx and 429; per destination DLQ depth, age of the oldest message, function errors, and a paused lane (destinations that pause)."),
 			Width: jsii.Number(24), Height: jsii.Number(2),
 		}),
 	)
@@ -123,6 +123,9 @@ func NewDashboard(scope constructs.Construct, id string, props *DashboardProps) 
 		graph("All destinations: succeeded", []awscloudwatch.IMetric{k.search(metrics.DeliverySucceeded, "Sum", metrics.DimDestination)}, nil),
 		graph("All destinations: failed and dead", []awscloudwatch.IMetric{k.search(metrics.DeliveryFailed, "Sum", metrics.DimDestination), k.search(metrics.DeliveryDead, "Sum", metrics.DimDestination)}, nil),
 		graph("All destinations: event age p99 (ms)", []awscloudwatch.IMetric{k.search(metrics.EventAge, "p99", metrics.DimDestination)}, nil),
+	)
+	d.AddWidgets(
+		graph("Paused lanes (1 = paused)", []awscloudwatch.IMetric{k.search(metrics.LanePaused, "Maximum", metrics.DimDestination)}, nil),
 	)
 	rows := make([]LaneNames, len(props.Lanes))
 	for i, l := range props.Lanes {
@@ -219,7 +222,9 @@ func (k dashboardKit) addLaneRows(d awscloudwatch.Dashboard, lanes []LaneNames) 
 				k.metric(metrics.DeliveryDead, metrics.DimDestination, n, "Sum", "dead"),
 				k.metric(metrics.DeliveryDuplicate, metrics.DimDestination, n, "Sum", "duplicate"),
 				aws("AWS/Lambda", "Errors", "FunctionName", l.Function, "Sum", "function errors"),
-			}, nil),
+			}, []awscloudwatch.IMetric{
+				k.metric(metrics.LanePaused, metrics.DimDestination, n, "Maximum", "paused (1)"),
+			}),
 			graph(n+": latency and event age (ms)", []awscloudwatch.IMetric{
 				k.metric(metrics.DeliveryLatency, metrics.DimDestination, n, "p50", "latency p50"),
 				k.metric(metrics.DeliveryLatency, metrics.DimDestination, n, "p99", "latency p99"),

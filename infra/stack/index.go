@@ -66,6 +66,10 @@ func newLaneIndex(scope constructs.Construct, lane *Lane, stackName string) awss
 		"secretArn":          lane.Secret.SecretArn(),
 		// The filter as configured (a replay sends a lane only what it selects).
 		"filter": filterValue(d.Filter),
+		// The pause rule in force and the retention its bound counts over
+		// (the operator command pauses and resumes by them).
+		"pause":            pauseValue(d),
+		"retentionSeconds": int(d.Retention().Seconds()),
 	}
 	p := awsssm.NewStringParameter(scope, jsii.String("Index"), &awsssm.StringParameterProps{
 		ParameterName: jsii.String(LaneParameterName(stackName, d.Name)),
@@ -107,6 +111,16 @@ func newStackIndex(scope constructs.Construct, h *Hookfan, dashboards []*string)
 		StringValue:   h.Stack.ToJsonString(value, nil),
 		Tier:          awsssm.ParameterTier_STANDARD,
 	})
+}
+
+// pauseValue renders a destination's pause rule for its index parameter,
+// with stackindex.LanePause's keys.
+func pauseValue(d config.Destination) map[string]any {
+	p := stackindex.PauseOf(d)
+	return map[string]any{
+		"enabled": p.Enabled, "afterFailures": p.AfterFailures, "failureRate": p.FailureRate, "windowSeconds": p.WindowSeconds,
+		"minAttempts": p.MinAttempts, "probeEverySeconds": p.ProbeEverySeconds, "maxPauseSeconds": p.MaxPauseSeconds,
+	}
 }
 
 // filterValue renders a destination's filter for its index parameter, with

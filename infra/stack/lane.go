@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
@@ -23,6 +25,8 @@ import (
 
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
+	"github.com/hookfan/hookfan/shared/delivery"
+	"github.com/hookfan/hookfan/shared/metrics"
 )
 
 // SigningSecretLength is the length of a generated destination secret: 32
@@ -67,6 +71,9 @@ type LaneAlarms struct {
 	// Errors fires when the deliver function fails an invocation (a crash or
 	// timeout; failed deliveries are partial batch failures, not errors).
 	Errors awscloudwatch.Alarm
+	// Paused fires while the lane is paused; nil when the destination does
+	// not pause.
+	Paused awscloudwatch.Alarm
 }
 
 // Lane is one destination's isolated delivery lane: queue, DLQ, SNS
@@ -94,6 +101,11 @@ type Lane struct {
 	HeaderSecrets map[string]awssecretsmanager.ISecret
 	EventSource   awslambdaeventsources.SqsEventSource
 	Alarms        LaneAlarms
+	// ProbeSchedule ticks the deliver function every probeEvery, and
+	// SwitchPolicy lets it turn its own event source mapping off and on:
+	// both nil when the destination does not pause.
+	ProbeSchedule awsevents.Rule
+	SwitchPolicy  awsiam.Policy
 }
 
 // NewLane builds a destination lane.
@@ -215,6 +227,10 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 	if props.PayloadBucketName != nil {
 		env[config.EnvPayloadBucket] = *props.PayloadBucketName
 	}
+	rule, pauses := d.PauseRule()
+	if pauses {
+		env[config.EnvQueueARN] = *l.Queue.QueueArn()
+	}
 	parts, err := newFunction(l.Construct, functionSpec{
 		description: "Hookfan deliver: destination " + d.Name,
 		code:        props.Code,
@@ -228,7 +244,11 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 		return nil, err
 	}
 	l.Function, l.Role, l.LogGroup = parts.Function, parts.Role, parts.LogGroup
-	suppress(l.Function, suppression{id: "Serverless-LambdaDLQ", reason: reasonSync})
+	if pauses {
+		suppress(l.Function, suppression{id: "Serverless-LambdaDLQ", reason: reasonProbe})
+	} else {
+		suppress(l.Function, suppression{id: "Serverless-LambdaDLQ", reason: reasonSync})
+	}
 
 	// Least privilege: its own secret, its own queue (through the event
 	// source mapping: receive, delete, change visibility), and the record
@@ -266,9 +286,70 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 	l.Function.AddEventSource(l.EventSource)
 	suppress(l.Function, suppression{id: "Serverless-LambdaEventSourceMappingDestination", reason: "SQS event source mappings do not support on-failure destinations; failed messages go to the lane's DLQ through the queue's redrive policy (design rule 6)."})
 
+	if pauses {
+		l.addPause(rule)
+	}
 	l.addAlarms(cfg, props.AlarmAction)
 	return l, nil
 }
+
+// reasonProbe is the Serverless-LambdaDLQ suppression of a lane that
+// pauses: its function is also invoked asynchronously, by its probe
+// schedule.
+const reasonProbe = "The SQS event source mapping invokes the function synchronously (failures stay on the queue, whose redrive policy moves them to the lane's DLQ); the probe schedule invokes it asynchronously with retries off, and a tick that fails is simply followed by the next one: there is no event worth keeping in a DLQ."
+
+// addPause gives a lane that pauses what it needs: the right to turn its
+// own event source mapping off and on and to re-queue a message, and the
+// schedule that ticks the function while the lane is paused.
+func (l *Lane) addPause(rule config.PauseRule) {
+	name := l.Destination.Name
+	// The function finds its mapping by listing (it cannot know the id:
+	// the mapping is made after the function), which has no resource-level
+	// permission, and may update only the mappings of its own function
+	// (condition lambda:FunctionArn). The statements live in a policy of
+	// their own, which the function does not depend on, so naming the
+	// function's ARN makes no cycle.
+	mappings := awscdk.Stack_Of(l.Construct).FormatArn(&awscdk.ArnComponents{
+		Service: jsii.String("lambda"), Resource: jsii.String("event-source-mapping"), ResourceName: jsii.String("*"),
+		ArnFormat: awscdk.ArnFormat_COLON_RESOURCE_NAME,
+	})
+	l.SwitchPolicy = awsiam.NewPolicy(l.Construct, jsii.String("SwitchPolicy"), &awsiam.PolicyProps{
+		Roles: &[]awsiam.IRole{l.Role},
+		Statements: &[]awsiam.PolicyStatement{
+			awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Actions: jsii.Strings("lambda:ListEventSourceMappings"), Resources: jsii.Strings("*"),
+			}),
+			awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Actions:    jsii.Strings("lambda:UpdateEventSourceMapping"),
+				Resources:  &[]*string{mappings},
+				Conditions: &map[string]any{"StringEquals": map[string]any{"lambda:FunctionArn": l.Function.FunctionArn()}},
+			}),
+		},
+	})
+	suppress(l.SwitchPolicy, suppression{id: "AwsSolutions-IAM5",
+		reason:    "lambda:ListEventSourceMappings has no resource-level permissions, so AWS requires Resource \"*\"; lambda:UpdateEventSourceMapping is limited by the lambda:FunctionArn condition to the mappings of the lane's own function, whose id the function cannot know in advance.",
+		appliesTo: []string{"Resource::*", "Resource::arn:<AWS::Partition>:lambda:<AWS::Region>:<AWS::AccountId>:event-source-mapping:*"}})
+	// A message at its last receive while the lane is paused is sent to
+	// the queue again as a fresh copy, rather than to the DLQ unattempted.
+	l.Queue.GrantSendMessages(l.Role)
+
+	l.ProbeSchedule = awsevents.NewRule(l.Construct, jsii.String("ProbeSchedule"), &awsevents.RuleProps{
+		Description: jsii.String(fmt.Sprintf("Hookfan destination %s: probes the lane while it is paused", name)),
+		Schedule:    awsevents.Schedule_Rate(seconds(rule.ProbeEvery)),
+		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(l.Function, &awseventstargets.LambdaFunctionProps{
+			Event:         awsevents.RuleTargetInput_FromObject(delivery.TickEvent{Hookfan: delivery.TickInput}),
+			RetryAttempts: jsii.Number(0),
+			MaxEventAge:   seconds(rule.ProbeEvery),
+		})},
+	})
+	suppress(l.ProbeSchedule, suppression{id: "Serverless-EventBusDLQ", reason: reasonTick})
+	// A tick that fails is not retried: the next one comes soon enough.
+	l.Function.ConfigureAsyncInvoke(&awslambda.EventInvokeConfigOptions{RetryAttempts: jsii.Number(0), MaxEventAge: seconds(rule.ProbeEvery)})
+	suppress(l.Function, suppression{id: "Serverless-LambdaAsyncFailureDestination", reason: reasonTick})
+}
+
+// reasonTick is why a probe tick keeps nothing when it fails.
+const reasonTick = "The probe schedule's ticks carry no data (a constant input); one that is not delivered or fails is followed by the next within probeEvery, so a DLQ or failure destination would only collect copies of that constant. A failing tick shows in the function's Errors alarm."
 
 func (l *Lane) addAlarms(cfg *config.Config, action awscloudwatch.IAlarmAction) {
 	name := l.Destination.Name
@@ -300,6 +381,13 @@ func (l *Lane) addAlarms(cfg *config.Config, action awscloudwatch.IAlarmAction) 
 		l.Queue.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Period: five, Statistic: max}),
 		cfg.Alarms.OldestMessageThreshold().Seconds(),
 		fmt.Sprintf("Hookfan destination %s: the oldest queued event waits longer than %s; the subscriber is slow or failing.", name, cfg.Alarms.OldestMessageThreshold()))
+	if rule, pauses := l.Destination.PauseRule(); pauses {
+		period := seconds(rule.ProbeEvery)
+		l.Alarms.Paused = alarm("PausedAlarm", awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+			Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(metrics.LanePaused),
+			DimensionsMap: &map[string]*string{metrics.DimDestination: jsii.String(name)}, Statistic: max, Period: period,
+		}), 0, fmt.Sprintf("Hookfan destination %s: the lane is paused (its destination kept failing); events wait in its queue and a probe every %s resumes it once the destination answers 2xx (README: paused lanes).", name, rule.ProbeEvery))
+	}
 	l.Alarms.Errors = alarm("ErrorsAlarm",
 		l.Function.MetricErrors(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}), 0,
 		fmt.Sprintf("Hookfan destination %s: the deliver function failed invocations (crash or timeout).", name))

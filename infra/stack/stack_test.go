@@ -17,6 +17,7 @@ import (
 
 	"github.com/hookfan/hookfan/infra/stack"
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/replayguard"
 )
 
@@ -217,6 +218,13 @@ func wantLaneCounts(d config.Destination) map[string]int {
 	if d.SecretName == "" {
 		want["AWS::SecretsManager::Secret"] = 1
 	}
+	if d.Pause != nil {
+		want["AWS::IAM::Policy"]++                 // the switch policy
+		want["AWS::CloudWatch::Alarm"]++           // paused
+		want["AWS::Events::Rule"] = 1              // the probe schedule
+		want["AWS::Lambda::Permission"] = 1        // EventBridge may invoke the function
+		want["AWS::Lambda::EventInvokeConfig"] = 1 // no retries of a tick
+	}
 	return want
 }
 
@@ -366,6 +374,10 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 
 	// Alarms: DLQ depth > 0, subscription DLQ depth > 0, oldest message age, function errors.
 	want := map[string]float64{"ApproximateNumberOfMessagesVisible": 0, "ApproximateAgeOfOldestMessage": cfg.Alarms.OldestMessageThreshold().Seconds(), "Errors": 0}
+	wantSeen := map[string]int{"ApproximateNumberOfMessagesVisible": 2, "ApproximateAgeOfOldestMessage": 1, "Errors": 1}
+	if d.Pause != nil {
+		want[metrics.LanePaused], wantSeen[metrics.LanePaused] = 0, 1
+	}
 	seen := map[string]int{}
 	for id, a := range ofType(res, "AWS::CloudWatch::Alarm") {
 		ap := a.Properties
@@ -378,7 +390,7 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 			t.Errorf("%s: alarm %s has %d actions, alarm topic configured: %v", d.Name, id, actions, alarmTopic)
 		}
 	}
-	if diff := cmp.Diff(map[string]int{"ApproximateNumberOfMessagesVisible": 2, "ApproximateAgeOfOldestMessage": 1, "Errors": 1}, seen); diff != "" {
+	if diff := cmp.Diff(wantSeen, seen); diff != "" {
 		t.Errorf("%s: alarms (-want +got):\n%s", d.Name, diff)
 	}
 
@@ -409,6 +421,10 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 				if refID(st["Resource"]) != queueID || !slices.Contains(actions, "sqs:ChangeMessageVisibility") {
 					t.Errorf("%s: queue statement %v", d.Name, st)
 				}
+				// A lane that pauses re-queues fresh copies to its own queue.
+				if slices.Contains(actions, "sqs:SendMessage") != (d.Pause != nil) {
+					t.Errorf("%s: queue statement %v; sqs:SendMessage only when the lane pauses", d.Name, actions)
+				}
 			case slices.Contains(actions, "secretsmanager:GetSecretValue"):
 				ok := strings.Contains(resource, "SigningSecret") || (d.SecretName != "" && strings.Contains(resource, d.SecretName+"-??????"))
 				for _, name := range d.HeaderSecrets() {
@@ -434,6 +450,19 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 					t.Errorf("%s: table statement condition (-want +got):\n%s", d.Name, diff)
 				}
 			case slices.Contains(actions, "logs:PutLogEvents"), slices.Contains(actions, "xray:PutTraceSegments"):
+			case d.Pause != nil && slices.Equal(actions, []string{"lambda:ListEventSourceMappings"}):
+				if st["Resource"] != "*" || st["Condition"] != nil {
+					t.Errorf("%s: list statement %v", d.Name, st)
+				}
+			case d.Pause != nil && slices.Equal(actions, []string{"lambda:UpdateEventSourceMapping"}):
+				// Only the mappings of its own function.
+				want := map[string]any{"StringEquals": map[string]any{"lambda:FunctionArn": map[string]any{"Fn::GetAtt": []any{fnID, "Arn"}}}}
+				if diff := cmp.Diff(want, st["Condition"]); diff != "" {
+					t.Errorf("%s: switch statement condition (-want +got):\n%s", d.Name, diff)
+				}
+				if r := joined(st["Resource"]); !strings.HasSuffix(r, ":event-source-mapping:*") {
+					t.Errorf("%s: switch statement on %q, want the account's event source mappings", d.Name, r)
+				}
 			default:
 				t.Errorf("%s: unexpected statement %v", d.Name, st)
 			}

@@ -201,6 +201,9 @@ type Destination struct {
 	// value from the config, or a secret's value read from Secrets Manager
 	// (an Authorization or API-key header).
 	Headers []Header `json:"headers,omitempty"`
+	// Pause, when set, pauses the lane while the destination keeps failing
+	// instead of spending every event's attempts (pause.go).
+	Pause *Pause `json:"pause,omitempty"`
 }
 
 // Header is one header a destination gets with every delivery. Exactly one

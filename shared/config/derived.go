@@ -148,12 +148,14 @@ func (d Destination) retentionNeeded() time.Duration {
 
 // Retention is the queue's message retention: twice what the schedule needs
 // (the other half is headroom for a backlog waiting for its first attempt),
-// rounded up to the minute, capped at SQS's 14 days. Validate rejects a
-// schedule whose need alone exceeds 14 days. An expired message is lost
-// silently, so the headroom errs long; the DLQ's own 14 days count from the
-// original enqueue time, which is why the source queue is not simply 14 days.
+// plus the longest time a message may spend paused when the lane pauses
+// (PauseReserve), rounded up to the minute, capped at SQS's 14 days.
+// Validate rejects a schedule whose need alone, plus the pause reserve,
+// exceeds 14 days. An expired message is lost silently, so the headroom
+// errs long; the DLQ's own 14 days count from the original enqueue time,
+// which is why the source queue is not simply 14 days.
 func (d Destination) Retention() time.Duration {
-	r := roundUp(2*d.retentionNeeded(), time.Minute)
+	r := roundUp(2*d.retentionNeeded()+d.PauseReserve(), time.Minute)
 	return max(MinRetention, min(r, MaxRetention))
 }
 

@@ -18,6 +18,7 @@ const (
 	EnvDestination = "HOOKFAN_DESTINATION"  // deliver: JSON of its one destination
 	EnvTableName   = "HOOKFAN_TABLE_NAME"   // deliver: the delivery-record table
 	EnvQueueURL    = "HOOKFAN_QUEUE_URL"    // deliver: its queue, for ChangeMessageVisibility
+	EnvQueueARN    = "HOOKFAN_QUEUE_ARN"    // deliver, when the lane pauses: its queue's ARN, to find its event source mapping
 	EnvSecretID    = "HOOKFAN_SECRET_ID"    // deliver: its signing secret's name or ARN
 	EnvRecordDays  = "HOOKFAN_RECORD_DAYS"  // deliver: delivery-record TTL in days
 	EnvMetricsSink = "HOOKFAN_METRICS_SINK" // both: "emf" or "cloudwatch"

@@ -181,6 +181,9 @@ func (d *Destination) validate(p *problems, at string, seen map[string]int, inde
 			p.add(at+".retry.schedule", "needs %s of queue retention (delays with jitter plus one visibility timeout per attempt plus %s), more than SQS's maximum of %s; shorten the schedule", roundUp(need, time.Hour), RetentionMargin, MaxRetention)
 		}
 	}
+	if d.Pause != nil {
+		d.Pause.validate(p, at+".pause", d)
+	}
 }
 
 func (d *Destination) validateURL(p *problems, at string) {

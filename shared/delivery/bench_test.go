@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -13,21 +14,23 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/lane"
 	"github.com/hookfan/hookfan/shared/metrics"
 )
 
 // benchHandler builds a handler as main does, on the memory store and a
 // fake SQS, with JSON logs and EMF metrics written to io.Discard.
-func benchHandler(b *testing.B, url, secret string, client Doer) *Handler {
+func benchHandler(b *testing.B, url, secret string, client Doer, opts ...func(*Options)) *Handler {
 	b.Helper()
-	hs := newHarness(b, url, secret, func(o *Options) {
+	hs := newHarness(b, url, secret, append([]func(*Options){func(o *Options) {
 		o.Logger = slog.New(slog.NewJSONHandler(io.Discard, nil))
 		o.Metrics = metrics.NewRecorder(metrics.NewEMF(io.Discard))
 		o.Now, o.Random = time.Now, nil
 		if client != nil {
 			o.Client = client
 		}
-	})
+	}}, opts...)...)
 	return hs.h
 }
 
@@ -112,4 +115,73 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// slowLanes is the memory lane store with the round trip of a DynamoDB
+// call added to each call.
+type slowLanes struct {
+	*lane.Memory
+	rtt time.Duration
+}
+
+func (s slowLanes) Count(ctx context.Context, dest string, t lane.Tally, at time.Time, w time.Duration) (lane.State, error) {
+	time.Sleep(s.rtt)
+	return s.Memory.Count(ctx, dest, t, at, w)
+}
+
+func (s slowLanes) Get(ctx context.Context, dest string) (lane.State, error) {
+	time.Sleep(s.rtt)
+	return s.Memory.Get(ctx, dest)
+}
+
+// PauseBudget is what counting a lane's attempts may add to a batch's wall
+// time: one lane write after the batch.
+const PauseBudget = 1.1
+
+// BenchmarkPauseCounting delivers the same batches of 10, in turn, with a
+// lane that does not pause and with one that counts every batch on a
+// store answering in 5 ms (a DynamoDB UpdateItem's round trip), to a
+// loopback subscriber answering after 100 ms. The budget: the counting
+// lane's median batch takes at most PauseBudget × the plain one's.
+func BenchmarkPauseCounting(b *testing.B) {
+	secret := newSecret(b)
+	sub := newSubscriber(b, secret, func(string) reply { return reply{status: http.StatusOK, delay: 100 * time.Millisecond} })
+	plain := benchHandler(b, sub.URL, secret, nil)
+	lanes := slowLanes{Memory: lane.NewMemory(), rtt: 5 * time.Millisecond}
+	counting := benchHandler(b, sub.URL, secret, nil, func(o *Options) {
+		o.Destination.Pause = &config.Pause{}
+		policy, _ := lane.PolicyFor(o.Destination)
+		l, err := lane.New(lane.Options{Destination: o.Destination.Name, Policy: policy, Store: lanes, Switch: &lane.MemorySwitch{}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		o.Lane, o.Requeue = l, &fakeRequeue{}
+	})
+	for _, h := range []*Handler{plain, counting} {
+		h.Handle(context.Background(), batches(1, 10, "warm")[0])
+	}
+	evs := map[*Handler][]events.SQSEvent{plain: batches(b.N, 10, fmt.Sprintf("p-%d", b.N)), counting: batches(b.N, 10, fmt.Sprintf("c-%d", b.N))}
+	spent := map[*Handler][]time.Duration{}
+	b.ResetTimer()
+	for i := range b.N {
+		for _, h := range []*Handler{plain, counting} {
+			start := time.Now()
+			resp, _ := h.Handle(context.Background(), evs[h][i])
+			spent[h] = append(spent[h], time.Since(start))
+			if len(resp.BatchItemFailures) != 0 {
+				b.Fatalf("failures: %v", resp.BatchItemFailures)
+			}
+		}
+	}
+	b.StopTimer()
+	// Medians: a stall of the shared machine in one batch does not count.
+	median := func(d []time.Duration) time.Duration { slices.Sort(d); return d[len(d)/2] }
+	p, c := median(spent[plain]), median(spent[counting])
+	ratio := float64(c) / float64(p)
+	b.ReportMetric(float64(p.Microseconds())/1000, "plain-ms/batch")
+	b.ReportMetric(float64(c.Microseconds())/1000, "counting-ms/batch")
+	b.ReportMetric(ratio, "ratio")
+	if b.N >= 5 && ratio > PauseBudget {
+		b.Errorf("a counting lane's batch takes %.2f× a plain one's; budget %.2f×", ratio, PauseBudget)
+	}
 }

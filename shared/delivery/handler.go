@@ -25,6 +25,7 @@ import (
 	"github.com/hookfan/hookfan/shared/bodyfilter"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
+	"github.com/hookfan/hookfan/shared/lane"
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/signing"
 )
@@ -114,6 +115,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Concurrency bounds the records delivered at once (default 10).
 	Concurrency int
+	// Lane is the lane's pause machinery (*lane.Lane), and Requeue the
+	// queue a paused lane sends fresh copies to: both required when the
+	// destination pauses (Destination.Pause), and unused otherwise.
+	Lane    Lane
+	Requeue RequeueAPI
 	// Now and Random replace the clock and the jitter source, for tests.
 	Now    func() time.Time
 	Random func() float64
@@ -140,6 +146,9 @@ type Handler struct {
 	now           func() time.Time
 	random        func() float64
 	dim           metrics.Dimension
+	lane          Lane
+	requeue       RequeueAPI
+	pause         config.PauseRule // when lane is set
 
 	mu         sync.Mutex
 	signerFrom []string // the secret values signer was built from
@@ -163,6 +172,7 @@ func NewHandler(o Options) (*Handler, error) {
 			missing = append(missing, fmt.Errorf("delivery: option %s is required", r.name))
 		}
 	}
+	missing = append(missing, checkPauseOptions(o)...)
 	if len(missing) > 0 {
 		return nil, errors.Join(missing...)
 	}
@@ -175,8 +185,10 @@ func NewHandler(o Options) (*Handler, error) {
 		ttl: o.RecordTTL, store: o.Store, sqs: o.SQS, secrets: o.Secrets, client: o.Client, metrics: o.Metrics,
 		payloads: o.Payloads, headerSecrets: o.HeaderSecrets, bodyFilter: bf,
 		log: o.Logger, concurrency: o.Concurrency, now: o.Now, random: o.Random,
-		dim: metrics.Dimension{Name: metrics.DimDestination, Value: o.Destination.Name},
+		dim:  metrics.Dimension{Name: metrics.DimDestination, Value: o.Destination.Name},
+		lane: o.Lane, requeue: o.Requeue,
 	}
+	h.pause, _ = o.Destination.PauseRule()
 	if h.ttl <= 0 {
 		h.ttl = config.DefaultRecordDays * 24 * time.Hour
 	}
@@ -201,11 +213,15 @@ func NewHandler(o Options) (*Handler, error) {
 // elsewhere). It never returns an error: an error would fail the whole
 // batch, delivered records included.
 func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	if h.lanePaused(ctx) {
+		return h.hold(ctx, ev), nil
+	}
 	failed := make([]bool, len(ev.Records))
 	parsed := make([]parsedRecord, len(ev.Records))
 	for i := range ev.Records {
 		parsed[i].msg, parsed[i].err = ParseMessage(ev.Records[i])
 	}
+	var tally attempts
 	// SQS counts a message's 12 h visibility ceiling from its receive, which
 	// came before this invocation started (see visibilityLimit).
 	started := h.now()
@@ -220,10 +236,11 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			failed[i] = h.process(ctx, started, &ev.Records[i], parsed[i])
+			failed[i] = h.process(ctx, started, &ev.Records[i], parsed[i], &tally)
 		})
 	}
 	wg.Wait()
+	h.observe(ctx, tally.get())
 	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
 	for i, f := range failed {
 		if f {
@@ -289,7 +306,7 @@ const LogMessage = "deliver"
 
 // process delivers one record and reports whether it must come back. A
 // panic fails the record alone.
-func (h *Handler) process(ctx context.Context, started time.Time, rec *events.SQSMessage, p parsedRecord) (failed bool) {
+func (h *Handler) process(ctx context.Context, started time.Time, rec *events.SQSMessage, p parsedRecord, tally *attempts) (failed bool) {
 	defer func() {
 		if p := recover(); p != nil {
 			h.log.ErrorContext(ctx, LogMessage, "outcome", "panicked", "message_id", rec.MessageId, "panic", fmt.Sprint(p))
@@ -297,6 +314,7 @@ func (h *Handler) process(ctx context.Context, started time.Time, rec *events.SQ
 		}
 	}()
 	d := h.deliver(ctx, started, p)
+	tally.add(d.counted)
 	if d.release {
 		h.changeVisibility(ctx, started, rec, d.visibility)
 	}
@@ -307,6 +325,9 @@ func (h *Handler) process(ctx context.Context, started time.Time, rec *events.SQ
 type decision struct {
 	release    bool          // report the item failed
 	visibility time.Duration // and show it again after this long
+	// counted is what the attempt counts for the lane's pause rule: only
+	// attempts that reached the destination or failed to.
+	counted lane.Outcome
 }
 
 var ack = decision{}
@@ -568,7 +589,7 @@ func (h *Handler) judge(p prepared, res result) (out dedupe.Outcome, outcome str
 		h.count(metrics.DeliverySucceeded)
 		h.metrics.Add(metrics.EventAge, metrics.Milliseconds, float64(now.Sub(msg.ReceivedAt).Milliseconds()), h.dim)
 		out.Status, out.Error = dedupe.StatusDelivered, ""
-		return out, "delivered", ack
+		return out, "delivered", decision{counted: lane.Succeeded}
 	case v == gone:
 		// 410: the destination wants no more of this event, from any copy;
 		// only an operator's replay sends it again.
@@ -581,7 +602,9 @@ func (h *Handler) judge(p prepared, res result) (out dedupe.Outcome, outcome str
 		h.count(metrics.DeliveryFailed)
 		h.count(metrics.DeliveryDead)
 		out.Status = dedupe.StatusDead
-		return out, "dead", retryIn(0)
+		d = retryIn(0)
+		d.counted = lane.Failed
+		return out, "dead", d
 	default:
 		h.count(metrics.DeliveryFailed)
 		age := now.Sub(msg.ReceivedAt)
@@ -589,7 +612,9 @@ func (h *Handler) judge(p prepared, res result) (out dedupe.Outcome, outcome str
 			age = now.Sub(msg.SentAt) // retention counts from the enqueue time
 		}
 		out.Status = dedupe.StatusFailed
-		return out, "failed", retryIn(h.hide(p.started, h.policy.Backoff(msg.Attempt, h.random(), res.retryAfter, age)))
+		d = retryIn(h.hide(p.started, h.policy.Backoff(msg.Attempt, h.random(), res.retryAfter, age)))
+		d.counted = lane.Failed
+		return out, "failed", d
 	}
 }
 

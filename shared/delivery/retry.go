@@ -15,9 +15,10 @@ type Policy struct {
 	Schedule []time.Duration
 	// Jitter spreads each delay by up to ±Jitter of itself.
 	Jitter float64
-	// Retention is the queue's message retention; a Retry-After never
-	// stretches a delay so far that the rest of the schedule would outlive
-	// it. Zero means no such bound.
+	// Retention is the part of the queue's message retention the schedule
+	// may use (the rest is kept for pauses); a Retry-After never stretches a
+	// delay so far that the rest of the schedule would outlive it. Zero
+	// means no such bound.
 	Retention time.Duration
 	// Visibility is the queue's visibility timeout, the longest one attempt
 	// may hold a message.
@@ -27,7 +28,7 @@ type Policy struct {
 // PolicyFor derives the policy from a destination's config, with the same
 // functions the CDK code uses for the queue.
 func PolicyFor(d config.Destination) Policy {
-	return Policy{Schedule: d.Schedule(), Jitter: d.Jitter(), Retention: d.Retention(), Visibility: d.VisibilityTimeout()}
+	return Policy{Schedule: d.Schedule(), Jitter: d.Jitter(), Retention: d.ScheduleRetention(), Visibility: d.VisibilityTimeout()}
 }
 
 // Attempts is the number of attempts: the first plus one per delay.

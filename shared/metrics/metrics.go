@@ -37,6 +37,12 @@ const (
 	// DeliveryFiltered counts events a destination's body filter refused:
 	// acknowledged without a POST.
 	DeliveryFiltered = "DeliveryFiltered"
+	// LanePaused is 1 while a destination's lane is paused and 0 while it
+	// delivers: written at every pause and resume and at every probe tick.
+	LanePaused = "LanePaused"
+	// LanePauses and LaneResumes count the lane's pauses and resumes.
+	LanePauses  = "LanePauses"
+	LaneResumes = "LaneResumes"
 )
 
 // Dimension names.

@@ -8,6 +8,7 @@ import (
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/delivery"
 	"github.com/hookfan/hookfan/shared/ingest"
+	"github.com/hookfan/hookfan/shared/lane"
 	"github.com/hookfan/hookfan/shared/replayguard"
 )
 
@@ -71,4 +72,48 @@ func (s *replayLocked) Confirm(ctx context.Context, l replayguard.Lease, at time
 func (s *replayLocked) Release(ctx context.Context, l replayguard.Lease) error {
 	defer lockKey(s.locks, l.Key)()
 	return s.next.Release(ctx, l)
+}
+
+// laneLocked does for the lane items what itemLocked does for the delivery
+// records: the lane's conditional writes (one pause wins, one probe at a
+// time) rely on DynamoDB's per-item atomicity.
+type laneLocked struct {
+	next  lane.Store
+	locks *sync.Map
+}
+
+func newLaneLocked(next lane.Store, locks *sync.Map) lane.Store {
+	return &laneLocked{next: next, locks: locks}
+}
+
+func (s *laneLocked) lock(dest string) func() { return lockKey(s.locks, lane.Key(dest)) }
+
+func (s *laneLocked) Get(ctx context.Context, dest string) (lane.State, error) {
+	defer s.lock(dest)()
+	return s.next.Get(ctx, dest)
+}
+
+func (s *laneLocked) Count(ctx context.Context, dest string, t lane.Tally, at time.Time, width time.Duration) (lane.State, error) {
+	defer s.lock(dest)()
+	return s.next.Count(ctx, dest, t, at, width)
+}
+
+func (s *laneLocked) Pause(ctx context.Context, dest string, in lane.PauseInput) (lane.State, error) {
+	defer s.lock(dest)()
+	return s.next.Pause(ctx, dest, in)
+}
+
+func (s *laneLocked) Resume(ctx context.Context, dest string, in lane.ResumeInput) (lane.State, error) {
+	defer s.lock(dest)()
+	return s.next.Resume(ctx, dest, in)
+}
+
+func (s *laneLocked) StartProbe(ctx context.Context, dest string, at, until time.Time) (lane.State, error) {
+	defer s.lock(dest)()
+	return s.next.StartProbe(ctx, dest, at, until)
+}
+
+func (s *laneLocked) FinishProbe(ctx context.Context, dest string, r lane.ProbeResult) error {
+	defer s.lock(dest)()
+	return s.next.FinishProbe(ctx, dest, r)
 }

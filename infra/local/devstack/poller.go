@@ -42,6 +42,12 @@ type Poller struct {
 	FunctionTimeout time.Duration
 	Handler         DeliverFunc
 	Log             *slog.Logger
+	// Mapping, when set, is the lane's event source mapping switch: while
+	// it is off the poller receives nothing (batches in flight finish), as
+	// Lambda stops polling a disabled mapping.
+	Mapping interface {
+		Enabled(ctx context.Context) (bool, error)
+	}
 }
 
 // Run polls until ctx is done, then lets in-flight batches finish (each
@@ -64,6 +70,13 @@ func (p *Poller) Run(ctx context.Context) error {
 func (p *Poller) loop(ctx context.Context) {
 	wait := int32(min(max(p.WaitTime, 0), 20*time.Second) / time.Second)
 	for ctx.Err() == nil {
+		if !p.enabled(ctx) {
+			select {
+			case <-ctx.Done():
+			case <-time.After(min(max(p.WaitTime, 100*time.Millisecond), time.Second)):
+			}
+			continue
+		}
 		// The receive must not be cut short by a shutdown once SQS may have
 		// handed out messages, so it runs on its own context bounded by the
 		// long poll; shutdown is noticed between receives.
@@ -88,6 +101,20 @@ func (p *Poller) loop(ctx context.Context) {
 			p.invoke(context.WithoutCancel(ctx), out.Messages)
 		}
 	}
+}
+
+// enabled reports whether the mapping lets the poller receive. A switch
+// that cannot be read counts as on, as Lambda's mapping stays as it was.
+func (p *Poller) enabled(ctx context.Context) bool {
+	if p.Mapping == nil {
+		return true
+	}
+	on, err := p.Mapping.Enabled(ctx)
+	if err != nil {
+		p.Log.Warn("mapping switch unreadable; receiving", "queue", p.QueueURL, "error", err)
+		return true
+	}
+	return on
 }
 
 // invoke runs one batch to completion and deletes what succeeded.

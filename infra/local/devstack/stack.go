@@ -15,6 +15,7 @@ import (
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/delivery"
 	"github.com/hookfan/hookfan/shared/ingest"
+	"github.com/hookfan/hookfan/shared/lane"
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/payload"
 	"github.com/hookfan/hookfan/shared/replayguard"
@@ -52,6 +53,10 @@ type Options struct {
 	// replay store and SNS publisher (tests inject failures with them).
 	WrapReplay    func(ingest.ReplayGuard) ingest.ReplayGuard
 	WrapPublisher func(ingest.Publisher) ingest.Publisher
+	// ProbeInterval is how often each lane that pauses is ticked (its probe
+	// schedule; default the lane's probeEvery, which is at least a minute:
+	// tests tick faster).
+	ProbeInterval time.Duration
 }
 
 // Stack is the whole topology on an emulator with the functions running
@@ -69,7 +74,12 @@ type Stack struct {
 	Replay *replayguard.DynamoDB
 	// Payloads is the payload bucket's store; nil without large payloads.
 	Payloads *payload.S3
+	// Lanes keeps the pause state of the lanes that pause, and Mappings
+	// their event source mapping switches (a queue tag each).
+	Lanes    lane.Store
+	Mappings map[string]TagSwitch
 	pollers  []*Poller
+	tickers  []ticker
 	opts     Options
 	locks    sync.Map // per-record locks shared by every deliver instance (see itemLocked)
 }
@@ -93,7 +103,14 @@ func New(ctx context.Context, o Options) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Stack{Topology: topo, Deliver: map[string]*delivery.Handler{}, Store: dedupe.NewDynamoDB(o.Clients.DynamoDB, topo.TableName), opts: o}
+	s := &Stack{Topology: topo, Deliver: map[string]*delivery.Handler{}, Store: dedupe.NewDynamoDB(o.Clients.DynamoDB, topo.TableName),
+		Mappings: map[string]TagSwitch{}, opts: o}
+	s.Lanes = newLaneLocked(lane.NewDynamoDB(o.Clients.DynamoDB, topo.TableName), &s.locks)
+	for _, l := range topo.Lanes {
+		if _, pauses := l.Destination.PauseRule(); pauses {
+			s.Mappings[l.Destination.Name] = TagSwitch{SQS: o.Clients.SQS, QueueURL: l.QueueURL}
+		}
+	}
 	rec, err := s.newRecorder()
 	if err != nil {
 		return nil, err
@@ -146,6 +163,13 @@ func New(ctx context.Context, o Options) (*Stack, error) {
 			return nil, err
 		}
 		s.Deliver[lane.Destination.Name] = h
+		if rule, pauses := lane.Destination.PauseRule(); pauses {
+			every := o.ProbeInterval
+			if every == 0 {
+				every = rule.ProbeEvery
+			}
+			s.tickers = append(s.tickers, ticker{handler: h, every: every})
+		}
 		pollers := o.Pollers
 		if pollers == 0 {
 			pollers = min(lane.Destination.Concurrency(), 2)
@@ -161,12 +185,35 @@ func New(ctx context.Context, o Options) (*Stack, error) {
 	return s, nil
 }
 
-// Run runs every poller and the archiver until ctx is done, then waits for
-// the batches in flight to finish and the archiver to write what it holds.
+// ticker is one lane's probe schedule: what EventBridge does in AWS.
+type ticker struct {
+	handler *delivery.Handler
+	every   time.Duration
+}
+
+func (t ticker) run(ctx context.Context) {
+	tick := time.NewTicker(t.every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			_, _ = t.handler.Tick(ctx) // it logs its outcome
+		}
+	}
+}
+
+// Run runs every poller, probe schedule and the archiver until ctx is
+// done, then waits for the batches in flight to finish and the archiver
+// to write what it holds.
 func (s *Stack) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	if s.Archiver != nil {
 		wg.Go(func() { s.Archiver.Run(ctx) })
+	}
+	for _, t := range s.tickers {
+		wg.Go(func() { t.run(ctx) })
 	}
 	for _, p := range s.pollers {
 		wg.Add(1)
@@ -187,8 +234,8 @@ func (s *Stack) newRecorder() (*metrics.Recorder, error) {
 }
 
 // newDeliver builds one deliver function instance for a lane, as its main.go does.
-func (s *Stack) newDeliver(lane Lane) (*delivery.Handler, error) {
-	d := lane.Destination
+func (s *Stack) newDeliver(ln Lane) (*delivery.Handler, error) {
+	d := ln.Destination
 	rec, err := s.newRecorder()
 	if err != nil {
 		return nil, err
@@ -202,10 +249,10 @@ func (s *Stack) newDeliver(lane Lane) (*delivery.Handler, error) {
 	if s.Payloads != nil {
 		payloads = s.Payloads
 	}
-	h, err := delivery.NewHandler(delivery.Options{
+	o := delivery.Options{
 		Destination:   d,
-		QueueURL:      lane.QueueURL,
-		SecretID:      lane.SecretID,
+		QueueURL:      ln.QueueURL,
+		SecretID:      ln.SecretID,
 		RecordTTL:     s.opts.Config.RecordTTL(),
 		Store:         store,
 		SQS:           s.opts.Clients.SQS,
@@ -215,20 +262,33 @@ func (s *Stack) newDeliver(lane Lane) (*delivery.Handler, error) {
 		Client:        delivery.NewClient(d),
 		Metrics:       rec,
 		Logger:        s.opts.Log.With("function", "deliver-"+d.Name),
-	})
+	}
+	if policy, pauses := lane.PolicyFor(d); pauses {
+		l, err := lane.New(lane.Options{Destination: d.Name, Policy: policy, Store: s.Lanes, Switch: s.Mappings[d.Name],
+			ProbeTimeout: delivery.ProbeTimeout(d)})
+		if err != nil {
+			return nil, fmt.Errorf("deliver %s: %w", d.Name, err)
+		}
+		o.Lane, o.Requeue = l, s.opts.Clients.SQS
+	}
+	h, err := delivery.NewHandler(o)
 	if err != nil {
 		return nil, fmt.Errorf("deliver %s: %w", d.Name, err)
 	}
 	return h, nil
 }
 
-func (s *Stack) newPoller(lane Lane, h *delivery.Handler, concurrency int) *Poller {
-	return &Poller{
-		SQS: s.opts.Clients.SQS, QueueURL: lane.QueueURL, QueueARN: lane.QueueARN, Region: s.opts.Region,
-		BatchSize: lane.Destination.Batch(), Concurrency: concurrency, WaitTime: s.opts.PollWait,
-		FunctionTimeout: lane.Destination.FunctionTimeout(), Handler: h.Handle,
-		Log: s.opts.Log.With("component", "poller", "destination", lane.Destination.Name),
+func (s *Stack) newPoller(ln Lane, h *delivery.Handler, concurrency int) *Poller {
+	p := &Poller{
+		SQS: s.opts.Clients.SQS, QueueURL: ln.QueueURL, QueueARN: ln.QueueARN, Region: s.opts.Region,
+		BatchSize: ln.Destination.Batch(), Concurrency: concurrency, WaitTime: s.opts.PollWait,
+		FunctionTimeout: ln.Destination.FunctionTimeout(), Handler: h.Handle,
+		Log: s.opts.Log.With("component", "poller", "destination", ln.Destination.Name),
 	}
+	if sw, pauses := s.Mappings[ln.Destination.Name]; pauses {
+		p.Mapping = sw
+	}
+	return p
 }
 
 // AddInstance adds another deliver function instance, with its own poller,

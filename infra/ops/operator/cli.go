@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awscfg "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	lambdasvc "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/smithy-go/logging"
@@ -21,6 +22,7 @@ import (
 	"github.com/hookfan/hookfan/shared/awsconfig"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
+	"github.com/hookfan/hookfan/shared/lane"
 )
 
 // Usage is the command's help.
@@ -39,6 +41,13 @@ Commands:
       (--event EVENT | --since TIME [--until TIME] [--source S] [--type T])
       [--dry-run] [--ignore-filter] [--id REPLAY-ID]
                                TIME: RFC 3339, a date, or a duration before now (2h)
+  lanes                        every lane: active or paused, since when, by whom and why
+  lane DESTINATION             one lane: its mode, pause rule, failure counts, probes, the pause
+                               spent within its retention, its event source mapping and queues
+  pause DESTINATION            pause a lane by hand (its event source mapping off; probes do not
+      [--reason TEXT]          resume it) until resume, or its bound (pause.maxPause)
+  resume DESTINATION           resume a paused lane (its event source mapping on)
+      [--reason TEXT]
 
 Which stack (default: the local stack of make dev):
   --stack NAME [--region R]    a deployed stack, found through its index in SSM Parameter Store
@@ -183,6 +192,55 @@ var commands = map[string]func() command{
 			},
 		}
 	},
+	"lanes": func() command {
+		return command{
+			flags: newFlags("lanes"),
+			check: func(args []string) error {
+				if len(args) != 0 {
+					return usagef("lanes takes no arguments")
+				}
+				return nil
+			},
+			run: func(ctx context.Context, op *Operator, _ []string) error {
+				_, err := op.Lanes(ctx)
+				return err
+			},
+		}
+	},
+	"lane": func() command {
+		return command{
+			flags: newFlags("lane"),
+			check: oneDestination("lane"),
+			run: func(ctx context.Context, op *Operator, args []string) error {
+				_, err := op.Lane(ctx, args[0])
+				return err
+			},
+		}
+	},
+	"pause": func() command {
+		fs := newFlags("pause")
+		reason := fs.String("reason", "paused by an operator", "why, as the lane records it")
+		return command{
+			flags: fs,
+			check: oneDestination("pause"),
+			run: func(ctx context.Context, op *Operator, args []string) error {
+				_, err := op.PauseLane(ctx, args[0], *reason)
+				return err
+			},
+		}
+	},
+	"resume": func() command {
+		fs := newFlags("resume")
+		reason := fs.String("reason", "resumed by an operator", "why, as the lane records it")
+		return command{
+			flags: fs,
+			check: oneDestination("resume"),
+			run: func(ctx context.Context, op *Operator, args []string) error {
+				_, err := op.ResumeLane(ctx, args[0], *reason)
+				return err
+			},
+		}
+	},
 	"replay": func() command {
 		fs := newFlags("replay")
 		var o ReplayOptions
@@ -234,6 +292,16 @@ var commands = map[string]func() command{
 	},
 }
 
+// oneDestination checks that a command got exactly one DESTINATION.
+func oneDestination(command string) func([]string) error {
+	return func(args []string) error {
+		if len(args) != 1 {
+			return usagef("%s takes one DESTINATION", command)
+		}
+		return nil
+	}
+}
+
 func newFlags(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -270,6 +338,7 @@ func Build(ctx context.Context, g Global, stdout, stderr io.Writer) (*Operator, 
 	var awsCfg aws.Config
 	var sqsClient *sqs.Client
 	var resolver Resolver
+	var switchFor func(Lane) lane.Switch
 	var err error
 	if g.Stack != "" {
 		opts := []func(*awscfg.LoadOptions) error{awscfg.WithLogger(logging.Nop{})}
@@ -281,6 +350,10 @@ func Build(ctx context.Context, g Global, stdout, stderr io.Writer) (*Operator, 
 		}
 		sqsClient = sqs.NewFromConfig(awsCfg)
 		resolver = Deployed{SSM: ssm.NewFromConfig(awsCfg), Stack: g.Stack, Region: awsCfg.Region}
+		functions := lambdasvc.NewFromConfig(awsCfg)
+		switchFor = func(l Lane) lane.Switch {
+			return &lane.EventSourceMapping{API: functions, FunctionName: l.FunctionName, QueueARN: l.QueueARN}
+		}
 	} else {
 		endpoint := g.Endpoint
 		if endpoint == "" {
@@ -307,13 +380,17 @@ func Build(ctx context.Context, g Global, stdout, stderr io.Writer) (*Operator, 
 		}
 		sqsClient = sqs.NewFromConfig(awsCfg)
 		resolver = Local{SQS: sqsClient, Config: cfg, Prefix: g.Prefix, Endpoint: endpoint}
+		queues := sqsClient
+		switchFor = func(l Lane) lane.Switch { return devstack.TagSwitch{SQS: queues, QueueURL: l.QueueURL} }
 	}
 	res, err := resolver.Resolve(ctx)
 	if err != nil {
 		return nil, err
 	}
+	ddb := dynamodb.NewFromConfig(awsCfg)
 	op := &Operator{
-		Resources: res, SQS: sqsClient, Records: dedupe.NewDynamoDB(dynamodb.NewFromConfig(awsCfg), res.Table),
+		Resources: res, SQS: sqsClient, Records: dedupe.NewDynamoDB(ddb, res.Table),
+		LaneStore: lane.NewDynamoDB(ddb, res.Table), Switch: switchFor,
 		Out: stdout, Progress: stderr,
 	}
 	if res.ArchiveBucket != "" {

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
 	"github.com/hookfan/hookfan/infra/stack/stackindex"
+	"github.com/hookfan/hookfan/shared/lane"
 )
 
 // ParameterAPI is what the deployed resolver asks SSM.
@@ -63,7 +65,12 @@ func (r Deployed) Resolve(ctx context.Context) (Resources, error) {
 			if err := json.Unmarshal([]byte(aws.ToString(p.Value)), &l); err != nil || l.Destination == "" || l.QueueURL == "" || l.DLQURL == "" {
 				return res, fmt.Errorf("parameter %s is not a Hookfan lane index (%v)", aws.ToString(p.Name), err)
 			}
-			res.Lanes = append(res.Lanes, Lane{Destination: l.Destination, Filter: l.Filter, QueueURL: l.QueueURL, QueueARN: l.QueueARN, DLQURL: l.DLQURL, DLQARN: l.DLQARN})
+			ln := Lane{Destination: l.Destination, Filter: l.Filter, QueueURL: l.QueueURL, QueueARN: l.QueueARN, DLQURL: l.DLQURL, DLQARN: l.DLQARN,
+				FunctionName: l.FunctionName, Retention: time.Duration(l.RetentionSeconds) * time.Second}
+			if rule, pauses := l.Pause.Rule(); pauses {
+				ln.Pause = &lane.Policy{PauseRule: rule, Retention: ln.Retention}
+			}
+			res.Lanes = append(res.Lanes, ln)
 		}
 		if page.NextToken == nil {
 			break

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hookfan/hookfan/infra/local/devstack"
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/lane"
 )
 
 // LocalQueueAPI is what the local resolver asks SQS.
@@ -36,7 +37,10 @@ func (r Local) Resolve(ctx context.Context) (Resources, error) {
 		res.ArchiveDays = r.Config.Archive.RetentionDays()
 	}
 	for _, d := range r.Config.Destinations {
-		l := Lane{Destination: d.Name, Filter: d.Filter}
+		l := Lane{Destination: d.Name, Filter: d.Filter, Retention: d.Retention()}
+		if policy, pauses := lane.PolicyFor(d); pauses {
+			l.Pause = &policy
+		}
 		var err error
 		if l.QueueURL, l.QueueARN, err = r.queue(ctx, devstack.QueueName(r.Prefix, d.Name)); err != nil {
 			return res, err

@@ -1,7 +1,8 @@
 // Package operator is Hookfan's operator command: find what happened to an
 // event (status), look into a destination's DLQ (dlq), move it back to the
-// destination's queue (redrive), and send archived events to a destination
-// again (replay). The same commands work on a deployed stack, whose
+// destination's queue (redrive), send archived events to a destination
+// again (replay), and show, pause and resume lanes (lanes, lane, pause,
+// resume). The same commands work on a deployed stack, whose
 // resources come from its CloudFormation outputs, and on the local stack
 // (make dev), whose resources are named from its prefix on the emulator;
 // a Resolver hides which.
@@ -21,6 +22,7 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/ingest"
+	"github.com/hookfan/hookfan/shared/lane"
 )
 
 // Lane is one destination's queues, as an operator needs them.
@@ -31,6 +33,13 @@ type Lane struct {
 	Filter             config.Filter
 	QueueURL, QueueARN string
 	DLQURL, DLQARN     string
+	// FunctionName is the lane's deliver function (a deployed stack's: its
+	// event source mapping is found by it and QueueARN).
+	FunctionName string
+	// Pause is the lane's pause policy; nil when the destination does not
+	// pause. Retention is its queue's retention.
+	Pause     *lane.Policy
+	Retention time.Duration
 }
 
 // Resources are a Hookfan stack's parts the commands work on.
@@ -91,6 +100,11 @@ type Operator struct {
 	Records   RecordStore
 	// Archive is nil when the archive is off.
 	Archive ArchiveReader
+	// LaneStore keeps the lanes' pause state (lane.DynamoDB on the record
+	// table), and Switch gives a lane's event source mapping switch (the
+	// mapping itself, or the local stack's queue tag).
+	LaneStore lane.Store
+	Switch    func(Lane) lane.Switch
 	// Out receives the results; Progress receives progress lines on long runs.
 	Out, Progress io.Writer
 	// Now replaces the clock, for tests.

@@ -11,6 +11,7 @@ package stackindex
 import (
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/hookfan/hookfan/shared/config"
 )
@@ -59,6 +60,43 @@ type Lane struct {
 	SecretARN          string `json:"secretArn"`
 	// Filter is the destination's filter as configured.
 	Filter config.Filter `json:"filter"`
+	// Pause is the lane's pause rule in force, and RetentionSeconds its
+	// queue's retention, over which the rule's bound is counted (the
+	// operator command pauses and resumes by them).
+	Pause            LanePause `json:"pause"`
+	RetentionSeconds int       `json:"retentionSeconds"`
+}
+
+// LanePause is a lane's pause rule with its defaults applied; Enabled is
+// false, and the rest zero, when the destination does not pause.
+type LanePause struct {
+	Enabled           bool    `json:"enabled"`
+	AfterFailures     int     `json:"afterFailures"`
+	FailureRate       float64 `json:"failureRate"`
+	WindowSeconds     int     `json:"windowSeconds"`
+	MinAttempts       int     `json:"minAttempts"`
+	ProbeEverySeconds int     `json:"probeEverySeconds"`
+	MaxPauseSeconds   int     `json:"maxPauseSeconds"`
+}
+
+// PauseOf is d's pause rule as the index holds it.
+func PauseOf(d config.Destination) LanePause {
+	r, ok := d.PauseRule()
+	if !ok {
+		return LanePause{}
+	}
+	return LanePause{Enabled: true, AfterFailures: r.AfterFailures, FailureRate: r.FailureRate, WindowSeconds: int(r.Window.Seconds()),
+		MinAttempts: r.MinAttempts, ProbeEverySeconds: int(r.ProbeEvery.Seconds()), MaxPauseSeconds: int(r.MaxPause.Seconds())}
+}
+
+// Rule is the pause rule back; false when the lane does not pause.
+func (p LanePause) Rule() (config.PauseRule, bool) {
+	if !p.Enabled {
+		return config.PauseRule{}, false
+	}
+	s := func(n int) time.Duration { return time.Duration(n) * time.Second }
+	return config.PauseRule{AfterFailures: p.AfterFailures, FailureRate: p.FailureRate, Window: s(p.WindowSeconds),
+		MinAttempts: p.MinAttempts, ProbeEvery: s(p.ProbeEverySeconds), MaxPause: s(p.MaxPauseSeconds)}, true
 }
 
 // Fields lists the JSON keys of v's struct type, in field order.

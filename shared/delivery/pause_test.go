@@ -1,0 +1,451 @@
+package delivery
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/dedupe"
+	"github.com/hookfan/hookfan/shared/lane"
+	"github.com/hookfan/hookfan/shared/message"
+	"github.com/hookfan/hookfan/shared/metrics"
+)
+
+// fakeRequeue records SendMessage calls.
+type fakeRequeue struct {
+	mu   sync.Mutex
+	sent []*sqs.SendMessageInput
+	err  error
+}
+
+func (f *fakeRequeue) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return nil, f.err
+	}
+	f.sent = append(f.sent, in)
+	return &sqs.SendMessageOutput{MessageId: aws.String("copy-1")}, nil
+}
+
+func (f *fakeRequeue) calls() []*sqs.SendMessageInput {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]*sqs.SendMessageInput(nil), f.sent...)
+}
+
+type pausing struct {
+	*harness
+	lanes   *lane.Memory
+	sw      *lane.MemorySwitch
+	requeue *fakeRequeue
+	lane    *lane.Lane
+}
+
+// newPausing builds a harness whose destination pauses per p, on a memory
+// lane store and switch sharing the harness clock.
+func newPausing(t *testing.T, url, secret string, p config.Pause, opts ...func(*Options)) *pausing {
+	t.Helper()
+	ps := &pausing{lanes: lane.NewMemory(), sw: &lane.MemorySwitch{}, requeue: &fakeRequeue{}}
+	ps.harness = newHarness(t, url, secret, append([]func(*Options){func(o *Options) {
+		o.Destination.Pause = &p
+		policy, _ := lane.PolicyFor(o.Destination)
+		l, err := lane.New(lane.Options{Destination: o.Destination.Name, Policy: policy, Store: ps.lanes, Switch: ps.sw,
+			ProbeTimeout: ProbeTimeout(o.Destination), Now: o.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps.lane = l
+		o.Lane, o.Requeue = l, ps.requeue
+	}}, opts...)...)
+	return ps
+}
+
+func (ps *pausing) state(t *testing.T) lane.State {
+	t.Helper()
+	s, err := ps.lanes.Get(context.Background(), "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func (ps *pausing) switchOn(t *testing.T) bool {
+	t.Helper()
+	on, _ := ps.sw.Enabled(context.Background())
+	return on
+}
+
+func failing(status int) func(string) reply {
+	return func(string) reply { return reply{status: status} }
+}
+
+// TestPauseAfterConsecutiveFailures: attempts that reach the destination
+// and fail are counted across batches; the third pauses the lane, turns
+// its mapping off, and records the LanePaused gauge.
+func TestPauseAfterConsecutiveFailures(t *testing.T) {
+	secret := newSecret(t)
+	sub := newSubscriber(t, secret, failing(http.StatusServiceUnavailable))
+	ps := newPausing(t, sub.URL, secret, config.Pause{AfterFailures: 3})
+	ctx := context.Background()
+	if _, err := ps.h.Handle(ctx, batch(sqsRecord("a", 1), sqsRecord("b", 1))); err != nil {
+		t.Fatal(err)
+	}
+	if s := ps.state(t); s.IsPaused() || s.Failures != 2 {
+		t.Fatalf("after 2 failures: %+v", s)
+	}
+	if _, err := ps.h.Handle(ctx, batch(sqsRecord("c", 1))); err != nil {
+		t.Fatal(err)
+	}
+	s := ps.state(t)
+	if !s.IsPaused() || s.Reason != "3 consecutive failed deliveries" || ps.switchOn(t) {
+		t.Errorf("after 3 failures: %+v, mapping on %v; want paused with the mapping off", s, ps.switchOn(t))
+	}
+	if ps.sink.sum(metrics.LanePaused) != 1 || ps.sink.sum(metrics.LanePauses) != 1 {
+		t.Errorf("LanePaused %g, LanePauses %g; want 1, 1", ps.sink.sum(metrics.LanePaused), ps.sink.sum(metrics.LanePauses))
+	}
+	var logged bool
+	for _, l := range ps.logs.lines(t) {
+		if l["outcome"] == "lane_paused" && l["reason"] == "3 consecutive failed deliveries" && l["level"] == "WARN" {
+			logged = true
+		}
+	}
+	if !logged {
+		t.Error("no lane_paused log line")
+	}
+}
+
+// TestNoPauseOnOurOwnFailures: what the destination did not cause never
+// pauses its lane: the signing secret or the record table unavailable,
+// malformed messages, copies already delivered, a 410 for one event.
+func TestNoPauseOnOurOwnFailures(t *testing.T) {
+	secret := newSecret(t)
+	ctx := context.Background()
+	malformed := sqsRecord("m", 1)
+	malformed.MessageAttributes = nil
+	tests := []struct {
+		name   string
+		answer func(string) reply
+		setup  func(*pausing)
+		opts   []func(*Options)
+		batch  events.SQSEvent
+	}{
+		{name: "signing secret unavailable", answer: failing(500),
+			setup: func(ps *pausing) { ps.secrets.err = errors.New("secret store unavailable") },
+			batch: batch(sqsRecord("a", 1), sqsRecord("b", 1), sqsRecord("c", 1), sqsRecord("d", 1))},
+		{name: "record table unavailable", answer: failing(500),
+			opts:  []func(*Options){func(o *Options) { o.Store = brokenStore{} }},
+			batch: batch(sqsRecord("a", 1), sqsRecord("b", 1), sqsRecord("c", 1), sqsRecord("d", 1))},
+		{name: "malformed messages", answer: failing(500), batch: batch(malformed, malformed, malformed, malformed)},
+		{name: "410 for single events", answer: failing(http.StatusGone),
+			batch: batch(sqsRecord("a", 1), sqsRecord("b", 1), sqsRecord("c", 1), sqsRecord("d", 1))},
+		{name: "copies already delivered", answer: failing(500),
+			setup: func(ps *pausing) {
+				for _, id := range []string{"a", "b", "c", "d"} {
+					l, _ := ps.store.Claim(ctx, dedupe.ClaimInput{PK: dedupe.Key("orders", id), Now: time.Now(), LeaseUntil: time.Now().Add(time.Minute)})
+					_ = ps.store.Finish(ctx, l, dedupe.Outcome{Status: dedupe.StatusDelivered, At: time.Now()})
+				}
+			},
+			batch: batch(sqsRecord("a", 2), sqsRecord("b", 2), sqsRecord("c", 2), sqsRecord("d", 2))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sub := newSubscriber(t, secret, tt.answer)
+			ps := newPausing(t, sub.URL, secret, config.Pause{AfterFailures: 2}, tt.opts...)
+			if tt.setup != nil {
+				tt.setup(ps)
+			}
+			if _, err := ps.h.Handle(ctx, tt.batch); err != nil {
+				t.Fatal(err)
+			}
+			if s := ps.state(t); s.IsPaused() || s.Failures != 0 || s.Version != 0 {
+				t.Errorf("lane %+v; want active, nothing counted", s)
+			}
+			if !ps.switchOn(t) {
+				t.Error("mapping turned off")
+			}
+		})
+	}
+}
+
+// TestUnreachableDestinationCounts: a connection that fails is a failed
+// delivery like a 5xx (the destination is down).
+func TestUnreachableDestinationCounts(t *testing.T) {
+	secret := newSecret(t)
+	sub := newSubscriber(t, secret, nil)
+	url := sub.URL
+	sub.Close()
+	ps := newPausing(t, url, secret, config.Pause{AfterFailures: 2})
+	if _, err := ps.h.Handle(context.Background(), batch(sqsRecord("a", 1), sqsRecord("b", 1))); err != nil {
+		t.Fatal(err)
+	}
+	if s := ps.state(t); !s.IsPaused() {
+		t.Errorf("lane %+v after two refused connections; want paused", s)
+	}
+}
+
+// TestSuccessKeepsTheLaneOpen: a success in the batch means the
+// destination is up; only the failures after it count.
+func TestSuccessKeepsTheLaneOpen(t *testing.T) {
+	secret := newSecret(t)
+	sub := newSubscriber(t, secret, func(id string) reply {
+		if id == "ok" {
+			return reply{status: http.StatusOK, delay: 200 * time.Millisecond} // ends last
+		}
+		return reply{status: http.StatusInternalServerError}
+	})
+	ps := newPausing(t, sub.URL, secret, config.Pause{AfterFailures: 3})
+	if _, err := ps.h.Handle(context.Background(), batch(sqsRecord("x", 1), sqsRecord("y", 1), sqsRecord("ok", 1), sqsRecord("z", 1))); err != nil {
+		t.Fatal(err)
+	}
+	if s := ps.state(t); s.IsPaused() || s.Failures != 0 {
+		t.Errorf("lane %+v; want active with no failure after the success", s)
+	}
+}
+
+// TestHoldWhilePaused: a batch received while the lane is paused (its
+// mapping winding down) is not sent: each message is hidden until about
+// the next probe, and one at its last receive is sent again as a fresh
+// copy (it would otherwise reach the DLQ unattempted) and acknowledged.
+func TestHoldWhilePaused(t *testing.T) {
+	secret := newSecret(t)
+	sub := newSubscriber(t, secret, nil)
+	ps := newPausing(t, sub.URL, secret, config.Pause{ProbeEvery: config.Duration(2 * time.Minute)})
+	ctx := context.Background()
+	if _, err := ps.lanes.Pause(ctx, "orders", lane.PauseInput{At: ps.clock.Now(), ResumeBy: ps.clock.Now().Add(time.Hour), By: lane.ByDeliverer}); err != nil {
+		t.Fatal(err)
+	}
+	last := sqsRecord("last", 10) // the default schedule's maxReceiveCount
+	b64 := "aGVsbG8="
+	last.MessageAttributes[message.AttrEncoding] = events.SQSMessageAttribute{StringValue: &b64, DataType: "String"}
+	last.Body = b64
+	resp, err := ps.h.Handle(ctx, batch(sqsRecord("first", 1), sqsRecord("ninth", 9), last))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"msg-first-1", "msg-ninth-9"}, failures(resp)); diff != "" {
+		t.Errorf("held (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string][]int32{"rh-first": {120}, "rh-ninth": {120}}, ps.sqs.visibility()); diff != "" {
+		t.Errorf("visibility (-want +got):\n%s", diff)
+	}
+	if n := len(sub.requests()); n != 0 {
+		t.Errorf("%d POSTs while paused", n)
+	}
+	sent := ps.requeue.calls()
+	if len(sent) != 1 {
+		t.Fatalf("%d copies sent, want 1", len(sent))
+	}
+	c := sent[0]
+	if aws.ToString(c.QueueUrl) != testQueueURL || aws.ToString(c.MessageBody) != b64 {
+		t.Errorf("copy to %s with body %q", aws.ToString(c.QueueUrl), aws.ToString(c.MessageBody))
+	}
+	got := map[string]string{}
+	for k, v := range c.MessageAttributes {
+		got[k] = aws.ToString(v.DataType) + ":" + aws.ToString(v.StringValue)
+	}
+	want := map[string]string{}
+	for k, v := range last.MessageAttributes {
+		want[k] = v.DataType + ":" + *v.StringValue
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("copy's attributes (-want +got):\n%s", diff)
+	}
+	if s := ps.state(t); s.Failures != 0 {
+		t.Errorf("held messages counted as failures: %d", s.Failures)
+	}
+
+	// A copy that cannot be sent: the message is held like the others (the
+	// log says it reaches the DLQ at its next receive).
+	ps.requeue.err = errors.New("throttled")
+	resp, _ = ps.h.Handle(ctx, batch(sqsRecord("last2", 10)))
+	if diff := cmp.Diff([]string{"msg-last2-10"}, failures(resp)); diff != "" {
+		t.Errorf("held after a failed copy (-want +got):\n%s", diff)
+	}
+}
+
+// TestLaneUnreadableDelivers: when the lane's state cannot be read, the
+// batch is delivered (a pause only ever saves attempts).
+func TestLaneUnreadableDelivers(t *testing.T) {
+	secret := newSecret(t)
+	sub := newSubscriber(t, secret, nil)
+	ps := newPausing(t, sub.URL, secret, config.Pause{}, func(o *Options) { o.Lane = unreadableLane{o.Lane} })
+	resp, _ := ps.h.Handle(context.Background(), batch(sqsRecord("a", 1)))
+	if len(failures(resp)) != 0 || sub.posts("a") != 1 {
+		t.Errorf("failures %v, %d POSTs; want delivered", failures(resp), sub.posts("a"))
+	}
+}
+
+type unreadableLane struct{ Lane }
+
+func (unreadableLane) Paused(context.Context) (bool, error) {
+	return false, errors.New("ProvisionedThroughputExceeded")
+}
+
+// TestProbe: a tick of a paused lane sends one probe, signed like a
+// delivery (any Standard Webhooks library verifies it), with its own id
+// and type; a 503 keeps the lane paused, a 2xx resumes it.
+func TestProbe(t *testing.T) {
+	secret := newSecret(t)
+	answer := http.StatusServiceUnavailable
+	var mu sync.Mutex
+	sub := newSubscriber(t, secret, func(string) reply {
+		mu.Lock()
+		defer mu.Unlock()
+		return reply{status: answer}
+	})
+	ps := newPausing(t, sub.URL, secret, config.Pause{AfterFailures: 1})
+	ctx := context.Background()
+	if _, err := ps.h.Handle(ctx, batch(sqsRecord("a", 1))); err != nil {
+		t.Fatal(err)
+	}
+	pausedAt := ps.state(t).PausedAt
+	ps.clock.Advance(time.Minute)
+	rep, err := ps.h.Tick(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(TickReport{Destination: "orders", Mode: "PAUSED", ProbeStatus: 503}, rep); diff != "" {
+		t.Errorf("first tick (-want +got):\n%s", diff)
+	}
+	reqs := sub.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want the delivery and one probe", len(reqs))
+	}
+	p := reqs[1]
+	if p.err != nil {
+		t.Errorf("the probe does not verify: %v", p.err)
+	}
+	h := p.header
+	if got := []string{h.Get(HeaderType), h.Get(HeaderSource), h.Get(HeaderAttempt), h.Get("Content-Type")}; !cmp.Equal(got, []string{ProbeType, ProbeSource, "1", "application/json"}) {
+		t.Errorf("probe headers %v", got)
+	}
+	if id := h.Get(HeaderID); !strings.HasPrefix(id, "probe_orders_") || strings.Contains(id, ".") {
+		t.Errorf("probe id %q", id)
+	}
+	var body ProbeBody
+	if err := json.Unmarshal(p.body, &body); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(ProbeBody{Type: ProbeType, Destination: "orders", PausedAt: pausedAt.UTC(), Reason: "1 consecutive failed deliveries", Probe: 1}, body); diff != "" {
+		t.Errorf("probe body (-want +got):\n%s", diff)
+	}
+	if ps.switchOn(t) || ps.sink.sum(metrics.LanePaused) != 2 {
+		t.Errorf("after a failed probe: mapping on %v, LanePaused sum %g; want off, 2 (the pause and the tick)", ps.switchOn(t), ps.sink.sum(metrics.LanePaused))
+	}
+
+	mu.Lock()
+	answer = http.StatusNoContent
+	mu.Unlock()
+	ps.clock.Advance(time.Minute)
+	rep, err = ps.h.Tick(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(TickReport{Destination: "orders", Mode: "ACTIVE", ProbeStatus: 204, Change: "resumed"}, rep); diff != "" {
+		t.Errorf("second tick (-want +got):\n%s", diff)
+	}
+	if !ps.switchOn(t) || ps.state(t).IsPaused() || ps.sink.sum(metrics.LaneResumes) != 1 {
+		t.Errorf("after an answered probe: mapping on %v, lane %+v, LaneResumes %g", ps.switchOn(t), ps.state(t), ps.sink.sum(metrics.LaneResumes))
+	}
+	if ids := []string{reqs[1].header.Get(HeaderID), sub.requests()[2].header.Get(HeaderID)}; ids[0] == ids[1] {
+		t.Errorf("two probes share the id %s", ids[0])
+	}
+	// The next batch is delivered.
+	resp, _ := ps.h.Handle(ctx, batch(sqsRecord("b", 1)))
+	if len(failures(resp)) != 0 || sub.posts("b") != 1 {
+		t.Errorf("after the resume: failures %v, POSTs %d", failures(resp), sub.posts("b"))
+	}
+}
+
+func TestInvoke(t *testing.T) {
+	secret := newSecret(t)
+	sub := newSubscriber(t, secret, nil)
+	ps := newPausing(t, sub.URL, secret, config.Pause{})
+	ctx := context.Background()
+	out, err := ps.h.Invoke(ctx, json.RawMessage(`{"hookfan": "tick"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep, ok := out.(TickReport); !ok || rep.Mode != "ACTIVE" {
+		t.Errorf("tick answered %#v", out)
+	}
+	ev, _ := json.Marshal(batch(sqsRecord("a", 1)))
+	out, err = ps.h.Invoke(ctx, ev)
+	if resp, ok := out.(events.SQSEventResponse); err != nil || !ok || len(resp.BatchItemFailures) != 0 || sub.posts("a") != 1 {
+		t.Errorf("SQS event answered %#v, %v", out, err)
+	}
+	if _, err := ps.h.Invoke(ctx, json.RawMessage(`[1, 2]`)); err == nil {
+		t.Error("Invoke accepted an event that is neither")
+	}
+	plain := newHarness(t, sub.URL, secret)
+	if _, err := plain.h.Invoke(ctx, json.RawMessage(`{"hookfan": "tick"}`)); !errors.Is(err, ErrNoPause) {
+		t.Errorf("tick of a lane that does not pause: %v, want ErrNoPause", err)
+	}
+}
+
+func TestNewHandlerPauseOptions(t *testing.T) {
+	secret := newSecret(t)
+	dest := config.Destination{Name: "orders", URL: "https://orders.example.com", Pause: &config.Pause{}}
+	o := Options{Destination: dest, QueueURL: testQueueURL, SecretID: testSecretID, Store: dedupe.NewMemory(), SQS: &fakeSQS{},
+		Secrets: &fakeSecrets{values: []string{secret}}, Client: http.DefaultClient, Metrics: metrics.NewRecorder(&captureSink{})}
+	if _, err := NewHandler(o); err == nil || !strings.Contains(err.Error(), "Lane and Requeue are required") {
+		t.Errorf("pausing destination without a lane: %v", err)
+	}
+	o.Destination.Pause = nil
+	o.Lane = unreadableLane{}
+	if _, err := NewHandler(o); err == nil || !strings.Contains(err.Error(), "no pause settings") {
+		t.Errorf("lane without pause settings: %v", err)
+	}
+}
+
+// TestProbeCarriesTheDestinationHeaders: a gateway in front of the
+// destination that wants a token gets it with the probe too; a header
+// secret that cannot be read leaves the probe unsent (the lane stays
+// paused) rather than sending one bound to be refused.
+func TestProbeCarriesTheDestinationHeaders(t *testing.T) {
+	secret := newSecret(t)
+	sub := newSubscriber(t, secret, nil)
+	hs := &fakeHeaderSecrets{values: map[string]string{"tok": "Bearer probe-token"}}
+	ps := newPausing(t, sub.URL, secret, config.Pause{}, withHeaders(hs, config.Header{Name: "Authorization", SecretName: "tok"}))
+	ctx := context.Background()
+	if _, err := ps.lanes.Pause(ctx, "orders", lane.PauseInput{At: ps.clock.Now(), ResumeBy: ps.clock.Now().Add(time.Hour), By: lane.ByDeliverer}); err != nil {
+		t.Fatal(err)
+	}
+	_ = ps.sw.Disable(ctx)
+	hs.mu.Lock()
+	hs.err = errors.New("secret store unavailable")
+	hs.mu.Unlock()
+	rep, err := ps.h.Tick(ctx)
+	if err != nil || rep.Mode != "PAUSED" || len(sub.requests()) != 0 {
+		t.Fatalf("tick without the header secret: %+v, %v, %d requests; want paused, nothing sent", rep, err, len(sub.requests()))
+	}
+	if s := ps.state(t); !strings.Contains(s.LastProbeError, "not sent") {
+		t.Errorf("last probe error %q", s.LastProbeError)
+	}
+	hs.mu.Lock()
+	hs.err = nil
+	hs.mu.Unlock()
+	ps.clock.Advance(time.Minute)
+	if rep, err := ps.h.Tick(ctx); err != nil || rep.Change != "resumed" {
+		t.Fatalf("tick: %+v, %v", rep, err)
+	}
+	reqs := sub.requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d probe requests, want 1", len(reqs))
+	}
+	if reqs[0].header.Get("Authorization") != "Bearer probe-token" || reqs[0].err != nil {
+		t.Errorf("probe Authorization %q, signature %v", reqs[0].header.Get("Authorization"), reqs[0].err)
+	}
+}

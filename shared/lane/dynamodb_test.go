@@ -1,0 +1,211 @@
+package lane_test
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hookfan/hookfan/shared/dedupe"
+	"github.com/hookfan/hookfan/shared/lane"
+)
+
+// fakeDynamo records UpdateItem calls and answers with canned results.
+type fakeDynamo struct {
+	updates []*dynamodb.UpdateItemInput
+	answer  func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error)
+	item    map[string]types.AttributeValue
+}
+
+func (f *fakeDynamo) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	f.updates = append(f.updates, in)
+	if f.answer == nil {
+		return &dynamodb.UpdateItemOutput{}, nil
+	}
+	return f.answer(in)
+}
+
+func (f *fakeDynamo) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	if !aws.ToBool(in.ConsistentRead) {
+		return nil, errors.New("want a consistent read")
+	}
+	return &dynamodb.GetItemOutput{Item: f.item}, nil
+}
+
+var placeholder = regexp.MustCompile(`[#:][a-z_0-9]+`)
+
+// checkExpression applies DynamoDB's own rules: every placeholder used is
+// defined and every definition used; no attribute is both set and added.
+func checkExpression(t *testing.T, in *dynamodb.UpdateItemInput) {
+	t.Helper()
+	used := map[string]bool{}
+	for _, e := range []*string{in.UpdateExpression, in.ConditionExpression} {
+		for _, p := range placeholder.FindAllString(aws.ToString(e), -1) {
+			used[p] = true
+		}
+	}
+	var defined, usedList []string
+	for k := range in.ExpressionAttributeNames {
+		defined = append(defined, k)
+	}
+	for k := range in.ExpressionAttributeValues {
+		defined = append(defined, k)
+	}
+	for k := range used {
+		usedList = append(usedList, k)
+	}
+	slices.Sort(defined)
+	slices.Sort(usedList)
+	if diff := cmp.Diff(defined, usedList); diff != "" {
+		t.Errorf("placeholders defined vs used (-defined +used):\n%s\nexpression: %s", diff, aws.ToString(in.UpdateExpression))
+	}
+	if got := aws.ToString(in.TableName); got != "records" {
+		t.Errorf("table %q", got)
+	}
+	if pk := in.Key["pk"].(*types.AttributeValueMemberS).Value; pk != "orders#.lane" {
+		t.Errorf("key %q, want orders#.lane", pk)
+	}
+}
+
+func n(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
+func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+
+func TestDynamoDBCount(t *testing.T) {
+	f := &fakeDynamo{answer: func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+		return &dynamodb.UpdateItemOutput{Attributes: map[string]types.AttributeValue{
+			"pk": s("orders#.lane"), lane.AttrFailures: n("7"), "win_100_a": n("12"), "win_100_f": n("9"), "win_99_a": n("3"),
+		}}, nil
+	}}
+	st := lane.NewDynamoDB(f, "records")
+	at := time.UnixMilli(100*60_000 + 5)
+	got, err := st.Count(context.Background(), "orders", tally(false, false), at, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := f.updates[0]
+	checkExpression(t, in)
+	want := "SET #updated_at = :now ADD #consecutive_failures :f, #win_100_a :a, #win_100_f :f REMOVE #win_98_a, #win_98_f"
+	if got := aws.ToString(in.UpdateExpression); got != want {
+		t.Errorf("expression\n got %s\nwant %s", got, want)
+	}
+	if got.Failures != 7 || !slices.Equal(got.Windows, []lane.Window{{Index: 99, Attempts: 3}, {Index: 100, Attempts: 12, Failures: 9}}) {
+		t.Errorf("decoded %+v", got)
+	}
+	if _, err := st.Count(context.Background(), "orders", tally(false, true, false), at, 0); err != nil {
+		t.Fatal(err)
+	}
+	in = f.updates[1]
+	checkExpression(t, in)
+	if got, want := aws.ToString(in.UpdateExpression), "SET #updated_at = :now, #consecutive_failures = :trailing"; got != want {
+		t.Errorf("with a success and no window\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestDynamoDBTransitionsConditional(t *testing.T) {
+	ctx := context.Background()
+	paused := map[string]types.AttributeValue{"pk": s("orders#.lane"), lane.AttrMode: s("PAUSED"), lane.AttrVersion: n("4"), lane.AttrPausedBy: s("operator")}
+	refuse := func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+		return nil, &smithy.OperationError{ServiceID: "DynamoDB", OperationName: "UpdateItem",
+			Err: &types.ConditionalCheckFailedException{Message: aws.String("The conditional request failed"), Item: paused}}
+	}
+	f := &fakeDynamo{answer: refuse}
+	st := lane.NewDynamoDB(f, "records")
+
+	got, err := st.Pause(ctx, "orders", lane.PauseInput{At: t0, ResumeBy: t0.Add(time.Hour), Reason: "r", By: lane.ByDeliverer})
+	if !errors.Is(err, lane.ErrChanged) || got.Version != 4 || got.By != lane.ByOperator {
+		t.Errorf("refused Pause = %+v, %v; want ErrChanged with the stored state", got, err)
+	}
+	if c := aws.ToString(f.updates[0].ConditionExpression); c != "attribute_not_exists(#lane_version)" {
+		t.Errorf("first pause's condition %q", c)
+	}
+	if _, err := st.Pause(ctx, "orders", lane.PauseInput{At: t0, ResumeBy: t0, Version: 4, Takeover: true}); !errors.Is(err, lane.ErrChanged) {
+		t.Error(err)
+	}
+	if c := aws.ToString(f.updates[1].ConditionExpression); c != "#lane_version = :version" {
+		t.Errorf("later pause's condition %q", c)
+	}
+	if strings.Contains(aws.ToString(f.updates[1].UpdateExpression), "REMOVE") {
+		t.Errorf("a takeover clears the probes: %s", aws.ToString(f.updates[1].UpdateExpression))
+	}
+	_, err = st.Resume(ctx, "orders", lane.ResumeInput{At: t0, Version: 4, Pauses: []lane.Interval{{From: t0, To: t0}}, Clear: []int64{7, 8}})
+	if !errors.Is(err, lane.ErrChanged) {
+		t.Error(err)
+	}
+	if _, err := st.StartProbe(ctx, "orders", t0, t0.Add(time.Minute)); !errors.Is(err, lane.ErrProbeBusy) {
+		t.Errorf("StartProbe refused on a paused lane = %v, want ErrProbeBusy", err)
+	}
+	paused[lane.AttrMode] = s("ACTIVE")
+	if _, err := st.StartProbe(ctx, "orders", t0, t0.Add(time.Minute)); !errors.Is(err, lane.ErrChanged) {
+		t.Errorf("StartProbe refused on an active lane = %v, want ErrChanged", err)
+	}
+	if err := st.FinishProbe(ctx, "orders", lane.ProbeResult{At: t0, Error: strings.Repeat("é", 200)}); !errors.Is(err, lane.ErrChanged) {
+		t.Error(err)
+	}
+	for _, in := range f.updates {
+		checkExpression(t, in)
+		if in.ReturnValuesOnConditionCheckFailure != types.ReturnValuesOnConditionCheckFailureAllOld {
+			t.Errorf("%s: refusals must return the item", aws.ToString(in.UpdateExpression))
+		}
+	}
+	resume := aws.ToString(f.updates[2].UpdateExpression)
+	if !strings.Contains(resume, "REMOVE #resume_by, #probe_until, #win_7_a, #win_7_f, #win_8_a, #win_8_f") {
+		t.Errorf("resume expression %s", resume)
+	}
+	if e := f.updates[len(f.updates)-1].ExpressionAttributeValues[":error"].(*types.AttributeValueMemberS).Value; len(e) > dedupe.MaxErrorLen {
+		t.Errorf("probe error stored with %d bytes", len(e))
+	}
+}
+
+func TestDynamoDBOtherErrors(t *testing.T) {
+	boom := errors.New("throttled")
+	f := &fakeDynamo{answer: func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) { return nil, boom }}
+	st := lane.NewDynamoDB(f, "records")
+	if _, err := st.Pause(context.Background(), "orders", lane.PauseInput{}); !errors.Is(err, boom) || errors.Is(err, lane.ErrChanged) {
+		t.Errorf("Pause = %v, want the service error", err)
+	}
+}
+
+func TestDynamoDBDecode(t *testing.T) {
+	f := &fakeDynamo{}
+	st := lane.NewDynamoDB(f, "records")
+	got, err := st.Get(context.Background(), "orders")
+	if err != nil || got.Mode != lane.Active || got.Destination != "orders" {
+		t.Errorf("missing item = %+v, %v; want an active lane", got, err)
+	}
+	f.item = map[string]types.AttributeValue{
+		"pk": s("orders#.lane"), lane.AttrMode: s("PAUSED"), lane.AttrVersion: n("3"), lane.AttrPausedAt: n("1777636800000"),
+		lane.AttrResumeBy: n("1777647600000"), lane.AttrReason: s("5 consecutive failed deliveries"), lane.AttrPausedBy: s("deliverer"),
+		lane.AttrPauses: &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"from": n("1000"), "to": n("2000")}}}},
+		lane.AttrProbes: n("2"), lane.AttrLastProbeStatus: n("503"),
+	}
+	got, err = st.Get(context.Background(), "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := lane.State{Destination: "orders", Mode: lane.Paused, Version: 3, PausedAt: time.UnixMilli(1777636800000), ResumeBy: time.UnixMilli(1777647600000),
+		Reason: "5 consecutive failed deliveries", By: lane.ByDeliverer, Pauses: []lane.Interval{{From: time.UnixMilli(1000), To: time.UnixMilli(2000)}},
+		Probes: 2, LastProbeStatus: 503}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("decoded (-want +got):\n%s", diff)
+	}
+	f.item = map[string]types.AttributeValue{lane.AttrMode: s("SLEEPING"), lane.AttrVersion: s("3"), lane.AttrPauses: s("x"), "win_5_a": n("1.5")}
+	_, err = st.Get(context.Background(), "orders")
+	wantErrs := []string{
+		`attribute lane_mode: "SLEEPING" is neither ACTIVE nor PAUSED`, `attribute lane_version: want a number`,
+		`attribute pauses: want a list`, `attribute win_5_a: "1.5" is not a whole number`,
+	}
+	for _, w := range wantErrs {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("Get of a damaged item = %v; want it to say %q", err, w)
+		}
+	}
+}
