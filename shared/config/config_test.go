@@ -337,7 +337,7 @@ func TestParseInvalid(t *testing.T) {
 		{
 			name: "schedule entry not a duration",
 			json: dst(`{"name": "a", "url": "https://a.example.com", "retry": {"schedule": ["5 minutes"]}}`),
-			want: []string{`decode config: want a duration string such as "30s" or "2m", got "5 minutes"`},
+			want: []string{`destinations.retry.schedule: got a JSON string "5 minutes"; want a duration string such as "30s", "2m" or "1h30m"`},
 		},
 		{
 			name: "metrics sink, api and alarms",

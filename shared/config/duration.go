@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"time"
 )
 
@@ -18,16 +19,19 @@ func (d Duration) MarshalJSON() ([]byte, error) {
 	return json.Marshal(time.Duration(d).String())
 }
 
-// UnmarshalJSON reads a duration string such as "30s".
+// UnmarshalJSON reads a duration string such as "30s". A bad value is an
+// *json.UnmarshalTypeError, so encoding/json adds the field's path to it.
 func (d *Duration) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("want a duration string such as \"30s\" or \"2m\", got %s", b)
+		return &json.UnmarshalTypeError{Value: "value " + string(b), Type: durationType}
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		return fmt.Errorf("want a duration string such as \"30s\" or \"2m\", got %q", s)
+		return &json.UnmarshalTypeError{Value: fmt.Sprintf("string %q", s), Type: durationType}
 	}
 	*d = Duration(v)
 	return nil
 }
+
+var durationType = reflect.TypeFor[Duration]()

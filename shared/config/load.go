@@ -117,6 +117,8 @@ func describeGoType(t string) string {
 	switch {
 	case strings.HasPrefix(t, "[]"):
 		return "a JSON array"
+	case t == "config.Duration":
+		return `a duration string such as "30s", "2m" or "1h30m"`
 	case t == "string":
 		return "a string"
 	case t == "bool":

@@ -64,7 +64,7 @@ func TestPauseInvalid(t *testing.T) {
 			`unknown field "after"; check its spelling against the configuration reference in README.md`,
 		}},
 		{"not a duration", `, "pause": {"maxPause": 3600}`, []string{
-			`decode config: want a duration string such as "30s" or "2m", got 3600`,
+			`destinations.pause.maxPause: got a JSON value 3600; want a duration string such as "30s", "2m" or "1h30m"`,
 		}},
 	}
 	for _, tt := range tests {
