@@ -1,0 +1,109 @@
+package stack_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hookfan/hookfan/infra/cost"
+	"github.com/hookfan/hookfan/infra/stack"
+	"github.com/hookfan/hookfan/shared/config"
+)
+
+// readTemplates reads every template of a synthesized assembly.
+func readTemplates(t *testing.T, outdir string) map[string]templateDoc {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(outdir, "*.template.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no templates in %s: %v", outdir, err)
+	}
+	docs := map[string]templateDoc{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc templateDoc
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		docs[filepath.Base(f)] = doc
+	}
+	return docs
+}
+
+// templateCounts counts, across the parent and its nested stacks, the
+// resources the cost model prices.
+func templateCounts(docs map[string]templateDoc) cost.Counts {
+	var c cost.Counts
+	for _, doc := range docs {
+		n := func(typ string) int { return len(ofType(doc.Resources, typ)) }
+		c.Alarms += n("AWS::CloudWatch::Alarm")
+		c.Dashboards += n("AWS::CloudWatch::Dashboard")
+		c.GeneratedSecrets += n("AWS::SecretsManager::Secret")
+		c.EnsuredSecrets += n("Custom::AWS")
+		c.KMSKeys += n("AWS::KMS::Key")
+		c.LogGroups += n("AWS::Logs::LogGroup")
+		c.Queues += n("AWS::SQS::Queue")
+		c.Functions += n("AWS::Lambda::Function")
+		c.EventSourceMappings += n("AWS::Lambda::EventSourceMapping")
+		c.Subscriptions += n("AWS::SNS::Subscription")
+		c.Topics += n("AWS::SNS::Topic")
+		c.Tables += n("AWS::DynamoDB::Table")
+		c.Buckets += n("AWS::S3::Bucket")
+		c.DeliveryStreams += n("AWS::KinesisFirehose::DeliveryStream")
+		c.MetricFilters += n("AWS::Logs::MetricFilter")
+		c.APIs += n("AWS::ApiGateway::RestApi") + n("AWS::ApiGatewayV2::Api")
+		for _, acl := range ofType(doc.Resources, "AWS::WAFv2::WebACL") {
+			c.WebACLs++
+			c.WAFRules += len(asSlice(acl.Properties["Rules"]))
+		}
+	}
+	return c
+}
+
+// checkCostCounts fails when the resources the cost model counts for cfg
+// (docs/cost.md's fixed part is priced from them) differ from the
+// synthesized templates'. BilledSecrets include secrets the templates only
+// name, so they are not compared.
+func checkCostCounts(t *testing.T, cfg *config.Config, docs map[string]templateDoc) {
+	t.Helper()
+	want := cost.Resources(cfg)
+	want.BilledSecrets = 0
+	if diff := cmp.Diff(want, templateCounts(docs)); diff != "" {
+		t.Errorf("the cost model's resource counts differ from the templates (-model +templates): update infra/cost.Resources and docs/cost.md (go test ./infra/cost -update)\n%s", diff)
+	}
+}
+
+// TestCostModelCounts synthesizes the deployment docs/cost.md prices and
+// one with every priced option on (WAF with an allow-listed source, alarm
+// e-mail, a secret the stack does not create, header secrets, large
+// payloads), and checks the model counts what the templates hold. The
+// 300-destination stack test checks the same on its configuration.
+func TestCostModelCounts(t *testing.T) {
+	if cost.LanesPerDashboard != stack.LanesPerDashboard {
+		t.Fatalf("cost.LanesPerDashboard is %d, stack.LanesPerDashboard %d", cost.LanesPerDashboard, stack.LanesPerDashboard)
+	}
+	options := cost.Reference(2)
+	options.Sources = append(options.Sources, config.Source{
+		Name: "github", Verify: config.Verify{Kind: "github", SecretName: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:github-AbCdEf"},
+		Limits: config.SourceLimits{AllowedIPs: []string{"192.30.252.0/22"}}, MaxBodyBytes: 1 << 20,
+	})
+	options.API.WAF.Enabled = true
+	options.Alarms.Email = "ops@example.com"
+	options.Destinations[1].SecretName = "hookfan/destinations/legacy"
+	options.Destinations[1].Headers = []config.Header{{Name: "Authorization", SecretName: "hookfan/destinations/dest-02/token"}}
+	for name, cfg := range map[string]*config.Config{"reference": cost.Reference(3), "options": options} {
+		t.Run(name, func(t *testing.T) {
+			if err := cfg.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			outdir := t.TempDir()
+			synth(t, cfg, builder, outdir)
+			checkCostCounts(t, cfg, readTemplates(t, outdir))
+		})
+	}
+}
