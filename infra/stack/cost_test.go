@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -81,8 +83,9 @@ func checkCostCounts(t *testing.T, cfg *config.Config, docs map[string]templateD
 // TestCostModelCounts synthesizes the deployment docs/cost.md prices and
 // one with every priced option on (WAF with an allow-listed source, alarm
 // e-mail, a secret the stack does not create, header secrets, large
-// payloads), and checks the model counts what the templates hold. The
-// 300-destination stack test checks the same on its configuration.
+// payloads), and checks the model counts what the templates hold and that
+// every alarm has its runbook in docs/operations.md. The 300-destination
+// stack test checks the counts on its configuration too.
 func TestCostModelCounts(t *testing.T) {
 	if cost.LanesPerDashboard != stack.LanesPerDashboard {
 		t.Fatalf("cost.LanesPerDashboard is %d, stack.LanesPerDashboard %d", cost.LanesPerDashboard, stack.LanesPerDashboard)
@@ -103,7 +106,56 @@ func TestCostModelCounts(t *testing.T) {
 			}
 			outdir := t.TempDir()
 			synth(t, cfg, builder, outdir)
-			checkCostCounts(t, cfg, readTemplates(t, outdir))
+			docs := readTemplates(t, outdir)
+			checkCostCounts(t, cfg, docs)
+			checkRunbooks(t, docs)
 		})
+	}
+}
+
+// runbookHeading is an alarm's runbook heading in docs/operations.md:
+// "### `DeadLettersAlarm` (each destination)".
+var runbookHeading = regexp.MustCompile("^### `([A-Za-z<>]+)`")
+
+// alarmID reads an alarm's logical ID: the construct that holds it (a lane,
+// the ingest API, the archive), the alarm's construct id, and the 8 hex
+// digits of CloudFormation's hash. A source's alarms are named
+// Source<Name><Kind>Alarm, <Name> the source's name in title case.
+var alarmID = regexp.MustCompile(`^(Lane|Ingest|Archive)([A-Za-z0-9]+)[0-9A-F]{8}$`)
+
+var sourceAlarm = regexp.MustCompile(`^Source[A-Z][A-Za-z0-9]*?((?:ClientErrors|Throttled)Alarm)$`)
+
+// checkRunbooks fails when an alarm of the synthesized stack has no runbook
+// in docs/operations.md: a heading per alarm construct, a source's alarms
+// written with <Name> for the source's name.
+func checkRunbooks(t *testing.T, docs map[string]templateDoc) {
+	t.Helper()
+	page, err := os.ReadFile("../../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runbooks := map[string]bool{}
+	for line := range strings.SplitSeq(string(page), "\n") {
+		if m := runbookHeading.FindStringSubmatch(line); m != nil {
+			runbooks[m[1]] = true
+		}
+	}
+	alarms := 0
+	for name, doc := range docs {
+		for id := range ofType(doc.Resources, "AWS::CloudWatch::Alarm") {
+			alarms++
+			m := alarmID.FindStringSubmatch(id)
+			if m == nil {
+				t.Errorf("%s: alarm %s: its logical ID is not <Lane|Ingest|Archive><construct><hash>; update checkRunbooks", name, id)
+				continue
+			}
+			construct := sourceAlarm.ReplaceAllString(m[2], "Source<Name>$1")
+			if !runbooks[construct] {
+				t.Errorf("%s: alarm %s has no runbook in docs/operations.md: add a heading \"### `%s`\"", name, id, construct)
+			}
+		}
+	}
+	if alarms == 0 {
+		t.Fatal("no alarms in the templates")
 	}
 }
