@@ -36,7 +36,8 @@ var Prices = struct {
 	LambdaGBSecond, LambdaRequest        Price
 	SNSPublish                           Price
 	SQSRequest                           Price
-	DynamoWrite, DynamoStorage, PITR     Price
+	DynamoWrite, DynamoRead              Price
+	DynamoStorage, PITR                  Price
 	Firehose                             Price
 	S3Put, S3Storage                     Price
 	KMSKey, KMSRequests                  Price
@@ -55,6 +56,7 @@ var Prices = struct {
 	SNSPublish:       Price{0.50, "per million publishes, each 64 KB chunk one (deliveries to SQS: no charge)", "Amazon SNS pricing"},
 	SQSRequest:       Price{0.40, "per million requests, each 64 KB chunk one (standard queues)", "Amazon SQS pricing"},
 	DynamoWrite:      Price{0.625, "per million write request units (on demand; 1 KB each)", "Amazon DynamoDB pricing (on-demand, since November 2024)"},
+	DynamoRead:       Price{0.125, "per million read request units (on demand; 4 KB each)", "Amazon DynamoDB pricing (on-demand, since November 2024)"},
 	DynamoStorage:    Price{0.25, "per GB-month", "Amazon DynamoDB pricing"},
 	PITR:             Price{0.20, "per GB-month (point-in-time recovery)", "Amazon DynamoDB pricing"},
 	Firehose:         Price{0.029, "per GB ingested, each record rounded up to 5 KB (Direct PUT)", "Amazon Data Firehose pricing"},
@@ -112,6 +114,7 @@ var Assumed = struct {
 	KMSRequestsPerMonth              Figure
 	ReplayWrites, ReplayRecordBytes  Figure
 	SvixEventsPerMessage             Figure
+	TickMs, TickLogBytes             Figure
 	EventBridgeSecretsPerDestination Figure
 }{
 	MemoryGB:                         Figure{0.25, "GB", "the stack: both functions have 256 MB (stack.DefaultMemoryMB)"},
@@ -150,13 +153,16 @@ var Assumed = struct {
 	ReplayWrites:                     Figure{2, "writes per accepted request", "measured: BenchmarkReplayCheck (claim and confirm)"},
 	ReplayRecordBytes:                Figure{300, "bytes", "the README's replay-protection cost: one item of about 300 bytes per event for the window"},
 	SvixEventsPerMessage:             Figure{1, "message per event", "assumed: every destination is an endpoint of one Svix application"},
+	TickMs:                           Figure{5, "ms", "assumed: a paused lane's probe tick with nothing to do (one read of the lane item)"},
+	TickLogBytes:                     Figure{1100, "bytes", "estimated: a tick's platform lines, its log line and its EMF line"},
 	EventBridgeSecretsPerDestination: Figure{1, "secret", "Amazon EventBridge: each connection keeps its credentials in a Secrets Manager secret"},
 }
 
 // Counts are the resources of a deployment that cost money or that the
 // model relies on, each as the synthesized templates hold them.
 type Counts struct {
-	// Alarms: 4 per destination, 2 per source, 1 for the archive.
+	// Alarms: 4 per destination and 1 more per destination that pauses, 2
+	// per source, 1 for the archive.
 	Alarms int
 	// Dashboards: the overview and one page per further LanesPerDashboard
 	// destinations.
@@ -190,6 +196,9 @@ type Counts struct {
 	// rate rule, AWS's common rule set.
 	WAFRules int
 	APIs     int
+	// Rules are the probe schedules of the lanes that pause
+	// (AWS::Events::Rule).
+	Rules int
 }
 
 // LanesPerDashboard mirrors stack.LanesPerDashboard (this package does not
@@ -211,7 +220,11 @@ func Resources(cfg *config.Config) Counts {
 			c.WAFRules++
 		}
 	}
+	pausing := 0
 	for i, dst := range cfg.Destinations {
+		if _, ok := dst.PauseRule(); ok {
+			pausing++
+		}
 		if dst.SecretName == "" {
 			c.GeneratedSecrets++
 			secrets[fmt.Sprintf("generated:%d", i)] = true
@@ -223,7 +236,8 @@ func Resources(cfg *config.Config) Counts {
 		}
 	}
 	c.BilledSecrets = len(secrets)
-	c.Alarms = 4*d + 2*s + b(archive)
+	c.Alarms = 4*d + pausing + 2*s + b(archive)
+	c.Rules = pausing
 	c.Dashboards = 1 + max(0, d-1)/LanesPerDashboard
 	c.KMSKeys = 1
 	// The ingest function's and the stage's access log, each lane's, the
@@ -404,6 +418,21 @@ func Fixed(n int) []Line {
 		{"S3: archive objects, one a minute", a.ArchiveObjects.Value / 1000 * p.S3Put.USD},
 	}
 }
+
+// PauseFixed is what `pause` adds to a lane a month, whatever its
+// traffic: its alarm, and a probe tick every minute (an invocation, its
+// trace, its log lines, a read of the lane item).
+func PauseFixed() float64 {
+	p, a := Prices, Assumed
+	ticks := a.MonthSeconds.Value / 60
+	perTick := p.LambdaRequest.USD/million + a.TickMs.Value/1000*a.MemoryGB.Value*p.LambdaGBSecond.USD +
+		p.XRayTrace.USD/million + a.TickLogBytes.Value/gb*p.LogsIngest.USD + p.DynamoRead.USD/million
+	return p.Alarm.USD + ticks*perTick
+}
+
+// PausePerMillionBatches is what `pause` adds per million batches that
+// made attempts: one write to the lane item each.
+func PausePerMillionBatches() float64 { return Prices.DynamoWrite.USD }
 
 // WAFFixed is what api.waf.enabled adds a month (no allow-listed source),
 // and WAFPerMillion per million requests.

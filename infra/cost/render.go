@@ -100,6 +100,8 @@ func Render() string {
 	}
 	w(".\nWith `api.waf.enabled`: %s a month (web ACL and two rules; $1 more per allow-listed source) and %s per million requests.\n",
 		usd(WAFFixed()), usd(WAFPerMillion()))
+	w("With `pause` on a destination: %s a month (its alarm, and a probe tick a minute: an invocation, its trace, its log lines, a read) and %s per million batches that made attempts (one write to the lane's item).\n",
+		usd(PauseFixed()), usd(PausePerMillionBatches()))
 
 	w("\n### A million events a month, side by side\n\n")
 	header("")

@@ -59,6 +59,7 @@ func templateCounts(docs map[string]templateDoc) cost.Counts {
 		c.DeliveryStreams += n("AWS::KinesisFirehose::DeliveryStream")
 		c.MetricFilters += n("AWS::Logs::MetricFilter")
 		c.APIs += n("AWS::ApiGateway::RestApi") + n("AWS::ApiGatewayV2::Api")
+		c.Rules += n("AWS::Events::Rule")
 		for _, acl := range ofType(doc.Resources, "AWS::WAFv2::WebACL") {
 			c.WebACLs++
 			c.WAFRules += len(asSlice(acl.Properties["Rules"]))
@@ -83,7 +84,7 @@ func checkCostCounts(t *testing.T, cfg *config.Config, docs map[string]templateD
 // TestCostModelCounts synthesizes the deployment docs/cost.md prices and
 // one with every priced option on (WAF with an allow-listed source, alarm
 // e-mail, a secret the stack does not create, header secrets, large
-// payloads), and checks the model counts what the templates hold and that
+// payloads, a lane that pauses), and checks the model counts what the templates hold and that
 // every alarm has its runbook in docs/operations.md. The 300-destination
 // stack test checks the counts on its configuration too.
 func TestCostModelCounts(t *testing.T) {
@@ -99,6 +100,7 @@ func TestCostModelCounts(t *testing.T) {
 	options.Alarms.Email = "ops@example.com"
 	options.Destinations[1].SecretName = "hookfan/destinations/legacy"
 	options.Destinations[1].Headers = []config.Header{{Name: "Authorization", SecretName: "hookfan/destinations/dest-02/token"}}
+	options.Destinations[1].Pause = &config.Pause{}
 	for name, cfg := range map[string]*config.Config{"reference": cost.Reference(3), "options": options} {
 		t.Run(name, func(t *testing.T) {
 			if err := cfg.Validate(); err != nil {
