@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,6 +18,7 @@ import (
 
 	"github.com/hookfan/hookfan/infra/stack"
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/replayguard"
 )
@@ -658,6 +660,9 @@ func TestBase(t *testing.T) {
 	}
 	if refID(env[config.EnvTopicARN]) == "" || env[config.EnvMetricsSink] != "emf" {
 		t.Errorf("ingest environment %v", env)
+	}
+	if want := strconv.Itoa(ingest.GCPercent); env["GOGC"] != want {
+		t.Errorf("ingest GOGC = %v, want %s (ingest.GCPercent, the setting BenchmarkIngest measures)", env["GOGC"], want)
 	}
 	checkLogging(t, "ingest", res[fnID].Properties)
 	if refID(env[config.EnvReplayTable]) != tableID {
