@@ -68,8 +68,8 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 60s)
 	  done; \
 	done
 
-bench: ## benchmarks with allocations
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
+bench: ## benchmarks with allocations, one package at a time (parallel packages would skew each other's CPU figures)
+	$(GO) test -p 1 -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
 
 synth: ## synthesize the stack into $(CDK_OUT) (functions built on the way) and cfn-lint every template
 	rm -rf $(CDK_OUT)
