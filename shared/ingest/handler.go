@@ -62,14 +62,14 @@ const UnknownSource = "unknown"
 const maxLoggedSourceBytes = 64
 
 // GCPercent is the ingest function's GOGC, which the stack sets in its
-// environment (BenchmarkIngest runs with it too). A request allocates
-// about twice its body (the decoded bytes and the SNS message); with Go's
-// default of 100 and a live heap of a few MB, a garbage collection runs
-// every few dozen 16 KiB requests and costs about a tenth of each
-// request's CPU. At 400 the heap may grow to five times the live heap
-// (16 MB at least) before a collection, a fraction of the function's
-// memory, for a quarter of the collections. Lambda runs one request at a
-// time per process, so the live heap does not grow with traffic.
+// environment; BenchmarkIngest runs with it. A request allocates about
+// twice its body (the decoded bytes, the SNS message): with Go's default
+// of 100 and a live heap of a few MB, a collection runs every few dozen
+// 16 KiB requests and costs about a tenth of their CPU. At 400 the heap may
+// reach five times the live heap (16 MB at least), a few percent of the
+// function's memory, for a quarter of the collections; Lambda runs one
+// request at a time per process, so the live heap does not grow with
+// traffic (README, ingest decisions).
 const GCPercent = 400
 
 // Options configures a Handler.
