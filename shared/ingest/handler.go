@@ -228,7 +228,7 @@ func (h *Handler) handle(ctx context.Context, req *events.APIGatewayProxyRequest
 	}
 	id := EventID(name, ident.ID)
 	text := message.Text
-	if ident.JSON {
+	if ident.JSONText {
 		text = message.JSONText
 	}
 	msg := draft{body: body, text: text(body), attrs: attributes{
