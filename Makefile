@@ -10,6 +10,11 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 LAMBDA_ENV   := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
 LAMBDA_FLAGS := -tags lambda.norpc -trimpath -buildvcs=false -ldflags "-s -w -buildid="
 FUZZTIME    ?= 60s
+# The build tag linking the PutMetricData sink (metrics.sink "cloudwatch") into
+# the functions (lambdaenv.CloudWatchBuildTag; the stack's builder adds it), and
+# the packages whose code or tests differ with it.
+CLOUDWATCH_TAG  := hookfan.cloudwatch
+CLOUDWATCH_PKGS := ./functions/... ./shared/awsconfig/lambdaenv
 # A go list template naming a package when its non-test files import unsafe.
 UNSAFE_IMPORTERS := {{range .Imports}}{{if eq . "unsafe"}}{{$$.ImportPath}}{{"\n"}}{{end}}{{end}}
 BENCHTIME   ?= 1s
@@ -31,8 +36,9 @@ $(FUNCTIONS:%=build-%): build-%: ## build one function, e.g. make build-ingest
 
 test: lint unit integration build synth ## everything CI runs (the README's test command)
 
-unit: ## unit tests (with the race detector) and fuzz seed corpora
+unit: ## unit tests (with the race detector) and fuzz seed corpora; the functions in both builds (with and without the PutMetricData sink)
 	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -tags $(CLOUDWATCH_TAG) $(CLOUDWATCH_PKGS)
 
 integration: ## end-to-end tests against an AWS emulator (starts moto_server unless AWS_ENDPOINT_URL is set)
 	$(GO) test -tags integration -count=1 -timeout 20m ./integration/...
@@ -49,8 +55,10 @@ lint: ## gofmt check, go mod tidy check, no unsafe outside tests, go vet, static
 	if [ -n "$$unsafe" ]; then echo "unsafe is imported outside tests by:"; echo "$$unsafe"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./integration/...
+	$(GO) vet -tags $(CLOUDWATCH_TAG) $(CLOUDWATCH_PKGS)
 	$(GO) run $(STATICCHECK) ./...
 	$(GO) run $(STATICCHECK) -tags integration ./integration/...
+	$(GO) run $(STATICCHECK) -tags $(CLOUDWATCH_TAG) $(CLOUDWATCH_PKGS)
 
 fuzz: ## run every fuzz target for FUZZTIME each (default 60s)
 	@for pkg in $$($(GO) list ./...); do \
@@ -60,8 +68,8 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 60s)
 	  done; \
 	done
 
-bench: ## benchmarks with allocations
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
+bench: ## benchmarks with allocations, one package at a time (parallel packages would skew each other's CPU figures)
+	$(GO) test -p 1 -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
 
 synth: ## synthesize the stack into $(CDK_OUT) (functions built on the way) and cfn-lint every template
 	rm -rf $(CDK_OUT)

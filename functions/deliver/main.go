@@ -75,12 +75,7 @@ func build(ctx context.Context, logger *slog.Logger) (*delivery.Handler, error) 
 	if err != nil {
 		return nil, err
 	}
-	var cw metrics.PutMetricDataAPI
-	sinkName := os.Getenv(config.EnvMetricsSink)
-	if sinkName == config.SinkCloudWatch {
-		cw = lambdaenv.NewCloudWatch(cfg)
-	}
-	sink, err := metrics.NewSink(sinkName, os.Stdout, cw)
+	sink, err := lambdaenv.MetricsSink(cfg, os.Getenv(config.EnvMetricsSink), os.Stdout)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", config.EnvMetricsSink, err)
 	}

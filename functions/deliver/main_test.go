@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
+	"github.com/hookfan/hookfan/shared/awsconfig/lambdaenv"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/delivery"
 )
@@ -45,7 +46,9 @@ func TestBuild(t *testing.T) {
 		wantErr string
 	}{
 		{name: "complete"},
-		{name: "cloudwatch sink", sink: config.SinkCloudWatch},
+		// Built without lambdaenv.CloudWatchBuildTag (make unit runs both
+		// builds), the function refuses the sink, naming the tag.
+		{name: "cloudwatch sink", sink: config.SinkCloudWatch, wantErr: cloudWatchSinkErr()},
 		{name: "no destination", unset: config.EnvDestination, wantErr: config.EnvDestination},
 		{name: "no table", unset: config.EnvTableName, wantErr: config.EnvTableName},
 		{name: "no queue", unset: config.EnvQueueURL, wantErr: config.EnvQueueURL},
@@ -138,4 +141,13 @@ func TestLoggerCarriesRequestID(t *testing.T) {
 	if !found {
 		t.Fatalf("no log line in:\n%s", out)
 	}
+}
+
+// cloudWatchSinkErr is what the error for metrics.sink "cloudwatch" must
+// name: the build tag when this build lacks the sink, nothing otherwise.
+func cloudWatchSinkErr() string {
+	if lambdaenv.PutMetricDataLinked {
+		return ""
+	}
+	return lambdaenv.CloudWatchBuildTag
 }

@@ -72,12 +72,7 @@ func setup(ctx context.Context, log *slog.Logger) (*ingest.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	sinkName := os.Getenv(config.EnvMetricsSink)
-	var cw metrics.PutMetricDataAPI
-	if sinkName == config.SinkCloudWatch {
-		cw = lambdaenv.NewCloudWatch(cfg)
-	}
-	sink, err := metrics.NewSink(sinkName, os.Stdout, cw)
+	sink, err := lambdaenv.MetricsSink(cfg, os.Getenv(config.EnvMetricsSink), os.Stdout)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", config.EnvMetricsSink, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
+	"github.com/hookfan/hookfan/shared/awsconfig/lambdaenv"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/provider"
 )
@@ -25,7 +26,9 @@ func TestSetup(t *testing.T) {
 		wantErr string
 	}{
 		{"valid, EMF", map[string]string{config.EnvSources: sources, config.EnvTopicARN: "arn:aws:sns:us-east-1:123456789012:t"}, ""},
-		{"valid, PutMetricData", map[string]string{config.EnvSources: sources, config.EnvTopicARN: "arn:aws:sns:us-east-1:123456789012:t", config.EnvMetricsSink: "cloudwatch"}, ""},
+		// Built without lambdaenv.CloudWatchBuildTag (make unit runs both
+		// builds), the function refuses the sink, naming the tag.
+		{"PutMetricData", map[string]string{config.EnvSources: sources, config.EnvTopicARN: "arn:aws:sns:us-east-1:123456789012:t", config.EnvMetricsSink: "cloudwatch"}, cloudWatchSinkErr()},
 		{"no sources", map[string]string{config.EnvTopicARN: "arn:aws:sns:us-east-1:123456789012:t"}, config.EnvSources},
 		{"invalid source", map[string]string{config.EnvSources: `[{"name":"Bad Name","verify":{"kind":"stripe","secretName":"s"}}]`, config.EnvTopicARN: "arn"}, "sources[0].name"},
 		{"no topic", map[string]string{config.EnvSources: sources}, config.EnvTopicARN},
@@ -91,4 +94,13 @@ func TestLogsCarryRequestID(t *testing.T) {
 	if !found {
 		t.Fatalf("no log line in:\n%s", out)
 	}
+}
+
+// cloudWatchSinkErr is what the error for metrics.sink "cloudwatch" must
+// name: the build tag when this build lacks the sink, nothing otherwise.
+func cloudWatchSinkErr() string {
+	if lambdaenv.PutMetricDataLinked {
+		return ""
+	}
+	return lambdaenv.CloudWatchBuildTag
 }

@@ -119,8 +119,8 @@ var Assumed = struct {
 }{
 	MemoryGB:                         Figure{0.25, "GB", "the stack: both functions have 256 MB (stack.DefaultMemoryMB)"},
 	FullCPUMemoryMB:                  Figure{1769, "MB", "AWS Lambda: a function gets one vCPU at 1,769 MB, CPU in proportion below"},
-	IngestCPUSmall:                   Figure{0.027, "ms CPU", "measured: BenchmarkIngest, 1 KiB base64 body (the deployed path), upper end of 21–27 µs"},
-	IngestCPULarge:                   Figure{0.110, "ms CPU", "measured: BenchmarkIngest, 16 KiB base64 body, upper end (7.4 × 14.8 µs)"},
+	IngestCPUSmall:                   Figure{0.022, "ms CPU", "measured: BenchmarkIngest, 1 KiB base64 body (the deployed path), upper end of 14–22 µs"},
+	IngestCPULarge:                   Figure{0.136, "ms CPU", "measured: BenchmarkIngest, 16 KiB base64 body, upper end of 79–136 µs"},
 	DeliverCPUSmall:                  Figure{0.066, "ms CPU", "measured: BenchmarkDeliveryCPU/loopback (parse, sign, claim, POST, record, log, metrics)"},
 	DeliverCPULarge:                  Figure{0.090, "ms CPU", "estimated: the 1 KiB figure plus signing and copying 15 KiB more (about 1.5 µs a KiB)"},
 	SNSPublishMs:                     Figure{20, "ms", "assumed: one in-region SNS Publish, waited for before the 202"},

@@ -10,10 +10,15 @@ import (
 	"sync"
 )
 
-// lambdaBuildFlags are the flags every Lambda binary is built with. They make
-// the build reproducible (no paths, no build id, no VCS stamp), so an
-// unchanged function keeps its asset hash and is not redeployed.
-var lambdaBuildFlags = []string{"-tags", "lambda.norpc", "-trimpath", "-buildvcs=false", "-ldflags", "-s -w -buildid="}
+// lambdaTag leaves aws-lambda-go's RPC mode (the go1.x runtime's) out of
+// every Lambda binary.
+const lambdaTag = "lambda.norpc"
+
+// lambdaBuildFlags are the flags every Lambda binary is built with besides
+// its tags. They make the build reproducible (no paths, no build id, no VCS
+// stamp), so an unchanged function keeps its asset hash and is not
+// redeployed.
+var lambdaBuildFlags = []string{"-trimpath", "-buildvcs=false", "-ldflags", "-s -w -buildid="}
 
 // lambdaBuildEnv selects the Lambda target: PROVIDED_AL2023 on ARM_64.
 var lambdaBuildEnv = []string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=arm64"}
@@ -49,15 +54,17 @@ func NewBuilder(outDir string) (*Builder, error) {
 	return &Builder{ModuleDir: root, OutDir: outDir}, nil
 }
 
-// Build compiles ./functions/<name> and returns the directory holding its
-// bootstrap binary.
-func (b *Builder) Build(name string) (string, error) {
+// Build compiles ./functions/<name>, with the build tags given besides
+// lambda.norpc, and returns the directory holding its bootstrap binary.
+// Each set of tags gets its own directory.
+func (b *Builder) Build(name string, tags ...string) (string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if dir, ok := b.built[name]; ok {
+	variant := strings.Join(append([]string{name}, tags...), "+")
+	if dir, ok := b.built[variant]; ok {
 		return dir, nil
 	}
-	dir := filepath.Join(b.OutDir, name)
+	dir := filepath.Join(b.OutDir, variant)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("build %s: %w", name, err)
 	}
@@ -70,7 +77,7 @@ func (b *Builder) Build(name string) (string, error) {
 	tmp.Close()
 	defer os.Remove(tmp.Name())
 
-	args := append([]string{"build"}, lambdaBuildFlags...)
+	args := append([]string{"build", "-tags", strings.Join(append([]string{lambdaTag}, tags...), ",")}, lambdaBuildFlags...)
 	args = append(args, "-o", tmp.Name(), "./functions/"+name)
 	cmd := exec.Command("go", args...)
 	cmd.Dir = b.ModuleDir
@@ -89,6 +96,6 @@ func (b *Builder) Build(name string) (string, error) {
 	if b.built == nil {
 		b.built = map[string]string{}
 	}
-	b.built[name] = dir
+	b.built[variant] = dir
 	return dir, nil
 }

@@ -3,6 +3,7 @@ package stack
 import (
 	"errors"
 	"slices"
+	"strconv"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
@@ -17,6 +18,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/replayguard"
 )
 
@@ -113,6 +115,8 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 		config.EnvTopicARN:    *props.Topic.TopicArn(),
 		config.EnvMetricsSink: cfg.Metrics.SinkName(),
 		config.EnvAPIType:     a.Type,
+		// The Go runtime reads it at start (see ingest.GCPercent).
+		"GOGC": strconv.Itoa(ingest.GCPercent),
 	}
 	if props.Payloads != nil {
 		env[config.EnvPayloadBucket] = *props.Payloads.Bucket.BucketName()

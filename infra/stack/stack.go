@@ -21,6 +21,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/hookfan/hookfan/shared/awsconfig/lambdaenv"
 	"github.com/hookfan/hookfan/shared/config"
 )
 
@@ -95,7 +96,7 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 	// same asset hash, so the asset is staged and uploaded once.
 	dirs := map[string]string{}
 	for _, fn := range []string{"ingest", "deliver"} {
-		dir, err := builder.Build(fn)
+		dir, err := builder.Build(fn, functionTags(cfg)...)
 		if err != nil {
 			return nil, err
 		}
@@ -413,4 +414,14 @@ func checkOutputIDs(cfg *config.Config) error {
 	check("source", src)
 	check("destination", dst)
 	return errors.Join(errs...)
+}
+
+// functionTags are the build tags the functions need beyond the default
+// build: the PutMetricData sink when the configuration selects it (the
+// functions link no CloudWatch client otherwise).
+func functionTags(cfg *config.Config) []string {
+	if cfg.Metrics.SinkName() == config.SinkCloudWatch {
+		return []string{lambdaenv.CloudWatchBuildTag}
+	}
+	return nil
 }

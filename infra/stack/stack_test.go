@@ -1,11 +1,13 @@
 package stack_test
 
 import (
+	"debug/buildinfo"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -16,7 +18,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookfan/hookfan/infra/stack"
+	"github.com/hookfan/hookfan/shared/awsconfig/lambdaenv"
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/replayguard"
 )
@@ -660,6 +664,9 @@ func TestBase(t *testing.T) {
 	if refID(env[config.EnvTopicARN]) == "" || env[config.EnvMetricsSink] != "emf" {
 		t.Errorf("ingest environment %v", env)
 	}
+	if want := strconv.Itoa(ingest.GCPercent); env["GOGC"] != want {
+		t.Errorf("ingest GOGC = %v, want %s (ingest.GCPercent, the setting BenchmarkIngest measures)", env["GOGC"], want)
+	}
 	checkLogging(t, "ingest", res[fnID].Properties)
 	if refID(env[config.EnvReplayTable]) != tableID {
 		t.Errorf("%s = %v, want the table (github and shopify sources have replay protection)", config.EnvReplayTable, env[config.EnvReplayTable])
@@ -821,6 +828,62 @@ func TestNoWildcardResources(t *testing.T) {
 	if putMetrics != 4 {
 		t.Errorf("PutMetricData granted to %d functions, want ingest and the 3 deliver functions", putMetrics)
 	}
+	checkFunctionBuilds(t, outdir, "lambda.norpc,"+lambdaenv.CloudWatchBuildTag)
+}
+
+// checkFunctionBuilds checks that every Go function of the assembly in
+// outdir (ingest and each lane's deliver) was built with exactly the build
+// tags tags: the PutMetricData sink's tag with metrics.sink "cloudwatch",
+// none beyond lambda.norpc otherwise, so the EMF functions link no
+// CloudWatch client. It reads the build information of each function
+// asset's bootstrap, found through the assembly's asset manifests.
+func checkFunctionBuilds(t *testing.T, outdir, tags string) {
+	t.Helper()
+	manifests, _ := filepath.Glob(filepath.Join(outdir, "*.assets.json"))
+	checked := map[string]bool{"ingest": false, "deliver": false}
+	for _, m := range manifests {
+		data, err := os.ReadFile(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Files map[string]struct {
+				Source struct{ Path string }
+			}
+		}
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		for hash, f := range doc.Files {
+			dir := f.Source.Path
+			if !filepath.IsAbs(dir) {
+				dir = filepath.Join(outdir, dir)
+			}
+			bootstrap := filepath.Join(dir, "bootstrap")
+			if _, err := os.Stat(bootstrap); err != nil {
+				continue // not a Go function: a template, the Node.js rotation function
+			}
+			info, err := buildinfo.ReadFile(bootstrap)
+			if err != nil {
+				t.Fatalf("asset %s: %v", hash, err)
+			}
+			got := ""
+			for _, s := range info.Settings {
+				if s.Key == "-tags" {
+					got = s.Value
+				}
+			}
+			if got != tags {
+				t.Errorf("asset %s (%s): built with -tags %q, want %q", hash, info.Path, got, tags)
+			}
+			checked[filepath.Base(info.Path)] = true
+		}
+	}
+	for fn, ok := range checked {
+		if !ok {
+			t.Errorf("no %s function among the assets of %s", fn, outdir)
+		}
+	}
 }
 
 func TestSynthesizeTwiceIsIdentical(t *testing.T) {
@@ -851,6 +914,7 @@ func TestSynthesizeTwiceIsIdentical(t *testing.T) {
 		}
 		return files
 	}
+	checkFunctionBuilds(t, outs[0], "lambda.norpc")
 	first, second := read(outs[0]), read(outs[1])
 	if len(first) == 0 {
 		t.Fatal("no templates")

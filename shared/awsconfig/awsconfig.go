@@ -14,7 +14,7 @@ import (
 	awscfg "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 
-	"github.com/hookfan/hookfan/shared/awsconfig/lambdaenv"
+	"github.com/hookfan/hookfan/shared/metrics/putmetricdata"
 )
 
 // DefaultRegion is used when neither AWS_REGION nor AWS_DEFAULT_REGION is set
@@ -35,9 +35,6 @@ func Load(ctx context.Context, optFns ...func(*awscfg.LoadOptions) error) (aws.C
 	return cfg, nil
 }
 
-// CloudWatchQueryProtocol makes a CloudWatch client speak the AWS query
-// protocol, which emulators understand (see lambdaenv.CloudWatchQueryProtocol).
-func CloudWatchQueryProtocol(o *cloudwatch.Options) { lambdaenv.CloudWatchQueryProtocol(o) }
-
-// NewCloudWatch builds a CloudWatch client that works against AWS and emulators.
-func NewCloudWatch(cfg aws.Config) *cloudwatch.Client { return lambdaenv.NewCloudWatch(cfg) }
+// NewCloudWatch builds a CloudWatch client that works against AWS and
+// emulators (see putmetricdata.QueryProtocol).
+func NewCloudWatch(cfg aws.Config) *cloudwatch.Client { return putmetricdata.NewClient(cfg) }

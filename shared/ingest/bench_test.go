@@ -11,6 +11,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
@@ -44,20 +46,31 @@ import (
 // path). At 1 KiB fixed costs dominate and no user sees them: reported, not
 // budgeted. Run:
 //
-//	go test -run '^$' -bench Ingest -count 3 ./shared/ingest
+//	go test -run '^$' -bench 'Ingest$' -count 5 ./shared/ingest
 //
 // Each iteration runs one bare HMAC, one text request and one base64
 // request, in turn, so all three see the same machine (this one is shared:
 // run it several times). The metrics are the process's user+system CPU per
 // call (garbage collection included) — hmac-cpu-ns, text-cpu-ns and
-// base64-cpu-ns — and the ratios text-x-hmac and base64-x-hmac. ns/op is
-// the wall time of the three calls.
+// base64-cpu-ns — and the ratios text-x-hmac and base64-x-hmac. ns/op,
+// B/op and allocs/op are those of the three calls together.
+//
+// The garbage collector runs as in the deployed function, with GOGC at
+// ingest.GCPercent (the stack sets it), unless GOGC is set in the
+// environment: GOGC=100 shows Go's default.
 const budgetRatio = 6
 
 // budgeted are the sizes the budget applies to.
 var budgeted = map[string]bool{"16KiB": true, "254KiB": true}
 
+// minBudgetIterations is the fewest iterations a budget is judged on: a
+// shorter run (-benchtime 1x, say) is mostly the first calls' warm-up.
+const minBudgetIterations = 100
+
 func BenchmarkIngest(b *testing.B) {
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(ingest.GCPercent))
+	}
 	overhead := rusageOverhead(b)
 	for _, sz := range []struct {
 		name string
@@ -84,6 +97,9 @@ func BenchmarkIngest(b *testing.B) {
 					cpu[i] += processCPU(b) - t0 - overhead
 				}
 			}
+			per := func(i int) time.Duration { return cpu[i] / time.Duration(b.N) }
+			figures := fmt.Sprintf("bare HMAC %v", per(0))
+			var over []string
 			for i, name := range []string{"hmac", "text", "base64"} {
 				b.ReportMetric(float64(cpu[i])/float64(b.N), name+"-cpu-ns")
 				if i == 0 {
@@ -91,9 +107,19 @@ func BenchmarkIngest(b *testing.B) {
 				}
 				ratio := float64(cpu[i]) / float64(cpu[0])
 				b.ReportMetric(ratio, name+"-x-hmac")
-				if budgeted[sz.name] && ratio > budgetRatio {
-					b.Errorf("%s %s: %.2f× a bare HMAC of the body, over the budget of %d×", sz.name, name, ratio, budgetRatio)
+				figures += fmt.Sprintf(", %s %v (%.2f×)", name, per(i), ratio)
+				if ratio > budgetRatio {
+					over = append(over, name)
 				}
+			}
+			switch {
+			case !budgeted[sz.name] || len(over) == 0:
+			case b.N < minBudgetIterations:
+				b.Logf("%s: %s per call over %d iterations, too few to judge the budget", sz.name, figures, b.N)
+			default:
+				// A failed benchmark prints no metrics: the figures go here.
+				b.Errorf("%s: %s per call over %d iterations; %s over the budget of %d×",
+					sz.name, figures, b.N, strings.Join(over, " and "), budgetRatio)
 			}
 		})
 	}
@@ -121,7 +147,8 @@ func rusageOverhead(b *testing.B) time.Duration {
 // newBenchHandler returns one accepted request of body through a handler
 // as the function builds it: a stubbed publisher, secrets from memory, the
 // EMF sink and a JSON log handler (both writing to io.Discard), and a
-// context carrying the Lambda request id.
+// context carrying the Lambda request id. The request carries the headers
+// of an API Gateway event.
 func newBenchHandler(b *testing.B, body []byte, asBase64 bool) func() {
 	b.Helper()
 	now := time.Now()
@@ -137,6 +164,19 @@ func newBenchHandler(b *testing.B, body []byte, asBase64 bool) func() {
 	s := events.MustLoad("stripe", "payment_intent.succeeded")
 	s.Body = body
 	req := signSample(b, "stripe", s, now)
+	// The headers API Gateway and CloudFront add to a REST API event, so
+	// header lookups cost what they cost in AWS.
+	for k, v := range map[string]string{
+		"Accept": "*/*; q=0.5, application/xml", "Accept-Encoding": "gzip", "Cache-Control": "no-cache",
+		"CloudFront-Forwarded-Proto": "https", "CloudFront-Is-Desktop-Viewer": "true", "CloudFront-Is-Mobile-Viewer": "false",
+		"CloudFront-Is-SmartTV-Viewer": "false", "CloudFront-Is-Tablet-Viewer": "false", "CloudFront-Viewer-ASN": "16509",
+		"CloudFront-Viewer-Country": "US", "Host": "abcdef1234.execute-api.eu-west-1.amazonaws.com",
+		"User-Agent": "Stripe/1.0 (+https://stripe.com/docs/webhooks)", "Via": "1.1 0123456789abcdef0123456789abcdef.cloudfront.net (CloudFront)",
+		"X-Amz-Cf-Id": "cDehVQoZnx43VYQb9j2-nvCh-9z396Uhbp027Y2JvkCPNLmGJHqlaA==", "X-Amzn-Trace-Id": "Root=1-5e66d96f-7491f09xmpl79d18acf3d050",
+		"X-Forwarded-For": "54.187.174.169, 130.176.133.24", "X-Forwarded-Port": "443", "X-Forwarded-Proto": "https",
+	} {
+		req.Headers[k], req.MultiValueHeaders[k] = v, []string{v}
+	}
 	if asBase64 {
 		req.Body, req.IsBase64Encoded = base64.StdEncoding.EncodeToString(body), true
 	}

@@ -74,13 +74,23 @@ func newReference(topicARN string, ref payload.Reference, a attributes) (*sns.Pu
 // message returns the attributes and the size of a message of bodyLen
 // bytes with them, as SNS counts it.
 func (a attributes) message(bodyLen int) (map[string]snstypes.MessageAttributeValue, int) {
+	// The attributes point at their values: one allocation holds them all
+	// (the SDK only reads them), and they share their data type.
+	v := &struct {
+		dataType string
+		attributes
+	}{"String", a}
 	attrs := make(map[string]snstypes.MessageAttributeValue, 6)
 	size := bodyLen
-	size += addAttribute(attrs, message.AttrSource, a.source)
-	size += addAttribute(attrs, message.AttrType, a.typ)
-	size += addAttribute(attrs, message.AttrID, a.id)
-	size += addAttribute(attrs, message.AttrReceivedAt, a.receivedAt)
-	size += addAttribute(attrs, message.AttrContentType, a.contentType)
+	add := func(name string, value *string) {
+		attrs[name] = snstypes.MessageAttributeValue{DataType: &v.dataType, StringValue: value}
+		size += len(name) + len(v.dataType) + len(*value)
+	}
+	add(message.AttrSource, &v.source)
+	add(message.AttrType, &v.typ)
+	add(message.AttrID, &v.id)
+	add(message.AttrReceivedAt, &v.receivedAt)
+	add(message.AttrContentType, &v.contentType)
 	return attrs, size
 }
 

@@ -15,33 +15,41 @@ type proxyHeader struct {
 	multi  map[string][]string
 }
 
-// Values returns every value of the header called name.
+// Values returns every value of the header called name. The slice may be
+// the event's own: callers only read it.
 func (h proxyHeader) Values(name string) []string {
-	var spellings [2]string
-	names := spellings[:0]
 	if len(h.multi) > 0 {
-		for k := range h.multi {
-			if strings.EqualFold(k, name) {
-				names = append(names, k)
+		return values(h.multi, name, func(vs []string) []string { return vs })
+	}
+	return values(h.single, name, func(v string) []string { return []string{v} })
+}
+
+// values gathers the values of name's spellings in m, the spellings in
+// sorted order. Header names are ASCII (RFC 9110): a spelling matches
+// when it has name's length and folds to it, which for an ASCII name is
+// ASCII case-folding; the length test makes most keys cheap to pass over
+// (an API Gateway event carries twenty or so headers).
+func values[V any](m map[string]V, name string, list func(V) []string) []string {
+	var found []string // spellings of name
+	var first V
+	for k, v := range m {
+		if len(k) == len(name) && strings.EqualFold(k, name) {
+			if found == nil {
+				first = v
 			}
-		}
-	} else {
-		for k := range h.single {
-			if strings.EqualFold(k, name) {
-				names = append(names, k)
-			}
+			found = append(found, k)
 		}
 	}
-	if len(names) > 1 {
-		slices.Sort(names)
+	switch len(found) {
+	case 0:
+		return nil
+	case 1:
+		return slices.Clip(list(first))
 	}
+	slices.Sort(found)
 	var out []string
-	for _, k := range names {
-		if len(h.multi) > 0 {
-			out = append(out, h.multi[k]...)
-		} else {
-			out = append(out, h.single[k])
-		}
+	for _, k := range found {
+		out = append(out, list(m[k])...)
 	}
 	return out
 }

@@ -80,10 +80,7 @@ func (h *Handler) record(ctx context.Context, req *events.APIGatewayProxyRequest
 		return
 	}
 	end := h.now()
-	// As Logger.LogAttrs does, without looking up the caller's pc: the
-	// line always comes from here.
-	r := slog.NewRecord(end, level, LogMessage, 0)
-	r.AddAttrs(
+	attrs := append(make([]slog.Attr, 0, 12),
 		slog.String("source", o.source),
 		slog.String("id", o.id),
 		slog.String("type", o.typ),
@@ -93,7 +90,7 @@ func (h *Handler) record(ctx context.Context, req *events.APIGatewayProxyRequest
 	)
 	optional := func(key, value string) {
 		if value != "" {
-			r.AddAttrs(slog.String(key, value))
+			attrs = append(attrs, slog.String(key, value))
 		}
 	}
 	optional("code", o.code)
@@ -107,5 +104,10 @@ func (h *Handler) record(ctx context.Context, req *events.APIGatewayProxyRequest
 	if flushErr != nil {
 		optional("metrics_error", flushErr.Error())
 	}
+	// As Logger.LogAttrs does, without looking up the caller's pc: the
+	// line always comes from here. The attributes are added at once, so
+	// the record grows its storage once.
+	r := slog.NewRecord(end, level, LogMessage, 0)
+	r.AddAttrs(attrs...)
 	_ = lh.Handle(ctx, r)
 }

@@ -3,7 +3,8 @@
 // A Recorder collects points during one invocation and Flush hands them to a
 // Sink: Embedded Metric Format lines on stdout by default (CloudWatch Logs
 // extracts the metrics; no API call on the hot path), or PutMetricData for
-// environments that do not read EMF, such as local emulators.
+// environments that do not read EMF, such as local emulators (package
+// putmetricdata, apart so that only the programs using it link CloudWatch).
 package metrics
 
 import (
@@ -121,16 +122,17 @@ func (r *Recorder) Flush(ctx context.Context) error {
 }
 
 // NewSink builds the sink named by config.Metrics.Sink: EMF lines to w, or
-// PutMetricData through cw.
-func NewSink(name string, w io.Writer, cw PutMetricDataAPI) (Sink, error) {
+// putMetricData, the PutMetricData sink (package putmetricdata; nil when
+// the program has none).
+func NewSink(name string, w io.Writer, putMetricData Sink) (Sink, error) {
 	switch name {
 	case "", config.SinkEMF:
 		return NewEMF(w), nil
 	case config.SinkCloudWatch:
-		if cw == nil {
-			return nil, fmt.Errorf("metrics sink %q needs a CloudWatch client", name)
+		if putMetricData == nil {
+			return nil, fmt.Errorf("metrics sink %q needs a PutMetricData sink (putmetricdata.New)", name)
 		}
-		return NewCloudWatch(cw), nil
+		return putMetricData, nil
 	default:
 		return nil, fmt.Errorf("unknown metrics sink %q; use %q or %q", name, config.SinkEMF, config.SinkCloudWatch)
 	}

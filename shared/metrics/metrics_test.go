@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -144,47 +142,13 @@ func TestValidateEMFRejects(t *testing.T) {
 	}
 }
 
-type fakeCW struct {
-	inputs []*cloudwatch.PutMetricDataInput
-	err    error
-}
-
-func (f *fakeCW) PutMetricData(_ context.Context, in *cloudwatch.PutMetricDataInput, _ ...func(*cloudwatch.Options)) (*cloudwatch.PutMetricDataOutput, error) {
-	f.inputs = append(f.inputs, in)
-	return &cloudwatch.PutMetricDataOutput{}, f.err
-}
-
-func TestCloudWatchSink(t *testing.T) {
-	cw := &fakeCW{}
-	sink, err := NewSink("cloudwatch", nil, cw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := fixedRecorder(sink)
-	for range 501 {
-		r.Count(DeliverySucceeded, Dimension{DimDestination, "orders"})
-	}
-	if err := r.Flush(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if len(cw.inputs) != 2 || len(cw.inputs[0].MetricData) != 500 || len(cw.inputs[1].MetricData) != 1 {
-		t.Fatalf("PutMetricData calls: %d", len(cw.inputs))
-	}
-	d := cw.inputs[1].MetricData[0]
-	got := []string{*cw.inputs[1].Namespace, *d.MetricName, string(d.Unit), *d.Dimensions[0].Name, *d.Dimensions[0].Value}
-	if diff := cmp.Diff([]string{"Hookfan", "DeliverySucceeded", "Count", "Destination", "orders"}, got); diff != "" {
-		t.Error(diff)
-	}
-	cw.err = errors.New("throttled")
-	r.Count(DeliveryFailed)
-	if err := r.Flush(context.Background()); err == nil || err.Error() != "flush 1 metric points: put metric data: throttled" {
-		t.Errorf("Flush error = %v", err)
-	}
-}
-
 func TestNewSink(t *testing.T) {
 	if _, err := NewSink("cloudwatch", nil, nil); err == nil {
-		t.Error("cloudwatch sink without client accepted")
+		t.Error("cloudwatch sink without a PutMetricData sink accepted")
+	}
+	pmd := sinkFunc(func(context.Context, []Point) error { return nil })
+	if s, err := NewSink("cloudwatch", nil, pmd); err != nil || s == nil {
+		t.Errorf("cloudwatch sink: %v", err)
 	}
 	if _, err := NewSink("statsd", nil, nil); err == nil || err.Error() != `unknown metrics sink "statsd"; use "emf" or "cloudwatch"` {
 		t.Errorf("NewSink(statsd) = %v", err)
@@ -193,3 +157,7 @@ func TestNewSink(t *testing.T) {
 		t.Errorf("default sink: %v", err)
 	}
 }
+
+type sinkFunc func(context.Context, []Point) error
+
+func (f sinkFunc) Publish(ctx context.Context, points []Point) error { return f(ctx, points) }

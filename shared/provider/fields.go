@@ -2,6 +2,7 @@ package provider
 
 import (
 	"bytes"
+	"errors"
 	"io"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -24,11 +25,26 @@ type field struct {
 // parsers disagree on which one counts. Anything but one document is
 // ErrNotJSON, which takes precedence.
 //
+// text reports that the whole body is valid UTF-8. The read checks it as
+// it goes (outside strings a JSON document is ASCII), which spares ingest
+// a pass over the body; a document with invalid UTF-8 is read a second
+// time, tolerating it.
+//
 // Values no path goes through are read by the tokenizer without being
 // decoded: on large bodies this costs about as much as the HMAC.
-func readFields(body []byte, paths ...[]string) ([]field, error) {
-	r := fieldReader{paths: paths, out: make([]field, len(paths))}
-	dec := jsontext.NewDecoder(bytes.NewBuffer(body), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+func readFields(body []byte, paths ...[]string) (fields []field, text bool, err error) {
+	fields, err = readDocument(body, paths, jsontext.AllowInvalidUTF8(false))
+	if !errors.Is(err, ErrNotJSON) {
+		return fields, err == nil, err
+	}
+	fields, err = readDocument(body, paths, jsontext.AllowInvalidUTF8(true))
+	return fields, false, err
+}
+
+// readDocument is one read of readFields, with the decoder's UTF-8 option.
+func readDocument(body []byte, paths [][]string, utf8Option jsontext.Options) ([]field, error) {
+	r := fieldReader{paths: paths, out: make([]field, len(paths)), opts: []jsontext.Options{jsontext.AllowDuplicateNames(true), utf8Option}}
+	dec := jsontext.NewDecoder(bytes.NewBuffer(body), r.opts...)
 	want := uint64(1)<<len(paths) - 1
 	var err error
 	if dec.PeekKind() == '{' {
@@ -51,6 +67,7 @@ func readFields(body []byte, paths ...[]string) ([]field, error) {
 type fieldReader struct {
 	paths     [][]string
 	out       []field
+	opts      []jsontext.Options // the decoder's
 	duplicate bool
 }
 
@@ -91,7 +108,7 @@ func (r *fieldReader) object(dec *jsontext.Decoder, want uint64, depth int) erro
 		if deeper != 0 && v.Kind() == '{' {
 			// One path ends at this key and another goes on into its
 			// value (say "data" and "data.id"): read the value again.
-			if err := r.object(jsontext.NewDecoder(bytes.NewBuffer(v), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)), deeper, depth+1); err != nil {
+			if err := r.object(jsontext.NewDecoder(bytes.NewBuffer(v), r.opts...), deeper, depth+1); err != nil {
 				return err
 			}
 		}

@@ -56,9 +56,12 @@ func TestReadFields(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := readFields([]byte(tt.in), testPaths...)
+			got, text, err := readFields([]byte(tt.in), testPaths...)
 			if !errors.Is(err, tt.err) || (tt.err == nil && err != nil) {
 				t.Fatalf("error = %v, want %v", err, tt.err)
+			}
+			if text && !utf8.ValidString(tt.in) {
+				t.Errorf("text = true for a body that is not valid UTF-8")
 			}
 			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(field{})); diff != "" {
 				t.Errorf("fields (-want +got):\n%s", diff)
@@ -131,7 +134,10 @@ func FuzzReadFields(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := readFields(data, testPaths...)
+		got, text, err := readFields(data, testPaths...)
+		if text && !utf8.Valid(data) {
+			t.Fatalf("readFields(%q) reports text, but it is not valid UTF-8", data)
+		}
 		if !json.Valid(data) {
 			if !errors.Is(err, ErrNotJSON) {
 				t.Fatalf("readFields(%q) = %v, json.Valid refuses it", data, err)
@@ -169,4 +175,26 @@ func FuzzReadFields(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReadFieldsText: the read reports a body of valid UTF-8, on which
+// ingest skips its own UTF-8 pass, and reads a document with invalid UTF-8
+// as well, reporting it.
+func TestReadFieldsText(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		text bool
+	}{
+		{`{"id":"evt_1","type":"a"}`, true},
+		{"{\"id\":\"caf\u00e9 \U0001F600\",\"type\":\"\uFFFF\"}", true}, // U+FFFF is UTF-8: message.JSONText looks for it
+		{`{"id":"\ud83d\ude00","type":"a"}`, true},
+		{"{\"id\":\"x\",\"note\":\"\xff\"}", false},
+		{"{\"id\":\"\xed\xa0\x80\"}", false}, // an encoded surrogate
+		{`{"id":"\ud800"}`, false},           // a lone surrogate escape, read as U+FFFD
+	} {
+		got, text, err := readFields([]byte(tt.in), testPaths...)
+		if err != nil || len(got) != len(testPaths) || text != tt.text {
+			t.Errorf("readFields(%q) = %v, text %v; want the fields, text %v", tt.in, err, text, tt.text)
+		}
+	}
 }

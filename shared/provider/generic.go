@@ -126,10 +126,11 @@ func identifyGeneric(p Params, h verify.Header, body []byte) (Identity, error) {
 	var f []field
 	var err error
 	if len(paths) > 0 {
-		if f, err = readFields(body, paths...); err != nil {
+		var text bool
+		if f, text, err = readFields(body, paths...); err != nil {
 			return Identity{}, err
 		}
-		id.JSON = true
+		id.JSONText = text
 	}
 	switch {
 	case ev.IDHeader != "":

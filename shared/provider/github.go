@@ -35,14 +35,14 @@ var githubKind = Kind{
 		case id.Type == "":
 			return Identity{}, ErrTypeMissing
 		}
-		f, err := readFields(body, []string{"action"})
+		f, text, err := readFields(body, []string{"action"})
 		switch {
 		case errors.Is(err, ErrNotJSON):
 			return id, nil
 		case err != nil:
 			return Identity{}, err
 		}
-		id.JSON = true
+		id.JSONText = text
 		action, err := f[0].str(ErrTypeMissing, ErrTypeInvalid)
 		switch {
 		case errors.Is(err, ErrTypeInvalid):

@@ -120,10 +120,11 @@ type Identity struct {
 	// it carries none).
 	Handshake bool
 	Challenge string
-	// JSON reports that the kind read the body as one JSON document (what
-	// json.Valid accepts), which holds no control character but JSON's
-	// white space.
-	JSON bool
+	// JSONText reports that the kind read the body as one JSON document
+	// of valid UTF-8, which holds no control character but JSON's white
+	// space: of the characters SQS refuses, only U+FFFE and U+FFFF remain
+	// to look for (message.JSONText).
+	JSONText bool
 }
 
 // Errors of Identify.

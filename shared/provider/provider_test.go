@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hookfan/hookfan/events"
 	"github.com/hookfan/hookfan/shared/config"
@@ -100,8 +101,8 @@ func TestSignVerifyIdentify(t *testing.T) {
 				t.Fatalf("Verify(tampered sample) = %v, want ErrMismatch", err)
 			}
 			id, err := k.Identify(p, r.Header, s.Body)
-			if want := s.Kind != provider.Shopify; err == nil && id.JSON != want {
-				t.Errorf("Identify reports JSON %v, want %v (the kind reads the body: %v)", id.JSON, want, want)
+			if want := s.Kind != provider.Shopify; err == nil && id.JSONText != want {
+				t.Errorf("Identify reports JSONText %v, want %v (the kind reads the body: %v)", id.JSONText, want, want)
 			}
 			switch {
 			case err != nil:
@@ -117,18 +118,19 @@ func TestSignVerifyIdentify(t *testing.T) {
 	}
 }
 
-// TestJSONOnlyWhenRead: Identity.JSON, on which ingest skips part of the
-// SQS check, is never set for a body that is not one JSON document.
-func TestJSONOnlyWhenRead(t *testing.T) {
+// TestJSONTextOnlyWhenRead: Identity.JSONText, on which ingest skips part
+// of the SQS check, is never set for a body that is not one JSON document
+// of valid UTF-8.
+func TestJSONTextOnlyWhenRead(t *testing.T) {
 	gh, _ := provider.Lookup(provider.GitHub)
 	h := http.Header{"X-Github-Delivery": {"d"}, "X-Github-Event": {"push"}}
-	for _, body := range []string{"payload=%7B%7D", `{"action":"a"} x`, "\x00{}", `{"action":"opened"}`} {
+	for _, body := range []string{"payload=%7B%7D", `{"action":"a"} x`, "\x00{}", `{"action":"opened"}`, "{\"action\":\"opened\",\"x\":\"\xff\"}"} {
 		id, err := gh.Identify(provider.Params{}, h, []byte(body))
 		if err != nil {
 			t.Fatalf("%q: %v", body, err)
 		}
-		if id.JSON != json.Valid([]byte(body)) {
-			t.Errorf("%q: JSON = %v, json.Valid says %v", body, id.JSON, json.Valid([]byte(body)))
+		if want := json.Valid([]byte(body)) && utf8.ValidString(body); id.JSONText != want {
+			t.Errorf("%q: JSONText = %v, json.Valid and utf8.Valid say %v", body, id.JSONText, want)
 		}
 	}
 }

@@ -26,16 +26,16 @@ var slackKind = Kind{
 		return &verify.Slack{Tolerance: p.tolerance()}, nil
 	},
 	Identify: func(_ Params, _ verify.Header, body []byte) (Identity, error) {
-		f, err := readFields(body, []string{"event_id"}, []string{"type"}, []string{"event", "type"}, []string{"challenge"})
+		f, text, err := readFields(body, []string{"event_id"}, []string{"type"}, []string{"event", "type"}, []string{"challenge"})
 		if err != nil {
 			return Identity{}, err
 		}
 		top, topErr := f[1].str(ErrTypeMissing, ErrTypeInvalid)
 		if top == slackURLVerification {
 			challenge, _ := f[3].str(ErrIDMissing, ErrIDInvalid)
-			return Identity{Handshake: true, Challenge: challenge, JSON: true}, nil
+			return Identity{Handshake: true, Challenge: challenge, JSONText: text}, nil
 		}
-		id := Identity{JSON: true}
+		id := Identity{JSONText: text}
 		id.ID, err = f[0].str(ErrIDMissing, ErrIDInvalid)
 		switch {
 		case errors.Is(err, ErrIDMissing):

@@ -28,11 +28,11 @@ var standardKind = Kind{
 		if id.ID == "" {
 			return Identity{}, ErrIDMissing
 		}
-		f, err := readFields(body, []string{"type"})
+		f, text, err := readFields(body, []string{"type"})
 		if err != nil {
 			return Identity{}, err
 		}
-		id.JSON = true
+		id.JSONText = text
 		id.Type, err = f[0].str(ErrTypeMissing, ErrTypeInvalid)
 		switch {
 		case errors.Is(err, ErrTypeMissing):

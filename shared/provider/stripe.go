@@ -20,11 +20,11 @@ var stripeKind = Kind{
 		return &verify.Stripe{Tolerance: p.tolerance()}, nil
 	},
 	Identify: func(_ Params, _ verify.Header, body []byte) (Identity, error) {
-		f, err := readFields(body, []string{"id"}, []string{"type"})
+		f, text, err := readFields(body, []string{"id"}, []string{"type"})
 		if err != nil {
 			return Identity{}, err
 		}
-		id := Identity{JSON: true}
+		id := Identity{JSONText: text}
 		if id.ID, err = f[0].str(ErrIDMissing, ErrIDInvalid); err != nil {
 			return Identity{}, err
 		}

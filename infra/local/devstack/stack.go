@@ -17,6 +17,7 @@ import (
 	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/lane"
 	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/metrics/putmetricdata"
 	"github.com/hookfan/hookfan/shared/payload"
 	"github.com/hookfan/hookfan/shared/replayguard"
 	"github.com/hookfan/hookfan/shared/secrets"
@@ -226,7 +227,7 @@ func (s *Stack) Run(ctx context.Context) {
 }
 
 func (s *Stack) newRecorder() (*metrics.Recorder, error) {
-	sink, err := metrics.NewSink(s.opts.Config.Metrics.SinkName(), s.opts.EMF, s.opts.Clients.CloudWatch)
+	sink, err := metrics.NewSink(s.opts.Config.Metrics.SinkName(), s.opts.EMF, putmetricdata.New(s.opts.Clients.CloudWatch))
 	if err != nil {
 		return nil, err
 	}

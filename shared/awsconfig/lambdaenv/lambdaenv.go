@@ -16,9 +16,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
-	"github.com/aws/aws-sdk-go-v2/service/cloudwatch/schemas"
-	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
 )
 
 // Environment variables read. Lambda sets the first four for every
@@ -57,17 +54,4 @@ func Config() (aws.Config, error) {
 		cfg.BaseEndpoint = aws.String(endpoint)
 	}
 	return cfg, nil
-}
-
-// CloudWatchQueryProtocol makes a CloudWatch client speak the AWS query
-// protocol. Since v1.53.0 the SDK's CloudWatch client defaults to Smithy
-// RPCv2 CBOR, which emulators do not understand; CloudWatch itself accepts
-// both, so the query protocol is safe everywhere.
-func CloudWatchQueryProtocol(o *cloudwatch.Options) {
-	o.Protocol = awsquery.New(schemas.GraniteServiceVersion20100801)
-}
-
-// NewCloudWatch builds a CloudWatch client that works against AWS and emulators.
-func NewCloudWatch(cfg aws.Config) *cloudwatch.Client {
-	return cloudwatch.NewFromConfig(cfg, CloudWatchQueryProtocol)
 }
