@@ -183,6 +183,7 @@ func TestThreeHundredDestinationsFitCloudFormation(t *testing.T) {
 		}
 	}
 	t.Logf("%d alarms (%d per destination, 2 per source, 1 for the archive)", alarms, 4)
+	checkCostCounts(t, cfg, docs)
 	if alarms != 4*n+2*len(cfg.Sources)+1 {
 		t.Errorf("got %d alarms, want %d", alarms, 4*n+2*len(cfg.Sources)+1)
 	}

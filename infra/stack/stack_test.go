@@ -127,6 +127,7 @@ type resource struct {
 	Type           string
 	Properties     map[string]any
 	DeletionPolicy string
+	Metadata       map[string]any
 }
 
 func templateOf(t *testing.T, s awscdk.Stack) (assertions.Template, map[string]resource) {

@@ -1,0 +1,163 @@
+package stack_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hookfan/hookfan/infra/cost"
+	"github.com/hookfan/hookfan/infra/stack"
+	"github.com/hookfan/hookfan/shared/config"
+)
+
+// readTemplates reads every template of a synthesized assembly.
+func readTemplates(t *testing.T, outdir string) map[string]templateDoc {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(outdir, "*.template.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no templates in %s: %v", outdir, err)
+	}
+	docs := map[string]templateDoc{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc templateDoc
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		docs[filepath.Base(f)] = doc
+	}
+	return docs
+}
+
+// templateCounts counts, across the parent and its nested stacks, the
+// resources the cost model prices.
+func templateCounts(docs map[string]templateDoc) cost.Counts {
+	var c cost.Counts
+	for _, doc := range docs {
+		n := func(typ string) int { return len(ofType(doc.Resources, typ)) }
+		c.Alarms += n("AWS::CloudWatch::Alarm")
+		c.Dashboards += n("AWS::CloudWatch::Dashboard")
+		c.GeneratedSecrets += n("AWS::SecretsManager::Secret")
+		c.EnsuredSecrets += n("Custom::AWS")
+		c.KMSKeys += n("AWS::KMS::Key")
+		c.LogGroups += n("AWS::Logs::LogGroup")
+		c.Queues += n("AWS::SQS::Queue")
+		c.Functions += n("AWS::Lambda::Function")
+		c.EventSourceMappings += n("AWS::Lambda::EventSourceMapping")
+		c.Subscriptions += n("AWS::SNS::Subscription")
+		c.Topics += n("AWS::SNS::Topic")
+		c.Tables += n("AWS::DynamoDB::Table")
+		c.Buckets += n("AWS::S3::Bucket")
+		c.DeliveryStreams += n("AWS::KinesisFirehose::DeliveryStream")
+		c.MetricFilters += n("AWS::Logs::MetricFilter")
+		c.APIs += n("AWS::ApiGateway::RestApi") + n("AWS::ApiGatewayV2::Api")
+		c.Rules += n("AWS::Events::Rule")
+		for _, acl := range ofType(doc.Resources, "AWS::WAFv2::WebACL") {
+			c.WebACLs++
+			c.WAFRules += len(asSlice(acl.Properties["Rules"]))
+		}
+	}
+	return c
+}
+
+// checkCostCounts fails when the resources the cost model counts for cfg
+// (docs/cost.md's fixed part is priced from them) differ from the
+// synthesized templates'. BilledSecrets include secrets the templates only
+// name, so they are not compared.
+func checkCostCounts(t *testing.T, cfg *config.Config, docs map[string]templateDoc) {
+	t.Helper()
+	want := cost.Resources(cfg)
+	want.BilledSecrets = 0
+	if diff := cmp.Diff(want, templateCounts(docs)); diff != "" {
+		t.Errorf("the cost model's resource counts differ from the templates (-model +templates): update infra/cost.Resources and docs/cost.md (go test ./infra/cost -update)\n%s", diff)
+	}
+}
+
+// TestCostModelCounts synthesizes the deployment docs/cost.md prices and
+// one with every priced option on (WAF with an allow-listed source, alarm
+// e-mail, a secret the stack does not create, header secrets, large
+// payloads, a lane that pauses), and checks the model counts what the templates hold and that
+// every alarm has its runbook in docs/operations.md. The 300-destination
+// stack test checks the counts on its configuration too.
+func TestCostModelCounts(t *testing.T) {
+	if cost.LanesPerDashboard != stack.LanesPerDashboard {
+		t.Fatalf("cost.LanesPerDashboard is %d, stack.LanesPerDashboard %d", cost.LanesPerDashboard, stack.LanesPerDashboard)
+	}
+	options := cost.Reference(2)
+	options.Sources = append(options.Sources, config.Source{
+		Name: "github", Verify: config.Verify{Kind: "github", SecretName: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:github-AbCdEf"},
+		Limits: config.SourceLimits{AllowedIPs: []string{"192.30.252.0/22"}}, MaxBodyBytes: 1 << 20,
+	})
+	options.API.WAF.Enabled = true
+	options.Alarms.Email = "ops@example.com"
+	options.Destinations[1].SecretName = "hookfan/destinations/legacy"
+	options.Destinations[1].Headers = []config.Header{{Name: "Authorization", SecretName: "hookfan/destinations/dest-02/token"}}
+	options.Destinations[1].Pause = &config.Pause{}
+	for name, cfg := range map[string]*config.Config{"reference": cost.Reference(3), "options": options} {
+		t.Run(name, func(t *testing.T) {
+			if err := cfg.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			outdir := t.TempDir()
+			synth(t, cfg, builder, outdir)
+			docs := readTemplates(t, outdir)
+			checkCostCounts(t, cfg, docs)
+			checkRunbooks(t, docs)
+		})
+	}
+}
+
+// runbookHeading is an alarm's runbook heading in docs/operations.md:
+// "### `DeadLettersAlarm` (each destination)".
+var runbookHeading = regexp.MustCompile("^### `([A-Za-z<>]+)`")
+
+// alarmID reads an alarm's logical ID: the construct that holds it (a lane,
+// the ingest API, the archive), the alarm's construct id, and the 8 hex
+// digits of CloudFormation's hash. A source's alarms are named
+// Source<Name><Kind>Alarm, <Name> the source's name in title case.
+var alarmID = regexp.MustCompile(`^(Lane|Ingest|Archive)([A-Za-z0-9]+)[0-9A-F]{8}$`)
+
+var sourceAlarm = regexp.MustCompile(`^Source[A-Z][A-Za-z0-9]*?((?:ClientErrors|Throttled)Alarm)$`)
+
+// checkRunbooks fails when an alarm of the synthesized stack has no runbook
+// in docs/operations.md: a heading per alarm construct, a source's alarms
+// written with <Name> for the source's name.
+func checkRunbooks(t *testing.T, docs map[string]templateDoc) {
+	t.Helper()
+	page, err := os.ReadFile("../../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runbooks := map[string]bool{}
+	for line := range strings.SplitSeq(string(page), "\n") {
+		if m := runbookHeading.FindStringSubmatch(line); m != nil {
+			runbooks[m[1]] = true
+		}
+	}
+	alarms := 0
+	for name, doc := range docs {
+		for id := range ofType(doc.Resources, "AWS::CloudWatch::Alarm") {
+			alarms++
+			m := alarmID.FindStringSubmatch(id)
+			if m == nil {
+				t.Errorf("%s: alarm %s: its logical ID is not <Lane|Ingest|Archive><construct><hash>; update checkRunbooks", name, id)
+				continue
+			}
+			construct := sourceAlarm.ReplaceAllString(m[2], "Source<Name>$1")
+			if !runbooks[construct] {
+				t.Errorf("%s: alarm %s has no runbook in docs/operations.md: add a heading \"### `%s`\"", name, id, construct)
+			}
+		}
+	}
+	if alarms == 0 {
+		t.Fatal("no alarms in the templates")
+	}
+}
