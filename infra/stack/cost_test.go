@@ -24,15 +24,7 @@ func readTemplates(t *testing.T, outdir string) map[string]templateDoc {
 	}
 	docs := map[string]templateDoc{}
 	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var doc templateDoc
-		if err := json.Unmarshal(data, &doc); err != nil {
-			t.Fatal(err)
-		}
-		docs[filepath.Base(f)] = doc
+		docs[filepath.Base(f)], _ = readTemplate(t, f)
 	}
 	return docs
 }
@@ -160,4 +152,18 @@ func checkRunbooks(t *testing.T, docs map[string]templateDoc) {
 	if alarms == 0 {
 		t.Fatal("no alarms in the templates")
 	}
+}
+
+// readTemplate reads one synthesized template and its size in bytes.
+func readTemplate(t *testing.T, file string) (templateDoc, int) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc templateDoc
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc, len(data)
 }
