@@ -8,13 +8,17 @@ BUILD_DIR   ?= build
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Reproducible Lambda binaries: no cgo, no paths, no build id, no VCS stamp.
 LAMBDA_ENV   := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
-LAMBDA_FLAGS := -tags lambda.norpc -trimpath -buildvcs=false -ldflags "-s -w -buildid="
+LAMBDA_OPTS  := -trimpath -buildvcs=false -ldflags "-s -w -buildid="
+LAMBDA_FLAGS := -tags lambda.norpc $(LAMBDA_OPTS)
 FUZZTIME    ?= 60s
 # The build tag linking the PutMetricData sink (metrics.sink "cloudwatch") into
-# the functions (lambdaenv.CloudWatchBuildTag; the stack's builder adds it), and
-# the packages whose code or tests differ with it.
-CLOUDWATCH_TAG  := hookfan.cloudwatch
-CLOUDWATCH_PKGS := ./functions/... ./shared/awsconfig/lambdaenv
+# the functions (lambdaenv.CloudWatchBuildTag); the tags leaving out the
+# features a configuration does not use (large payloads, paused lanes, replay
+# protection: lambdaenv.No*BuildTag); the stack's builder sets both from the
+# configuration. TAGGED_PKGS are the packages whose code or tests differ with them.
+CLOUDWATCH_TAG := hookfan.cloudwatch
+TRIM_TAGS      := hookfan.nopayloads,hookfan.nopause,hookfan.noreplay
+TAGGED_PKGS    := ./functions/... ./shared/awsconfig/lambdaenv
 # A go list template naming a package when its non-test files import unsafe.
 UNSAFE_IMPORTERS := {{range .Imports}}{{if eq . "unsafe"}}{{$$.ImportPath}}{{"\n"}}{{end}}{{end}}
 BENCHTIME   ?= 1s
@@ -36,9 +40,10 @@ $(FUNCTIONS:%=build-%): build-%: ## build one function, e.g. make build-ingest
 
 test: lint unit integration build synth ## everything CI runs (the README's test command)
 
-unit: ## unit tests (with the race detector) and fuzz seed corpora; the functions in both builds (with and without the PutMetricData sink)
+unit: ## unit tests (with the race detector) and fuzz seed corpora; the functions also with the PutMetricData sink and with every feature left out
 	$(GO) test -race -count=1 ./...
-	$(GO) test -race -count=1 -tags $(CLOUDWATCH_TAG) $(CLOUDWATCH_PKGS)
+	$(GO) test -race -count=1 -tags $(CLOUDWATCH_TAG) $(TAGGED_PKGS)
+	$(GO) test -race -count=1 -tags $(TRIM_TAGS) $(TAGGED_PKGS)
 
 integration: ## end-to-end tests against an AWS emulator (starts moto_server unless AWS_ENDPOINT_URL is set)
 	$(GO) test -tags integration -count=1 -timeout 20m ./integration/...
@@ -55,10 +60,12 @@ lint: ## gofmt check, go mod tidy check, no unsafe outside tests, go vet, static
 	if [ -n "$$unsafe" ]; then echo "unsafe is imported outside tests by:"; echo "$$unsafe"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./integration/...
-	$(GO) vet -tags $(CLOUDWATCH_TAG) $(CLOUDWATCH_PKGS)
+	$(GO) vet -tags $(CLOUDWATCH_TAG) $(TAGGED_PKGS)
+	$(GO) vet -tags $(TRIM_TAGS) $(TAGGED_PKGS)
 	$(GO) run $(STATICCHECK) ./...
 	$(GO) run $(STATICCHECK) -tags integration ./integration/...
-	$(GO) run $(STATICCHECK) -tags $(CLOUDWATCH_TAG) $(CLOUDWATCH_PKGS)
+	$(GO) run $(STATICCHECK) -tags $(CLOUDWATCH_TAG) $(TAGGED_PKGS)
+	$(GO) run $(STATICCHECK) -tags $(TRIM_TAGS) $(TAGGED_PKGS)
 
 fuzz: ## run every fuzz target for FUZZTIME each (default 60s)
 	@for pkg in $$($(GO) list ./...); do \
@@ -110,9 +117,15 @@ coldstart: ## cold start of both functions and a hello-world baseline under the 
 	@mkdir -p $(COLDSTART_DIR)
 	GOBIN=$(abspath $(COLDSTART_DIR)) $(GO) install $(RIE_MODULE)@$(RIE_VERSION)
 	@# This machine's architecture: the emulator runs the functions here.
-	for f in $(FUNCTIONS); do CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(COLDSTART_DIR)/$$f ./functions/$$f; done
+	@# Each function and its SDK floor twice: as the stack builds them for a configuration
+	@# using no optional feature (TRIM_TAGS), and with every feature linked (-all).
 	CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(COLDSTART_DIR)/hello ./infra/coldstart/hello
-	for f in $(FUNCTIONS); do CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(COLDSTART_DIR)/sdk-$$f ./infra/coldstart/sdkfloor/$$f; done
+	for f in $(FUNCTIONS); do \
+	  CGO_ENABLED=0 $(GO) build -tags lambda.norpc,$(TRIM_TAGS) $(LAMBDA_OPTS) -o $(COLDSTART_DIR)/$$f ./functions/$$f; \
+	  CGO_ENABLED=0 $(GO) build -tags lambda.norpc,$(TRIM_TAGS) $(LAMBDA_OPTS) -o $(COLDSTART_DIR)/sdk-$$f ./infra/coldstart/sdkfloor/$$f; \
+	  CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(COLDSTART_DIR)/$$f-all ./functions/$$f; \
+	  CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(COLDSTART_DIR)/sdk-$$f-all ./infra/coldstart/sdkfloor/$$f; \
+	done
 	$(GO) run ./infra/coldstart -rie $(COLDSTART_DIR)/aws-lambda-rie -dir $(COLDSTART_DIR) -runs $(COLDSTART_RUNS) -budget $(COLDSTART_BUDGET)
 
 clean: ## remove build outputs

@@ -13,8 +13,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	lambdasvc "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -24,7 +24,6 @@ import (
 	"github.com/hookfan/hookfan/shared/delivery"
 	"github.com/hookfan/hookfan/shared/lane"
 	"github.com/hookfan/hookfan/shared/metrics"
-	"github.com/hookfan/hookfan/shared/payload"
 	"github.com/hookfan/hookfan/shared/secrets"
 )
 
@@ -53,8 +52,8 @@ func newLogger() *slog.Logger {
 // invocations of this process: only those the function calls (DynamoDB,
 // SQS, Secrets Manager; S3 only with a payload bucket; CloudWatch only for
 // the PutMetricData sink; Lambda only when the lane pauses, to switch its
-// event source mapping), on the
-// Lambda environment's configuration. Nothing is fetched before the first
+// event source mapping), on the Lambda environment's configuration, and
+// the stack's builder links only those (lambdaenv's build tags). Nothing is fetched before the first
 // invocation: the signing secret is read when a batch first needs it.
 func build(ctx context.Context, logger *slog.Logger) (*delivery.Handler, error) {
 	dest, err := config.DecodeDestination(os.Getenv(config.EnvDestination))
@@ -83,7 +82,9 @@ func build(ctx context.Context, logger *slog.Logger) (*delivery.Handler, error) 
 	cache := secrets.NewCache(secretsmanager.NewFromConfig(cfg))
 	var payloads delivery.Payloads
 	if bucket := os.Getenv(config.EnvPayloadBucket); bucket != "" {
-		payloads = &payload.S3{API: payload.NewS3Client(cfg), Bucket: bucket}
+		if payloads, err = lambdaenv.PayloadStore(cfg, bucket); err != nil {
+			return nil, fmt.Errorf("%s: %w", config.EnvPayloadBucket, err)
+		}
 	}
 	ddb, queue := dynamodb.NewFromConfig(cfg), sqs.NewFromConfig(cfg)
 	o := delivery.Options{
@@ -101,7 +102,7 @@ func build(ctx context.Context, logger *slog.Logger) (*delivery.Handler, error) 
 		Logger:        logger,
 	}
 	if policy, pauses := lane.PolicyFor(dest); pauses {
-		l, err := newLane(dest, policy, lane.NewDynamoDB(ddb, env[config.EnvTableName]), lambdasvc.NewFromConfig(cfg))
+		l, err := newLane(cfg, dest, policy, lane.NewDynamoDB(ddb, env[config.EnvTableName]))
 		if err != nil {
 			return nil, err
 		}
@@ -110,10 +111,13 @@ func build(ctx context.Context, logger *slog.Logger) (*delivery.Handler, error) 
 	return delivery.NewHandler(o)
 }
 
+// envFunctionName is set by Lambda for every function.
+const envFunctionName = "AWS_LAMBDA_FUNCTION_NAME"
+
 // newLane builds the lane's pause machinery: its state in the record table
 // and its event source mapping, found by this function's name (Lambda
 // sets it) and the queue's ARN.
-func newLane(dest config.Destination, policy lane.Policy, store lane.Store, api lane.LambdaAPI) (*lane.Lane, error) {
+func newLane(cfg aws.Config, dest config.Destination, policy lane.Policy, store lane.Store) (*lane.Lane, error) {
 	queueARN, err := config.Getenv(config.EnvQueueARN)
 	if err != nil {
 		return nil, err
@@ -122,12 +126,12 @@ func newLane(dest config.Destination, policy lane.Policy, store lane.Store, api 
 	if err != nil {
 		return nil, err
 	}
+	sw, err := mappingSwitch(cfg, function, queueARN)
+	if err != nil {
+		return nil, err
+	}
 	return lane.New(lane.Options{
-		Destination: dest.Name, Policy: policy, Store: store,
-		Switch:       &lane.EventSourceMapping{API: api, FunctionName: function, QueueARN: queueARN},
+		Destination: dest.Name, Policy: policy, Store: store, Switch: sw,
 		ProbeTimeout: delivery.ProbeTimeout(dest),
 	})
 }
-
-// envFunctionName is set by Lambda for every function.
-const envFunctionName = "AWS_LAMBDA_FUNCTION_NAME"

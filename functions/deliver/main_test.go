@@ -43,6 +43,7 @@ func TestBuild(t *testing.T) {
 		name    string
 		unset   string
 		sink    string
+		bucket  string
 		wantErr string
 	}{
 		{name: "complete"},
@@ -54,6 +55,9 @@ func TestBuild(t *testing.T) {
 		{name: "no queue", unset: config.EnvQueueURL, wantErr: config.EnvQueueURL},
 		{name: "no secret", unset: config.EnvSecretID, wantErr: config.EnvSecretID},
 		{name: "unknown sink", sink: "statsd", wantErr: config.EnvMetricsSink},
+		// Built with lambdaenv.NoPayloadsBuildTag (make unit runs that
+		// build too), the function refuses a payload bucket, naming the tag.
+		{name: "payload bucket", bucket: "hookfan-payloads", wantErr: featureErr(lambdaenv.PayloadsLinked, lambdaenv.NoPayloadsBuildTag)},
 		{name: "no region", unset: "AWS_REGION", wantErr: "AWS_REGION"},
 		{name: "no credentials", unset: "AWS_ACCESS_KEY_ID", wantErr: "AWS_ACCESS_KEY_ID"},
 	}
@@ -63,6 +67,7 @@ func TestBuild(t *testing.T) {
 			if tt.sink != "" {
 				t.Setenv(config.EnvMetricsSink, tt.sink)
 			}
+			t.Setenv(config.EnvPayloadBucket, tt.bucket)
 			var logs bytes.Buffer
 			h, err := build(context.Background(), slog.New(slog.NewJSONHandler(&logs, nil)))
 			if tt.wantErr == "" {
@@ -85,7 +90,9 @@ func TestBuildPausingLane(t *testing.T) {
 	for _, tt := range []struct {
 		name, unset, wantErr string
 	}{
-		{name: "complete"},
+		// Built with lambdaenv.NoPauseBuildTag (make unit runs that build
+		// too), the function refuses a pausing destination, naming the tag.
+		{name: "complete", wantErr: featureErr(pauseLinked, lambdaenv.NoPauseBuildTag)},
 		{name: "no queue ARN", unset: config.EnvQueueARN, wantErr: config.EnvQueueARN},
 		{name: "no function name", unset: "AWS_LAMBDA_FUNCTION_NAME", wantErr: "AWS_LAMBDA_FUNCTION_NAME"},
 	} {
@@ -150,4 +157,14 @@ func cloudWatchSinkErr() string {
 		return ""
 	}
 	return lambdaenv.CloudWatchBuildTag
+}
+
+// featureErr is what the error for a configuration needing a feature must
+// name: the build tag that left the feature out of this build, nothing
+// when the build links it.
+func featureErr(linked bool, tag string) string {
+	if linked {
+		return ""
+	}
+	return tag
 }

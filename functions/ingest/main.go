@@ -11,7 +11,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
@@ -19,8 +18,6 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/metrics"
-	"github.com/hookfan/hookfan/shared/payload"
-	"github.com/hookfan/hookfan/shared/replayguard"
 	"github.com/hookfan/hookfan/shared/secrets"
 )
 
@@ -56,9 +53,11 @@ func newLogger() *slog.Logger {
 
 // setup reads the configuration and builds the clients once; warm
 // invocations reuse them. Only the clients ingest calls are built (SNS,
-// Secrets Manager; DynamoDB only when a source has replay protection;
-// CloudWatch only for the PutMetricData sink), on the Lambda environment's
-// configuration; source secrets are read when a request first needs them.
+// Secrets Manager; DynamoDB only when a source has replay protection; S3
+// only with a payload bucket; CloudWatch only for the PutMetricData sink),
+// on the Lambda environment's configuration, and the stack's builder links
+// only those (lambdaenv's build tags); source secrets are read when a
+// request first needs them.
 func setup(ctx context.Context, log *slog.Logger) (*ingest.Handler, error) {
 	sources, err := config.DecodeSources(os.Getenv(config.EnvSources))
 	if err != nil {
@@ -78,7 +77,9 @@ func setup(ctx context.Context, log *slog.Logger) (*ingest.Handler, error) {
 	}
 	var payloads ingest.Payloads
 	if bucket := os.Getenv(config.EnvPayloadBucket); bucket != "" {
-		payloads = &payload.S3{API: payload.NewS3Client(cfg), Bucket: bucket}
+		if payloads, err = lambdaenv.PayloadStore(cfg, bucket); err != nil {
+			return nil, fmt.Errorf("%s: %w", config.EnvPayloadBucket, err)
+		}
 	}
 	o := ingest.Options{
 		Payloads:  payloads,
@@ -94,7 +95,9 @@ func setup(ctx context.Context, log *slog.Logger) (*ingest.Handler, error) {
 		if err != nil {
 			return nil, err
 		}
-		o.Replay = replayguard.NewDynamoDB(dynamodb.NewFromConfig(cfg), table)
+		if o.Replay, err = replayStore(cfg, table); err != nil {
+			return nil, err
+		}
 	}
 	return ingest.New(o)
 }

@@ -33,12 +33,17 @@ func TestSetup(t *testing.T) {
 		{"invalid source", map[string]string{config.EnvSources: `[{"name":"Bad Name","verify":{"kind":"stripe","secretName":"s"}}]`, config.EnvTopicARN: "arn"}, "sources[0].name"},
 		{"no topic", map[string]string{config.EnvSources: sources}, config.EnvTopicARN},
 		{"unknown sink", map[string]string{config.EnvSources: sources, config.EnvTopicARN: "arn", config.EnvMetricsSink: "statsd"}, config.EnvMetricsSink},
-		{"replay protection with its table", map[string]string{config.EnvSources: github, config.EnvTopicARN: "arn", config.EnvReplayTable: "records"}, ""},
+		// Built with lambdaenv.NoReplayBuildTag (make unit runs that build
+		// too), the function refuses a replay-protected source, naming it.
+		{"replay protection with its table", map[string]string{config.EnvSources: github, config.EnvTopicARN: "arn", config.EnvReplayTable: "records"}, featureErr(replayLinked, lambdaenv.NoReplayBuildTag)},
+		// Built with lambdaenv.NoPayloadsBuildTag, it refuses a payload
+		// bucket, naming the tag.
+		{"payload bucket", map[string]string{config.EnvSources: sources, config.EnvTopicARN: "arn", config.EnvPayloadBucket: "hookfan-payloads"}, featureErr(lambdaenv.PayloadsLinked, lambdaenv.NoPayloadsBuildTag)},
 		{"replay protection without its table", map[string]string{config.EnvSources: github, config.EnvTopicARN: "arn"}, config.EnvReplayTable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, k := range []string{config.EnvSources, config.EnvTopicARN, config.EnvMetricsSink, config.EnvReplayTable} {
+			for _, k := range []string{config.EnvSources, config.EnvTopicARN, config.EnvMetricsSink, config.EnvReplayTable, config.EnvPayloadBucket} {
 				t.Setenv(k, tt.env[k])
 			}
 			t.Setenv("AWS_REGION", "us-east-1")
@@ -103,4 +108,14 @@ func cloudWatchSinkErr() string {
 		return ""
 	}
 	return lambdaenv.CloudWatchBuildTag
+}
+
+// featureErr is what the error for a configuration needing a feature must
+// name: the build tag that left the feature out of this build, nothing
+// when the build links it.
+func featureErr(linked bool, tag string) string {
+	if linked {
+		return ""
+	}
+	return tag
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hookfan/hookfan/shared/awsconfig/lambdaenv"
 	"github.com/hookfan/hookfan/shared/config"
 )
 
@@ -23,10 +24,14 @@ func TestLargePayloads(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	h, _ := synth(t, cfg, builder, "")
+	outdir := t.TempDir()
+	h, _ := synth(t, cfg, builder, outdir)
 	if h.Payloads == nil {
 		t.Fatal("no payload bucket")
 	}
+	// Both functions link the S3 store; ingest replay protection too (a
+	// GitHub source); no lane pauses.
+	checkFunctionBuilds(t, outdir, map[string]string{"ingest": "lambda.norpc", "deliver": "lambda.norpc," + lambdaenv.NoPauseBuildTag})
 	_, parent := templateOf(t, h.Stack)
 	bucketID := *h.Stack.GetLogicalId(h.Payloads.Bucket.Node().DefaultChild().(awscdk.CfnElement))
 	bucket := parent[bucketID]

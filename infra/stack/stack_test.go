@@ -828,16 +828,22 @@ func TestNoWildcardResources(t *testing.T) {
 	if putMetrics != 4 {
 		t.Errorf("PutMetricData granted to %d functions, want ingest and the 3 deliver functions", putMetrics)
 	}
-	checkFunctionBuilds(t, outdir, "lambda.norpc,"+lambdaenv.CloudWatchBuildTag)
+	// A GitHub source (replay protection), no large payloads, no lane that
+	// pauses.
+	checkFunctionBuilds(t, outdir, map[string]string{
+		"ingest":  strings.Join([]string{"lambda.norpc", lambdaenv.CloudWatchBuildTag, lambdaenv.NoPayloadsBuildTag}, ","),
+		"deliver": strings.Join([]string{"lambda.norpc", lambdaenv.CloudWatchBuildTag, lambdaenv.NoPayloadsBuildTag, lambdaenv.NoPauseBuildTag}, ","),
+	})
 }
 
 // checkFunctionBuilds checks that every Go function of the assembly in
 // outdir (ingest and each lane's deliver) was built with exactly the build
-// tags tags: the PutMetricData sink's tag with metrics.sink "cloudwatch",
-// none beyond lambda.norpc otherwise, so the EMF functions link no
-// CloudWatch client. It reads the build information of each function
-// asset's bootstrap, found through the assembly's asset manifests.
-func checkFunctionBuilds(t *testing.T, outdir, tags string) {
+// tags want names for it: the PutMetricData sink's tag with metrics.sink
+// "cloudwatch" (the EMF functions link no CloudWatch client), and a tag
+// leaving out each feature the configuration does not use. It reads the
+// build information of each function asset's bootstrap, found through the
+// assembly's asset manifests.
+func checkFunctionBuilds(t *testing.T, outdir string, want map[string]string) {
 	t.Helper()
 	manifests, _ := filepath.Glob(filepath.Join(outdir, "*.assets.json"))
 	checked := map[string]bool{"ingest": false, "deliver": false}
@@ -873,7 +879,7 @@ func checkFunctionBuilds(t *testing.T, outdir, tags string) {
 					got = s.Value
 				}
 			}
-			if got != tags {
+			if tags := want[filepath.Base(info.Path)]; got != tags {
 				t.Errorf("asset %s (%s): built with -tags %q, want %q", hash, info.Path, got, tags)
 			}
 			checked[filepath.Base(info.Path)] = true
@@ -914,7 +920,10 @@ func TestSynthesizeTwiceIsIdentical(t *testing.T) {
 		}
 		return files
 	}
-	checkFunctionBuilds(t, outs[0], "lambda.norpc")
+	checkFunctionBuilds(t, outs[0], map[string]string{
+		"ingest":  "lambda.norpc," + lambdaenv.NoPayloadsBuildTag,
+		"deliver": strings.Join([]string{"lambda.norpc", lambdaenv.NoPayloadsBuildTag, lambdaenv.NoPauseBuildTag}, ","),
+	})
 	first, second := read(outs[0]), read(outs[1])
 	if len(first) == 0 {
 		t.Fatal("no templates")

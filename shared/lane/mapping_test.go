@@ -1,3 +1,5 @@
+//go:build !hookfan.nopause
+
 package lane_test
 
 import (

@@ -1,0 +1,18 @@
+//go:build !hookfan.nopayloads
+
+package lambdaenv
+
+import (
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/hookfan/hookfan/shared/payload"
+)
+
+// PayloadsLinked reports whether this binary links the S3 store of large
+// bodies: it was built without NoPayloadsBuildTag.
+const PayloadsLinked = true
+
+// PayloadStore builds the S3 store of large bodies in bucket.
+func PayloadStore(cfg aws.Config, bucket string) (Payloads, error) {
+	return &payload.S3{API: payload.NewS3Client(cfg), Bucket: bucket}, nil
+}
