@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookfan/hookfan/shared/ddbitem"
 )
 
 // Attribute names of a delivery record.
@@ -110,32 +111,26 @@ func pkKey(pk string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{AttrPK: &types.AttributeValueMemberS{Value: pk}}
 }
 
-func num(n int64) types.AttributeValue {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
-}
-
-func str(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
-
 // claimInput renders the conditional UpdateItem of a claim.
 func (d *DynamoDB) claimInput(in ClaimInput, token string) *dynamodb.UpdateItemInput {
 	values := map[string]types.AttributeValue{
-		":in_progress": str(string(StatusInProgress)),
-		":now":         num(in.Now.UnixMilli()),
-		":now_text":    str(in.Now.UTC().Format(timeLayout)),
-		":token":       str(token),
-		":until":       num(in.LeaseUntil.UnixMilli()),
-		":source":      str(in.Source),
-		":type":        str(in.Type),
-		":expires":     num(in.ExpiresAt.Unix()),
-		":one":         num(1),
+		":in_progress": ddbitem.S(string(StatusInProgress)),
+		":now":         ddbitem.N(in.Now.UnixMilli()),
+		":now_text":    ddbitem.S(in.Now.UTC().Format(timeLayout)),
+		":token":       ddbitem.S(token),
+		":until":       ddbitem.N(in.LeaseUntil.UnixMilli()),
+		":source":      ddbitem.S(in.Source),
+		":type":        ddbitem.S(in.Type),
+		":expires":     ddbitem.N(in.ExpiresAt.Unix()),
+		":one":         ddbitem.N(1),
 	}
 	condition, names := replayCondition, replayClaimNames
 	if in.Replay == "" {
 		condition, names = claimCondition, claimNames
-		values[":delivered"] = str(string(StatusDelivered))
-		values[":gone"] = str(string(StatusGone))
+		values[":delivered"] = ddbitem.S(string(StatusDelivered))
+		values[":gone"] = ddbitem.S(string(StatusGone))
 	} else {
-		values[":replay"] = str(in.Replay)
+		values[":replay"] = ddbitem.S(in.Replay)
 	}
 	return &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(d.table),
@@ -186,9 +181,9 @@ func (d *DynamoDB) Claim(ctx context.Context, in ClaimInput) (Lease, error) {
 func (d *DynamoDB) finishInput(lease Lease, out Outcome) *dynamodb.UpdateItemInput {
 	history, replays := extended(lease, out)
 	values := map[string]types.AttributeValue{
-		":token":   str(lease.Token),
-		":status":  str(string(out.Status)),
-		":code":    num(int64(out.HTTPStatus)),
+		":token":   ddbitem.S(lease.Token),
+		":status":  ddbitem.S(string(out.Status)),
+		":code":    ddbitem.N(int64(out.HTTPStatus)),
 		":history": encodeHistory(history),
 	}
 	var update string
@@ -196,15 +191,15 @@ func (d *DynamoDB) finishInput(lease Lease, out Outcome) *dynamodb.UpdateItemInp
 	switch out.Status {
 	case StatusDelivered:
 		update, names = finishDelivered, finishDeliveredNames
-		values[":at_text"] = str(out.At.UTC().Format(timeLayout))
+		values[":at_text"] = ddbitem.S(out.At.UTC().Format(timeLayout))
 		values[":replays"] = encodeStrings(replays)
 	case StatusFailed:
 		update, names = finishRetry, finishRetryNames
-		values[":error"] = str(ShortError(out.Error))
-		values[":next_text"] = str(out.NextAttemptAt.UTC().Format(timeLayout))
+		values[":error"] = ddbitem.S(ShortError(out.Error))
+		values[":next_text"] = ddbitem.S(out.NextAttemptAt.UTC().Format(timeLayout))
 	default:
 		update, names = finishFailed, finishFailedNames
-		values[":error"] = str(ShortError(out.Error))
+		values[":error"] = ddbitem.S(ShortError(out.Error))
 		values[":replays"] = encodeStrings(replays)
 	}
 	return &dynamodb.UpdateItemInput{
@@ -254,72 +249,37 @@ func (d *DynamoDB) Get(ctx context.Context, pk string) (Record, bool, error) {
 // attribute of the wrong type or an unparsable number is an error.
 func decodeRecord(item map[string]types.AttributeValue) (Record, error) {
 	var r Record
-	var errs []error
-	getS := func(name string) string {
-		switch v := item[name].(type) {
-		case nil:
-		case *types.AttributeValueMemberS:
-			return v.Value
-		default:
-			errs = append(errs, fmt.Errorf("attribute %s: want a string", name))
-		}
-		return ""
-	}
-	getN := func(name string) int64 {
-		switch v := item[name].(type) {
-		case nil:
-		case *types.AttributeValueMemberN:
-			n, err := strconv.ParseInt(v.Value, 10, 64)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("attribute %s: %q is not a whole number", name, v.Value))
-			}
-			return n
-		default:
-			errs = append(errs, fmt.Errorf("attribute %s: want a number", name))
-		}
-		return 0
-	}
-	getT := func(name string) time.Time {
-		s := getS(name)
-		if s == "" {
-			return time.Time{}
-		}
-		t, err := time.Parse(time.RFC3339Nano, s)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("attribute %s: %q is not an RFC 3339 time", name, s))
-		}
-		return t
-	}
-	r.PK = getS(AttrPK)
-	r.Status = Status(getS(AttrStatus))
-	r.LeaseToken = getS(AttrLeaseToken)
-	if ms := getN(AttrLeaseUntil); ms != 0 {
+	it := ddbitem.NewReader(item)
+	r.PK = it.String(AttrPK)
+	r.Status = Status(it.String(AttrStatus))
+	r.LeaseToken = it.String(AttrLeaseToken)
+	if ms := it.Int(AttrLeaseUntil); ms != 0 {
 		r.LeaseUntil = time.UnixMilli(ms)
 	}
-	r.Attempts = int(getN(AttrAttempts))
-	r.LastStatus = int(getN(AttrLastStatus))
-	r.LastError = getS(AttrLastError)
-	r.FirstAttemptAt = getT(AttrFirstAttemptAt)
-	r.DeliveredAt = getT(AttrDeliveredAt)
-	r.Source = getS(AttrSource)
-	r.Type = getS(AttrType)
-	if s := getN(AttrExpiresAt); s != 0 {
+	r.Attempts = int(it.Int(AttrAttempts))
+	r.LastStatus = int(it.Int(AttrLastStatus))
+	r.LastError = it.String(AttrLastError)
+	r.FirstAttemptAt = it.Time(AttrFirstAttemptAt)
+	r.DeliveredAt = it.Time(AttrDeliveredAt)
+	r.Source = it.String(AttrSource)
+	r.Type = it.String(AttrType)
+	if s := it.Int(AttrExpiresAt); s != 0 {
 		r.ExpiresAt = time.Unix(s, 0)
 	}
-	r.NextAttemptAt = getT(AttrNextAttemptAt)
+	r.NextAttemptAt = it.Time(AttrNextAttemptAt)
 	switch v := item[AttrHistory].(type) {
 	case nil:
 	case *types.AttributeValueMemberL:
 		for i, e := range v.Value {
 			a, err := decodeAttempt(e)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("attribute %s[%d]: %w", AttrHistory, i, err))
+				it.Fail(fmt.Errorf("attribute %s[%d]: %w", AttrHistory, i, err))
 				continue
 			}
 			r.History = append(r.History, a)
 		}
 	default:
-		errs = append(errs, fmt.Errorf("attribute %s: want a list", AttrHistory))
+		it.Fail(fmt.Errorf("attribute %s: want a list", AttrHistory))
 	}
 	switch v := item[AttrReplays].(type) {
 	case nil:
@@ -327,15 +287,15 @@ func decodeRecord(item map[string]types.AttributeValue) (Record, error) {
 		for i, e := range v.Value {
 			s, ok := e.(*types.AttributeValueMemberS)
 			if !ok {
-				errs = append(errs, fmt.Errorf("attribute %s[%d]: want a string", AttrReplays, i))
+				it.Fail(fmt.Errorf("attribute %s[%d]: want a string", AttrReplays, i))
 				continue
 			}
 			r.Replays = append(r.Replays, s.Value)
 		}
 	default:
-		errs = append(errs, fmt.Errorf("attribute %s: want a list", AttrReplays))
+		it.Fail(fmt.Errorf("attribute %s: want a list", AttrReplays))
 	}
-	return r, errors.Join(errs...)
+	return r, it.Err()
 }
 
 // encodeHistory renders the history as a list of maps; empty optional
@@ -344,14 +304,14 @@ func encodeHistory(history []Attempt) types.AttributeValue {
 	list := make([]types.AttributeValue, len(history))
 	for i, a := range history {
 		m := map[string]types.AttributeValue{
-			histAt:        str(a.At.UTC().Format(timeLayout)),
-			histOutcome:   str(string(a.Outcome)),
-			histStatus:    num(int64(a.HTTPStatus)),
-			histLatencyMS: num(a.Latency.Milliseconds()),
+			histAt:        ddbitem.S(a.At.UTC().Format(timeLayout)),
+			histOutcome:   ddbitem.S(string(a.Outcome)),
+			histStatus:    ddbitem.N(int64(a.HTTPStatus)),
+			histLatencyMS: ddbitem.N(a.Latency.Milliseconds()),
 		}
 		for k, v := range map[string]string{histError: a.Error, histBy: a.ClaimedBy, histReplay: a.Replay} {
 			if v != "" {
-				m[k] = str(v)
+				m[k] = ddbitem.S(v)
 			}
 		}
 		list[i] = &types.AttributeValueMemberM{Value: m}
@@ -362,7 +322,7 @@ func encodeHistory(history []Attempt) types.AttributeValue {
 func encodeStrings(values []string) types.AttributeValue {
 	list := make([]types.AttributeValue, len(values))
 	for i, v := range values {
-		list[i] = str(v)
+		list[i] = ddbitem.S(v)
 	}
 	return &types.AttributeValueMemberL{Value: list}
 }
@@ -373,39 +333,9 @@ func decodeAttempt(v types.AttributeValue) (Attempt, error) {
 	if !ok {
 		return Attempt{}, errors.New("want a map")
 	}
-	var errs []error
-	s := func(k string) string {
-		switch x := m.Value[k].(type) {
-		case nil:
-		case *types.AttributeValueMemberS:
-			return x.Value
-		default:
-			errs = append(errs, fmt.Errorf("%s: want a string", k))
-		}
-		return ""
-	}
-	n := func(k string) int64 {
-		switch x := m.Value[k].(type) {
-		case nil:
-		case *types.AttributeValueMemberN:
-			v, err := strconv.ParseInt(x.Value, 10, 64)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %q is not a whole number", k, x.Value))
-			}
-			return v
-		default:
-			errs = append(errs, fmt.Errorf("%s: want a number", k))
-		}
-		return 0
-	}
-	a := Attempt{Outcome: Status(s(histOutcome)), HTTPStatus: int(n(histStatus)), Latency: time.Duration(n(histLatencyMS)) * time.Millisecond,
-		Error: s(histError), ClaimedBy: s(histBy), Replay: s(histReplay)}
-	if at := s(histAt); at != "" {
-		t, err := time.Parse(time.RFC3339Nano, at)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %q is not an RFC 3339 time", histAt, at))
-		}
-		a.At = t
-	}
-	return a, errors.Join(errs...)
+	it := ddbitem.NewMapReader(m.Value)
+	a := Attempt{Outcome: Status(it.String(histOutcome)), HTTPStatus: int(it.Int(histStatus)), Latency: time.Duration(it.Int(histLatencyMS)) * time.Millisecond,
+		Error: it.String(histError), ClaimedBy: it.String(histBy), Replay: it.String(histReplay)}
+	a.At = it.Time(histAt)
+	return a, it.Err()
 }

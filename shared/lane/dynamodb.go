@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/hookfan/hookfan/shared/ddbitem"
 	"github.com/hookfan/hookfan/shared/dedupe"
 )
 
@@ -118,16 +119,10 @@ func (u *update) input(table, dest string) *dynamodb.UpdateItemInput {
 }
 
 func key(dest string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{dedupe.AttrPK: str(Key(dest))}
+	return map[string]types.AttributeValue{dedupe.AttrPK: ddbitem.S(Key(dest))}
 }
 
-func num(n int64) types.AttributeValue {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
-}
-
-func str(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
-
-func ms(t time.Time) types.AttributeValue { return num(t.UnixMilli()) }
+func ms(t time.Time) types.AttributeValue { return ddbitem.N(t.UnixMilli()) }
 
 // run sends an update; a failed condition returns the item as it was,
 // with ErrChanged (or what refused tells of it).
@@ -177,15 +172,15 @@ func (d *DynamoDB) Count(ctx context.Context, dest string, t Tally, at time.Time
 	u := newUpdate()
 	now := u.value("now", ms(at))
 	u.set = append(u.set, u.name(AttrUpdatedAt)+" = "+now)
-	failures := func() string { return u.value("f", num(int64(t.Failures))) }
+	failures := func() string { return u.value("f", ddbitem.N(int64(t.Failures))) }
 	if t.Succeeded {
-		u.set = append(u.set, u.name(AttrFailures)+" = "+u.value("trailing", num(int64(t.Trailing))))
+		u.set = append(u.set, u.name(AttrFailures)+" = "+u.value("trailing", ddbitem.N(int64(t.Trailing))))
 	} else {
 		u.add = append(u.add, u.name(AttrFailures)+" "+failures())
 	}
 	if width > 0 {
 		idx := WindowIndex(at, width)
-		u.add = append(u.add, u.name(windowAttr(idx, 'a'))+" "+u.value("a", num(int64(t.Attempts))), u.name(windowAttr(idx, 'f'))+" "+failures())
+		u.add = append(u.add, u.name(windowAttr(idx, 'a'))+" "+u.value("a", ddbitem.N(int64(t.Attempts))), u.name(windowAttr(idx, 'f'))+" "+failures())
 		u.remove = append(u.remove, u.name(windowAttr(idx-2, 'a')), u.name(windowAttr(idx-2, 'f')))
 	}
 	return d.run(ctx, "count", dest, u, nil)
@@ -197,7 +192,7 @@ func (u *update) versionIs(v int64) string {
 	if v == 0 {
 		return "attribute_not_exists(" + u.name(AttrVersion) + ")"
 	}
-	return u.name(AttrVersion) + " = " + u.value("version", num(v))
+	return u.name(AttrVersion) + " = " + u.value("version", ddbitem.N(v))
 }
 
 // Pause records a pause if the lane is still at in.Version.
@@ -206,16 +201,16 @@ func (d *DynamoDB) Pause(ctx context.Context, dest string, in PauseInput) (State
 	u.cond = u.versionIs(in.Version)
 	at := u.value("at", ms(in.At))
 	u.set = append(u.set,
-		u.name(AttrMode)+" = "+u.value("paused", str(string(Paused))),
-		u.name(AttrVersion)+" = "+u.value("next", num(in.Version+1)),
+		u.name(AttrMode)+" = "+u.value("paused", ddbitem.S(string(Paused))),
+		u.name(AttrVersion)+" = "+u.value("next", ddbitem.N(in.Version+1)),
 		u.name(AttrPausedAt)+" = "+at,
 		u.name(AttrResumeBy)+" = "+u.value("resume_by", ms(in.ResumeBy)),
-		u.name(AttrReason)+" = "+u.value("reason", str(in.Reason)),
-		u.name(AttrPausedBy)+" = "+u.value("by", str(string(in.By))),
+		u.name(AttrReason)+" = "+u.value("reason", ddbitem.S(in.Reason)),
+		u.name(AttrPausedBy)+" = "+u.value("by", ddbitem.S(string(in.By))),
 		u.name(AttrUpdatedAt)+" = "+at,
 	)
 	if !in.Takeover {
-		u.set = append(u.set, u.name(AttrProbes)+" = "+u.value("zero", num(0)))
+		u.set = append(u.set, u.name(AttrProbes)+" = "+u.value("zero", ddbitem.N(0)))
 		u.remove = append(u.remove, u.name(AttrProbeUntil), u.name(AttrLastProbeAt), u.name(AttrLastProbeStatus), u.name(AttrLastProbeError))
 	}
 	return d.run(ctx, "pause", dest, u, changed)
@@ -224,19 +219,19 @@ func (d *DynamoDB) Pause(ctx context.Context, dest string, in PauseInput) (State
 // Resume records a resume if the lane is still paused at in.Version.
 func (d *DynamoDB) Resume(ctx context.Context, dest string, in ResumeInput) (State, error) {
 	u := newUpdate()
-	u.cond = u.versionIs(in.Version) + " AND " + u.name(AttrMode) + " = " + u.value("paused", str(string(Paused)))
+	u.cond = u.versionIs(in.Version) + " AND " + u.name(AttrMode) + " = " + u.value("paused", ddbitem.S(string(Paused)))
 	at := u.value("at", ms(in.At))
 	pauses := make([]types.AttributeValue, len(in.Pauses))
 	for i, iv := range in.Pauses {
 		pauses[i] = &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"from": ms(iv.From), "to": ms(iv.To)}}
 	}
 	u.set = append(u.set,
-		u.name(AttrMode)+" = "+u.value("active", str(string(Active))),
-		u.name(AttrVersion)+" = "+u.value("next", num(in.Version+1)),
-		u.name(AttrFailures)+" = "+u.value("zero", num(0)),
+		u.name(AttrMode)+" = "+u.value("active", ddbitem.S(string(Active))),
+		u.name(AttrVersion)+" = "+u.value("next", ddbitem.N(in.Version+1)),
+		u.name(AttrFailures)+" = "+u.value("zero", ddbitem.N(0)),
 		u.name(AttrResumedAt)+" = "+at,
-		u.name(AttrResumeReason)+" = "+u.value("reason", str(in.Reason)),
-		u.name(AttrResumedBy)+" = "+u.value("by", str(string(in.By))),
+		u.name(AttrResumeReason)+" = "+u.value("reason", ddbitem.S(in.Reason)),
+		u.name(AttrResumedBy)+" = "+u.value("by", ddbitem.S(string(in.By))),
 		u.name(AttrPauses)+" = "+u.value("pauses", &types.AttributeValueMemberL{Value: pauses}),
 		u.name(AttrUpdatedAt)+" = "+at,
 	)
@@ -253,10 +248,10 @@ func (d *DynamoDB) StartProbe(ctx context.Context, dest string, at, until time.T
 	u := newUpdate()
 	probeUntil := u.name(AttrProbeUntil)
 	now := u.value("at", ms(at))
-	u.cond = u.name(AttrMode) + " = " + u.value("paused", str(string(Paused))) +
+	u.cond = u.name(AttrMode) + " = " + u.value("paused", ddbitem.S(string(Paused))) +
 		" AND (attribute_not_exists(" + probeUntil + ") OR " + probeUntil + " <= " + now + ")"
 	u.set = append(u.set, probeUntil+" = "+u.value("until", ms(until)), u.name(AttrUpdatedAt)+" = "+now)
-	u.add = append(u.add, u.name(AttrProbes)+" "+u.value("one", num(1)))
+	u.add = append(u.add, u.name(AttrProbes)+" "+u.value("one", ddbitem.N(1)))
 	return d.run(ctx, "probe", dest, u, func(s State) error {
 		if s.IsPaused() {
 			return ErrProbeBusy
@@ -268,12 +263,12 @@ func (d *DynamoDB) StartProbe(ctx context.Context, dest string, at, until time.T
 // FinishProbe records a probe's result on a paused lane.
 func (d *DynamoDB) FinishProbe(ctx context.Context, dest string, r ProbeResult) error {
 	u := newUpdate()
-	u.cond = u.name(AttrMode) + " = " + u.value("paused", str(string(Paused)))
+	u.cond = u.name(AttrMode) + " = " + u.value("paused", ddbitem.S(string(Paused)))
 	at := u.value("at", ms(r.At))
 	u.set = append(u.set,
 		u.name(AttrLastProbeAt)+" = "+at,
-		u.name(AttrLastProbeStatus)+" = "+u.value("status", num(int64(r.Status))),
-		u.name(AttrLastProbeError)+" = "+u.value("error", str(dedupe.ShortError(r.Error))),
+		u.name(AttrLastProbeStatus)+" = "+u.value("status", ddbitem.N(int64(r.Status))),
+		u.name(AttrLastProbeError)+" = "+u.value("error", ddbitem.S(dedupe.ShortError(r.Error))),
 		u.name(AttrUpdatedAt)+" = "+at,
 	)
 	u.remove = append(u.remove, u.name(AttrProbeUntil))
@@ -285,52 +280,27 @@ func (d *DynamoDB) FinishProbe(ctx context.Context, dest string, r ProbeResult) 
 // Missing attributes stay zero; one of the wrong type is an error.
 func decodeState(dest string, item map[string]types.AttributeValue) (State, error) {
 	s := State{Destination: dest, Mode: Active}
-	var errs []error
-	getS := func(name string) string {
-		switch v := item[name].(type) {
-		case nil:
-		case *types.AttributeValueMemberS:
-			return v.Value
-		default:
-			errs = append(errs, fmt.Errorf("attribute %s: want a string", name))
-		}
-		return ""
-	}
-	number := func(name string, av types.AttributeValue) int64 {
-		switch v := av.(type) {
-		case nil:
-		case *types.AttributeValueMemberN:
-			n, err := strconv.ParseInt(v.Value, 10, 64)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("attribute %s: %q is not a whole number", name, v.Value))
-			}
-			return n
-		default:
-			errs = append(errs, fmt.Errorf("attribute %s: want a number", name))
-		}
-		return 0
-	}
-	getN := func(name string) int64 { return number(name, item[name]) }
+	it := ddbitem.NewReader(item)
 	getT := func(name string) time.Time {
-		if n := getN(name); n != 0 {
+		if n := it.Int(name); n != 0 {
 			return time.UnixMilli(n)
 		}
 		return time.Time{}
 	}
-	if m := getS(AttrMode); m != "" {
+	if m := it.String(AttrMode); m != "" {
 		s.Mode = Mode(m)
 	}
 	if s.Mode != Active && s.Mode != Paused {
-		errs = append(errs, fmt.Errorf("attribute %s: %q is neither %s nor %s", AttrMode, s.Mode, Active, Paused))
+		it.Fail(fmt.Errorf("attribute %s: %q is neither %s nor %s", AttrMode, s.Mode, Active, Paused))
 	}
-	s.Version = getN(AttrVersion)
+	s.Version = it.Int(AttrVersion)
 	s.PausedAt, s.ResumeBy = getT(AttrPausedAt), getT(AttrResumeBy)
-	s.Reason, s.By = getS(AttrReason), By(getS(AttrPausedBy))
-	s.Failures = int(getN(AttrFailures))
-	s.Probes = int(getN(AttrProbes))
+	s.Reason, s.By = it.String(AttrReason), By(it.String(AttrPausedBy))
+	s.Failures = int(it.Int(AttrFailures))
+	s.Probes = int(it.Int(AttrProbes))
 	s.ProbeUntil, s.LastProbeAt = getT(AttrProbeUntil), getT(AttrLastProbeAt)
-	s.LastProbeStatus, s.LastProbeError = int(getN(AttrLastProbeStatus)), getS(AttrLastProbeError)
-	s.ResumedAt, s.ResumeReason, s.ResumedBy = getT(AttrResumedAt), getS(AttrResumeReason), By(getS(AttrResumedBy))
+	s.LastProbeStatus, s.LastProbeError = int(it.Int(AttrLastProbeStatus)), it.String(AttrLastProbeError)
+	s.ResumedAt, s.ResumeReason, s.ResumedBy = getT(AttrResumedAt), it.String(AttrResumeReason), By(it.String(AttrResumedBy))
 	s.UpdatedAt = getT(AttrUpdatedAt)
 	switch v := item[AttrPauses].(type) {
 	case nil:
@@ -338,13 +308,13 @@ func decodeState(dest string, item map[string]types.AttributeValue) (State, erro
 		for _, e := range v.Value {
 			m, ok := e.(*types.AttributeValueMemberM)
 			if !ok {
-				errs = append(errs, fmt.Errorf("attribute %s: want a list of maps", AttrPauses))
+				it.Fail(fmt.Errorf("attribute %s: want a list of maps", AttrPauses))
 				continue
 			}
-			s.Pauses = append(s.Pauses, Interval{From: time.UnixMilli(number(AttrPauses+".from", m.Value["from"])), To: time.UnixMilli(number(AttrPauses+".to", m.Value["to"]))})
+			s.Pauses = append(s.Pauses, Interval{From: time.UnixMilli(it.Number(AttrPauses+".from", m.Value["from"])), To: time.UnixMilli(it.Number(AttrPauses+".to", m.Value["to"]))})
 		}
 	default:
-		errs = append(errs, fmt.Errorf("attribute %s: want a list", AttrPauses))
+		it.Fail(fmt.Errorf("attribute %s: want a list", AttrPauses))
 	}
 	windows := map[int64]*Window{}
 	for name, av := range item {
@@ -363,14 +333,14 @@ func decodeState(dest string, item map[string]types.AttributeValue) (State, erro
 		}
 		switch rest[len(rest)-1] {
 		case 'a':
-			w.Attempts = int(number(name, av))
+			w.Attempts = int(it.Number(name, av))
 		case 'f':
-			w.Failures = int(number(name, av))
+			w.Failures = int(it.Number(name, av))
 		}
 	}
 	for _, w := range windows {
 		s.Windows = append(s.Windows, *w)
 	}
 	sortWindows(s.Windows)
-	return s, errors.Join(errs...)
+	return s, it.Err()
 }

@@ -11,12 +11,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookfan/hookfan/shared/ddbitem"
 )
 
 // Attribute names of a replay record. The key, status, lease, source,
@@ -91,12 +92,6 @@ func pkKey(key string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{AttrPK: &types.AttributeValueMemberS{Value: key}}
 }
 
-func num(n int64) types.AttributeValue {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
-}
-
-func str(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
-
 // claimInput renders the conditional UpdateItem that creates a record.
 func (d *DynamoDB) claimInput(in ClaimInput, token string) *dynamodb.UpdateItemInput {
 	return &dynamodb.UpdateItemInput{
@@ -106,16 +101,16 @@ func (d *DynamoDB) claimInput(in ClaimInput, token string) *dynamodb.UpdateItemI
 		ConditionExpression:      aws.String(claimCondition),
 		ExpressionAttributeNames: claimNames,
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pending":      str(string(StatusPending)),
-			":event_id":     str(in.Event.ID),
-			":type":         str(in.Event.Type),
-			":content_type": str(in.Event.ContentType),
-			":source":       str(in.Source),
-			":token":        str(token),
-			":until":        num(in.LeaseUntil.UnixMilli()),
-			":now_text":     str(in.Now.UTC().Format(timeLayout)),
-			":now_s":        num(in.Now.Unix()),
-			":expires":      num(in.ExpiresAt.Unix()),
+			":pending":      ddbitem.S(string(StatusPending)),
+			":event_id":     ddbitem.S(in.Event.ID),
+			":type":         ddbitem.S(in.Event.Type),
+			":content_type": ddbitem.S(in.Event.ContentType),
+			":source":       ddbitem.S(in.Source),
+			":token":        ddbitem.S(token),
+			":until":        ddbitem.N(in.LeaseUntil.UnixMilli()),
+			":now_text":     ddbitem.S(in.Now.UTC().Format(timeLayout)),
+			":now_s":        ddbitem.N(in.Now.Unix()),
+			":expires":      ddbitem.N(in.ExpiresAt.Unix()),
 		},
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
@@ -131,12 +126,12 @@ func (d *DynamoDB) takeoverInput(in ClaimInput, old Record, token string) *dynam
 		ConditionExpression:      aws.String(takeoverCondition),
 		ExpressionAttributeNames: takeoverNames,
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pending":   str(string(StatusPending)),
-			":old_token": str(old.LeaseToken),
-			":now":       num(in.Now.UnixMilli()),
-			":now_s":     num(in.Now.Unix()),
-			":token":     str(token),
-			":until":     num(in.LeaseUntil.UnixMilli()),
+			":pending":   ddbitem.S(string(StatusPending)),
+			":old_token": ddbitem.S(old.LeaseToken),
+			":now":       ddbitem.N(in.Now.UnixMilli()),
+			":now_s":     ddbitem.N(in.Now.Unix()),
+			":token":     ddbitem.S(token),
+			":until":     ddbitem.N(in.LeaseUntil.UnixMilli()),
 		},
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
@@ -202,9 +197,9 @@ func (d *DynamoDB) Confirm(ctx context.Context, l Lease, at time.Time) error {
 		ConditionExpression:      aws.String(confirmCondition),
 		ExpressionAttributeNames: confirmNames,
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":token":     str(l.Token),
-			":published": str(string(StatusPublished)),
-			":at_text":   str(at.UTC().Format(timeLayout)),
+			":token":     ddbitem.S(l.Token),
+			":published": ddbitem.S(string(StatusPublished)),
+			":at_text":   ddbitem.S(at.UTC().Format(timeLayout)),
 		},
 	})
 	return finishErr("confirm", l.Key, err)
@@ -220,9 +215,9 @@ func (d *DynamoDB) Release(ctx context.Context, l Lease) error {
 		ConditionExpression:      aws.String(releaseCondition),
 		ExpressionAttributeNames: releaseNames,
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":token":   str(l.Token),
-			":pending": str(string(StatusPending)),
-			":zero":    num(0),
+			":token":   ddbitem.S(l.Token),
+			":pending": ddbitem.S(string(StatusPending)),
+			":zero":    ddbitem.N(0),
 		},
 	})
 	return finishErr("release", l.Key, err)
@@ -259,65 +254,30 @@ func (d *DynamoDB) Get(ctx context.Context, key string) (Record, bool, error) {
 // decodeRecord reads a stored item. Missing attributes stay zero; an
 // attribute of the wrong type or an unparsable value is an error.
 func decodeRecord(item map[string]types.AttributeValue) (Record, error) {
-	var errs []error
-	getS := func(name string) string {
-		switch v := item[name].(type) {
-		case nil:
-		case *types.AttributeValueMemberS:
-			return v.Value
-		default:
-			errs = append(errs, fmt.Errorf("attribute %s: want a string", name))
-		}
-		return ""
-	}
-	getN := func(name string) int64 {
-		switch v := item[name].(type) {
-		case nil:
-		case *types.AttributeValueMemberN:
-			n, err := strconv.ParseInt(v.Value, 10, 64)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("attribute %s: %q is not a whole number", name, v.Value))
-			}
-			return n
-		default:
-			errs = append(errs, fmt.Errorf("attribute %s: want a number", name))
-		}
-		return 0
-	}
-	getT := func(name string) time.Time {
-		s := getS(name)
-		if s == "" {
-			return time.Time{}
-		}
-		t, err := time.Parse(time.RFC3339Nano, s)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("attribute %s: %q is not an RFC 3339 time", name, s))
-		}
-		return t
-	}
+	it := ddbitem.NewReader(item)
 	r := Record{
-		Key:    getS(AttrPK),
-		Status: Status(getS(AttrStatus)),
-		Event:  Event{ID: getS(AttrEventID), Type: getS(AttrType), ContentType: getS(AttrContentType)},
-		Source: getS(AttrSource),
+		Key:    it.String(AttrPK),
+		Status: Status(it.String(AttrStatus)),
+		Event:  Event{ID: it.String(AttrEventID), Type: it.String(AttrType), ContentType: it.String(AttrContentType)},
+		Source: it.String(AttrSource),
 
-		LeaseToken:  getS(AttrLeaseToken),
-		FirstSeenAt: getT(AttrFirstSeenAt),
-		PublishedAt: getT(AttrPublishedAt),
+		LeaseToken:  it.String(AttrLeaseToken),
+		FirstSeenAt: it.Time(AttrFirstSeenAt),
+		PublishedAt: it.Time(AttrPublishedAt),
 	}
-	if ms := getN(AttrLeaseUntil); ms != 0 {
+	if ms := it.Int(AttrLeaseUntil); ms != 0 {
 		r.LeaseUntil = time.UnixMilli(ms)
 	}
-	if s := getN(AttrExpiresAt); s != 0 {
+	if s := it.Int(AttrExpiresAt); s != 0 {
 		r.ExpiresAt = time.Unix(s, 0)
 	}
 	switch r.Status {
 	case StatusPending, StatusPublished:
 	default:
-		errs = append(errs, fmt.Errorf("attribute %s: %q is not a replay record's status", AttrStatus, r.Status))
+		it.Fail(fmt.Errorf("attribute %s: %q is not a replay record's status", AttrStatus, r.Status))
 	}
 	if r.Event.ID == "" {
-		errs = append(errs, fmt.Errorf("attribute %s: missing", AttrEventID))
+		it.Fail(fmt.Errorf("attribute %s: missing", AttrEventID))
 	}
-	return r, errors.Join(errs...)
+	return r, it.Err()
 }
