@@ -184,19 +184,11 @@ func NewArchive(scope constructs.Construct, id string, props *ArchiveProps) (*Ar
 	// SNS checks the role's permissions when the subscription is created.
 	a.Subscription.Node().AddDependency(a.SubscriptionRole.Node().FindChild(jsii.String("DefaultPolicy")))
 
-	a.DeadLettersAlarm = awscloudwatch.NewAlarm(a.Construct, jsii.String("DeadLettersAlarm"), &awscloudwatch.AlarmProps{
-		Metric: a.DeadLetterQueue.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
+	a.DeadLettersAlarm = newAlarm(a.Construct, "DeadLettersAlarm",
+		a.DeadLetterQueue.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
 			Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Maximum"),
-		}),
-		Threshold:          jsii.Number(0),
-		EvaluationPeriods:  jsii.Number(1),
-		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
-		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-		AlarmDescription:   jsii.String("Hookfan archive: SNS could not put events into the archive stream; they wait in the archive subscription's DLQ (deliveries are not affected)."),
-	})
-	if props.AlarmAction != nil {
-		a.DeadLettersAlarm.AddAlarmAction(props.AlarmAction)
-		a.DeadLettersAlarm.AddOkAction(props.AlarmAction)
-	}
+		}), 0,
+		"Hookfan archive: SNS could not put events into the archive stream; they wait in the archive subscription's DLQ (deliveries are not affected).",
+		props.AlarmAction)
 	return a, nil
 }

@@ -357,19 +357,7 @@ func (l *Lane) addAlarms(cfg *config.Config, action awscloudwatch.IAlarmAction) 
 	five := awscdk.Duration_Minutes(jsii.Number(5))
 	max := jsii.String("Maximum")
 	alarm := func(id string, m awscloudwatch.IMetric, threshold float64, desc string) awscloudwatch.Alarm {
-		a := awscloudwatch.NewAlarm(l.Construct, jsii.String(id), &awscloudwatch.AlarmProps{
-			Metric:             m,
-			Threshold:          jsii.Number(threshold),
-			EvaluationPeriods:  jsii.Number(1),
-			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
-			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-			AlarmDescription:   jsii.String(desc),
-		})
-		if action != nil {
-			a.AddAlarmAction(action)
-			a.AddOkAction(action)
-		}
-		return a
+		return newAlarm(l.Construct, id, m, threshold, desc, action)
 	}
 	l.Alarms.DeadLetters = alarm("DeadLettersAlarm",
 		l.DeadLetterQueue.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: minute, Statistic: max}), 0,
@@ -407,4 +395,23 @@ func importSecret(scope constructs.Construct, id, nameOrArn string) awssecretsma
 
 func seconds(d time.Duration) awscdk.Duration {
 	return awscdk.Duration_Seconds(jsii.Number(d.Seconds()))
+}
+
+// newAlarm adds an alarm on m above threshold over one period, quiet
+// without data, notifying action (when set) as it fires and clears: the
+// shape of every alarm of the stack.
+func newAlarm(scope constructs.Construct, id string, m awscloudwatch.IMetric, threshold float64, desc string, action awscloudwatch.IAlarmAction) awscloudwatch.Alarm {
+	a := awscloudwatch.NewAlarm(scope, jsii.String(id), &awscloudwatch.AlarmProps{
+		Metric:             m,
+		Threshold:          jsii.Number(threshold),
+		EvaluationPeriods:  jsii.Number(1),
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+		AlarmDescription:   jsii.String(desc),
+	})
+	if action != nil {
+		a.AddAlarmAction(action)
+		a.AddOkAction(action)
+	}
+	return a
 }

@@ -57,19 +57,7 @@ func (a *IngestAPI) addSourceAlarms(cfg *config.Config, action awscloudwatch.IAl
 	for _, s := range cfg.Sources {
 		id := outputID(s.Name)
 		alarm := func(name string, m awscloudwatch.IMetric, threshold float64, desc string) awscloudwatch.Alarm {
-			al := awscloudwatch.NewAlarm(a.Construct, jsii.String("Source"+id+name+"Alarm"), &awscloudwatch.AlarmProps{
-				Metric:             m,
-				Threshold:          jsii.Number(threshold),
-				EvaluationPeriods:  jsii.Number(1),
-				ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
-				TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-				AlarmDescription:   jsii.String(desc),
-			})
-			if action != nil {
-				al.AddAlarmAction(action)
-				al.AddOkAction(action)
-			}
-			return al
+			return newAlarm(a.Construct, "Source"+id+name+"Alarm", m, threshold, desc, action)
 		}
 		limit := s.Limits.ClientErrorThreshold()
 		a.SourceAlarms[s.Name] = &SourceAlarms{
