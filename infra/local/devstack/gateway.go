@@ -243,18 +243,7 @@ func writeHTTPResponse(w http.ResponseWriter, resp events.APIGatewayV2HTTPRespon
 	for _, c := range resp.Cookies {
 		w.Header().Add("Set-Cookie", c)
 	}
-	body := []byte(resp.Body)
-	if resp.IsBase64Encoded {
-		if b, err := base64.StdEncoding.DecodeString(resp.Body); err == nil {
-			body = b
-		}
-	}
-	status := resp.StatusCode
-	if status == 0 {
-		status = http.StatusOK
-	}
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	writeBody(w, resp.StatusCode, resp.Body, resp.IsBase64Encoded)
 }
 
 func writeProxyResponse(w http.ResponseWriter, resp events.APIGatewayProxyResponse) {
@@ -267,18 +256,23 @@ func writeProxyResponse(w http.ResponseWriter, resp events.APIGatewayProxyRespon
 			w.Header().Add(k, v)
 		}
 	}
-	body := []byte(resp.Body)
-	if resp.IsBase64Encoded {
-		if b, err := base64.StdEncoding.DecodeString(resp.Body); err == nil {
-			body = b
+	writeBody(w, resp.StatusCode, resp.Body, resp.IsBase64Encoded)
+}
+
+// writeBody answers with a function's status (200 when it set none) and
+// body, decoded when the function base64-encoded it, as API Gateway does.
+func writeBody(w http.ResponseWriter, status int, body string, isBase64 bool) {
+	out := []byte(body)
+	if isBase64 {
+		if b, err := base64.StdEncoding.DecodeString(body); err == nil {
+			out = b
 		}
 	}
-	status := resp.StatusCode
 	if status == 0 {
 		status = http.StatusOK
 	}
 	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	_, _ = w.Write(out)
 }
 
 func writeGatewayError(w http.ResponseWriter, status int, message string) {
