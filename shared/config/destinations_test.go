@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -70,15 +71,23 @@ func TestLargePayloads(t *testing.T) {
 	if !c.LargePayloads() {
 		t.Error("no LargePayloads with a source taking 4,000,000 bytes")
 	}
-	// Default retention ≈ 40 h: 2 days (rounded up with the DLQ's 14), the
-	// archive's 30 days (a replay on its last day waits again), + 1.
-	if got := c.PayloadExpirationDays(); got != 16+30+1 {
-		t.Errorf("PayloadExpirationDays = %d, want 47 with the default schedule and archive", got)
+	// The DLQ's 14 days (counted from the first enqueue), then a whole
+	// queue retention after a redrive at their last moment (≈ 40 h by
+	// default), rounded up to days, + 1: 17. The archive's days are not
+	// added: a replay writes the body again (from the archive's own copy).
+	if got := c.PayloadExpirationDays(); got != 17 {
+		t.Errorf("PayloadExpirationDays = %d, want 17 with the default schedule", got)
 	}
 	off := 0
 	c.Archive.Days = &off
 	if got := c.PayloadExpirationDays(); got != 17 {
 		t.Errorf("PayloadExpirationDays without the archive = %d, want 17", got)
+	}
+	// A lane kept longer (a pause reserve) lengthens it by its retention.
+	c.Destinations[0].Pause = &Pause{}
+	want := int(roundUp(DLQRetention+c.Destinations[0].Retention(), 24*time.Hour)/(24*time.Hour)) + 1
+	if got := c.PayloadExpirationDays(); got != want || got <= 17 {
+		t.Errorf("PayloadExpirationDays with a pausing lane = %d, want %d", got, want)
 	}
 	if MaxBodyBytesREST != 4521984 || MaxBodyBytesHTTP != 1004885 {
 		t.Errorf("ceilings %d, %d; want 4521984 (REST) and 1004885 (HTTP)", MaxBodyBytesREST, MaxBodyBytesHTTP)

@@ -75,8 +75,8 @@ func TestLargeBodyStoredThenReferenced(t *testing.T) {
 			if err != nil || !bytes.Equal(got, tc.body) {
 				t.Fatalf("stored object: %d bytes, %v; want the %d bytes sent", len(got), err, len(tc.body))
 			}
-			if ref.Key != payload.Key(id, sha(tc.body)) {
-				t.Errorf("key %s is not derived from the event id %s", ref.Key, id)
+			if ref.Key != payload.Key("hmac-plain", id, sha(tc.body)) {
+				t.Errorf("key %s is not derived from the source and the event id %s", ref.Key, id)
 			}
 		})
 	}

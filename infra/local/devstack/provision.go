@@ -99,6 +99,7 @@ func QueueName(prefix, destination string) string    { return prefix + "-" + des
 func DLQName(prefix, destination string) string      { return prefix + "-" + destination + "-dlq" }
 func SubscriptionDLQName(prefix, dest string) string { return prefix + "-" + dest + "-sub-dlq" }
 func ArchiveBucketName(prefix string) string         { return prefix + "-archive" }
+func PayloadBucketName(prefix string) string         { return prefix + "-payloads" }
 func ArchiveQueueName(prefix string) string          { return prefix + "-archive" }
 
 // DestinationSecretName is the secret a lane signs with: the configured one,
@@ -138,7 +139,7 @@ func Provision(ctx context.Context, c Clients, cfg *config.Config, secrets map[s
 		}
 	}
 	if cfg.LargePayloads() {
-		t.PayloadBucket = prefix + "-payloads"
+		t.PayloadBucket = PayloadBucketName(prefix)
 		if err := createPayloadBucket(ctx, c.S3, t.PayloadBucket, cfg.PayloadExpirationDays()); err != nil {
 			return nil, err
 		}

@@ -116,14 +116,12 @@ func New(ctx context.Context, o Options) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	var payloads *payload.S3
-	if topo.PayloadBucket != "" {
-		payloads = &payload.S3{API: o.Clients.S3, Bucket: topo.PayloadBucket}
-		s.Payloads = payloads
-	}
 	var ingestPayloads ingest.Payloads
-	if payloads != nil {
-		ingestPayloads = payloads
+	if topo.PayloadBucket != "" {
+		s.Payloads = &payload.S3{API: o.Clients.S3, Bucket: topo.PayloadBucket}
+		// Ingest also writes each body into the archive bucket, as the
+		// deployed ingest function does (the archive keeps the bodies).
+		ingestPayloads = &payload.S3{API: o.Clients.S3, Bucket: topo.PayloadBucket, Archive: topo.Archive.Bucket}
 	}
 	ingestOpts := ingest.Options{
 		Payloads:  ingestPayloads,

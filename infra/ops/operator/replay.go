@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -66,7 +67,10 @@ type ReplayResult struct {
 	// Filtered counts events the destination's filter does not select.
 	Filtered   int
 	Unreadable int
-	DryRun     bool
+	// Lost are the events not sent because their bodies exist nowhere any
+	// more (each error names the event, its age and the fix).
+	Lost   []error
+	DryRun bool
 }
 
 // Replay sends archived events to a destination's queue again, exactly as
@@ -98,6 +102,11 @@ func (o *Operator) Replay(ctx context.Context, opt ReplayOptions) (ReplayResult,
 			o.printf("would replay %s  %s  %s  received %s\n", ev.ID, ev.Source, ev.Type, stamp(ev.ReceivedAt))
 		} else {
 			msgID, err := o.sendReplay(ctx, l, ev, res.ID)
+			if errors.Is(err, errBodyLost) {
+				res.Lost = append(res.Lost, err)
+				o.progressf("replay: %v\n", err)
+				return nil
+			}
 			if err != nil {
 				return fmt.Errorf("replay %s: %w (%d sent; run the same command with --id %s to send the rest, and what was sent is not sent twice)", ev.ID, err, len(res.Events), res.ID)
 			}
@@ -134,10 +143,14 @@ func (o *Operator) Replay(ctx context.Context, opt ReplayOptions) (ReplayResult,
 		o.printf("; %d other(s) in range are not for %s (its filter; --ignore-filter sends them too)", res.Filtered, l.Destination)
 	}
 	o.printf("\n")
+	var errs []error
 	if res.Unreadable > 0 {
-		return res, fmt.Errorf("%d archive record(s) could not be read (listed above) and were not replayed", res.Unreadable)
+		errs = append(errs, fmt.Errorf("%d archive record(s) could not be read (listed above) and were not replayed", res.Unreadable))
 	}
-	return res, nil
+	if len(res.Lost) > 0 {
+		errs = append(errs, fmt.Errorf("%d event(s) not replayed:\n%w", len(res.Lost), errors.Join(res.Lost...)))
+	}
+	return res, errors.Join(errs...)
 }
 
 func (o *Operator) replayRange(ctx context.Context, opt ReplayOptions, opts archive.Options, send func(archive.Event) error) error {
@@ -223,10 +236,16 @@ func (o *Operator) lastWritten(ctx context.Context, id string) (time.Time, bool,
 }
 
 // sendReplay sends an archived event to the lane's queue with its
-// attributes and the replay attribute.
+// attributes and the replay attribute. A body stored in S3 is written to
+// the payload bucket again first, from the archive's copy once the
+// bucket's lifecycle removed it (restoreBody).
 func (o *Operator) sendReplay(ctx context.Context, l Lane, ev archive.Event, replayID string) (string, error) {
 	attrs, err := replayAttributes(ev, replayID)
 	if err != nil {
+		return "", err
+	}
+	if err := o.restoreBody(ctx, stored{id: ev.ID, receivedAt: ev.Attributes[message.AttrReceivedAt].Value,
+		ref: isReference(ev.Attributes[message.AttrPayload].Value), body: ev.Message, outcome: "it is not replayed"}); err != nil {
 		return "", err
 	}
 	out, err := o.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &l.QueueURL, MessageBody: &ev.Message, MessageAttributes: attrs})
