@@ -124,6 +124,8 @@ type Config struct {
 	Dedupe       Dedupe        `json:"dedupe"`
 	Alarms       Alarms        `json:"alarms"`
 	Archive      Archive       `json:"archive,omitzero"`
+	// Operators may assume the stack's operator role (Operators).
+	Operators Operators `json:"operators,omitzero"`
 }
 
 // Source is one webhook sender with its own URL, /webhooks/{name}.

@@ -139,3 +139,25 @@ func TestCheckHeaderValue(t *testing.T) {
 		}
 	}
 }
+
+// TestOperatorPrincipals: operators.principals takes IAM root, role and
+// user ARNs, each once; anything else is refused naming the entry and the
+// forms that work.
+func TestOperatorPrincipals(t *testing.T) {
+	c := destinationsConfig(t, false)
+	c.Operators.Principals = []string{"arn:aws:iam::123456789012:root", "arn:aws:iam::123456789012:role/ops/Oncall", "arn:aws-us-gov:iam::123456789012:user/alice"}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("good principals refused: %v", err)
+	}
+	c.Operators.Principals = []string{"123456789012", "arn:aws:iam::123456789012:group/ops", "arn:aws:iam::123456789012:root", "arn:aws:iam::123456789012:root"}
+	err := c.Validate()
+	for _, want := range []string{
+		`operators.principals[0]: "123456789012" is not an IAM principal ARN; use arn:aws:iam::<account id>:root`,
+		`operators.principals[1]: "arn:aws:iam::123456789012:group/ops" is not an IAM principal ARN`,
+		`operators.principals[3]: "arn:aws:iam::123456789012:root" is listed twice`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v\nwant it to say %q", err, want)
+		}
+	}
+}
