@@ -149,6 +149,13 @@ func TestOperatorPrincipals(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatalf("good principals refused: %v", err)
 	}
+	for _, bad := range []string{"arn:aws:iam::12345678901:root", "arn:aws:sts::123456789012:assumed-role/x/y", "arn:aws:iam::123456789012:role/", "arn:aws-:iam::123456789012:root",
+		"arn:aws:iam:eu-west-1:123456789012:root", "arn:aws:iam::123456789012:role/a b"} {
+		c.Operators.Principals = []string{bad}
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "is not an IAM principal ARN") {
+			t.Errorf("%q: %v, want it refused", bad, err)
+		}
+	}
 	c.Operators.Principals = []string{"123456789012", "arn:aws:iam::123456789012:group/ops", "arn:aws:iam::123456789012:root", "arn:aws:iam::123456789012:root"}
 	err := c.Validate()
 	for _, want := range []string{

@@ -2,7 +2,7 @@ package config
 
 import (
 	"fmt"
-	"regexp"
+	"strings"
 )
 
 // Operators are who may assume the stack's operator role: the one
@@ -18,15 +18,35 @@ type Operators struct {
 	Principals []string `json:"principals,omitempty"`
 }
 
-// principalARN is an IAM account root, role or user ARN in any partition.
-var principalARN = regexp.MustCompile(`^arn:aws(-[a-z]+)*:iam::[0-9]{12}:(root|role/[A-Za-z0-9+=,.@_/-]{1,512}|user/[A-Za-z0-9+=,.@_/-]{1,512})$`)
+// principalARN reports whether s is an IAM account root, role or user ARN
+// in any partition: arn:aws[-…]:iam::<12 digits>:root, :role/<path and
+// name> or :user/<path and name>.
+func principalARN(s string) bool {
+	parts := strings.SplitN(s, ":", 6)
+	if len(parts) != 6 || parts[0] != "arn" || parts[2] != "iam" || parts[3] != "" || len(parts[4]) != 12 || strings.Trim(parts[4], "0123456789") != "" {
+		return false
+	}
+	if p := parts[1]; p != "aws" && (!strings.HasPrefix(p, "aws-") || strings.Trim(p[4:], "abcdefghijklmnopqrstuvwxyz-") != "" || len(p) == 4) {
+		return false
+	}
+	res := parts[5]
+	if res == "root" {
+		return true
+	}
+	name, ok := strings.CutPrefix(res, "role/")
+	if !ok {
+		name, ok = strings.CutPrefix(res, "user/")
+	}
+	const allowed = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+=,.@_/-"
+	return ok && len(name) >= 1 && len(name) <= 512 && strings.Trim(name, allowed) == ""
+}
 
 func (o Operators) validate(p *problems) {
 	seen := map[string]bool{}
 	for i, a := range o.Principals {
 		field := fmt.Sprintf("operators.principals[%d]", i)
 		switch {
-		case !principalARN.MatchString(a):
+		case !principalARN(a):
 			p.add(field, "%q is not an IAM principal ARN; use arn:aws:iam::<account id>:root, arn:aws:iam::<account id>:role/<name> or arn:aws:iam::<account id>:user/<name>", a)
 		case seen[a]:
 			p.add(field, "%q is listed twice; list each principal once", a)

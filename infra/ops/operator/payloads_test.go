@@ -185,7 +185,17 @@ func TestReplayRestoresLargeBody(t *testing.T) {
 	if got, err := store.Get(ctx, refs["evt_kept"]); err != nil || !bytes.Equal(got, body) {
 		t.Errorf("the replayed event's body in the payload bucket: %d bytes, %v", len(got), err)
 	}
-	if len(res.Events) != 1 || len(res.Lost) != 1 {
+	if len(res.Events) != 1 || len(res.NotSent) != 1 {
 		t.Errorf("result %+v", res)
+	}
+
+	// With --ignore-filter, a large body of a source the lane's function
+	// may not read (its grant is its filter's sources') is not sent.
+	op.Resources.Lanes[0].Filter.Sources = []string{"github"}
+	before := len(q.ids("q"))
+	_, err = op.Replay(ctx, ReplayOptions{Destination: "d", Event: "evt_kept", IgnoreFilter: true, Since: received.Add(-time.Hour), Until: received.Add(time.Hour)})
+	if err == nil || !strings.Contains(err.Error(), "event evt_kept of source stripe: its body is in S3 under payloads/stripe/, which d's function may not read") ||
+		!strings.Contains(err.Error(), "Fix: add stripe to d's filter.sources") || len(q.ids("q")) != before {
+		t.Errorf("replay to a lane that cannot read the body: %v; queue %v", err, q.ids("q"))
 	}
 }

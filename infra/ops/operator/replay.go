@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/message"
+	"github.com/hookfan/hookfan/shared/payload"
 )
 
 // ReplayOptions select what a replay sends. Either Event or Since is set.
@@ -67,10 +69,11 @@ type ReplayResult struct {
 	// Filtered counts events the destination's filter does not select.
 	Filtered   int
 	Unreadable int
-	// Lost are the events not sent because their bodies exist nowhere any
-	// more (each error names the event, its age and the fix).
-	Lost   []error
-	DryRun bool
+	// NotSent are the events not sent, each error saying why and what to
+	// do: its body exists nowhere any more (errBodyLost, with its age), or
+	// is in S3 under a source the destination's function may not read.
+	NotSent []error
+	DryRun  bool
 }
 
 // Replay sends archived events to a destination's queue again, exactly as
@@ -98,12 +101,17 @@ func (o *Operator) Replay(ctx context.Context, opt ReplayOptions) (ReplayResult,
 			res.Filtered++
 			return nil
 		}
+		if err := unreadableBody(l, ev); err != nil {
+			res.NotSent = append(res.NotSent, err)
+			o.progressf("replay: %v\n", err)
+			return nil
+		}
 		if opt.DryRun {
 			o.printf("would replay %s  %s  %s  received %s\n", ev.ID, ev.Source, ev.Type, stamp(ev.ReceivedAt))
 		} else {
 			msgID, err := o.sendReplay(ctx, l, ev, res.ID)
 			if errors.Is(err, errBodyLost) {
-				res.Lost = append(res.Lost, err)
+				res.NotSent = append(res.NotSent, err)
 				o.progressf("replay: %v\n", err)
 				return nil
 			}
@@ -147,8 +155,8 @@ func (o *Operator) Replay(ctx context.Context, opt ReplayOptions) (ReplayResult,
 	if res.Unreadable > 0 {
 		errs = append(errs, fmt.Errorf("%d archive record(s) could not be read (listed above) and were not replayed", res.Unreadable))
 	}
-	if len(res.Lost) > 0 {
-		errs = append(errs, fmt.Errorf("%d event(s) not replayed:\n%w", len(res.Lost), errors.Join(res.Lost...)))
+	if len(res.NotSent) > 0 {
+		errs = append(errs, fmt.Errorf("%d event(s) not replayed:\n%w", len(res.NotSent), errors.Join(res.NotSent...)))
 	}
 	return res, errors.Join(errs...)
 }
@@ -233,6 +241,17 @@ func (o *Operator) lastWritten(ctx context.Context, id string) (time.Time, bool,
 		}
 	}
 	return latest, !latest.IsZero(), nil
+}
+
+// unreadableBody refuses an event whose body is in S3 under a source the
+// lane's function may not read (its grant covers its filter's sources
+// only): sent with --ignore-filter, it could not be delivered.
+func unreadableBody(l Lane, ev archive.Event) error {
+	if !isReference(ev.Attributes[message.AttrPayload].Value) || len(l.Filter.Sources) == 0 || slices.Contains(l.Filter.Sources, ev.Source) {
+		return nil
+	}
+	return fmt.Errorf("event %s of source %s: its body is in S3 under %s, which %s's function may not read (it reads its filter's sources' only: %s); it is not replayed. Fix: add %s to %s's filter.sources and deploy, or replay it to a destination that takes %s",
+		ev.ID, ev.Source, payload.SourcePrefix(ev.Source), l.Destination, strings.Join(l.Filter.Sources, ", "), ev.Source, l.Destination, ev.Source)
 }
 
 // sendReplay sends an archived event to the lane's queue with its
