@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookfan/hookfan/events"
 	"github.com/hookfan/hookfan/shared/archive"
@@ -26,7 +27,9 @@ import (
 // deleted as the bucket's lifecycle would, which moto does not run), is
 // still delivered byte for byte, with a verifying signature, by ops redrive
 // and then again by ops replay: each writes the body back from the
-// archive, which holds the body itself, not only its reference.
+// archive, which holds the body itself, not only its reference. A redrive
+// the stack cannot see (the console's move task) past the object's life
+// is delivered too: the deliverer reads the archive's copy.
 func TestLargeBodyOutlivesItsObject(t *testing.T) {
 	t.Parallel()
 	var fixed atomic.Bool
@@ -108,9 +111,62 @@ func TestLargeBodyOutlivesItsObject(t *testing.T) {
 		t.Fatalf("replay: exit %d\n%s", code, out)
 	}
 	delivered(2)
+
+	// A console redrive (a move task: the stack sees nothing) of an event
+	// whose object is gone: the deliverer reads the archive's copy.
+	fixed.Store(false)
+	var second []byte
+	ev2 := e.send("stripe", "stripe", "payment_intent.succeeded", "evt_large_console", func(s *events.Sample) {
+		padded(300<<10, 7001)(s)
+		second = s.Body
+	})
+	waitFor(t, 60*time.Second, "the second event DEAD and in the DLQ", func() bool {
+		r, _ := e.record("d", ev2.id)
+		return r.Status == dedupe.StatusDead && depth(t, lane.DLQURL) == 1
+	})
+	ref2 := payload.NewReference(e.stack.Topology.PayloadBucket, "stripe", ev2.id, second)
+	if _, err := clients.S3.DeleteObject(context.Background(), &s3.DeleteObjectInput{Bucket: &e.stack.Topology.PayloadBucket, Key: &ref2.Key}); err != nil {
+		t.Fatal(err)
+	}
+	fixed.Store(true)
+	moveLikeTheConsole(t, lane.DLQURL, lane.QueueURL)
+	waitFor(t, 30*time.Second, "the console-redriven delivery", func() bool { return rc.accepted(ev2.id) == 1 })
+	got := rc.deliveries()
+	last := got[len(got)-1]
+	if !last.verified || !bytes.Equal(last.body, second) || last.header.Get("webhook-id") != ev2.id {
+		t.Errorf("console-redriven delivery: verified %v, %d bytes (the body: %v)", last.verified, len(last.body), bytes.Equal(last.body, second))
+	}
+	if _, err := clients.S3.HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: &e.stack.Topology.PayloadBucket, Key: &ref2.Key}); err == nil {
+		t.Error("the payload object is back: the delivery did not come from the archive's copy")
+	}
 	for _, d := range rc.deliveries() {
 		if d.status == http.StatusNoContent && strings.Contains(string(d.body), `"bucket"`) && len(d.body) < 1024 {
 			t.Errorf("a delivery carried the reference, not the body: %s", d.body)
+		}
+	}
+}
+
+// moveLikeTheConsole moves every message of a DLQ to its queue unchanged,
+// as a DLQ redrive's move task does (moto has none): receive, send with
+// the same body and attributes, delete.
+func moveLikeTheConsole(t *testing.T, dlq, queue string) {
+	t.Helper()
+	ctx := context.Background()
+	for {
+		out, err := clients.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &dlq, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageAttributeNames: []string{"All"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Messages) == 0 {
+			return
+		}
+		for _, m := range out.Messages {
+			if _, err := clients.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &queue, MessageBody: m.Body, MessageAttributes: m.MessageAttributes}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := clients.SQS.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &dlq, ReceiptHandle: m.ReceiptHandle}); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }

@@ -58,6 +58,10 @@ type LaneProps struct {
 	// function reads large bodies from, PayloadKeyArn the key encrypting
 	// it; nil: the deployment has none.
 	PayloadBucketName, PayloadBucketArn, PayloadKeyArn *string
+	// ArchiveBucketName and ArchiveBucketArn name the archive bucket, whose
+	// copy of a large body the function reads once the payload object is
+	// gone; nil: no archive (or no payload bucket).
+	ArchiveBucketName, ArchiveBucketArn *string
 	// OperatorRoleArn is the stack's operator role: besides SNS (from
 	// Topic) and, in a lane that pauses, its own function, the one
 	// principal the queue's policy lets send to it (required).
@@ -231,6 +235,9 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 	}
 	if props.PayloadBucketName != nil {
 		env[config.EnvPayloadBucket] = *props.PayloadBucketName
+		if props.ArchiveBucketName != nil {
+			env[config.EnvPayloadArchiveBucket] = *props.ArchiveBucketName
+		}
 	}
 	rule, pauses := d.PauseRule()
 	if pauses {
@@ -269,7 +276,11 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 		l.HeaderSecrets[name] = s
 	}
 	if props.PayloadBucketArn != nil {
-		grantPayloadGet(l.Role, props.PayloadBucketArn, props.PayloadKeyArn, payloadPrefixes(d.Filter))
+		buckets := []*string{props.PayloadBucketArn}
+		if props.ArchiveBucketArn != nil {
+			buckets = append(buckets, props.ArchiveBucketArn)
+		}
+		grantPayloadGet(l.Role, buckets, props.PayloadKeyArn, payloadPrefixes(d.Filter))
 	}
 	l.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:   jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"),

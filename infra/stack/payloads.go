@@ -117,12 +117,15 @@ func payloadPrefixes(f config.Filter) []string {
 }
 
 // grantPayloadGet lets role read bodies: s3:GetObject under the prefixes
-// of the bucket named by bucketArn (a lane refers to the parent's bucket
-// by ARN), and kms:Decrypt on the key through S3.
-func grantPayloadGet(role awsiam.IRole, bucketArn, keyArn *string, prefixes []string) {
-	resources := make([]*string, len(prefixes))
-	for i, prefix := range prefixes {
-		resources[i] = awscdk.Fn_Join(jsii.String(""), &[]*string{bucketArn, jsii.String("/" + prefix + "*")})
+// of the buckets named by bucketArns (the payload bucket, and the archive's
+// copies; a lane refers to the parent's buckets by ARN), and kms:Decrypt on
+// the key through S3.
+func grantPayloadGet(role awsiam.IRole, bucketArns []*string, keyArn *string, prefixes []string) {
+	var resources []*string
+	for _, bucketArn := range bucketArns {
+		for _, prefix := range prefixes {
+			resources = append(resources, awscdk.Fn_Join(jsii.String(""), &[]*string{bucketArn, jsii.String("/" + prefix + "*")}))
+		}
 	}
 	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions: jsii.Strings("s3:GetObject"), Resources: &resources,

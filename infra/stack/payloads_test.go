@@ -134,29 +134,47 @@ func TestLargePayloads(t *testing.T) {
 		for i, d := range cfg.Destinations {
 			_, res := templateOf(t, h.LaneStacks[i])
 			checkLane(t, d, cfg, res, false)
-			want := []string{"<bucket>/payloads/*"}
-			if len(d.Filter.Sources) > 0 {
-				want = nil
+			// In the payload bucket, then the archive's copies.
+			var want []string
+			for _, bucket := range []string{"<bucket>", "<archive>"} {
+				if len(d.Filter.Sources) == 0 {
+					want = append(want, bucket+"/payloads/*")
+				}
 				for _, src := range d.Filter.Sources {
-					want = append(want, "<bucket>/payloads/"+src+"/*")
+					want = append(want, bucket+"/payloads/"+src+"/*")
 				}
 			}
 			var got []string
 			for _, sts := range roleStatements(res) {
 				for _, st := range sts {
-					if strings.HasPrefix(st, "s3:") {
-						got = append(got, strings.ReplaceAll(st, "referencetoHookfanPayloadsBucket22F269CDArn", "<bucket>"))
+					action, targets, _ := strings.Cut(st, " on ")
+					if !strings.HasPrefix(action, "s3:") {
+						continue
+					}
+					for _, target := range strings.Split(targets, ", ") {
+						bucket, prefix, _ := strings.Cut(target, "/")
+						switch {
+						case strings.HasPrefix(bucket, "referencetoHookfanPayloadsBucket"):
+							bucket = "<bucket>"
+						case strings.HasPrefix(bucket, "referencetoHookfanArchiveBucket"):
+							bucket = "<archive>"
+						}
+						got = append(got, action+" on "+bucket+"/"+prefix)
 					}
 				}
 			}
+			for i := range want {
+				want[i] = "s3:GetObject on " + want[i]
+			}
 			slices.Sort(got)
-			if diff := cmp.Diff("s3:GetObject on "+strings.Join(want, ", "), strings.Join(got, " ")); diff != "" {
+			slices.Sort(want)
+			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("%s (sources %v): S3 grants (-want +got):\n%s", d.Name, d.Filter.Sources, diff)
 			}
 			_, fn := only(t, res, "AWS::Lambda::Function")
 			env := fn.Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
-			if env[config.EnvPayloadBucket] == nil || env[config.EnvPayloadArchiveBucket] != nil {
-				t.Errorf("%s: %s = %v, %s = %v; want the bucket, and no archive", d.Name, config.EnvPayloadBucket, env[config.EnvPayloadBucket], config.EnvPayloadArchiveBucket, env[config.EnvPayloadArchiveBucket])
+			if env[config.EnvPayloadBucket] == nil || env[config.EnvPayloadArchiveBucket] == nil {
+				t.Errorf("%s: %s = %v, %s = %v; want both buckets", d.Name, config.EnvPayloadBucket, env[config.EnvPayloadBucket], config.EnvPayloadArchiveBucket, env[config.EnvPayloadArchiveBucket])
 			}
 		}
 	})

@@ -224,6 +224,9 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 			OperatorRoleArn: h.Operator.Role.RoleArn()}
 		if h.Payloads != nil {
 			lp.PayloadBucketName, lp.PayloadBucketArn, lp.PayloadKeyArn = h.Payloads.Bucket.BucketName(), h.Payloads.Bucket.BucketArn(), h.DataKey.KeyArn()
+			if h.Archive != nil {
+				lp.ArchiveBucketName, lp.ArchiveBucketArn = h.Archive.Bucket.BucketName(), h.Archive.Bucket.BucketArn()
+			}
 		}
 		lane, err := NewLane(ns, "Lane", lp)
 		if err != nil {

@@ -27,7 +27,8 @@ const (
 	// message (both functions); unset when no source takes such bodies.
 	EnvPayloadBucket = "HOOKFAN_PAYLOAD_BUCKET"
 	// EnvPayloadArchiveBucket names the archive bucket, where ingest writes
-	// a copy of each such body (ingest, with the archive on).
+	// a copy of each such body and a deliver function reads it once the
+	// payload bucket's lifecycle removed the object (both, with the archive on).
 	EnvPayloadArchiveBucket = "HOOKFAN_PAYLOAD_ARCHIVE_BUCKET"
 )
 

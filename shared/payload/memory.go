@@ -2,6 +2,7 @@ package payload
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -55,14 +56,21 @@ func (m *Memory) Restore(_ context.Context, ref Reference, body []byte) error {
 	return nil
 }
 
-// Get returns a copy of the object a reference names, checked against it.
+// Get returns a copy of the object a reference names, checked against it,
+// or the archive's copy once the object is gone (as S3.Get).
 func (m *Memory) Get(_ context.Context, ref Reference) ([]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.check(ref); err != nil {
 		return nil, err
 	}
-	return get(m.objects, ref)
+	body, err := get(m.objects, ref)
+	if errors.Is(err, ErrNotFound) && m.Archive != "" {
+		if archived, aerr := get(m.archived, ref); aerr == nil {
+			return archived, nil
+		}
+	}
+	return body, err
 }
 
 // GetArchived returns the archive's copy of the body a reference names.

@@ -194,8 +194,13 @@ func TestS3Archive(t *testing.T) {
 		}
 	}
 	delete(api.objects, "payloads-bucket/"+ref.Key) // the lifecycle
-	if _, err := s.Get(ctx, ref); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("expired object: %v, want ErrNotFound", err)
+	// A message redriven past the object's life still gets its body: the
+	// archive's copy.
+	if got, err := s.Get(ctx, ref); err != nil || !bytes.Equal(got, body) {
+		t.Fatalf("expired object: %d bytes, %v; want the archive's copy", len(got), err)
+	}
+	if _, err := (&S3{API: api, Bucket: "payloads-bucket"}).Get(ctx, ref); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("expired object without an archive: %v, want ErrNotFound", err)
 	}
 	got, err := s.GetArchived(ctx, ref)
 	if err != nil || !bytes.Equal(got, body) {
@@ -250,6 +255,9 @@ func TestMemoryArchive(t *testing.T) {
 	if got, err := m.GetArchived(ctx, ref); err != nil || !bytes.Equal(got, body) {
 		t.Fatalf("archived copy: %q, %v", got, err)
 	}
+	if got, err := m.Get(ctx, ref); err != nil || !bytes.Equal(got, body) {
+		t.Fatalf("Get past the lifecycle: %q, %v; want the archive's copy", got, err)
+	}
 	if err := m.Restore(ctx, ref, body); err != nil {
 		t.Fatal(err)
 	}
@@ -259,5 +267,9 @@ func TestMemoryArchive(t *testing.T) {
 	m.DeleteArchived(ref.Key)
 	if _, err := m.GetArchived(ctx, ref); !IsGone(err) {
 		t.Errorf("expired archive copy: %v, want gone", err)
+	}
+	m.Delete(ref.Key)
+	if _, err := m.Get(ctx, ref); !errors.Is(err, ErrNotFound) {
+		t.Errorf("both gone: %v, want ErrNotFound", err)
 	}
 }

@@ -29,7 +29,7 @@ type S3API interface {
 
 // S3 stores bodies in one bucket (encrypted at rest by the bucket's
 // default encryption) and, when Archive is set, a second copy of each in
-// the archive bucket.
+// the archive bucket, which Get falls back to.
 type S3 struct {
 	API    S3API
 	Bucket string
@@ -83,12 +83,20 @@ func (s *S3) put(ctx context.Context, bucket string, ref Reference, body []byte)
 }
 
 // Get reads the body a reference names, from this store's bucket only,
-// and checks it against the reference.
+// and checks it against the reference. Once the bucket's lifecycle removed
+// the object (a message redriven past it), the archive's copy is read, when
+// Archive is set.
 func (s *S3) Get(ctx context.Context, ref Reference) ([]byte, error) {
 	if ref.Bucket != s.Bucket {
 		return nil, fmt.Errorf("%w: bucket %q is not this deployment's", ErrReference, ref.Bucket)
 	}
-	return s.get(ctx, s.Bucket, ref)
+	body, err := s.get(ctx, s.Bucket, ref)
+	if errors.Is(err, ErrNotFound) && s.Archive != "" {
+		if archived, aerr := s.get(ctx, s.Archive, ref); aerr == nil {
+			return archived, nil
+		}
+	}
+	return body, err
 }
 
 // GetArchived reads the archive's copy of the body a reference names, and

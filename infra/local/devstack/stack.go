@@ -118,10 +118,11 @@ func New(ctx context.Context, o Options) (*Stack, error) {
 	}
 	var ingestPayloads ingest.Payloads
 	if topo.PayloadBucket != "" {
-		s.Payloads = &payload.S3{API: o.Clients.S3, Bucket: topo.PayloadBucket}
-		// Ingest also writes each body into the archive bucket, as the
-		// deployed ingest function does (the archive keeps the bodies).
-		ingestPayloads = &payload.S3{API: o.Clients.S3, Bucket: topo.PayloadBucket, Archive: topo.Archive.Bucket}
+		// Ingest also writes each body into the archive bucket, and the
+		// deliverers read it there once the payload object is gone, as the
+		// deployed functions do (the archive keeps the bodies).
+		s.Payloads = &payload.S3{API: o.Clients.S3, Bucket: topo.PayloadBucket, Archive: topo.Archive.Bucket}
+		ingestPayloads = s.Payloads
 	}
 	ingestOpts := ingest.Options{
 		Payloads:  ingestPayloads,

@@ -13,7 +13,8 @@ import (
 const PayloadsLinked = true
 
 // PayloadStore builds the S3 store of large bodies in bucket; with archive
-// set (ingest, with the archive on), Put also writes each body's copy there.
+// set (the archive on), Put also writes each body's copy there and Get
+// reads it once the bucket's object is gone.
 func PayloadStore(cfg aws.Config, bucket, archive string) (Payloads, error) {
 	return &payload.S3{API: payload.NewS3Client(cfg), Bucket: bucket, Archive: archive}, nil
 }
