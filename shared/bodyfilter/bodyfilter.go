@@ -4,11 +4,27 @@
 // compiles a policy with SNS's own limits (Compile), and the deliver
 // function matches bodies with it (Filter.Match).
 //
-// The operators are the SNS ones Hookfan supports: exact string or number,
-// prefix, numeric comparisons and ranges, exists, and anything-but (a value,
-// a list of strings or of numbers, or a prefix). Keys nest through objects;
-// a key whose value is an array matches when any element does, and nested
-// keys under an array of objects must match within one element.
+// The operators are the SNS ones Hookfan supports, with the meaning SNS's
+// documentation gives them (the Amazon SNS Developer Guide's pages on
+// string, numeric and key matching; cases.Operators cites the section of
+// each rule):
+//
+//   - an exact string, case-sensitive, or a prefix, of a string value;
+//   - a number, or numeric comparisons and ranges, of a number value, both
+//     compared within ±1e9 at five decimal places (a value outside that
+//     range compares with no number);
+//   - anything-but a list of strings, of numbers, or a prefix: a value of
+//     that kind which is none of them;
+//   - "exists": true: the key holds a leaf value that is neither null nor
+//     empty (not "", not [], not an object); "exists": false: the key is
+//     missing or holds null, "" or [].
+//
+// A key whose value is an array matches when one of its elements does (so
+// anything-but matches an array holding one value not listed). Keys nest
+// through objects; under an array of objects, the nested keys must match
+// within one element; where the body has no object at a nested key's
+// parent, the nested key is missing. A body with no properties ({})
+// matches no filter.
 //
 // A body matches only when it is one JSON object that SNS could read as it
 // is: valid UTF-8 of the characters SQS carries (no U+FFFE, U+FFFF or control
@@ -196,25 +212,24 @@ func (f *Filter) Keys() int { return f.keys }
 func (f *Filter) Combinations() int { return f.combinations }
 
 // SNSSafe reports whether SNS's own MessageBody filtering with this policy
-// passes every JSON body Match accepts: every condition is one whose
-// meaning SNS and Match share exactly (exact strings, string prefixes,
-// anything-but on strings or a prefix, exists true). Numbers are left out
-// (SNS compares them to five decimal places of its own rounding), and so is
-// exists false (SNS's treatment of a key whose parent object is missing is
-// not documented).
+// provably passes every JSON body Match accepts, so that SNS may filter
+// before the queue (Match still runs after it). That holds when every
+// condition is an exact string or a string prefix: SNS documents both for
+// message bodies, case-sensitive, and that a key matches when one of its
+// values does, arrays included. Everything else is left to Match alone:
+//   - exists: SNS documents it only for leaf nodes with a non-null,
+//     non-empty value; what it does with an object, an array of nulls or a
+//     missing parent is not written down;
+//   - anything-but: its documentation both says an array matches when
+//     none of its elements is listed and shows one matching that holds a
+//     listed element beside another;
+//   - numbers: SNS compares at its own five-decimal precision, and writes
+//     no rule for a value outside ±1e9 or for 3.015e2 against 301.5 beyond
+//     the numeric "=" it shows.
 func (f *Filter) SNSSafe() bool { return f.snsSafe }
 
 func (c condition) snsSafe() bool {
-	switch c.kind {
-	case condString, condPrefix, condAnythingButPrefix:
-		return true
-	case condExists:
-		return c.exists
-	case condAnythingBut:
-		return c.nums == nil
-	default:
-		return false
-	}
+	return c.kind == condString || c.kind == condPrefix
 }
 
 type compiler struct{ problems Problems }
