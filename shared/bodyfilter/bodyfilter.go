@@ -58,11 +58,14 @@ const (
 	// MaxCombinations bounds the product of the condition counts of the keys.
 	MaxCombinations = 150
 	// MaxNumber bounds a number in a policy: SNS compares numbers from -1e9
-	// to 1e9.
+	// to 1e9 (Filter policy constraints: numeric matching); Match compares
+	// a body's number outside it with no number.
 	MaxNumber = 1e9
-	// MaxDecimals is the precision SNS compares numbers with.
+	// MaxDecimals is the precision SNS compares numbers with, and Match
+	// too (both sides rounded to five decimal places).
 	MaxDecimals = 5
-	// MaxDepth bounds the nesting of keys.
+	// MaxDepth bounds the nesting of keys: Hookfan's own bound (SNS's
+	// documentation states none for payload-based filtering).
 	MaxDepth = 8
 	// MaxStringBytes bounds a string value in a policy.
 	MaxStringBytes = 1024
@@ -223,9 +226,9 @@ func (f *Filter) Combinations() int { return f.combinations }
 //   - anything-but: its documentation both says an array matches when
 //     none of its elements is listed and shows one matching that holds a
 //     listed element beside another;
-//   - numbers: SNS compares at its own five-decimal precision, and writes
-//     no rule for a value outside ±1e9 or for 3.015e2 against 301.5 beyond
-//     the numeric "=" it shows.
+//   - numbers: SNS compares them at its own five-decimal precision and
+//     writes no rule for a body value outside ±1e9, or for a plain number
+//     in a policy (it shows numeric "=").
 func (f *Filter) SNSSafe() bool { return f.snsSafe }
 
 func (c condition) snsSafe() bool {
