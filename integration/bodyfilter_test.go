@@ -102,7 +102,7 @@ func TestBodyFilterOperators(t *testing.T) {
 }
 
 // filterWait is how long the test waits for its deliveries: most of what
-// is left of the test's deadline (every event crosses fourteen lanes on an
+// is left of the test's deadline (every event crosses one lane per case on an
 // emulator that may be slow), or ten minutes without one.
 func filterWait(t *testing.T) time.Duration {
 	d, ok := t.Deadline()

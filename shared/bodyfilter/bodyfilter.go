@@ -9,7 +9,8 @@
 // string, numeric and key matching; cases.Operators cites the section of
 // each rule):
 //
-//   - an exact string, case-sensitive, or a prefix, of a string value;
+//   - an exact string, case-sensitive, a prefix or a suffix of a string
+//     value, or equals-ignore-case: the string equal to it but for case;
 //   - a number, or numeric comparisons and ranges, of a number value, both
 //     compared within ±1e9 at five decimal places (a value outside that
 //     range compares with no number);
@@ -97,6 +98,8 @@ const (
 	condString condKind = iota
 	condNumber
 	condPrefix
+	condSuffix
+	condEqualsIgnoreCase
 	condExists
 	condAnythingBut       // strings or numbers
 	condAnythingButPrefix // a string prefix
@@ -226,6 +229,9 @@ func (f *Filter) Combinations() int { return f.combinations }
 //   - anything-but: its documentation both says an array matches when
 //     none of its elements is listed and shows one matching that holds a
 //     listed element beside another;
+//   - suffix and equals-ignore-case: newer than the rest, with no rule for
+//     a body array checked here, and no word on how case folds beyond
+//     ASCII (Match folds Unicode's simple case, strings.EqualFold);
 //   - numbers: SNS compares them at its own five-decimal precision and
 //     writes no rule for a body value outside ±1e9, or for a plain number
 //     in a policy (it shows numeric "=").
@@ -316,14 +322,14 @@ func (c *compiler) condition(path []string, i int, v any) (condition, bool) {
 		return condition{kind: condNumber, num: n}, ok
 	case map[string]any:
 		if len(v) != 1 {
-			c.add(at(), "has %d operators; write each condition as an object with one of prefix, numeric, exists, anything-but", len(v))
+			c.add(at(), "has %d operators; write each condition as an object with one of prefix, suffix, equals-ignore-case, numeric, exists, anything-but", len(v))
 			return condition{}, false
 		}
 		for op, arg := range v {
 			return c.operator(at(), op, arg)
 		}
 	}
-	c.add(at(), "is %s; a condition is a string, a number, or an object with one of prefix, numeric, exists, anything-but", describe(v))
+	c.add(at(), "is %s; a condition is a string, a number, or an object with one of prefix, suffix, equals-ignore-case, numeric, exists, anything-but", describe(v))
 	return condition{}, false
 }
 
@@ -336,6 +342,16 @@ func (c *compiler) operator(at []string, op string, arg any) (condition, bool) {
 			return condition{}, false
 		}
 		return condition{kind: condPrefix, str: s}, true
+	case "suffix", "equals-ignore-case":
+		s, ok := arg.(string)
+		if !ok || s == "" || len(s) > MaxStringBytes {
+			c.add(at, "%s takes a non-empty string of at most %d bytes, such as {%q: %q}; got %s", op, MaxStringBytes, op, map[string]string{"suffix": "@example.com", "equals-ignore-case": "Paid"}[op], describe(arg))
+			return condition{}, false
+		}
+		if op == "suffix" {
+			return condition{kind: condSuffix, str: s}, true
+		}
+		return condition{kind: condEqualsIgnoreCase, str: s}, true
 	case "exists":
 		b, ok := arg.(bool)
 		if !ok {
@@ -348,7 +364,7 @@ func (c *compiler) operator(at []string, op string, arg any) (condition, bool) {
 	case "anything-but":
 		return c.anythingBut(at, arg)
 	}
-	c.add(at, "operator %q is not supported; use prefix, numeric, exists or anything-but (or a plain string or number for an exact match)", op)
+	c.add(at, "operator %q is not supported; use prefix, suffix, equals-ignore-case, numeric, exists or anything-but (or a plain string or number for an exact match)", op)
 	return condition{}, false
 }
 

@@ -309,6 +309,10 @@ func (c condition) matchOne(v value) bool {
 		return v.kind == vString && v.str == c.str
 	case condPrefix:
 		return v.kind == vString && strings.HasPrefix(v.str, c.str)
+	case condSuffix:
+		return v.kind == vString && strings.HasSuffix(v.str, c.str)
+	case condEqualsIgnoreCase:
+		return v.kind == vString && strings.EqualFold(v.str, c.str)
 	case condAnythingButPrefix:
 		return v.kind == vString && !strings.HasPrefix(v.str, c.str)
 	case condAnythingBut:

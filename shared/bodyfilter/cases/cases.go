@@ -79,6 +79,24 @@ var Operators = []Case{
 		{`{"id": ["ch_1", "cus_9"]}`, false},
 		{`{"id": 5}`, false},
 	}, false},
+	// A suffix matches a string value ending with it, case-sensitively.
+	{"suffix", "String value matching › Suffix matching", `{"email": [{"suffix": "@example.com"}]}`, []Body{
+		{`{"email": "ops@example.com"}`, true},
+		{`{"email": "ops@example.org"}`, false},
+		{`{"email": "ops@EXAMPLE.COM"}`, false},
+		{`{"email": ["a@example.org", "b@example.com"]}`, true},
+		{`{"email": ["a@example.org"]}`, false},
+		{`{"mail": "ops@example.com"}`, false},
+	}, false},
+	// equals-ignore-case matches a string value equal to it but for case.
+	{"equals-ignore-case", "String value matching › Equals-ignore-case matching", `{"status": [{"equals-ignore-case": "paid"}]}`, []Body{
+		{`{"status": "paid"}`, true},
+		{`{"status": "PAID"}`, true},
+		{`{"status": "Paid "}`, false},
+		{`{"status": ["open", "Paid"]}`, true},
+		{`{"status": ["open"]}`, false},
+		{`{"status": 1}`, false},
+	}, false},
 	{"numeric range", "Numeric value matching › Value range matching", `{"amount": [{"numeric": [">=", 1000, "<", 5000]}]}`, []Body{
 		{`{"amount": 1000}`, true},
 		{`{"amount": 4999.99}`, true},
