@@ -289,8 +289,9 @@ const (
 // destination filtering on them gets the MessageAttributes policy and its
 // body filter is checked by the deliver function alone. A destination with
 // only a body filter gets SNS's MessageBody filtering when that can never
-// drop an event the deliver function would accept: the policy's conditions
-// mean the same to SNS (bodyfilter.Filter.SNSSafe), and no event reaches
+// drop an event the deliver function would accept: every condition is one
+// whose meaning SNS documents in full and the function shares (exact
+// strings and prefixes: bodyfilter.Filter.SNSSafe), and no event reaches
 // SNS as a reference to S3 (no source takes large payloads), whose body SNS
 // would read instead of the event's. A body SNS cannot parse (one published
 // as base64, a form-encoded one) matches no body filter on either side. The
