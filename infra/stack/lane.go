@@ -101,9 +101,9 @@ type Lane struct {
 	HeaderSecrets map[string]awssecretsmanager.ISecret
 	// URLSecret holds the destination's URL when it is read from a secret
 	// (urlSecretName); nil otherwise.
-	URLSecret awssecretsmanager.ISecret
-	EventSource   awslambdaeventsources.SqsEventSource
-	Alarms        LaneAlarms
+	URLSecret   awssecretsmanager.ISecret
+	EventSource awslambdaeventsources.SqsEventSource
+	Alarms      LaneAlarms
 	// ProbeSchedule ticks the deliver function every probeEvery, and
 	// SwitchPolicy lets it turn its own event source mapping off and on:
 	// both nil when the destination does not pause.
