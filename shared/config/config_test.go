@@ -275,6 +275,15 @@ func TestParseInvalid(t *testing.T) {
 			want: []string{`destinations[0].url: "https://REDACTED@a.example.com/hooks" carries credentials; remove them from the URL (deliveries are authenticated by their signature; a subscriber's credential goes in a header with secretName)`},
 		},
 		{
+			// The value is the credential: the message shows the host and the name.
+			name: "a credential in the URL's query",
+			json: dst(`{"name": "a", "url": "https://a.example.com/hooks/tok_path?api_key=k_secret&x=1&Token=t_secret"}`),
+			want: []string{
+				`destinations[0].url: the query of https://a.example.com names "Token", a credential's parameter (its name has "token"): the URL lives in the configuration, the template and the function's environment; store the whole URL in a Secrets Manager secret and name it with urlSecretName instead of url`,
+				`destinations[0].url: the query of https://a.example.com names "api_key", a credential's parameter (its name has "key"): the URL lives in the configuration, the template and the function's environment; store the whole URL in a Secrets Manager secret and name it with urlSecretName instead of url`,
+			},
+		},
+		{
 			name: "url and urlSecretName",
 			json: dst(`{"name": "a", "url": "https://a.example.com/hooks", "urlSecretName": "hookfan/dest/a/url"}`),
 			want: []string{`destinations[0]: both url and urlSecretName are set; keep one (urlSecretName when the URL carries a token in its path or query)`},

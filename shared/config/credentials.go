@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -90,6 +91,23 @@ func urlProblems(u *url.URL, allowPrivate bool, subject string) []string {
 		}
 	}
 	return out
+}
+
+// validateURLQuery refuses a configured URL whose query names a
+// credential (?token=, ?api_key=): the URL lives in the template and the
+// function's environment, so such an endpoint takes urlSecretName. The
+// message shows the host and the parameter's name, never its value.
+func (d *Destination) validateURLQuery(p *problems, at string, u *url.URL) {
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return // the subscriber's to read as it will; nothing here names a credential for sure
+	}
+	for _, name := range slices.Sorted(maps.Keys(q)) {
+		if why, ok := credentialHeader(name); ok {
+			p.add(at, "the query of %s names %q, a credential's parameter (its name has %q): the URL lives in the configuration, the template and the function's environment; store the whole URL in a Secrets Manager secret and name it with urlSecretName instead of url",
+				d.URLHost(), name, why)
+		}
+	}
 }
 
 // parseAbsolute parses an absolute URL with a host, or returns false.

@@ -44,7 +44,7 @@ func TestCheckURL(t *testing.T) {
 func TestURLHostAndSecrets(t *testing.T) {
 	c, err := Parse([]byte(`{"sources": [{"name": "stripe", "verify": {"kind": "stripe", "secretName": "s"}}],
 	  "destinations": [
-	    {"name": "plain", "url": "https://hooks.example.com:8443/t/tok_1?key=k_1"},
+	    {"name": "plain", "url": "https://hooks.example.com:8443/t/tok_1?page=1"},
 	    {"name": "hidden", "urlSecretName": "hookfan/dest/hidden/url",
 	     "headers": [{"name": "Authorization", "secretName": "hookfan/dest/hidden/token"}, {"name": "X-Key", "secretName": "hookfan/dest/hidden/url"}]}
 	  ]}`))

@@ -210,6 +210,7 @@ func (d *Destination) validateURL(p *problems, at string) {
 	for _, msg := range urlProblems(u, d.AllowPrivateNetworks, subject) {
 		p.add(at, "%s", msg)
 	}
+	d.validateURLQuery(p, at, u)
 }
 
 func redactUser(u *url.URL) string {
