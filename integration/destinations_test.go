@@ -7,7 +7,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -119,6 +121,35 @@ func TestDestinationHeadersOnTheWire(t *testing.T) {
 	}
 	if strings.Contains(e.logs.String(), "tok_integration") {
 		t.Error("the header secret's value reached the logs")
+	}
+}
+
+// TestDestinationURLFromSecretOnTheWire: a destination whose URL carries a
+// token reads it from Secrets Manager (the local stack's secrets): the
+// subscriber gets the token's path and query with a verifying signature,
+// and the token appears in no log line.
+func TestDestinationURLFromSecretOnTheWire(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var uris []string
+	rc := newReceiver(t, func(_ int, r *http.Request) int {
+		mu.Lock()
+		defer mu.Unlock()
+		uris = append(uris, r.URL.RequestURI())
+		return http.StatusNoContent
+	})
+	secretName := uniquePrefix(t) + "/url"
+	e := startEnv(t, []string{fmt.Sprintf(`{"name": "tokened", "urlSecretName": %q, "allowPrivateNetworks": true}`, secretName)},
+		map[string]*receiver{"tokened": rc}, withSecrets(map[string]string{secretName: rc.srv.URL + "/hooks/tok_integration_path?key=tok_integration_query"}))
+	ev := e.send("stripe", "stripe", "payment_intent.succeeded", "evt_url_secret_1", nil)
+	waitFor(t, 20*time.Second, "delivery", func() bool { return rc.accepted(ev.id) >= 1 })
+	mu.Lock()
+	defer mu.Unlock()
+	if len(uris) != 1 || uris[0] != "/hooks/tok_integration_path?key=tok_integration_query" || !rc.deliveries()[0].verified {
+		t.Errorf("requests to %v (verified %v), want one to the secret's path and query", uris, rc.deliveries()[0].verified)
+	}
+	if strings.Contains(e.logs.String(), "tok_integration") {
+		t.Error("the URL's token reached the logs")
 	}
 }
 

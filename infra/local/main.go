@@ -196,7 +196,12 @@ func printBanner(w io.Writer, b banner) {
 	}
 	p("\nDestinations:")
 	for _, l := range t.Lanes {
-		p("  %-12s → %s   secret %s", l.Destination.Name, l.Destination.URL, l.SecretID)
+		// The host only: a URL's path or query may carry a token.
+		to := l.Destination.URLHost()
+		if l.Destination.URLSecretName != "" {
+			to = "the URL in secret " + l.Destination.URLSecretName
+		}
+		p("  %-12s → %s   secret %s", l.Destination.Name, to, l.SecretID)
 		p("  %-12s   queue %s", "", l.QueueURL)
 		p("  %-12s   DLQ   %s", "", l.DLQURL)
 	}

@@ -99,8 +99,11 @@ type Lane struct {
 	// HeaderSecrets are the secrets the destination's headers carry, by
 	// name; the function may read them and nothing else of Secrets Manager.
 	HeaderSecrets map[string]awssecretsmanager.ISecret
-	EventSource   awslambdaeventsources.SqsEventSource
-	Alarms        LaneAlarms
+	// URLSecret holds the destination's URL when it is read from a secret
+	// (urlSecretName); nil otherwise.
+	URLSecret   awssecretsmanager.ISecret
+	EventSource awslambdaeventsources.SqsEventSource
+	Alarms      LaneAlarms
 	// ProbeSchedule ticks the deliver function every probeEvery, and
 	// SwitchPolicy lets it turn its own event source mapping off and on:
 	// both nil when the destination does not pause.
@@ -262,6 +265,15 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 		s := importSecret(l.Construct, fmt.Sprintf("HeaderSecret%d", i), name)
 		s.GrantRead(l.Role, nil)
 		l.HeaderSecrets[name] = s
+	}
+	// The URL's secret, unless a header already reads it.
+	if name := d.URLSecretName; name != "" {
+		if s, ok := l.HeaderSecrets[name]; ok {
+			l.URLSecret = s
+		} else {
+			l.URLSecret = importSecret(l.Construct, "URLSecret", name)
+			l.URLSecret.GrantRead(l.Role, nil)
+		}
 	}
 	if props.PayloadBucketArn != nil {
 		grantPayloadGet(l.Role, props.PayloadBucketArn)

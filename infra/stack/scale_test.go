@@ -167,7 +167,9 @@ func TestThreeHundredDestinationsFitCloudFormation(t *testing.T) {
 		if keys := slices.Sorted(mapsKeys(value)); !slices.Equal(keys, slices.Sorted(slices.Values(stack.LaneIndexFields))) {
 			t.Errorf("%s: index keys %v, want %v", d.Name, keys, stack.LaneIndexFields)
 		}
-		if value["destination"] != d.Name || value["url"] != d.URL {
+		// The URL's scheme and host only: a path or query may carry a token.
+		if value["destination"] != d.Name || value["url"] != d.URLHost() || value["urlSecretName"] != d.URLSecretName ||
+			strings.Contains(fmt.Sprint(value["url"]), "/hooks") {
 			t.Errorf("%s: index %v", d.Name, value)
 		}
 		if i == 0 || i == n-1 {

@@ -179,10 +179,17 @@ type EventFields struct {
 
 // Destination is one subscriber lane: queue, DLQ, deliver function, alarms.
 type Destination struct {
-	Name   string `json:"name"`
-	URL    string `json:"url"`
-	Filter Filter `json:"filter,omitzero"`
-	Retry  Retry  `json:"retry,omitzero"`
+	Name string `json:"name"`
+	// URL is where deliveries are POSTed. Exactly one of URL and
+	// URLSecretName is set.
+	URL string `json:"url,omitempty"`
+	// URLSecretName names a Secrets Manager secret whose whole value is
+	// the URL, read at run time: for endpoints that carry a token in their
+	// path or query, which would otherwise live in the configuration, the
+	// template, the function's environment and the SSM index.
+	URLSecretName string `json:"urlSecretName,omitempty"`
+	Filter        Filter `json:"filter,omitzero"`
+	Retry         Retry  `json:"retry,omitzero"`
 	// TimeoutSeconds is the whole-request deadline of one delivery. Default 10.
 	TimeoutSeconds int `json:"timeoutSeconds,omitempty"`
 	// MaxConcurrency caps concurrent deliver functions (event source mapping).

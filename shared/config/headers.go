@@ -77,6 +77,10 @@ func (d *Destination) validateHeaders(p *problems, at string) {
 			if err := CheckHeaderValue(h.Value); err != nil {
 				p.add(field+".value", "%v", err)
 			}
+			// The value is never quoted: it may be the credential.
+			if why, ok := credentialHeader(h.Name); ok && isHeaderName(h.Name) {
+				p.add(field+".value", "is a static value for %q, a credential's header (its name has %q): a static value lives in the configuration, the template and the function's environment; store it in Secrets Manager and name the secret with secretName instead of value (docs/configuration.md#destination-headers)", h.Name, why)
+			}
 		}
 	}
 }

@@ -25,7 +25,7 @@ func replayConfig(source, block string) string {
 		if s[0] == source {
 			extra = `, "replayProtection": ` + block
 		}
-		b.WriteString(`{"name": "` + s[0] + `", "verify": {` + s[1] + `, "secretName": "x"}` + extra + `}`)
+		b.WriteString(`{"name": "` + s[0] + `", "verify": {` + s[1] + `, "secretName": "hookfan/sources/` + s[0] + `"}` + extra + `}`)
 	}
 	b.WriteString(`]}`)
 	return b.String()

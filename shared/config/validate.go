@@ -7,9 +7,10 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/hookfan/hookfan/shared/bodyfilter"
-	"github.com/hookfan/hookfan/shared/netguard"
 	"github.com/hookfan/hookfan/shared/provider"
 )
 
@@ -34,6 +35,7 @@ func (c *Config) Validate() error {
 	for i := range c.Sources {
 		c.Sources[i].validate(&p, fmt.Sprintf("sources[%d]", i), sourceNames, i, c.API)
 	}
+	c.validateSourceSecrets(&p)
 	destNames := map[string]int{}
 	for i := range c.Destinations {
 		c.Destinations[i].validate(&p, fmt.Sprintf("destinations[%d]", i), destNames, i, sourceNames)
@@ -148,7 +150,7 @@ func (e *EventFields) validate(p *problems, at, kind string, places bool) {
 
 func (d *Destination) validate(p *problems, at string, seen map[string]int, index int, sources map[string]int) {
 	validName(p, at+".name", d.Name, "destination", seen, index)
-	d.validateURL(p, at+".url")
+	d.validateURL(p, at)
 	d.Filter.validate(p, at+".filter", sources)
 	d.validateHeaders(p, at+".headers")
 	d.Retry.validate(p, at+".retry")
@@ -187,33 +189,28 @@ func (d *Destination) validate(p *problems, at string, seen map[string]int, inde
 }
 
 func (d *Destination) validateURL(p *problems, at string) {
-	u, err := url.Parse(d.URL)
-	if err != nil || d.URL == "" || u.Host == "" || u.Opaque != "" {
-		p.add(at, "%q is not an absolute URL; use https://host/path", d.URL)
-		return
-	}
 	switch {
-	case u.Scheme == "https":
-	case u.Scheme == "http" && d.AllowPrivateNetworks:
-	case u.Scheme == "http":
-		p.add(at, "%q uses http; deliveries must use https (http is accepted only with allowPrivateNetworks, for local development)", d.URL)
-	default:
-		p.add(at, "%q has scheme %q; use https", d.URL, u.Scheme)
-	}
-	if u.User != nil {
-		p.add(at, "%q carries credentials; remove them from the URL (deliveries are authenticated by their signature)", redactUser(u))
-	}
-	if u.Fragment != "" {
-		p.add(at, "%q has a fragment; remove the #part", d.URL)
-	}
-	if d.AllowPrivateNetworks {
+	case d.URL != "" && d.URLSecretName != "":
+		p.add(at, "both url and urlSecretName are set; keep one (urlSecretName when the URL carries a token in its path or query)")
+		return
+	case d.URLSecretName != "":
+		validSecretName(p, at+".urlSecretName", d.URLSecretName)
 		return
 	}
-	// The same classifier the delivery transport applies to every resolved
-	// address at connect time.
-	if err := netguard.CheckHost(u.Hostname()); err != nil {
-		p.add(at, "host %v; use a public host, or set allowPrivateNetworks for local development", err)
+	at += ".url"
+	u, ok := parseAbsolute(d.URL)
+	if !ok {
+		p.add(at, "%q is not an absolute URL; use https://host/path (or urlSecretName, a secret holding it)", d.URL)
+		return
 	}
+	subject := fmt.Sprintf("%q", d.URL)
+	if u.User != nil {
+		subject = fmt.Sprintf("%q", redactUser(u))
+	}
+	for _, msg := range urlProblems(u, d.AllowPrivateNetworks, subject) {
+		p.add(at, "%s", msg)
+	}
+	d.validateURLQuery(p, at, u)
 }
 
 func redactUser(u *url.URL) string {
@@ -245,6 +242,11 @@ func (f *Filter) validate(p *problems, at string, sources map[string]int) {
 				p.add(field, "%q matches nothing useful; use an exact type or a prefix such as \"invoice.*\" (omit the list to receive every type)", t)
 			case strings.Contains(strings.TrimSuffix(t, "*"), "*"):
 				p.add(field, "%q has a \"*\" before its end; only a trailing \"*\" (prefix match) is supported", t)
+			default:
+				if i := strings.IndexFunc(t, notInTypePattern); i >= 0 {
+					r, _ := utf8.DecodeRuneInString(t[i:])
+					p.add(field, "%q holds %q, which a type pattern does not interpret: a pattern is an exact type or a prefix ending in \"*\", never a regular expression, so this matches no event; list each type (\"charge.refunded\", \"charge.failed\") or a prefix (\"charge.*\")", t, string(r))
+				}
 			}
 		}
 	}
@@ -274,6 +276,14 @@ func (f *Filter) validate(p *problems, at string, sources map[string]int) {
 			}
 		}
 	}
+}
+
+// notInTypePattern reports the characters a type pattern cannot hold:
+// those of regular expressions and glob classes (a pattern is matched
+// exactly, or as a prefix before its trailing "*"), white space and
+// control characters, which no event type carries.
+func notInTypePattern(r rune) bool {
+	return unicode.IsSpace(r) || unicode.IsControl(r) || strings.ContainsRune(`^$()[]{}|\?+`, r)
 }
 
 func (r *Retry) valid() bool {

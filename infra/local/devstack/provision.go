@@ -144,7 +144,7 @@ func Provision(ctx context.Context, c Clients, cfg *config.Config, secrets map[s
 		}
 	}
 	for _, d := range cfg.Destinations {
-		for _, name := range d.HeaderSecrets() {
+		for _, name := range d.Secrets() {
 			if values, ok := secrets[name]; ok {
 				if err := putSecret(ctx, c.Secrets, name, values); err != nil {
 					return nil, err
