@@ -25,6 +25,7 @@ import (
 	"github.com/hookfan/hookfan/shared/archive"
 	"github.com/hookfan/hookfan/shared/awsconfig"
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/ddbitem"
 	"github.com/hookfan/hookfan/shared/payload"
 )
 
@@ -343,18 +344,19 @@ func allowTopic(ctx context.Context, api *sqs.Client, url, arn, topicARN string)
 }
 
 func createTable(ctx context.Context, api *dynamodb.Client, name string) error {
+	attrs, key := ddbitem.KeySchema()
 	_, err := api.CreateTable(ctx, &dynamodb.CreateTableInput{
 		TableName:            &name,
 		BillingMode:          ddbtypes.BillingModePayPerRequest,
-		AttributeDefinitions: []ddbtypes.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: ddbtypes.ScalarAttributeTypeS}},
-		KeySchema:            []ddbtypes.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: ddbtypes.KeyTypeHash}},
+		AttributeDefinitions: attrs,
+		KeySchema:            key,
 	})
 	var inUse *ddbtypes.ResourceInUseException
 	if err != nil && !errors.As(err, &inUse) {
 		return fmt.Errorf("create table %s: %w", name, err)
 	}
 	if _, err := api.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: &name,
-		TimeToLiveSpecification: &ddbtypes.TimeToLiveSpecification{AttributeName: aws.String("expires_at"), Enabled: aws.Bool(true)}}); err != nil && !errors.As(err, new(*ddbtypes.ResourceInUseException)) {
+		TimeToLiveSpecification: &ddbtypes.TimeToLiveSpecification{AttributeName: aws.String(ddbitem.ExpiresAt), Enabled: aws.Bool(true)}}); err != nil && !errors.As(err, new(*ddbtypes.ResourceInUseException)) {
 		// Re-enabling TTL on an existing table is refused by some emulators; the table works without it.
 		var ve interface{ ErrorCode() string }
 		if !errors.As(err, &ve) || ve.ErrorCode() != "ValidationException" {
