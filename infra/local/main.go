@@ -34,6 +34,7 @@ import (
 
 	"github.com/hookfan/hookfan/infra/local/devstack"
 	"github.com/hookfan/hookfan/shared/awsconfig"
+	"github.com/hookfan/hookfan/shared/awsconfig/lambdaenv"
 	"github.com/hookfan/hookfan/shared/config"
 )
 
@@ -41,7 +42,7 @@ import (
 const DefaultStateDir = "infra/local/.state"
 
 func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	log := lambdaenv.Logger()
 	if err := run(log); err != nil {
 		log.Error("local stack failed", "error", err.Error())
 		os.Exit(1)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hookfan/hookfan/shared/archive"
+	"github.com/hookfan/hookfan/shared/awsconfig/lambdaenv"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/delivery"
@@ -89,7 +90,7 @@ type Stack struct {
 // main.go does, with the emulator's clients.
 func New(ctx context.Context, o Options) (*Stack, error) {
 	if o.Log == nil {
-		o.Log = slog.New(slog.NewJSONHandler(os.Stdout, nil))
+		o.Log = lambdaenv.Logger()
 	}
 	if o.EMF == nil {
 		o.EMF = os.Stdout
