@@ -17,7 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/smithy-go/logging"
 
-	"github.com/hookfan/hookfan/infra/local/devstack"
+	"github.com/hookfan/hookfan/infra/local/devstate"
 	"github.com/hookfan/hookfan/shared/archive"
 	"github.com/hookfan/hookfan/shared/awsconfig"
 	"github.com/hookfan/hookfan/shared/config"
@@ -89,9 +89,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&g.Stack, "stack", "", "a deployed stack's name")
 	fs.StringVar(&g.Region, "region", "", "the deployed stack's region (default: the AWS configuration's)")
 	fs.StringVar(&g.ConfigFile, "config", "infra/local/dev.json", "the local stack's config")
-	fs.StringVar(&g.Prefix, "prefix", "hookfan-dev", "the local stack's resource prefix")
+	fs.StringVar(&g.Prefix, "prefix", devstate.DefaultPrefix, "the local stack's resource prefix")
 	fs.StringVar(&g.Endpoint, "endpoint", os.Getenv("AWS_ENDPOINT_URL"), "the local stack's emulator")
-	fs.StringVar(&g.State, "state-dir", "infra/local/.state", "where make dev records its emulator")
+	fs.StringVar(&g.State, "state-dir", devstate.DefaultStateDir, "where make dev records its emulator")
 	if err := fs.Parse(args); err != nil {
 		return flagError(err)
 	}
@@ -359,7 +359,7 @@ func Build(ctx context.Context, g Global, stdout, stderr io.Writer) (*Operator, 
 	} else {
 		endpoint := g.Endpoint
 		if endpoint == "" {
-			s, ok, err := devstack.ReadEmulatorState(g.State)
+			s, ok, err := devstate.ReadEmulatorState(g.State)
 			if err != nil {
 				return nil, err
 			}
@@ -383,7 +383,7 @@ func Build(ctx context.Context, g Global, stdout, stderr io.Writer) (*Operator, 
 		sqsClient = sqs.NewFromConfig(awsCfg)
 		resolver = Local{SQS: sqsClient, Config: cfg, Prefix: g.Prefix, Endpoint: endpoint}
 		queues := sqsClient
-		switchFor = func(l Lane) lane.Switch { return devstack.TagSwitch{SQS: queues, QueueURL: l.QueueURL} }
+		switchFor = func(l Lane) lane.Switch { return devstate.TagSwitch{SQS: queues, QueueURL: l.QueueURL} }
 	}
 	res, err := resolver.Resolve(ctx)
 	if err != nil {
