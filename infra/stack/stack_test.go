@@ -20,6 +20,7 @@ import (
 	"github.com/hookfan/hookfan/infra/stack"
 	"github.com/hookfan/hookfan/shared/awsconfig/lambdaenv"
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/ddbitem"
 	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/replayguard"
@@ -600,7 +601,7 @@ func TestBase(t *testing.T) {
 			"KeySchema":            []any{map[string]any{"AttributeName": "pk", "KeyType": "HASH"}},
 			"AttributeDefinitions": []any{map[string]any{"AttributeName": "pk", "AttributeType": "S"}},
 			// The delivery records' and the replay records' expiry.
-			"TimeToLiveSpecification":          map[string]any{"AttributeName": replayguard.AttrExpiresAt, "Enabled": true},
+			"TimeToLiveSpecification":          map[string]any{"AttributeName": ddbitem.ExpiresAt, "Enabled": true},
 			"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
 		}
 		for k, want := range wantProps {

@@ -44,12 +44,12 @@ func TestParseInvalid(t *testing.T) {
 		{
 			name: "unknown top-level field",
 			json: `{"sources": [], "destination": []}`,
-			want: []string{`unknown field "destination"; check its spelling against the configuration reference in README.md`},
+			want: []string{`unknown field "destination"; check its spelling against the configuration reference, docs/configuration.md#configuration-reference`},
 		},
 		{
 			name: "unknown nested field",
 			json: dst(`{"name": "a", "url": "https://a.example.com", "timeout": 5}`),
-			want: []string{`unknown field "timeout"; check its spelling against the configuration reference in README.md`},
+			want: []string{`unknown field "timeout"; check its spelling against the configuration reference, docs/configuration.md#configuration-reference`},
 		},
 		{
 			name: "wrong JSON type",
@@ -444,7 +444,7 @@ func TestParseInvalid(t *testing.T) {
 		{
 			name: "archive unknown field",
 			json: `{"sources": [{"name": "s", "verify": {"kind": "github", "secretName": "s"}}], "archive": {"bucket": "x"}}`,
-			want: []string{`unknown field "bucket"; check its spelling against the configuration reference in README.md`},
+			want: []string{`unknown field "bucket"; check its spelling against the configuration reference, docs/configuration.md#configuration-reference`},
 		},
 		{
 			name: "several problems reported at once",
@@ -693,7 +693,7 @@ func TestFromValueMatchesParse(t *testing.T) {
 		t.Errorf("source name = %q, want gh", c.Sources[0].Name)
 	}
 	v["extra"] = true
-	if _, err := FromValue(v); err == nil || err.Error() != `unknown field "extra"; check its spelling against the configuration reference in README.md` {
+	if _, err := FromValue(v); err == nil || err.Error() != `unknown field "extra"; check its spelling against the configuration reference, docs/configuration.md#configuration-reference` {
 		t.Errorf("FromValue(extra) = %v", err)
 	}
 }
@@ -723,7 +723,7 @@ func TestEnvRoundTrip(t *testing.T) {
 		t.Errorf("DecodeDestination(http) = %v, want %q", err, want)
 	}
 	_, err = DecodeSources(`[{"name": "x", "verify": {"kind": "github", "secretName": "s"}, "secret": "leak"}]`)
-	want = `HOOKFAN_SOURCES: unknown field "secret"; check its spelling against the configuration reference in README.md`
+	want = `HOOKFAN_SOURCES: unknown field "secret"; check its spelling against the configuration reference, docs/configuration.md#configuration-reference`
 	if err == nil || err.Error() != want {
 		t.Errorf("DecodeSources(unknown field) = %v, want %q", err, want)
 	}

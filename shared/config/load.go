@@ -135,7 +135,7 @@ func describeDecodeError(data []byte, err error) error {
 		return fmt.Errorf("decode config: %w", DescribeSyntaxError(data, err))
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.TrimPrefix(err.Error(), "json: unknown field ")
-		return fmt.Errorf("unknown field %s; check its spelling against the configuration reference in README.md", name)
+		return fmt.Errorf("unknown field %s; check its spelling against the configuration reference, docs/configuration.md#configuration-reference", name)
 	case errors.Is(err, io.EOF):
 		return errors.New("decode config: empty document; want a JSON object")
 	default:

@@ -47,7 +47,7 @@ func TestReplayInvalid(t *testing.T) {
 		{"shopify", `{"windowDays": 366}`, []string{`sources[2].replayProtection.windowDays: 366 is out of range; use 1 to 365 days (default 7)`}},
 		{"hmac", `{"enabled": false, "windowDays": 30}`, []string{`sources[5].replayProtection.windowDays: set while replayProtection.enabled is false; remove it, or turn replay protection back on`}},
 		{"token", `{"enabled": "no"}`, []string{`sources.replayProtection.enabled: got a JSON string; want true or false`}},
-		{"token", `{"window": "7d"}`, []string{`unknown field "window"; check its spelling against the configuration reference in README.md`}},
+		{"token", `{"window": "7d"}`, []string{`unknown field "window"; check its spelling against the configuration reference, docs/configuration.md#configuration-reference`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.source+" "+tt.block, func(t *testing.T) {

@@ -40,7 +40,7 @@ type answer struct {
 	message string
 }
 
-// answers is the table of error answers (documented in the README).
+// answers is the table of error answers (documented in docs/providers.md#answers).
 var answers = map[string]answer{
 	CodeMethodNotAllowed:       {http.StatusMethodNotAllowed, "Webhooks must be sent with POST."},
 	CodeUnknownSource:          {http.StatusNotFound, "No webhook source is configured under this name."},

@@ -35,7 +35,7 @@ import (
 	"github.com/hookfan/hookfan/shared/verify"
 )
 
-// Performance budget (README, "Measured numbers"): the CPU one request
+// Performance budget (docs/performance.md#ingest): the CPU one request
 // costs the ingest handler — body decoding, verification, the JSON read of
 // the id and type, the SQS character check, the message, the metrics flush
 // (EMF) and the log line, with SNS stubbed — is at most budgetRatio times

@@ -69,7 +69,7 @@ const maxLoggedSourceBytes = 64
 // reach five times the live heap (16 MB at least), a few percent of the
 // function's memory, for a quarter of the collections; Lambda runs one
 // request at a time per process, so the live heap does not grow with
-// traffic (README, ingest decisions).
+// traffic (docs/decisions.md#ingest-runs-with-gogc400).
 const GCPercent = 400
 
 // Options configures a Handler.

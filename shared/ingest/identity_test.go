@@ -8,7 +8,7 @@ import (
 	"github.com/hookfan/hookfan/shared/provider"
 )
 
-// TestIdentityEdges covers the id and type rules the README documents for
+// TestIdentityEdges covers the id and type rules docs/providers.md#how-requests-are-read documents for
 // bodies the samples do not show.
 func TestIdentityEdges(t *testing.T) {
 	jsonHeader := func(kv ...string) http.Header {
