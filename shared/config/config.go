@@ -21,8 +21,7 @@ const (
 	SinkCloudWatch = "cloudwatch"
 )
 
-// Limits and defaults. They are exported so docs, tests and the CDK code can
-// quote them rather than repeat the numbers.
+// A source's body limits.
 const (
 	// MaxSNSMessageBytes is SNS's limit for one message, body and attributes together.
 	MaxSNSMessageBytes = 256 * 1024
@@ -32,7 +31,10 @@ const (
 	// largest body that travels inside one SNS message. A source may accept
 	// more (up to API.MaxBodyBytes): such bodies travel through S3.
 	MaxBodyBytesCeiling = MaxSNSMessageBytes - AttributeReserveBytes
+)
 
+// The largest bodies an API type hands to the ingest function.
+const (
 	// MaxLambdaPayloadBytes is Lambda's limit on a synchronous invocation's
 	// request payload (6 MB: 6,291,456 bytes), which holds API Gateway's
 	// whole event, the body inside it.
@@ -52,10 +54,16 @@ const (
 	// as a JSON string, where a control character takes 6 bytes (\u0001), so
 	// (6 MiB - 256 KiB) / 6 = 1,004,885 bytes.
 	MaxBodyBytesHTTP = (MaxLambdaPayloadBytes - LambdaEventReserveBytes) / 6
+)
 
+// A source's clock-skew tolerance, in seconds.
+const (
 	DefaultToleranceSeconds = int(provider.DefaultTolerance / time.Second)
 	MaxToleranceSeconds     = 3600
+)
 
+// A destination's delivery deadline and event source mapping settings.
+const (
 	DefaultTimeoutSeconds = 10
 	MinTimeoutSeconds     = 1
 	MaxTimeoutSeconds     = 120
@@ -68,9 +76,14 @@ const (
 	MaxBatchSize     = 10
 
 	MaxBatchWindowSeconds = 300
+)
 
-	DefaultJitter = 0.2
+// DefaultJitter is the retry jitter when a destination sets none.
+const DefaultJitter = 0.2
 
+// Queue timing: the deliver function's timeout, the queue's visibility and
+// retention.
+const (
 	// FunctionOverheadSeconds is added to a destination's timeout to get the
 	// deliver function's timeout: claim, record and backoff calls around the POST.
 	FunctionOverheadSeconds = 10
@@ -88,24 +101,34 @@ const (
 	MinRetention        = time.Minute
 	DLQRetention        = 14 * 24 * time.Hour
 	RetentionMargin     = time.Hour
-	DefaultRecordDays   = 30
+)
 
+// DefaultRecordDays is how long a delivery record is kept when
+// dedupe.recordDays is not set.
+const DefaultRecordDays = 30
+
+// The API stage's defaults.
+const (
 	DefaultRateLimit  = 100
 	DefaultBurstLimit = 200
 
 	DefaultLogRetentionDays = 30
+)
 
-	DefaultOldestMessageAlarmSeconds = 3600
+// DefaultOldestMessageAlarmSeconds is the queue age that raises an alarm
+// when alarms.oldestMessageSeconds is not set.
+const DefaultOldestMessageAlarmSeconds = 3600
 
-	// DefaultArchiveDays is how long accepted events stay in the archive;
-	// MaxArchiveDays bounds archive.days.
+// DefaultArchiveDays is how long accepted events stay in the archive;
+// MaxArchiveDays bounds archive.days.
+const (
 	DefaultArchiveDays = 30
 	MaxArchiveDays     = 3650
-
-	// MaxFilterCombinations is SNS's limit on the product of the value counts
-	// across the keys of one filter policy.
-	MaxFilterCombinations = 150
 )
+
+// MaxFilterCombinations is SNS's limit on the product of the value counts
+// across the keys of one filter policy.
+const MaxFilterCombinations = 150
 
 // DefaultSchedule is the retry schedule used when a destination gives none:
 // about a day in total.

@@ -10,12 +10,11 @@ import (
 	"github.com/hookfan/hookfan/shared/provider"
 )
 
-const (
-	// MaxScheduleLength bounds a retry schedule.
-	MaxScheduleLength = 50
-	// MaxRecordDays bounds dedupe.recordDays.
-	MaxRecordDays = 3650
-)
+// MaxScheduleLength bounds a retry schedule.
+const MaxScheduleLength = 50
+
+// MaxRecordDays bounds dedupe.recordDays.
+const MaxRecordDays = 3650
 
 // Tolerance is the accepted clock skew for timestamped kinds.
 func (v Verify) Tolerance() time.Duration {
