@@ -33,29 +33,6 @@ const (
 	MaxBodyBytesCeiling = MaxSNSMessageBytes - AttributeReserveBytes
 )
 
-// The largest bodies an API type hands to the ingest function.
-const (
-	// MaxLambdaPayloadBytes is Lambda's limit on a synchronous invocation's
-	// request payload (6 MB: 6,291,456 bytes), which holds API Gateway's
-	// whole event, the body inside it.
-	MaxLambdaPayloadBytes = 6 * 1024 * 1024
-	// LambdaEventReserveBytes is kept for the event's other fields. API
-	// Gateway bounds the request line and headers together at 10,240 bytes;
-	// the REST proxy event carries the headers twice (headers and
-	// multiValueHeaders) and the path up to four times, each JSON-escaped
-	// (at most 6 bytes per byte), plus the request context: under 250 KB.
-	LambdaEventReserveBytes = 256 * 1024
-	// MaxBodyBytesREST is the largest body a REST API delivers to the ingest
-	// function: with binary media types */* the body is base64 in the event
-	// (4 bytes per 3), so (6 MiB - 256 KiB) / 4 × 3 = 4,521,984 bytes.
-	MaxBodyBytesREST = (MaxLambdaPayloadBytes - LambdaEventReserveBytes) / 4 * 3
-	// MaxBodyBytesHTTP is the largest body an HTTP API delivers whatever its
-	// bytes: an HTTP API passes a body whose content type it takes for text
-	// as a JSON string, where a control character takes 6 bytes (\u0001), so
-	// (6 MiB - 256 KiB) / 6 = 1,004,885 bytes.
-	MaxBodyBytesHTTP = (MaxLambdaPayloadBytes - LambdaEventReserveBytes) / 6
-)
-
 // A source's clock-skew tolerance, in seconds.
 const (
 	DefaultToleranceSeconds = int(provider.DefaultTolerance / time.Second)
@@ -106,14 +83,6 @@ const (
 // DefaultRecordDays is how long a delivery record is kept when
 // dedupe.recordDays is not set.
 const DefaultRecordDays = 30
-
-// The API stage's defaults.
-const (
-	DefaultRateLimit  = 100
-	DefaultBurstLimit = 200
-
-	DefaultLogRetentionDays = 30
-)
 
 // DefaultOldestMessageAlarmSeconds is the queue age that raises an alarm
 // when alarms.oldestMessageSeconds is not set.
@@ -309,55 +278,6 @@ type Metrics struct {
 	// Sink is "emf" (default: Embedded Metric Format in the logs) or
 	// "cloudwatch" (PutMetricData once per invocation, for emulators).
 	Sink string `json:"sink,omitempty"`
-}
-
-// API holds the front door's settings: the API type, its stage throttling
-// and access logs, the optional WAF and the optional custom domain.
-type API struct {
-	// Type is "rest" (default: API Gateway REST API) or "http" (API Gateway
-	// HTTP API: cheaper, no WAF).
-	Type string `json:"type,omitempty"`
-	// RateLimit and BurstLimit are the stage default: they throttle requests
-	// to unknown sources and are each source's default (sources[].limits).
-	RateLimit        float64 `json:"rateLimit,omitempty"`
-	BurstLimit       int     `json:"burstLimit,omitempty"`
-	LogRetentionDays int     `json:"logRetentionDays,omitempty"`
-	// WAF associates a web ACL with the REST stage.
-	WAF WAF `json:"waf,omitzero"`
-	// DomainName is a custom domain for the API (regional), so a recreated
-	// API keeps its URLs. It needs CertificateArn, or HostedZoneID and
-	// HostedZoneName to create a DNS-validated certificate.
-	DomainName     string `json:"domainName,omitempty"`
-	CertificateArn string `json:"certificateArn,omitempty"`
-	// HostedZoneID and HostedZoneName name the Route 53 public zone holding
-	// DomainName: the stack creates the alias record there (and the
-	// certificate, when CertificateArn is empty).
-	HostedZoneID   string `json:"hostedZoneId,omitempty"`
-	HostedZoneName string `json:"hostedZoneName,omitempty"`
-}
-
-// WAF configures the web ACL in front of a REST API.
-type WAF struct {
-	// Enabled creates a regional web ACL associated with the stage.
-	Enabled bool `json:"enabled,omitempty"`
-	// RateLimit is how many requests one IP address may send in five
-	// minutes before the web ACL blocks it. Default 2000.
-	RateLimit int `json:"rateLimit,omitempty"`
-}
-
-// SourceLimits are one source's limits at the API.
-type SourceLimits struct {
-	// RateLimit and BurstLimit throttle this source's route; default the
-	// stage's api.rateLimit and api.burstLimit, in a bucket of its own.
-	RateLimit  float64 `json:"rateLimit,omitempty"`
-	BurstLimit int     `json:"burstLimit,omitempty"`
-	// ClientErrorAlarm is how many 4xx answers (throttling included) on
-	// this source's route in five minutes raise its alarm. Default 50.
-	ClientErrorAlarm int `json:"clientErrorAlarm,omitempty"`
-	// AllowedIPs, when set, are the only addresses (CIDR blocks or single
-	// addresses, IPv4 or IPv6) the web ACL lets reach this source's route.
-	// Needs api.waf.enabled.
-	AllowedIPs []string `json:"allowedIps,omitempty"`
 }
 
 // Dedupe holds the delivery-record table settings.

@@ -187,30 +187,6 @@ func (m Metrics) SinkName() string {
 	return m.Sink
 }
 
-// Rate is the stage's steady-state request rate limit.
-func (a API) Rate() float64 {
-	if a.RateLimit == 0 {
-		return DefaultRateLimit
-	}
-	return a.RateLimit
-}
-
-// Burst is the stage's burst limit.
-func (a API) Burst() int {
-	if a.BurstLimit == 0 {
-		return DefaultBurstLimit
-	}
-	return a.BurstLimit
-}
-
-// LogRetention is the access log retention in days.
-func (a API) LogRetention() int {
-	if a.LogRetentionDays == 0 {
-		return DefaultLogRetentionDays
-	}
-	return a.LogRetentionDays
-}
-
 // OldestMessageThreshold is the queue-age alarm threshold.
 func (a Alarms) OldestMessageThreshold() time.Duration {
 	if a.OldestMessageSeconds == 0 {

@@ -14,9 +14,6 @@ import (
 	"github.com/hookfan/hookfan/shared/provider"
 )
 
-// logRetentionDays are the values CloudWatch Logs accepts.
-var logRetentionDays = []int{1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653}
-
 // problems collects validation errors, each naming the field path, the bad
 // value and what would be valid.
 type problems []error
@@ -315,18 +312,6 @@ func (r *Retry) validate(p *problems, at string) {
 func (m *Metrics) validate(p *problems) {
 	if m.Sink != "" && m.Sink != SinkEMF && m.Sink != SinkCloudWatch {
 		p.add("metrics.sink", "unknown sink %q; use %q (Embedded Metric Format, default) or %q (PutMetricData)", m.Sink, SinkEMF, SinkCloudWatch)
-	}
-}
-
-func (a *API) validate(p *problems) {
-	if a.RateLimit < 0 {
-		p.add("api.rateLimit", "%g is negative; use requests per second above 0 (default %d)", a.RateLimit, DefaultRateLimit)
-	}
-	if a.BurstLimit < 0 {
-		p.add("api.burstLimit", "%d is negative; use a request count above 0 (default %d)", a.BurstLimit, DefaultBurstLimit)
-	}
-	if a.LogRetentionDays != 0 && !slices.Contains(logRetentionDays, a.LogRetentionDays) {
-		p.add("api.logRetentionDays", "%d is not a CloudWatch Logs retention; use one of %v", a.LogRetentionDays, logRetentionDays)
 	}
 }
 
