@@ -58,28 +58,6 @@ const (
 // DefaultJitter is the retry jitter when a destination sets none.
 const DefaultJitter = 0.2
 
-// Queue timing: the deliver function's timeout, the queue's visibility and
-// retention.
-const (
-	// FunctionOverheadSeconds is added to a destination's timeout to get the
-	// deliver function's timeout: claim, record and backoff calls around the POST.
-	FunctionOverheadSeconds = 10
-	// VisibilityFactor is how many deliver-function timeouts a queue's
-	// visibility timeout spans (AWS recommends at least six).
-	VisibilityFactor = 6
-
-	MaxVisibility = 12 * time.Hour // SQS's ceiling for a message's visibility, counted from its receive
-	// VisibilityCapMargin is kept below MaxVisibility for what may pass
-	// between SQS handing a message to the event source mapping and the
-	// invocation starting, beyond the batching window (the invoke call, a
-	// cold start), and for clock differences.
-	VisibilityCapMargin = time.Minute
-	MaxRetention        = 14 * 24 * time.Hour // SQS's ceiling for message retention
-	MinRetention        = time.Minute
-	DLQRetention        = 14 * 24 * time.Hour
-	RetentionMargin     = time.Hour
-)
-
 // DefaultRecordDays is how long a delivery record is kept when
 // dedupe.recordDays is not set.
 const DefaultRecordDays = 30
