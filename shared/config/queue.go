@@ -1,6 +1,9 @@
 package config
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Queue timing: the deliver function's timeout, the queue's visibility and
 // retention.
@@ -88,4 +91,25 @@ func roundUp(d, unit time.Duration) time.Duration {
 		return d + unit - r
 	}
 	return d
+}
+
+// validateQueueTiming refuses a retry schedule the queue cannot honour: a
+// delay longer than MaxDelay, or a schedule needing more retention than SQS
+// keeps. Each check runs only when the fields it reads are in range; the
+// range checks report them otherwise.
+func (d *Destination) validateQueueTiming(p *problems, at string) {
+	if d.TimeoutSeconds >= 0 && d.TimeoutSeconds <= MaxTimeoutSeconds && d.BatchWindowSeconds >= 0 && d.BatchWindowSeconds <= MaxBatchWindowSeconds {
+		longest := d.MaxDelay()
+		for i, delay := range d.Retry.Schedule {
+			if delay.D() > longest && delay.D() <= MaxVisibility {
+				p.add(fmt.Sprintf("%s.retry.schedule[%d]", at, i), "%s cannot be honoured: SQS hides a message at most %s from its receive, which can precede this delay by the function timeout (%s), the batch window (%s) and a %s margin; use at most %s",
+					delay.D(), MaxVisibility, d.FunctionTimeout(), d.BatchWindow(), VisibilityCapMargin, longest)
+			}
+		}
+	}
+	if d.Retry.valid() && d.TimeoutSeconds >= 0 {
+		if need := d.retentionNeeded(); need > MaxRetention {
+			p.add(at+".retry.schedule", "needs %s of queue retention (delays with jitter plus one visibility timeout per attempt plus %s), more than SQS's maximum of %s; shorten the schedule", roundUp(need, time.Hour), RetentionMargin, MaxRetention)
+		}
+	}
 }

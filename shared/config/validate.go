@@ -166,20 +166,7 @@ func (d *Destination) validate(p *problems, at string, seen map[string]int, inde
 	if d.SecretName != "" {
 		validSecretName(p, at+".secretName", d.SecretName)
 	}
-	if d.TimeoutSeconds >= 0 && d.TimeoutSeconds <= MaxTimeoutSeconds && d.BatchWindowSeconds >= 0 && d.BatchWindowSeconds <= MaxBatchWindowSeconds {
-		longest := d.MaxDelay()
-		for i, delay := range d.Retry.Schedule {
-			if delay.D() > longest && delay.D() <= MaxVisibility {
-				p.add(fmt.Sprintf("%s.retry.schedule[%d]", at, i), "%s cannot be honoured: SQS hides a message at most %s from its receive, which can precede this delay by the function timeout (%s), the batch window (%s) and a %s margin; use at most %s",
-					delay.D(), MaxVisibility, d.FunctionTimeout(), d.BatchWindow(), VisibilityCapMargin, longest)
-			}
-		}
-	}
-	if d.Retry.valid() && d.TimeoutSeconds >= 0 {
-		if need := d.retentionNeeded(); need > MaxRetention {
-			p.add(at+".retry.schedule", "needs %s of queue retention (delays with jitter plus one visibility timeout per attempt plus %s), more than SQS's maximum of %s; shorten the schedule", roundUp(need, time.Hour), RetentionMargin, MaxRetention)
-		}
-	}
+	d.validateQueueTiming(p, at)
 	if d.Pause != nil {
 		d.Pause.validate(p, at+".pause", d)
 	}
