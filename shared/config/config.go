@@ -7,25 +7,9 @@
 // nowhere else.
 package config
 
-// Metrics sinks accepted in metrics.sink.
-const (
-	SinkEMF        = "emf"
-	SinkCloudWatch = "cloudwatch"
-)
-
-// DefaultRecordDays is how long a delivery record is kept when
-// dedupe.recordDays is not set.
-const DefaultRecordDays = 30
-
-// DefaultOldestMessageAlarmSeconds is the queue age that raises an alarm
-// when alarms.oldestMessageSeconds is not set.
-const DefaultOldestMessageAlarmSeconds = 3600
-
-// DefaultArchiveDays is how long accepted events stay in the archive;
-// MaxArchiveDays bounds archive.days.
-const (
-	DefaultArchiveDays = 30
-	MaxArchiveDays     = 3650
+import (
+	"errors"
+	"fmt"
 )
 
 // Config is the whole Hookfan configuration.
@@ -39,33 +23,72 @@ type Config struct {
 	Archive      Archive       `json:"archive,omitzero"`
 }
 
-// Metrics selects where metrics go.
-type Metrics struct {
-	// Sink is "emf" (default: Embedded Metric Format in the logs) or
-	// "cloudwatch" (PutMetricData once per invocation, for emulators).
-	Sink string `json:"sink,omitempty"`
+// Source finds a source by name.
+func (c *Config) Source(name string) (Source, bool) {
+	for _, s := range c.Sources {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Source{}, false
 }
 
-// Dedupe holds the delivery-record table settings.
-type Dedupe struct {
-	// RecordDays is how long a delivery record is kept (DynamoDB TTL). It must
-	// outlast queue retention plus the DLQ's, so a redriven message is still
-	// deduplicated. Default 30.
-	RecordDays int `json:"recordDays,omitempty"`
+// Destination finds a destination by name.
+func (c *Config) Destination(name string) (Destination, bool) {
+	for _, d := range c.Destinations {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return Destination{}, false
 }
 
-// Alarms holds alarm settings.
-type Alarms struct {
-	// Email, when set, subscribes this address to the alarm topic.
-	Email string `json:"email,omitempty"`
-	// OldestMessageSeconds is the queue age that raises an alarm. Default 3600.
-	OldestMessageSeconds int `json:"oldestMessageSeconds,omitempty"`
+// problems collects validation errors, each naming the field path, the bad
+// value and what would be valid.
+type problems []error
+
+func (p *problems) add(field, format string, args ...any) {
+	*p = append(*p, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...)))
 }
 
-// Archive keeps every accepted event (body, attributes, received time) in
-// S3, so an operator can replay it to a destination later.
-type Archive struct {
-	// Days is how long an archived event is kept (the bucket's lifecycle
-	// expiration); 0 turns the archive off. Default DefaultArchiveDays.
-	Days *int `json:"days,omitempty"`
+// Validate checks the whole configuration and reports every problem at once.
+func (c *Config) Validate() error {
+	var p problems
+	if len(c.Sources) == 0 {
+		p.add("sources", "no sources; add at least one, e.g. {\"name\": \"stripe\", \"verify\": {\"kind\": \"stripe\", \"secretName\": \"hookfan/sources/stripe\"}}")
+	}
+	sourceNames := map[string]int{}
+	for i := range c.Sources {
+		c.Sources[i].validate(&p, fmt.Sprintf("sources[%d]", i), sourceNames, i, c.API)
+	}
+	c.validateSourceSecrets(&p)
+	destNames := map[string]int{}
+	for i := range c.Destinations {
+		c.Destinations[i].validate(&p, fmt.Sprintf("destinations[%d]", i), destNames, i, sourceNames)
+	}
+	c.Metrics.validate(&p)
+	c.API.validate(&p)
+	c.validateEdge(&p)
+	c.Alarms.validate(&p)
+	c.validateDedupe(&p)
+	c.Archive.validate(&p)
+	return errors.Join(p...)
+}
+
+func validName(p *problems, field, name, what string, seen map[string]int, index int) {
+	if !isName(name) {
+		p.add(field, "%q is not a valid %s name; use 1 to 64 lowercase letters, digits or hyphens", name, what)
+		return
+	}
+	if first, dup := seen[name]; dup {
+		p.add(field, "duplicate %s name %q (also used by %ss[%d]); give each %s a unique name", what, name, what, first, what)
+		return
+	}
+	seen[name] = index
+}
+
+func validSecretName(p *problems, field, name string) {
+	if !isSecretName(name) {
+		p.add(field, "%q is not a valid Secrets Manager name or ARN; use letters, digits and /_+=.@- (at most 512)", name)
+	}
 }
