@@ -1,14 +1,11 @@
 package config
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"net/url"
 	"slices"
 	"strings"
-
-	"github.com/hookfan/hookfan/shared/netguard"
 )
 
 // Credentials belong in Secrets Manager. A static header value and a
@@ -64,35 +61,6 @@ func (c *Config) validateSourceSecrets(p *problems) {
 	}
 }
 
-// urlProblems says what makes u unfit as a destination URL, each message
-// starting with subject (the URL as the message may show it). Messages
-// about the host name only the host.
-func urlProblems(u *url.URL, allowPrivate bool, subject string) []string {
-	var out []string
-	switch {
-	case u.Scheme == "https":
-	case u.Scheme == "http" && allowPrivate:
-	case u.Scheme == "http":
-		out = append(out, subject+" uses http; deliveries must use https (http is accepted only with allowPrivateNetworks, for local development)")
-	default:
-		out = append(out, fmt.Sprintf("%s has scheme %q; use https", subject, u.Scheme))
-	}
-	if u.User != nil {
-		out = append(out, subject+" carries credentials; remove them from the URL (deliveries are authenticated by their signature; a subscriber's credential goes in a header with secretName)")
-	}
-	if u.Fragment != "" {
-		out = append(out, subject+" has a fragment; remove the #part")
-	}
-	if !allowPrivate {
-		// The same classifier the delivery transport applies to every
-		// resolved address at connect time.
-		if err := netguard.CheckHost(u.Hostname()); err != nil {
-			out = append(out, fmt.Sprintf("host %v; use a public host, or set allowPrivateNetworks for local development", err))
-		}
-	}
-	return out
-}
-
 // validateURLQuery refuses a configured URL whose query names a
 // credential (?token=, ?api_key=): the URL lives in the template and the
 // function's environment, so such an endpoint takes urlSecretName. The
@@ -108,42 +76,6 @@ func (d *Destination) validateURLQuery(p *problems, at string, u *url.URL) {
 				d.URLHost(), name, why)
 		}
 	}
-}
-
-// parseAbsolute parses an absolute URL with a host, or returns false.
-func parseAbsolute(raw string) (*url.URL, bool) {
-	u, err := url.Parse(raw)
-	if err != nil || raw == "" || u.Host == "" || u.Opaque != "" {
-		return nil, false
-	}
-	return u, true
-}
-
-// CheckURL reports why raw, a destination URL read from its secret at run
-// time (urlSecretName), cannot be delivered to: the checks validation
-// applies to a configured url. The error never quotes the URL, which
-// carries a token: only its host.
-func CheckURL(raw string, allowPrivateNetworks bool) error {
-	u, ok := parseAbsolute(raw)
-	if !ok {
-		return errors.New("the URL is not an absolute URL; store https://host/path, verbatim (no quotes, no trailing newline)")
-	}
-	if probs := urlProblems(u, allowPrivateNetworks, "the URL"); len(probs) > 0 {
-		return errors.New(strings.Join(probs, "; "))
-	}
-	return nil
-}
-
-// URLHost is the scheme and host of a destination's configured URL
-// (https://host[:port]), what the stack's index and the logs show of it:
-// never the path or the query, which may carry a token. It is "" for a
-// destination whose URL is read from a secret.
-func (d Destination) URLHost() string {
-	u, ok := parseAbsolute(d.URL)
-	if !ok {
-		return ""
-	}
-	return (&url.URL{Scheme: u.Scheme, Host: u.Host}).String()
 }
 
 // Secrets are the secrets a destination reads at run time beside its
