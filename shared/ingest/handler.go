@@ -242,7 +242,7 @@ func (h *Handler) handle(ctx context.Context, req *events.APIGatewayProxyRequest
 		return res
 	}
 	if src.replayWindow > 0 {
-		return h.publishOnce(ctx, src, req, hdr, ident, msg, in, res, received)
+		return h.publishOnce(ctx, src, req, hdr, msg, in, res, received)
 	}
 	return h.publish(ctx, in, res)
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
-	"github.com/hookfan/hookfan/shared/provider"
 	"github.com/hookfan/hookfan/shared/replayguard"
 	"github.com/hookfan/hookfan/shared/verify"
 )
@@ -31,8 +30,10 @@ const DefaultReplayLease = 30 * time.Second
 
 // publishOnce publishes a verified request of a source with replay
 // protection, at most once per signed request within the source's window:
-// claim the request's key (PENDING), publish, confirm (PUBLISHED). A copy
-// of a published request is answered 202 with the original's id and
+// claim the request's key (PENDING), publish, confirm (PUBLISHED). The key
+// is what the signature covers, so a copy of a published request is the
+// same request whatever its unsigned headers say (event id, type, topic):
+// it gets the original's answer, 202 with the original's id, and is
 // published no more; a copy of one being published answers 503; a store
 // that cannot be reached answers 503 (fail closed: the provider retries,
 // and nothing is accepted without the check). A claim taken over from a
@@ -40,8 +41,8 @@ const DefaultReplayLease = 30 * time.Second
 // its own id, which downstream deduplication absorbs if it had been
 // published. A failed publish releases the claim, so the provider's retry
 // publishes.
-func (h *Handler) publishOnce(ctx context.Context, src *source, req *events.APIGatewayProxyRequest, hdr verify.Header, ident provider.Identity, msg draft, in *sns.PublishInput, res outcome, now time.Time) outcome {
-	material, err := src.kind.Fingerprint(src.params, hdr, msg.body, ident)
+func (h *Handler) publishOnce(ctx context.Context, src *source, req *events.APIGatewayProxyRequest, hdr verify.Header, msg draft, in *sns.PublishInput, res outcome, now time.Time) outcome {
+	material, err := src.kind.Fingerprint(src.params, hdr, msg.body)
 	if err != nil { // the request verified, so this cannot happen: fail closed
 		return reject(src.name, true, verifyCode(err), fmt.Errorf("replay key: %w", err))
 	}

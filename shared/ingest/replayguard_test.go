@@ -17,6 +17,7 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/provider"
 	"github.com/hookfan/hookfan/shared/replayguard"
 )
 
@@ -113,7 +114,7 @@ func (r *rig) publishedIDs() []string {
 // TestReplayAnsweredAsOriginal: a captured signed request sent again —
 // under a new event id, re-typed, with its signature re-spelled — is
 // answered 202 with the original's id and not published; what a replayer
-// cannot forge (another body, for Shopify another topic) is a new event.
+// cannot forge (another body) is a new event.
 func TestReplayAnsweredAsOriginal(t *testing.T) {
 	type send struct {
 		name   string
@@ -150,7 +151,8 @@ func TestReplayAnsweredAsOriginal(t *testing.T) {
 			{"new webhook id", header("X-Shopify-Webhook-Id", "c0ffee00-0000-4000-8000-000000000001"), nil, "original"},
 			{"the same order under another topic", func(req eventsRequest) eventsRequest {
 				return withHeader(withHeader(req, "X-Shopify-Topic", "orders/paid"), "X-Shopify-Webhook-Id", "c0ffee00-0000-4000-8000-000000000002")
-			}, nil, "new"},
+			}, nil, "original"},
+			{"another order", header("X-Shopify-Webhook-Id", "c0ffee00-0000-4000-8000-000000000003"), otherBody("shopify", "orders.create"), "new"},
 		}},
 		{"hmac", "hmac", "order.created", []send{
 			{"resent", nil, nil, "original"},
@@ -193,6 +195,135 @@ func TestReplayAnsweredAsOriginal(t *testing.T) {
 			}
 			if len(g.claims) != 1+len(tt.sends) {
 				t.Errorf("%d claims, want one per request", len(g.claims))
+			}
+		})
+	}
+}
+
+// TestReplayUnsignedHeaderVariants: for every kind with replay protection,
+// a captured request whose unsigned headers a replayer rewrote — each
+// header alone, then all at once — gets exactly the original's answer
+// (status, headers and body: 202 with the original's id) and publishes
+// nothing. The signature covers the body alone, so nothing else may tell
+// a copy from the original (issue 19, point 3: Shopify's topic).
+func TestReplayUnsignedHeaderVariants(t *testing.T) {
+	type variant struct {
+		name string
+		edit func(h http.Header)
+	}
+	set := func(name, value string) func(http.Header) {
+		return func(h http.Header) { h.Set(name, value) }
+	}
+	del := func(name string) func(http.Header) {
+		return func(h http.Header) { h.Del(name) }
+	}
+	// respell keeps a header's value under a lower-case name, as another
+	// client or proxy spells it.
+	respell := func(name string) func(http.Header) {
+		return func(h http.Header) {
+			v := h.Values(name)
+			h.Del(name)
+			h[strings.ToLower(name)] = v
+		}
+	}
+	repeat := func(name string) func(http.Header) {
+		return func(h http.Header) { h.Add(name, h.Get(name)) }
+	}
+	// common are the edits every kind's copy may carry: headers no kind signs.
+	common := []variant{
+		{"another user agent", set("User-Agent", "curl/8.11.1")},
+		{"another content type", set("Content-Type", "text/plain")},
+		{"no content type", del("Content-Type")},
+		{"a forwarded-for", set("X-Forwarded-For", "203.0.113.7")},
+	}
+	hmacHeaders := config.Source{Name: "hmac-headers", Verify: config.Verify{Kind: provider.HMAC, SecretName: "hookfan/sources/hmac-headers",
+		Header: "X-Acme-Signature", Algorithm: "sha512", Encoding: "base64", Prefix: "sha512="},
+		Event: config.EventFields{IDHeader: "X-Acme-Id", TypeHeader: "X-Acme-Event"}}
+	tests := []struct {
+		source   config.Source
+		sample   string
+		header   map[string]string // set on the sample before it is signed
+		variants []variant
+	}{
+		{sourceConfig(t, "github"), "github/push", nil, []variant{
+			{"new delivery id", set("X-GitHub-Delivery", "0d5bf6a2-0000-4000-8000-0000000000aa")},
+			{"another event", set("X-GitHub-Event", "release")},
+			{"re-cased event", set("X-GitHub-Event", "Push")},
+			{"event with a dot", set("X-GitHub-Event", "push.")},
+			{"another hook id", set("X-GitHub-Hook-ID", "1")},
+			{"the delivery header respelled", respell("X-GitHub-Delivery")},
+			{"the event header repeated", repeat("X-GitHub-Event")},
+			{"the signature repeated", repeat("X-Hub-Signature-256")},
+			{"the signature in upper-case hex", func(h http.Header) {
+				h.Set("X-Hub-Signature-256", "sha256="+strings.ToUpper(strings.TrimPrefix(h.Get("X-Hub-Signature-256"), "sha256=")))
+			}},
+			{"no legacy sha1 signature", del("X-Hub-Signature")},
+			{"a wrong legacy sha1 signature", set("X-Hub-Signature", "sha1="+strings.Repeat("0", 40))},
+		}},
+		{sourceConfig(t, "shopify"), "shopify/orders.create", nil, []variant{
+			{"new webhook id", set("X-Shopify-Webhook-Id", "c0ffee00-0000-4000-8000-0000000000aa")},
+			{"re-cased topic", set("X-Shopify-Topic", "orders/Create")},
+			{"topic with a dot", set("X-Shopify-Topic", "orders/create.")},
+			{"invented topic", set("X-Shopify-Topic", "orders/x")},
+			{"another real topic", set("X-Shopify-Topic", "orders/paid")},
+			{"the topic header respelled", respell("X-Shopify-Topic")},
+			{"another shop", set("X-Shopify-Shop-Domain", "other-shop.myshopify.com")},
+			{"another api version", set("X-Shopify-API-Version", "2020-01")},
+			{"new triggered-at", set("X-Shopify-Triggered-At", "2030-01-01T00:00:00Z")},
+			{"new event id", set("X-Shopify-Event-Id", "00000000-0000-4000-8000-000000000000")},
+			{"the signature in url-safe base64", func(h http.Header) {
+				h.Set("X-Shopify-Hmac-Sha256", strings.NewReplacer("+", "-", "/", "_").Replace(h.Get("X-Shopify-Hmac-Sha256")))
+			}},
+			{"the signature unpadded", func(h http.Header) {
+				h.Set("X-Shopify-Hmac-Sha256", strings.TrimRight(h.Get("X-Shopify-Hmac-Sha256"), "="))
+			}},
+		}},
+		{hmacHeaders, "hmac/order.created", map[string]string{"X-Acme-Id": "acme-1", "X-Acme-Event": "order.created"}, []variant{
+			{"new id", set("X-Acme-Id", "acme-2")},
+			{"another type", set("X-Acme-Event", "order.refunded")},
+			{"re-cased type", set("X-Acme-Event", "Order.Created")},
+			{"the type header respelled", respell("X-Acme-Event")},
+			{"the signature in url-safe base64", func(h http.Header) {
+				h.Set("X-Acme-Signature", strings.NewReplacer("+", "-", "/", "_").Replace(h.Get("X-Acme-Signature")))
+			}},
+		}},
+		{sourceConfig(t, "hmac"), "hmac/order.created", nil, nil},
+		{sourceConfig(t, "token"), "token/build.finished", nil, []variant{
+			{"new request id", set("X-Request-Id", "f00d0000-0000-4000-8000-0000000000aa")},
+			{"the id header respelled", respell("X-Request-Id")},
+			{"the token repeated", repeat("X-Hook-Token")},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.source.Name, func(t *testing.T) {
+			r, _ := newReplayRig(t, []config.Source{tt.source})
+			kind, name, _ := strings.Cut(tt.sample, "/")
+			s := events.MustLoad(kind, name)
+			for k, v := range tt.header {
+				s.Header.Set(k, v)
+			}
+			h, err := events.Sign(tt.source.Verify, s, r.now, secretOf(tt.source.Name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := r.do(t, events.ProxyRequest(tt.source.Name, h, s.Body))
+			acceptedID(t, want)
+			edits := append(append([]variant(nil), tt.variants...), common...)
+			variants := append(edits, variant{"every edit at once", func(h http.Header) {
+				for _, v := range edits {
+					v.edit(h)
+				}
+			}})
+			for _, v := range variants {
+				c := h.Clone()
+				v.edit(c)
+				r.now = r.now.Add(time.Minute)
+				if diff := cmp.Diff(want, r.do(t, events.ProxyRequest(tt.source.Name, c, s.Body))); diff != "" {
+					t.Errorf("%s: answer differs from the original's (-original +copy):\n%s", v.name, diff)
+				}
+			}
+			if got := len(r.pub.published()); got != 1 {
+				t.Errorf("%d messages published for one request and %d copies, want the original alone", got, len(variants))
 			}
 		})
 	}
