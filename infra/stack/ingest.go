@@ -87,6 +87,10 @@ type IngestAPI struct {
 	Domain *CustomDomain
 	// SourceAlarms are each source's alarms, by source name.
 	SourceAlarms map[string]*SourceAlarms
+	// FunctionErrors and FunctionThrottles fire on any error or throttle
+	// of the ingest function in a minute: a crash or timeout (API Gateway
+	// answers 5xx), or an account pool with no room left for it.
+	FunctionErrors, FunctionThrottles awscloudwatch.Alarm
 	// Throttled counts 429 answers from the access log, by route.
 	Throttled awslogs.MetricFilter
 }
@@ -137,6 +141,10 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 		return nil, err
 	}
 	a.Function, a.Role, a.LogGroup = parts.Function, parts.Role, parts.LogGroup
+	if r := cfg.Ingest.ReservedConcurrency; r > 0 {
+		// Kept for ingest whatever the lanes draw (config.Ingest).
+		a.Function.Node().DefaultChild().(awslambda.CfnFunction).SetReservedConcurrentExecutions(jsii.Number(r))
+	}
 	suppress(a.Function, suppression{id: "Serverless-LambdaDLQ", reason: reasonSync})
 
 	// Least privilege: publish to the topic (with the topic key) and read
@@ -183,6 +191,7 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 		a.Domain = NewCustomDomain(a.Construct, "Domain", &CustomDomainProps{API: cfg.API, Rest: a.API, HTTP: a.HTTP})
 	}
 	a.addSourceAlarms(cfg, props.AlarmAction)
+	a.addFunctionAlarms(props.AlarmAction)
 	return a, nil
 }
 
@@ -348,4 +357,15 @@ func (a *IngestAPI) ThrottledMetric(source string, opts *awscloudwatch.MetricOpt
 		Period: opts.Period, Statistic: opts.Statistic, Label: opts.Label,
 		DimensionsMap: &map[string]*string{dimRoute: jsii.String(a.Route(source))},
 	})
+}
+
+// addFunctionAlarms adds the alarms on the ingest function itself: any
+// error (a crash or a timeout; ingest answers every failure it sees as an
+// HTTP answer, so an error is one it could not) and any throttle.
+func (a *IngestAPI) addFunctionAlarms(action awscloudwatch.IAlarmAction) {
+	opts := &awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Sum")}
+	a.FunctionErrors = newAlarm(a.Construct, "FunctionErrorsAlarm", a.Function.MetricErrors(opts), 0,
+		"Hookfan ingest: the function failed (crashed or timed out); API Gateway answered 5xx and events were not accepted. See the runbook FunctionErrorsAlarm in docs/operations.md.", action)
+	a.FunctionThrottles = newAlarm(a.Construct, "FunctionThrottlesAlarm", a.Function.MetricThrottles(opts), 0,
+		"Hookfan ingest: the function was throttled (the account's concurrency, or ingest.reservedConcurrency, is used up); API Gateway answered 5xx. See the runbook FunctionThrottlesAlarm in docs/operations.md.", action)
 }

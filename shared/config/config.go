@@ -124,6 +124,7 @@ type Config struct {
 	Dedupe       Dedupe        `json:"dedupe"`
 	Alarms       Alarms        `json:"alarms"`
 	Archive      Archive       `json:"archive,omitzero"`
+	Ingest       Ingest        `json:"ingest,omitzero"`
 }
 
 // Source is one webhook sender with its own URL, /webhooks/{name}.

@@ -44,6 +44,7 @@ func (c *Config) Validate() error {
 	c.Alarms.validate(&p)
 	c.validateDedupe(&p)
 	c.Archive.validate(&p)
+	c.validateIngest(&p)
 	return errors.Join(p...)
 }
 
