@@ -109,7 +109,7 @@ func (a *IngestAPI) addSourceAlarms(cfg *config.Config, action awscloudwatch.IAl
 				fmt.Sprintf("Hookfan source %s: more than %d 4xx answers in five minutes on its route (bad signatures, WAF blocks or throttling). Check IngestRejected by reason on the dashboard and the access log.", s.Name, limit)),
 			Throttled: alarm("Throttled",
 				a.ThrottledMetric(s.Name, &awscloudwatch.MetricOptions{Period: minute, Statistic: sum}), 0,
-				fmt.Sprintf("Hookfan source %s: its route answered 429 (over %g requests/s, burst %d); the provider retries later. Raise sources[].limits if the traffic is real.", s.Name, s.Limits.Rate(cfg.API), s.Limits.Burst(cfg.API))),
+				fmt.Sprintf("Hookfan source %s: its route answered 429 (over %g requests/s, burst %d); most providers retry later, GitHub does not (redeliver by hand). Raise sources[].limits if the traffic is real.", s.Name, s.Limits.Rate(cfg.API), s.Limits.Burst(cfg.API))),
 			ServerErrors: alarm("ServerErrors",
 				a.SourceMetric(s.Name, "5xx", &awscloudwatch.MetricOptions{Period: minute, Statistic: sum}), 0,
 				fmt.Sprintf("Hookfan source %s: its route answered 5xx: events were not accepted (GitHub does not retry; redeliver by hand). See the runbook Source<Name>ServerErrorsAlarm in docs/operations.md.", s.Name)),
