@@ -2,6 +2,7 @@ package stack
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 
@@ -192,6 +193,7 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 	}
 	a.addSourceAlarms(cfg, props.AlarmAction)
 	a.addFunctionAlarms(props.AlarmAction)
+	a.warnIngestConcurrency(cfg)
 	return a, nil
 }
 
@@ -368,4 +370,18 @@ func (a *IngestAPI) addFunctionAlarms(action awscloudwatch.IAlarmAction) {
 		"Hookfan ingest: the function failed (crashed or timed out); API Gateway answered 5xx and events were not accepted. See the runbook FunctionErrorsAlarm in docs/operations.md.", action)
 	a.FunctionThrottles = newAlarm(a.Construct, "FunctionThrottlesAlarm", a.Function.MetricThrottles(opts), 0,
 		"Hookfan ingest: the function was throttled (the account's concurrency, or ingest.reservedConcurrency, is used up); API Gateway answered 5xx. See the runbook FunctionThrottlesAlarm in docs/operations.md.", action)
+}
+
+// warnIngestConcurrency warns at synthesis when nothing is reserved for
+// ingest and busy lanes with what the API admits at once could use up a
+// default account's concurrency: ingest would then be throttled, answered
+// 5xx, which GitHub never retries.
+func (a *IngestAPI) warnIngestConcurrency(cfg *config.Config) {
+	lanes, api := cfg.LaneConcurrency(), cfg.MinReservedConcurrency()
+	if cfg.Ingest.ReservedConcurrency > 0 || lanes+api <= config.DefaultAccountConcurrency {
+		return
+	}
+	awscdk.Annotations_Of(a.Function).AddWarningV2(jsii.String("hookfan:ingestConcurrency"), jsii.String(fmt.Sprintf(
+		"the lanes can run %d deliveries at once and the API admit %d requests at once, more than a default account's %d concurrent Lambda executions: busy lanes could starve ingest (5xx answers, which GitHub never retries). Set ingest.reservedConcurrency (at least %d), lower destinations' maxConcurrency, or raise the account's Lambda quota",
+		lanes, api, config.DefaultAccountConcurrency, api)), nil)
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/jsii-runtime-go"
 
 	"github.com/hookfan/hookfan/infra/stack"
 	"github.com/hookfan/hookfan/shared/config"
@@ -161,6 +163,37 @@ func TestIngestReservedConcurrency(t *testing.T) {
 				case id != fnID && set:
 					t.Errorf("function %s reserves %v", id, got)
 				}
+			}
+		})
+	}
+}
+
+// TestIngestConcurrencyWarning: synthesis warns when nothing is reserved
+// for ingest and busy lanes plus what the API admits at once exceed a
+// default account's 1,000 executions (one lane at 500 beside 600 of
+// bursts), and not once ingest has its reservation or the sum fits.
+func TestIngestConcurrencyWarning(t *testing.T) {
+	for _, tt := range []struct {
+		name            string
+		laneConcurrency int
+		reserved        int
+		want            bool
+	}{
+		{"fits", 5, 0, false},
+		{"lanes can take the pool", 500, 0, true},
+		{"ingest has its reservation", 500, 600, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := edgeConfig(t, map[string]any{}, nil)
+			cfg.Destinations[0].MaxConcurrency = tt.laneConcurrency
+			cfg.Ingest.ReservedConcurrency = tt.reserved
+			if err := cfg.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			h, _ := synth(t, cfg, builder, "")
+			found := assertions.Annotations_FromStack(h.Stack).FindWarning(jsii.String("*"), assertions.Match_StringLikeRegexp(jsii.String("hookfan:ingestConcurrency")))
+			if got := len(*found) > 0; got != tt.want {
+				t.Errorf("warned %v, want %v (%v)", got, tt.want, *found)
 			}
 		})
 	}

@@ -13,11 +13,25 @@ type Ingest struct {
 	ReservedConcurrency int `json:"reservedConcurrency,omitempty"`
 }
 
+// DefaultAccountConcurrency is Lambda's default regional quota of
+// concurrent executions (new accounts may start lower).
+const DefaultAccountConcurrency = 1000
+
 // MaxReservedConcurrency bounds ingest.reservedConcurrency: the default
-// regional quota (1,000) minus the 100 executions Lambda keeps unreserved.
-// An account with a raised quota could reserve more; none needs to, as a
+// regional quota minus the 100 executions Lambda keeps unreserved. An
+// account with a raised quota could reserve more; none needs to, as a
 // warm ingest answers in tens of milliseconds.
-const MaxReservedConcurrency = 900
+const MaxReservedConcurrency = DefaultAccountConcurrency - 100
+
+// LaneConcurrency is how many deliveries the lanes can run at once, all
+// of them busy: their maxConcurrency added up.
+func (c *Config) LaneConcurrency() int {
+	n := 0
+	for _, d := range c.Destinations {
+		n += d.Concurrency()
+	}
+	return n
+}
 
 // MinReservedConcurrency is the smallest reservation that never throttles
 // what the API admits at once: the burst limits of every source's route
