@@ -278,10 +278,10 @@ func TestReplayStoreOnEmulator(t *testing.T) {
 // emulator: for every kind with replay protection, a captured request
 // re-sent with its unsigned headers rewritten — a new event id, another
 // or re-spelled type or topic (orders/create as orders/Create,
-// orders/create., orders/x, orders/paid) — is answered as the original
-// (202 with its id) and publishes nothing: the topic carries one message
-// per source, and a destination listening for the forged type gets
-// nothing.
+// orders/create., orders/x, orders/paid), or none at all — is answered as
+// the original (202 with its id) and publishes nothing: the topic carries
+// one message per source, and a destination listening for the forged type
+// gets nothing.
 func TestReplayedUnsignedHeadersNotPublished(t *testing.T) {
 	t.Parallel()
 	all, forged := newReceiver(t, nil), newReceiver(t, nil)
@@ -315,6 +315,7 @@ func TestReplayedUnsignedHeadersNotPublished(t *testing.T) {
 		{"github", "github/push", nil, map[string][]string{
 			"new delivery id": {"X-GitHub-Delivery", "5c1e0000-0000-4000-8000-000000000001"},
 			"re-typed":        {"X-GitHub-Delivery", "5c1e0000-0000-4000-8000-000000000002", "X-GitHub-Event", "release"},
+			"no event":        {"X-GitHub-Event", ""},
 		}},
 		{"shop", "shopify/orders.create", nil, map[string][]string{
 			"new webhook id":   {"X-Shopify-Webhook-Id", "5c1e0000-0000-4000-8000-000000000003"},
@@ -323,6 +324,8 @@ func TestReplayedUnsignedHeadersNotPublished(t *testing.T) {
 			"orders/x":         {"X-Shopify-Webhook-Id", "5c1e0000-0000-4000-8000-000000000006", "X-Shopify-Topic", "orders/x"},
 			"orders/paid":      {"X-Shopify-Webhook-Id", "5c1e0000-0000-4000-8000-000000000007", "X-Shopify-Topic", "orders/paid"},
 			"another shop too": {"X-Shopify-Shop-Domain", "other.myshopify.com", "X-Shopify-Topic", "orders/paid"},
+			"no topic":         {"X-Shopify-Topic", ""},
+			"no webhook id":    {"X-Shopify-Webhook-Id", ""},
 		}},
 		{"acme", "hmac/order.created", []string{"X-Acme-Id", "acme-1", "X-Acme-Event", "order.created"}, map[string][]string{
 			"new id":       {"X-Acme-Id", "acme-2"},

@@ -165,10 +165,11 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 	}
 	if replayProtected {
 		// Replay protection's claim, confirm and release are conditional
-		// UpdateItems, on the replay records only: every key starts with
-		// "replay:". No read: a refused claim returns the record itself.
+		// UpdateItems (a refused claim returns the record itself), and a
+		// copy that names no event is looked up with a GetItem: on the
+		// replay records only, every key starting with "replay:".
 		a.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Actions:   jsii.Strings("dynamodb:UpdateItem"),
+			Actions:   jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"),
 			Resources: &[]*string{props.Table.TableArn()},
 			Conditions: &map[string]any{
 				"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": []string{replayguard.KeyPrefix + "*"}},

@@ -3,6 +3,7 @@ package ingest_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -26,10 +27,10 @@ import (
 type spyGuard struct {
 	next *replayguard.Memory
 
-	mu                           sync.Mutex
-	claims                       []replayguard.ClaimInput
-	confirms, releases           int
-	claimErr, confirmErr, relErr error
+	mu                                   sync.Mutex
+	claims                               []replayguard.ClaimInput
+	confirms, releases, gets             int
+	claimErr, confirmErr, relErr, getErr error
 }
 
 func (g *spyGuard) Claim(ctx context.Context, in replayguard.ClaimInput) (replayguard.Lease, error) {
@@ -52,6 +53,17 @@ func (g *spyGuard) Confirm(ctx context.Context, l replayguard.Lease, at time.Tim
 		return err
 	}
 	return g.next.Confirm(ctx, l, at)
+}
+
+func (g *spyGuard) Get(ctx context.Context, key string) (replayguard.Record, bool, error) {
+	g.mu.Lock()
+	g.gets++
+	err := g.getErr
+	g.mu.Unlock()
+	if err != nil {
+		return replayguard.Record{}, false, err
+	}
+	return g.next.Get(ctx, key)
 }
 
 func (g *spyGuard) Release(ctx context.Context, l replayguard.Lease) error {
@@ -204,8 +216,10 @@ func TestReplayAnsweredAsOriginal(t *testing.T) {
 // a captured request whose unsigned headers a replayer rewrote — each
 // header alone, then all at once — gets exactly the original's answer
 // (status, headers and body: 202 with the original's id) and publishes
-// nothing. The signature covers the body alone, so nothing else may tell
-// a copy from the original (issue 19, point 3: Shopify's topic).
+// nothing — also when the rewrite leaves it naming no usable event (an id
+// or type removed, or one SQS refuses). The signature covers the body
+// alone, so nothing else may tell a copy from the original (issue 19,
+// point 3: Shopify's topic).
 func TestReplayUnsignedHeaderVariants(t *testing.T) {
 	type variant struct {
 		name string
@@ -259,6 +273,10 @@ func TestReplayUnsignedHeaderVariants(t *testing.T) {
 			}},
 			{"no legacy sha1 signature", del("X-Hub-Signature")},
 			{"a wrong legacy sha1 signature", set("X-Hub-Signature", "sha1="+strings.Repeat("0", 40))},
+			{"no delivery id", del("X-GitHub-Delivery")},
+			{"no event", del("X-GitHub-Event")},
+			{"an event SQS refuses", set("X-GitHub-Event", "push\x01")},
+			{"a delivery id over 256 bytes", set("X-GitHub-Delivery", strings.Repeat("d", 257))},
 		}},
 		{sourceConfig(t, "shopify"), "shopify/orders.create", nil, []variant{
 			{"new webhook id", set("X-Shopify-Webhook-Id", "c0ffee00-0000-4000-8000-0000000000aa")},
@@ -277,12 +295,17 @@ func TestReplayUnsignedHeaderVariants(t *testing.T) {
 			{"the signature unpadded", func(h http.Header) {
 				h.Set("X-Shopify-Hmac-Sha256", strings.TrimRight(h.Get("X-Shopify-Hmac-Sha256"), "="))
 			}},
+			{"no topic", del("X-Shopify-Topic")},
+			{"no webhook id", del("X-Shopify-Webhook-Id")},
+			{"a topic SQS refuses", set("X-Shopify-Topic", "orders/\x7f")},
 		}},
 		{hmacHeaders, "hmac/order.created", map[string]string{"X-Acme-Id": "acme-1", "X-Acme-Event": "order.created"}, []variant{
 			{"new id", set("X-Acme-Id", "acme-2")},
 			{"another type", set("X-Acme-Event", "order.refunded")},
 			{"re-cased type", set("X-Acme-Event", "Order.Created")},
 			{"the type header respelled", respell("X-Acme-Event")},
+			{"no id", del("X-Acme-Id")},
+			{"no type", del("X-Acme-Event")},
 			{"the signature in url-safe base64", func(h http.Header) {
 				h.Set("X-Acme-Signature", strings.NewReplacer("+", "-", "/", "_").Replace(h.Get("X-Acme-Signature")))
 			}},
@@ -292,6 +315,7 @@ func TestReplayUnsignedHeaderVariants(t *testing.T) {
 			{"new request id", set("X-Request-Id", "f00d0000-0000-4000-8000-0000000000aa")},
 			{"the id header respelled", respell("X-Request-Id")},
 			{"the token repeated", repeat("X-Hook-Token")},
+			{"no request id", del("X-Request-Id")},
 		}},
 	}
 	for _, tt := range tests {
@@ -327,6 +351,56 @@ func TestReplayUnsignedHeaderVariants(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReplayUnidentifiedRefused: a verified request that names no usable
+// event is refused as before unless it is a copy of a published request:
+// when nothing was published, when the original is still being published,
+// after the window, and when the store cannot be read (nothing is
+// published either way; the log says why).
+func TestReplayUnidentifiedRefused(t *testing.T) {
+	noType := func(req eventsRequest) eventsRequest { return withHeader(req, "X-GitHub-Event", "") }
+	t.Run("never published", func(t *testing.T) {
+		r, g := newReplayRig(t, []config.Source{sourceConfig(t, "github")})
+		resp := r.do(t, noType(signed(t, "github", "github", "push", r.now)))
+		if resp.StatusCode != http.StatusBadRequest || errorCode(t, resp.Body) != ingest.CodeEventTypeMissing || g.gets != 1 || len(g.claims) != 0 {
+			t.Errorf("answer %d %s after %d reads and %d claims, want 400 event_type_missing after one read", resp.StatusCode, resp.Body, g.gets, len(g.claims))
+		}
+	})
+	t.Run("being published", func(t *testing.T) {
+		r, g := newReplayRig(t, []config.Source{sourceConfig(t, "github")})
+		captured := signed(t, "github", "github", "push", r.now)
+		r.pub.err, g.relErr = errBoom, errors.New("throttled") // the record stays PENDING under its lease
+		r.do(t, captured)
+		if resp := r.do(t, noType(captured)); resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("answer %d %s, want 400", resp.StatusCode, resp.Body)
+		}
+	})
+	t.Run("after the window", func(t *testing.T) {
+		r, _ := newReplayRig(t, []config.Source{sourceConfig(t, "github")})
+		captured := signed(t, "github", "github", "push", r.now)
+		acceptedID(t, r.do(t, captured))
+		r.now = r.now.Add(config.DefaultReplayWindowDays*24*time.Hour + time.Second)
+		if resp := r.do(t, noType(captured)); resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("answer %d %s, want 400", resp.StatusCode, resp.Body)
+		}
+	})
+	t.Run("store unreadable", func(t *testing.T) {
+		r, g := newReplayRig(t, []config.Source{sourceConfig(t, "github")})
+		captured := signed(t, "github", "github", "push", r.now)
+		acceptedID(t, r.do(t, captured))
+		g.getErr = errors.New("operation error DynamoDB: GetItem, ProvisionedThroughputExceededException")
+		resp := r.do(t, noType(captured))
+		if resp.StatusCode != http.StatusBadRequest || errorCode(t, resp.Body) != ingest.CodeEventTypeMissing {
+			t.Errorf("answer %d %s, want 400 event_type_missing", resp.StatusCode, resp.Body)
+		}
+		if l := r.log.lines(t); !strings.Contains(fmt.Sprint(l[1]["error"]), "replay lookup: operation error DynamoDB") {
+			t.Errorf("log = %v", l[1])
+		}
+		if len(r.pub.published()) != 1 {
+			t.Errorf("published %d", len(r.pub.published()))
+		}
+	})
 }
 
 // TestReplayMetricsAndLog: a replay counts IngestReplayBlocked and logs the
