@@ -21,6 +21,7 @@ type Config struct {
 	Dedupe       Dedupe        `json:"dedupe"`
 	Alarms       Alarms        `json:"alarms"`
 	Archive      Archive       `json:"archive,omitzero"`
+	Ingest       Ingest        `json:"ingest,omitzero"`
 }
 
 // Source finds a source by name.
@@ -72,6 +73,7 @@ func (c *Config) Validate() error {
 	c.Alarms.validate(&p)
 	c.validateDedupe(&p)
 	c.Archive.validate(&p)
+	c.validateIngest(&p)
 	return errors.Join(p...)
 }
 

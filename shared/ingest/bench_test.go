@@ -58,7 +58,7 @@ import (
 // The garbage collector runs as in the deployed function, with GOGC at
 // ingest.GCPercent (the stack sets it), unless GOGC is set in the
 // environment: GOGC=100 shows Go's default.
-const budgetRatio = 6
+const budgetRatio = 9
 
 // budgeted are the sizes the budget applies to.
 var budgeted = map[string]bool{"16KiB": true, "254KiB": true}
