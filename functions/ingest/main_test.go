@@ -70,7 +70,7 @@ func TestLogsCarryRequestID(t *testing.T) {
 		t.Setenv(config.EnvSources, sources)
 		t.Setenv(config.EnvTopicARN, "arn:aws:sns:us-east-1:123456789012:t")
 		t.Setenv(config.EnvMetricsSink, config.SinkEMF)
-		h, err := setup(context.Background(), newLogger())
+		h, err := setup(context.Background(), lambdaenv.Logger())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -161,10 +161,10 @@ func NewHandler(o Options) (*Handler, error) {
 		name string
 		ok   bool
 	}{
-		{"Destination.Name", o.Destination.Name != ""}, {"Destination.URL", o.Destination.URL != ""},
+		{"Destination.Name", o.Destination.Name != ""}, {"Destination.URL or URLSecretName", o.Destination.URL != "" || o.Destination.URLSecretName != ""},
 		{"QueueURL", o.QueueURL != ""}, {"SecretID", o.SecretID != ""}, {"Store", o.Store != nil},
 		{"SQS", o.SQS != nil}, {"Secrets", o.Secrets != nil}, {"Client", o.Client != nil}, {"Metrics", o.Metrics != nil},
-		{"HeaderSecrets (the destination's headers name secrets)", o.HeaderSecrets != nil || len(o.Destination.HeaderSecrets()) == 0},
+		{"HeaderSecrets (the destination's headers or URL name secrets)", o.HeaderSecrets != nil || len(o.Destination.Secrets()) == 0},
 	}
 	var missing []error
 	for _, r := range required {
@@ -344,7 +344,7 @@ func (h *Handler) deliver(ctx context.Context, started time.Time, rec parsedReco
 	if !ok {
 		return stop
 	}
-	res := h.send(ctx, p.msg, p.signer, p.headers, sendTimeout)
+	res := h.send(ctx, p.url, p.msg, p.signer, p.headers, sendTimeout)
 	h.refreshHeaderSecrets(ctx, res.status)
 	h.count(metrics.DeliveryAttempts)
 	h.metrics.Add(metrics.DeliveryLatency, metrics.Milliseconds, float64(res.latency.Milliseconds()), h.dim)
@@ -357,6 +357,7 @@ type prepared struct {
 	log     *slog.Logger
 	signer  *signing.Signer
 	headers []header  // the destination's own
+	url     string    // where to POST it
 	started time.Time // the invocation's start
 	now     time.Time // the claim's time
 	// send is the longest the POST may take; leaseUntil covers the claim,
@@ -394,6 +395,10 @@ func (h *Handler) prepare(ctx context.Context, started time.Time, rec parsedReco
 	if p.headers, err = h.destinationHeaders(ctx); err != nil {
 		h.count(metrics.DeliveryFailed)
 		return p, h.notAttempted(ctx, p, "header secret unavailable", err), false
+	}
+	if p.url, err = h.endpoint(ctx); err != nil {
+		h.count(metrics.DeliveryFailed)
+		return p, h.notAttempted(ctx, p, "url secret unavailable", err), false
 	}
 	p.now = h.now()
 	if p.send, p.leaseUntil, ok = h.budget(ctx, p.now); !ok {
