@@ -70,7 +70,7 @@ func build(ctx context.Context, logger *slog.Logger) (*delivery.Handler, error) 
 	cache := secrets.NewCache(secretsmanager.NewFromConfig(cfg))
 	var payloads delivery.Payloads
 	if bucket := os.Getenv(config.EnvPayloadBucket); bucket != "" {
-		if payloads, err = lambdaenv.PayloadStore(cfg, bucket); err != nil {
+		if payloads, err = lambdaenv.PayloadStore(cfg, bucket, os.Getenv(config.EnvPayloadArchiveBucket)); err != nil {
 			return nil, fmt.Errorf("%s: %w", config.EnvPayloadBucket, err)
 		}
 	}

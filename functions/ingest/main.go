@@ -65,7 +65,7 @@ func setup(ctx context.Context, log *slog.Logger) (*ingest.Handler, error) {
 	}
 	var payloads ingest.Payloads
 	if bucket := os.Getenv(config.EnvPayloadBucket); bucket != "" {
-		if payloads, err = lambdaenv.PayloadStore(cfg, bucket); err != nil {
+		if payloads, err = lambdaenv.PayloadStore(cfg, bucket, os.Getenv(config.EnvPayloadArchiveBucket)); err != nil {
 			return nil, fmt.Errorf("%s: %w", config.EnvPayloadBucket, err)
 		}
 	}

@@ -122,7 +122,7 @@ func Provision(ctx context.Context, c Clients, cfg *config.Config, secrets map[s
 		}
 	}
 	if cfg.LargePayloads() {
-		t.PayloadBucket = prefix + "-payloads"
+		t.PayloadBucket = devstate.PayloadBucketName(prefix)
 		if err := createPayloadBucket(ctx, c.S3, t.PayloadBucket, cfg.PayloadExpirationDays()); err != nil {
 			return nil, err
 		}

@@ -118,14 +118,13 @@ func New(ctx context.Context, o Options) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	var payloads *payload.S3
-	if topo.PayloadBucket != "" {
-		payloads = &payload.S3{API: o.Clients.S3, Bucket: topo.PayloadBucket}
-		s.Payloads = payloads
-	}
 	var ingestPayloads ingest.Payloads
-	if payloads != nil {
-		ingestPayloads = payloads
+	if topo.PayloadBucket != "" {
+		// Ingest also writes each body into the archive bucket, and the
+		// deliverers read it there once the payload object is gone, as the
+		// deployed functions do (the archive keeps the bodies).
+		s.Payloads = &payload.S3{API: o.Clients.S3, Bucket: topo.PayloadBucket, Archive: topo.Archive.Bucket}
+		ingestPayloads = s.Payloads
 	}
 	ingestOpts := ingest.Options{
 		Payloads:  ingestPayloads,

@@ -23,6 +23,7 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/lane"
+	"github.com/hookfan/hookfan/shared/payload"
 )
 
 // Usage is the command's help.
@@ -395,8 +396,12 @@ func Build(ctx context.Context, g Global, stdout, stderr io.Writer) (*Operator, 
 		LaneStore: lane.NewDynamoDB(ddb, res.Table), Switch: switchFor,
 		Out: stdout, Progress: stderr,
 	}
+	s3Client := archive.NewS3Client(awsCfg)
 	if res.ArchiveBucket != "" {
-		op.Archive = archive.NewReader(archive.NewS3Client(awsCfg), res.ArchiveBucket)
+		op.Archive = archive.NewReader(s3Client, res.ArchiveBucket)
+	}
+	if res.PayloadBucket != "" {
+		op.Payloads = &payload.S3{API: s3Client, Bucket: res.PayloadBucket, Archive: res.ArchiveBucket}
 	}
 	return op, nil
 }

@@ -31,6 +31,6 @@ const (
 // Payloads is the store of bodies larger than one SNS message, as the
 // functions use it: ingest puts, deliver gets (payload.S3 in AWS).
 type Payloads interface {
-	Put(ctx context.Context, eventID string, body []byte) (payload.Reference, error)
+	Put(ctx context.Context, source, eventID string, body []byte) (payload.Reference, error)
 	Get(ctx context.Context, ref payload.Reference) ([]byte, error)
 }
