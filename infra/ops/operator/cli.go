@@ -32,6 +32,9 @@ Commands:
   status EVENT                 the event at every destination: its delivery record (state,
                                attempts with their history, next attempt) and whether it is in the DLQ;
                                EVENT is a Hookfan event id (evt_…) or source:provider-event-id
+  events [--since TIME]        recent events, newest first, with each destination's state (read
+      [--source S] [--type T]  from the delivery records); TIME as for replay, default 1h
+      [--destination D] [--max N]
   dlq DESTINATION [--max N]    how many messages the destination's DLQ holds, and a page of them
                                (event, source, type, last error), read without consuming them
   redrive DESTINATION          move the destination's DLQ back to its queue (SQS's move task, or
@@ -128,6 +131,7 @@ type command struct {
 
 // commands build each command.
 var commands = map[string]func() command{
+	"events": eventsCommand,
 	"status": func() command {
 		return command{
 			flags: newFlags("status"),
@@ -390,7 +394,7 @@ func Build(ctx context.Context, g Global, stdout, stderr io.Writer) (*Operator, 
 	ddb := dynamodb.NewFromConfig(awsCfg)
 	op := &Operator{
 		Resources: res, SQS: sqsClient, Records: dedupe.NewDynamoDB(ddb, res.Table),
-		LaneStore: lane.NewDynamoDB(ddb, res.Table), Switch: switchFor,
+		LaneStore: lane.NewDynamoDB(ddb, res.Table), Switch: switchFor, Recent: scanner(ddb, res.Table, g.Stack != ""),
 		Out: stdout, Progress: stderr,
 	}
 	if res.ArchiveBucket != "" {

@@ -98,6 +98,8 @@ type Operator struct {
 	Resources Resources
 	SQS       QueueAPI
 	Records   RecordStore
+	// Recent lists recent delivery records (the events command).
+	Recent RecordLister
 	// Archive is nil when the archive is off.
 	Archive ArchiveReader
 	// LaneStore keeps the lanes' pause state (lane.DynamoDB on the record
