@@ -90,21 +90,35 @@ deploy: ## deploy with the CDK CLI (needs AWS credentials and a bootstrapped acc
 DEV_CONFIG  ?= infra/local/dev.json
 DEV_SECRETS ?= infra/local/dev-secrets.json
 SOURCE      ?= stripe
+# The dev tools, built once into $(BIN) and again only when a Go file, go.mod,
+# go.sum or a sample changed (go run would compile them on every call).
+BIN         := $(BUILD_DIR)/bin
+DEV_TOOLS   := local=./infra/local ops=./infra/ops send=./events/send receive=./events/receive
+GO_SOURCES  := go.mod go.sum $(shell find . -path ./build -prune -o -path ./cdk.out -prune -o -path ./node_modules -prune -o \( -name '*.go' -o -path './events/testdata/*' \) -type f -print)
+# How the local subscriber misbehaves (make receive ANSWER=500; docs/local.md) and
+# what make send sends (make send SOURCE=stripe BODY=captured.json).
+RECEIVE_FLAGS = $(if $(ANSWER),--answer $(ANSWER)) $(if $(RETRY_AFTER),--retry-after $(RETRY_AFTER)) $(if $(DELAY),--delay $(DELAY)) $(if $(FAIL_FIRST),--fail-first $(FAIL_FIRST))
+SEND_FLAGS    = $(if $(BODY),--body $(BODY)) $(if $(TYPE),--type $(TYPE)) $(if $(SAMPLE),--sample $(SAMPLE)) $(if $(COUNT),--count $(COUNT)) $(if $(ID),--id $(ID))
 
-dev: ## run the whole stack locally on a persistent moto_server (reused across runs) or AWS_ENDPOINT_URL
-	$(GO) run ./infra/local --config $(DEV_CONFIG) --secrets $(DEV_SECRETS)
+$(addprefix $(BIN)/,$(foreach t,$(DEV_TOOLS),$(firstword $(subst =, ,$(t))))): $(BIN)/%: $(GO_SOURCES)
+	@mkdir -p $(BIN)
+	@echo "building $@: once, and again only when a Go source changes (on a cold Go cache the first takes a minute or two)"
+	@$(GO) build -o $@ $(lastword $(subst =, ,$(filter $*=%,$(DEV_TOOLS))))
 
-dev-stop: ## stop the persistent emulator make dev uses (everything it holds is gone; the next make dev starts clean)
-	$(GO) run ./infra/local --stop-emulator
+dev: $(BIN)/local ## run the whole stack locally on a persistent moto_server (reused across runs) or AWS_ENDPOINT_URL
+	@$(BIN)/local --config $(DEV_CONFIG) --secrets $(DEV_SECRETS)
 
-ops: ## the operator command against make dev, e.g. make ops ARGS="status evt_…" (deployed: ARGS="--stack Hookfan …")
-	@$(GO) run ./infra/ops --config $(DEV_CONFIG) $(ARGS)
+dev-stop: $(BIN)/local ## stop the persistent emulator make dev uses (everything it holds is gone; the next make dev starts clean)
+	@$(BIN)/local --stop-emulator
 
-receive: ## a local subscriber that verifies and prints deliveries (second terminal)
-	$(GO) run ./events/receive --secrets $(DEV_SECRETS) --secret-name hookfan/dev/destinations/receiver
+ops: $(BIN)/ops ## the operator command against make dev, e.g. make ops ARGS="events --since 10m" (deployed: ARGS="--stack Hookfan …")
+	@$(BIN)/ops --config $(DEV_CONFIG) $(ARGS)
 
-send: ## sign a sample event as SOURCE (default stripe) and POST it to the local stack (third terminal)
-	$(GO) run ./events/send --config $(DEV_CONFIG) --secrets $(DEV_SECRETS) --source $(SOURCE)
+receive: $(BIN)/receive ## a local subscriber that verifies and prints deliveries (second terminal); ANSWER=500|410|429 RETRY_AFTER=30 DELAY=2s FAIL_FIRST=3 make it misbehave
+	@$(BIN)/receive --secrets $(DEV_SECRETS) --secret-name hookfan/dev/destinations/receiver $(RECEIVE_FLAGS)
+
+send: $(BIN)/send ## sign a sample event as SOURCE (default stripe) and POST it to the local stack (third terminal); BODY=file sends your own payload (TYPE=… where the provider sends the type in a header)
+	@$(BIN)/send --config $(DEV_CONFIG) --secrets $(DEV_SECRETS) --source $(SOURCE) $(SEND_FLAGS)
 
 # The Lambda Runtime Interface Emulator, installed through the module proxy.
 RIE_MODULE     := github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie
