@@ -11,7 +11,7 @@
 //	--answer 500                 every verified delivery answered 500 (an outage)
 //	--answer 410                 410 Gone: Hookfan stops delivering the event
 //	--answer 429 --retry-after 30  with a Retry-After header, in seconds
-//	--fail-first 3               each event's first 3 attempts answered --answer
+//	--fail-first 3               each event's first 3 attempts at each path answered --answer
 //	                             (500 unless given), later ones 204
 //	--delay 2s                   wait before answering (a slow subscriber)
 package main
@@ -123,7 +123,7 @@ type behaviour struct {
 	FailFirst  int
 
 	mu       sync.Mutex
-	attempts map[string]int // by webhook-id, with FailFirst
+	attempts map[string]int // by path and webhook-id (each destination has its path), with FailFirst
 }
 
 func (b *behaviour) check() error {
@@ -171,8 +171,9 @@ func (b *behaviour) failure() int {
 	return b.Answer
 }
 
-// status is the answer to a verified delivery of event id.
-func (b *behaviour) status(id string) int {
+// status is the answer to a verified delivery of event id at path: with
+// FailFirst, each destination's (path's) first attempts of each event fail.
+func (b *behaviour) status(path, id string) int {
 	if b.FailFirst == 0 {
 		if b.Answer == 0 {
 			return http.StatusNoContent
@@ -184,8 +185,9 @@ func (b *behaviour) status(id string) int {
 	if b.attempts == nil {
 		b.attempts = map[string]int{}
 	}
-	b.attempts[id]++
-	if b.attempts[id] <= b.FailFirst {
+	key := path + " " + id
+	b.attempts[key]++
+	if b.attempts[key] <= b.FailFirst {
 		return b.failure()
 	}
 	return http.StatusNoContent
@@ -209,7 +211,7 @@ func handler(hooks []*standardwebhooks.Webhook, log *slog.Logger, b *behaviour) 
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
-		status := b.status(r.Header.Get("webhook-id"))
+		status := b.status(r.URL.Path, r.Header.Get("webhook-id"))
 		if b.Delay > 0 {
 			select {
 			case <-time.After(b.Delay):

@@ -72,6 +72,8 @@ func TestReceiverAnswers(t *testing.T) {
 		{name: "throttled with Retry-After", b: behaviour{Answer: 429, RetryAfter: 30}, ids: []string{"msg_1"}, want: []int{429}, retryAfter: "30"},
 		{name: "fail first, each event", b: behaviour{FailFirst: 2}, ids: []string{"msg_1", "msg_2", "msg_1", "msg_1", "msg_2", "msg_2"},
 			want: []int{500, 500, 500, 204, 500, 204}},
+		{name: "fail first, each destination's path", b: behaviour{FailFirst: 1}, ids: []string{"/a msg_1", "/b msg_1", "/a msg_1", "/b msg_1"},
+			want: []int{500, 500, 204, 204}},
 		{name: "fail first with an answer", b: behaviour{FailFirst: 1, Answer: 503, RetryAfter: 5}, ids: []string{"msg_1", "msg_1"},
 			want: []int{503, 204}, retryAfter: "5"},
 	}
@@ -79,7 +81,11 @@ func TestReceiverAnswers(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			srv := server(t, &c.b)
 			for i, id := range c.ids {
-				resp := deliver(t, srv.URL, id, true)
+				path, id, ok := strings.Cut(id, " ")
+				if !ok {
+					path, id = "/", path
+				}
+				resp := deliver(t, srv.URL+path, id, true)
 				if resp.StatusCode != c.want[i] {
 					t.Errorf("delivery %d (%s): answered %d, want %d", i+1, id, resp.StatusCode, c.want[i])
 				}
