@@ -151,7 +151,7 @@ var Assumed = struct {
 	LaneMetrics:                      Figure{4, "metrics per destination", "DeliveryAttempts, DeliveryLatency, DeliverySucceeded, EventAge (more while deliveries fail)"},
 	KMSRequestsPerMonth:              Figure{17280, "requests", "Amazon SNS key management: 2 × (month ÷ 5 min data-key reuse) per publishing principal"},
 	ReplayWrites:                     Figure{2, "writes per accepted request", "measured: BenchmarkReplayCheck (claim and confirm)"},
-	ReplayRecordBytes:                Figure{300, "bytes", "the README's replay-protection cost: one item of about 300 bytes per event for the window"},
+	ReplayRecordBytes:                Figure{300, "bytes", "replay protection's item (docs/security.md): about 300 bytes per accepted request, kept for the window"},
 	SvixEventsPerMessage:             Figure{1, "message per event", "assumed: every destination is an endpoint of one Svix application"},
 	TickMs:                           Figure{5, "ms", "assumed: a paused lane's probe tick with nothing to do (one read of the lane item)"},
 	TickLogBytes:                     Figure{1100, "bytes", "estimated: a tick's platform lines, its log line and its EMF line"},
