@@ -43,9 +43,34 @@ const DefaultStateDir = "infra/local/.state"
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
 	if err := run(log); err != nil {
-		log.Error("local stack failed", "error", err.Error())
+		if !reportConfigError(os.Stderr, err) {
+			log.Error("local stack failed", "error", err.Error())
+		}
 		os.Exit(1)
 	}
+}
+
+// configError is a configuration that does not load: the developer reads
+// it in a terminal, so it prints as plain lines, not one JSON log line
+// with its newlines escaped.
+type configError struct{ err error }
+
+func (e configError) Error() string { return e.err.Error() }
+func (e configError) Unwrap() error { return e.err }
+
+// reportConfigError prints a configError as plain lines, one problem a
+// line, and says whether err was one.
+func reportConfigError(w io.Writer, err error) bool {
+	var ce configError
+	if !errors.As(err, &ce) {
+		return false
+	}
+	lines := strings.Split(ce.Error(), "\n")
+	fmt.Fprintf(w, "local: %s\n", lines[0])
+	for _, l := range lines[1:] {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
+	return true
 }
 
 func run(log *slog.Logger) error {
@@ -72,7 +97,7 @@ func run(log *slog.Logger) error {
 		cfg, err = config.LoadCDKJSON("cdk.json")
 	}
 	if err != nil {
-		return err
+		return configError{err}
 	}
 	secretValues, err := devstack.LoadSecrets(*secretsPath)
 	if err != nil {
@@ -200,12 +225,15 @@ func printBanner(w io.Writer, b banner) {
 		p("  %-12s   queue %s", "", l.QueueURL)
 		p("  %-12s   DLQ   %s", "", l.DLQURL)
 	}
-	p("\nThe aws CLI against the emulator:")
-	p("  export AWS_ENDPOINT_URL=%s AWS_REGION=%s AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test", b.emulator.url, b.region)
-	p("  aws sqs list-queues --queue-name-prefix %s", b.prefix)
-	p("  aws dynamodb scan --table-name %s --max-items 5", t.TableName)
+	// AWS CLI v1 reads neither AWS_ENDPOINT_URL nor AWS_REGION: the
+	// commands name the endpoint and the export sets the default region,
+	// which both versions read.
+	p("\nThe aws CLI (v1 or v2) against the emulator:")
+	p("  export AWS_DEFAULT_REGION=%s AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test", b.region)
+	p("  aws --endpoint-url %s sqs list-queues --queue-name-prefix %s", b.emulator.url, b.prefix)
+	p("  aws --endpoint-url %s dynamodb scan --table-name %s --max-items 5", b.emulator.url, t.TableName)
 	if t.Archive.Bucket != "" {
-		p("  aws s3 ls --recursive s3://%s/", t.Archive.Bucket)
+		p("  aws --endpoint-url %s s3 ls --recursive s3://%s/", b.emulator.url, t.Archive.Bucket)
 	}
 	p("\nReceive (a subscriber that verifies and prints each delivery), in another terminal:")
 	for _, cmd := range receiveCommands(b) {
@@ -229,6 +257,7 @@ func printBanner(w io.Writer, b banner) {
 	} else {
 		p("\nOperate (go run ./infra/ops%s COMMAND):", opsFlags)
 	}
+	p("  events --since 10m                    recent events, newest first, with each destination's state")
 	p("  status EVENT                          an event (evt_… or source:provider-id) at every destination")
 	p("  dlq %-33s what waits in a DLQ", dest)
 	p("  redrive %-29s move the DLQ back to the queue", dest)
@@ -255,7 +284,7 @@ func receiveCommands(b banner) []string {
 			cmds = append(cmds, fmt.Sprintf("go run ./events/receive%s --secrets %s --secret-name %s", listen, b.secretsFile, l.SecretID))
 			continue
 		}
-		cmds = append(cmds, fmt.Sprintf(`go run ./events/receive%s --secret "$(AWS_ENDPOINT_URL=%s AWS_REGION=%s AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test aws secretsmanager get-secret-value --secret-id %s --query SecretString --output text)"`,
+		cmds = append(cmds, fmt.Sprintf(`go run ./events/receive%s --secret "$(AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test aws --endpoint-url %s --region %s secretsmanager get-secret-value --secret-id %s --query SecretString --output text)"`,
 			listen, b.emulator.url, b.region, l.SecretID))
 	}
 	sort.Strings(cmds)
