@@ -69,7 +69,7 @@ func run() error {
 		hooks = append(hooks, wh)
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	srv := &http.Server{Addr: *listen, Handler: handler(hooks, log, &b), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Addr: *listen, Handler: handler(hooks, log, &answerer{behaviour: b}), ReadHeaderTimeout: 5 * time.Second}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
@@ -78,7 +78,7 @@ func run() error {
 		defer cancel()
 		_ = srv.Shutdown(shutdown)
 	}()
-	fmt.Fprintf(os.Stderr, "receive: verifying deliveries on http://%s/ with %d secret(s); %s\n", *listen, len(hooks), &b)
+	fmt.Fprintf(os.Stderr, "receive: verifying deliveries on http://%s/ with %d secret(s); %s\n", *listen, len(hooks), b)
 	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
@@ -121,12 +121,17 @@ type behaviour struct {
 	RetryAfter int
 	Delay      time.Duration
 	FailFirst  int
-
-	mu       sync.Mutex
-	attempts map[string]int // by path and webhook-id (each destination has its path), with FailFirst
 }
 
-func (b *behaviour) check() error {
+// answerer answers as its behaviour says, counting each event's attempts
+// for FailFirst.
+type answerer struct {
+	behaviour
+	mu       sync.Mutex
+	attempts map[string]int // by path and webhook-id (each destination has its path)
+}
+
+func (b behaviour) check() error {
 	var errs []error
 	if b.Answer != 0 && (b.Answer < 200 || b.Answer > 599) {
 		errs = append(errs, fmt.Errorf("--answer %d: give an HTTP status, 200 to 599", b.Answer))
@@ -147,7 +152,7 @@ func (b *behaviour) check() error {
 }
 
 // String says how the receiver answers, for its start line.
-func (b *behaviour) String() string {
+func (b behaviour) String() string {
 	s := "answering 204"
 	switch {
 	case b.FailFirst > 0:
@@ -164,7 +169,7 @@ func (b *behaviour) String() string {
 	return s
 }
 
-func (b *behaviour) failure() int {
+func (b behaviour) failure() int {
 	if b.Answer == 0 {
 		return http.StatusInternalServerError
 	}
@@ -173,7 +178,7 @@ func (b *behaviour) failure() int {
 
 // status is the answer to a verified delivery of event id at path: with
 // FailFirst, each destination's (path's) first attempts of each event fail.
-func (b *behaviour) status(path, id string) int {
+func (b *answerer) status(path, id string) int {
 	if b.FailFirst == 0 {
 		if b.Answer == 0 {
 			return http.StatusNoContent
@@ -193,7 +198,7 @@ func (b *behaviour) status(path, id string) int {
 	return http.StatusNoContent
 }
 
-func handler(hooks []*standardwebhooks.Webhook, log *slog.Logger, b *behaviour) http.Handler {
+func handler(hooks []*standardwebhooks.Webhook, log *slog.Logger, b *answerer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 		if err != nil {

@@ -47,13 +47,13 @@ func deliver(t *testing.T, url, id string, signed bool) *http.Response {
 	return resp
 }
 
-func server(t *testing.T, b *behaviour) *httptest.Server {
+func server(t *testing.T, b behaviour) *httptest.Server {
 	t.Helper()
 	wh, err := standardwebhooks.NewWebhook(testSecret)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(handler([]*standardwebhooks.Webhook{wh}, slog.New(slog.NewTextHandler(io.Discard, nil)), b))
+	srv := httptest.NewServer(handler([]*standardwebhooks.Webhook{wh}, slog.New(slog.NewTextHandler(io.Discard, nil)), &answerer{behaviour: b}))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -79,7 +79,7 @@ func TestReceiverAnswers(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			srv := server(t, &c.b)
+			srv := server(t, c.b)
 			for i, id := range c.ids {
 				path, id, ok := strings.Cut(id, " ")
 				if !ok {
@@ -108,7 +108,7 @@ func TestReceiverAnswers(t *testing.T) {
 // TestReceiverDelays: --delay holds the answer back; the test checks the
 // request is still unanswered while the delay runs, not a wall-clock bound.
 func TestReceiverDelays(t *testing.T) {
-	srv := server(t, &behaviour{Delay: time.Hour})
+	srv := server(t, behaviour{Delay: time.Hour})
 	client := &http.Client{Timeout: 200 * time.Millisecond}
 	body := []byte(`{}`)
 	wh, _ := standardwebhooks.NewWebhook(testSecret)
