@@ -67,9 +67,18 @@ func stamp(s Sample, id string) Sample {
 	return s
 }
 
-// setBodyField sets a string at a path of a JSON object body, creating
-// intermediate objects as needed.
+// setBodyField sets a string at a path of a JSON object body. A member
+// the body has is replaced where it stands, every other byte kept (the
+// provider's key order, spacing and numbers); a missing one is added,
+// creating intermediate objects as needed, which re-encodes the body.
 func setBodyField(s Sample, path []string, value string) (Sample, error) {
+	v, _ := json.Marshal(value)
+	if start, end, ok := valueSpan(s.Body, path); ok {
+		body := make([]byte, 0, len(s.Body)-(end-start)+len(v))
+		body = append(append(append(body, s.Body[:start]...), v...), s.Body[end:]...)
+		s.Body = body
+		return s, nil
+	}
 	var doc map[string]any
 	if err := json.Unmarshal(s.Body, &doc); err != nil {
 		return s, fmt.Errorf("sample %s/%s: body is not a JSON object: %w", s.Kind, s.Name, err)
@@ -90,4 +99,50 @@ func setBodyField(s Sample, path []string, value string) (Sample, error) {
 	}
 	s.Body = body
 	return s, nil
+}
+
+// valueSpan finds the bytes of the value at path in a JSON object body:
+// [start, end). ok is false when the body is not valid JSON or has no such
+// member.
+func valueSpan(body []byte, path []string) (start, end int, ok bool) {
+	if len(path) == 0 || !json.Valid(body) {
+		return 0, 0, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return 0, 0, false
+	}
+	for depth := 0; ; {
+		if !dec.More() {
+			return 0, 0, false
+		}
+		t, err := dec.Token()
+		if err != nil {
+			return 0, 0, false
+		}
+		key, _ := t.(string)
+		if key != path[depth] {
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return 0, 0, false
+			}
+			continue
+		}
+		if depth == len(path)-1 {
+			// The value starts after the colon and any space.
+			at := int(dec.InputOffset())
+			for at < len(body) && (body[at] == ':' || body[at] == ' ' || body[at] == '\t' || body[at] == '\r' || body[at] == '\n') {
+				at++
+			}
+			var raw json.RawMessage
+			if dec.Decode(&raw) != nil {
+				return 0, 0, false
+			}
+			return at, int(dec.InputOffset()), true
+		}
+		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+			return 0, 0, false
+		}
+		depth++
+	}
 }

@@ -66,3 +66,28 @@ func TestWithEventIDDistinctBodies(t *testing.T) {
 		t.Errorf("a form body changed: %q", got.Body)
 	}
 }
+
+// TestWithEventIDKeepsTheBodysBytes: a body id is replaced where it
+// stands; the provider's key order, spacing and other values stay as sent.
+func TestWithEventIDKeepsTheBodysBytes(t *testing.T) {
+	s := events.MustLoad("stripe", "payment_intent.succeeded")
+	got, err := events.WithEventID(s, "evt_1NewIdForTheTest0000000", config.EventFields{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := bytes.Replace(s.Body, []byte(`"id": "evt_3QxJ7bLkdIwHu7ix0Yq1Vw2R"`), []byte(`"id": "evt_1NewIdForTheTest0000000"`), 1)
+	if bytes.Equal(want, s.Body) {
+		t.Fatal("the sample's id is not where the test expects it")
+	}
+	if !bytes.Equal(got.Body, want) {
+		t.Errorf("body:\n%s\nwant the sample with only its id changed:\n%s", got.Body, want)
+	}
+	nested := events.Sample{Kind: "hmac", Name: "nested", Body: []byte(`{"a": 1, "meta": {"b": [1, {"id": 2}], "id" : "old"}, "z": true}`)}
+	got, err = events.WithEventID(nested, "new", config.EventFields{IDField: "meta.id"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"a": 1, "meta": {"b": [1, {"id": 2}], "id" : "new"}, "z": true}`; string(got.Body) != want {
+		t.Errorf("nested: %s, want %s", got.Body, want)
+	}
+}

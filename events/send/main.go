@@ -24,6 +24,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	mathrand "math/rand/v2"
 	"net/http"
 	"os"
 	"strings"
@@ -99,7 +100,7 @@ func run(args []string, stdout io.Writer) error {
 	for range *count {
 		eventID := *id
 		if eventID == "" {
-			eventID = newID()
+			eventID = newID(src.Verify.Kind)
 		}
 		s, shown, err := withID(sample, eventID, src, own != nil)
 		if err != nil {
@@ -199,11 +200,36 @@ func pickSample(kind, name string) (events.Sample, error) {
 	return events.Sample{}, fmt.Errorf("no sample for kind %q", kind)
 }
 
-// newID returns a fresh provider event id, shaped as a UUID: every kind
-// accepts one.
-func newID() string {
+// newID returns a fresh provider event id shaped as the kind's provider
+// makes them: Stripe's evt_ and 24 letters and digits, Slack's Ev and 10
+// capitals and digits, a Standard Webhooks msg_ id, and a UUID for the
+// others (GitHub's X-GitHub-Delivery, Shopify's X-Shopify-Webhook-Id),
+// which every generic kind accepts too.
+func newID(kind string) string {
+	switch kind {
+	case "stripe":
+		return "evt_" + randomOf(alnum, 24)
+	case "slack":
+		return "Ev" + randomOf(upperAlnum, 10)
+	case "standard-webhooks":
+		return "msg_" + randomOf(alnum, 27)
+	}
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
+	b[6], b[8] = b[6]&0x0f|0x40, b[8]&0x3f|0x80 // version 4, RFC 4122 variant
 	h := hex.EncodeToString(b)
 	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+const (
+	alnum      = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	upperAlnum = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+)
+
+func randomOf(alphabet string, n int) string {
+	out := make([]byte, n)
+	for i := range out {
+		out[i] = alphabet[mathrand.IntN(len(alphabet))]
+	}
+	return string(out)
 }

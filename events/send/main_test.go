@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -119,5 +120,39 @@ func TestSendRefusesATypeItCannotSend(t *testing.T) {
 	}
 	if c.requests != 0 {
 		t.Errorf("%d requests sent by refused command lines", c.requests)
+	}
+}
+
+func TestNewIDsAreShapedAsTheProvidersMakeThem(t *testing.T) {
+	for kind, shape := range map[string]*regexp.Regexp{
+		"stripe":            regexp.MustCompile(`^evt_[0-9A-Za-z]{24}$`),
+		"slack":             regexp.MustCompile(`^Ev[0-9A-Z]{10}$`),
+		"standard-webhooks": regexp.MustCompile(`^msg_[0-9A-Za-z]{27}$`),
+		"github":            regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`),
+	} {
+		a, b := newID(kind), newID(kind)
+		if !shape.MatchString(a) || a == b {
+			t.Errorf("%s: ids %q and %q, want two distinct ones matching %s", kind, a, b, shape)
+		}
+	}
+}
+
+// TestSendStripeSampleAsStripeSends: the sample goes out with a fresh evt_
+// id in place of its own and every other byte of the body as it was.
+func TestSendStripeSampleAsStripeSends(t *testing.T) {
+	srv, c := capture(t)
+	if err := run(append(devArgs, "--url", srv.URL, "--source", "stripe"), io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	id := regexp.MustCompile(`"id": "(evt_[0-9A-Za-z]{24})"`).FindSubmatch(c.body)
+	if id == nil {
+		t.Fatalf("body carries no fresh evt_ id:\n%s", c.body)
+	}
+	sample, err := os.ReadFile("../testdata/stripe/payment_intent.succeeded.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := bytes.Replace(c.body, id[1], []byte("evt_3QxJ7bLkdIwHu7ix0Yq1Vw2R"), 1); !bytes.Equal(got, sample) {
+		t.Errorf("the body differs from the sample by more than its id:\n%s", c.body)
 	}
 }

@@ -215,6 +215,9 @@ func printBanner(w io.Writer, b banner) {
 	} else {
 		p("  archive    off (archive.days is 0)")
 	}
+	if len(t.Unsubscribed) > 0 {
+		p("  removed    from the topic, not in this configuration (they keep what they hold): %s", strings.Join(t.Unsubscribed, ", "))
+	}
 	p("\nSources (POST a signed webhook to the URL):")
 	for _, s := range b.cfg.Sources {
 		p("  %-12s %s/webhooks/%s   secret %s", s.Name, b.base, s.Name, s.Verify.SecretName)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
@@ -71,6 +72,9 @@ type Topology struct {
 	Lanes         []Lane
 	// Archive is the event archive; its zero value when config.archive.days is 0.
 	Archive ArchiveResources
+	// Unsubscribed names the queues Provision unsubscribed from the topic:
+	// lanes (or an archive) of an earlier configuration under the prefix.
+	Unsubscribed []string
 }
 
 // ArchiveResources are the local archive's bucket and the queue of the
@@ -165,12 +169,51 @@ func Provision(ctx context.Context, c Clients, cfg *config.Config, secrets map[s
 		}
 		t.Lanes = append(t.Lanes, lane)
 	}
+	keep := map[string]bool{}
+	for _, l := range t.Lanes {
+		keep[QueueName(prefix, l.Destination.Name)] = true
+	}
 	if cfg.Archive.Enabled() {
 		if t.Archive, err = provisionArchive(ctx, c, t.TopicARN, prefix, cfg.Archive.RetentionDays()); err != nil {
 			return nil, fmt.Errorf("archive: %w", err)
 		}
+		keep[ArchiveQueueName(prefix)] = true
+	}
+	if t.Unsubscribed, err = unsubscribeOthers(ctx, c.SNS, t.TopicARN, keep); err != nil {
+		return nil, err
 	}
 	return t, nil
+}
+
+// unsubscribeOthers removes the topic's queue subscriptions but those of
+// the queues named in keep: a make dev with another configuration under the
+// same prefix leaves the previous one's lanes (and an archive turned off)
+// holding what they have, but receiving nothing more. It returns the
+// queues it unsubscribed.
+func unsubscribeOthers(ctx context.Context, api *sns.Client, topicARN string, keep map[string]bool) ([]string, error) {
+	var gone []string
+	in := &sns.ListSubscriptionsByTopicInput{TopicArn: &topicARN}
+	for {
+		out, err := api.ListSubscriptionsByTopic(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("list subscriptions: %w", err)
+		}
+		for _, sub := range out.Subscriptions {
+			endpoint := aws.ToString(sub.Endpoint)
+			queue := endpoint[strings.LastIndex(endpoint, ":")+1:]
+			if aws.ToString(sub.Protocol) != "sqs" || keep[queue] {
+				continue
+			}
+			if _, err := api.Unsubscribe(ctx, &sns.UnsubscribeInput{SubscriptionArn: sub.SubscriptionArn}); err != nil {
+				return nil, fmt.Errorf("unsubscribe %s, not in the configuration: %w", queue, err)
+			}
+			gone = append(gone, queue)
+		}
+		if out.NextToken == nil {
+			return gone, nil
+		}
+		in.NextToken = out.NextToken
+	}
 }
 
 // NewDestinationSecret returns a fresh "whsec_" secret over 32 random bytes.
