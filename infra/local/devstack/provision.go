@@ -3,7 +3,6 @@ package devstack
 import (
 	"context"
 	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -216,11 +215,28 @@ func unsubscribeOthers(ctx context.Context, api *sns.Client, topicARN string, ke
 	}
 }
 
-// NewDestinationSecret returns a fresh "whsec_" secret over 32 random bytes.
+// GeneratedSecretLength is the length of a generated destination secret,
+// the deployed stack's (infra/stack.SigningSecretLength): 32 letters and
+// digits, as Secrets Manager generates without punctuation, which decode
+// as standard base64 to 24 bytes. Subscribers verify with "whsec_" and it.
+const GeneratedSecretLength = 32
+
+// NewDestinationSecret returns a fresh destination secret in the form the
+// deployed stack generates: GeneratedSecretLength letters and digits.
 func NewDestinationSecret() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails on Linux
-	return "whsec_" + base64.StdEncoding.EncodeToString(b)
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	out := make([]byte, 0, GeneratedSecretLength)
+	var buf [64]byte
+	for len(out) < GeneratedSecretLength {
+		_, _ = rand.Read(buf[:]) // crypto/rand.Read never fails on Linux
+		for _, c := range buf {
+			// Below 248 (4 × 62) every character is equally likely.
+			if c < 248 && len(out) < GeneratedSecretLength {
+				out = append(out, alphabet[c%62])
+			}
+		}
+	}
+	return string(out)
 }
 
 func provisionLane(ctx context.Context, c Clients, cfg *config.Config, topicARN, prefix string, d config.Destination) (Lane, error) {
