@@ -238,7 +238,11 @@ func printBanner(w io.Writer, b banner) {
 	if t.Archive.Bucket != "" {
 		p("  aws --endpoint-url %s s3 ls --recursive s3://%s/", b.emulator.url, t.Archive.Bucket)
 	}
+	makeDefaults := b.opsFlags() == " --config infra/local/dev.json" && b.secretsFile == "infra/local/dev-secrets.json" && b.base == "http://127.0.0.1:8080"
 	p("\nReceive (a subscriber that verifies and prints each delivery), in another terminal:")
+	if makeDefaults {
+		p("  make receive                  (ANSWER=500|410|429 RETRY_AFTER=30 DELAY=2s FAIL_FIRST=3 to misbehave)")
+	}
 	for _, cmd := range receiveCommands(b) {
 		p("  %s", cmd)
 	}
@@ -249,6 +253,9 @@ func printBanner(w io.Writer, b banner) {
 		}
 	}
 	p("\nSend a signed sample event, in a third terminal:")
+	if makeDefaults {
+		p("  make send SOURCE=%s          (BODY=captured.json to send your own payload)", src)
+	}
 	p("  go run ./events/send%s --source %s", b.sendFlags(), src)
 	dest := "DESTINATION"
 	if len(t.Lanes) > 0 {
