@@ -64,7 +64,7 @@ func NewOperatorRole(scope constructs.Construct, id string, props *OperatorRoleP
 	index := stack.FormatArn(&awscdk.ArnComponents{Service: jsii.String("ssm"), Resource: jsii.String("parameter"),
 		ResourceName: jsii.String(stackindex.Prefix(*stack.StackName())[1:] + "*")})
 	allow([]string{"ssm:GetParameter", "ssm:GetParametersByPath"}, index)
-	allow([]string{"dynamodb:GetItem", "dynamodb:UpdateItem"}, props.Table.TableArn())
+	allow([]string{"dynamodb:GetItem", "dynamodb:Scan", "dynamodb:UpdateItem"}, props.Table.TableArn()) // Scan: ops events
 	if props.Archive != nil {
 		allow([]string{"s3:ListBucket"}, props.Archive.Bucket.BucketArn())
 		allow([]string{"s3:GetObject"}, props.Archive.Bucket.ArnForObjects(jsii.String("*")))

@@ -102,6 +102,8 @@ type Operator struct {
 	Resources Resources
 	SQS       QueueAPI
 	Records   RecordStore
+	// Recent lists recent delivery records (the events command).
+	Recent RecordLister
 	// Archive is nil when the archive is off.
 	Archive ArchiveReader
 	// Payloads is the payload store (with the archive's copies); nil when

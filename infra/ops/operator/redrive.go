@@ -82,7 +82,8 @@ func (o *Operator) Redrive(ctx context.Context, destination string, opt RedriveO
 		if !errors.As(err, &unsupported) {
 			return res, err
 		}
-		o.progressf("redrive %s: StartMessageMoveTask is not available at this endpoint (%v); copying the messages one by one\n", destination, unsupported.cause)
+		// One calm line: the SDK's error says nothing an operator acts on.
+		o.progressf("redrive %s: this endpoint has no SQS move task (StartMessageMoveTask; emulators such as moto lack it), so redrive copies the messages one by one, as --copy does\n", destination)
 	}
 	res.Method = "copy"
 	res.Moved, res.Lost, err = o.copyDLQ(ctx, l, opt)
