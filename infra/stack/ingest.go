@@ -52,7 +52,7 @@ type IngestAPIProps struct {
 	// (the delivery-record table, keys "replay:…"); required when a source
 	// has it.
 	Table awsdynamodb.ITable
-	// MemoryMB is the ingest function's memory; nil: DefaultMemoryMB.
+	// MemoryMB is the ingest function's memory; nil: functions.ingestMemoryMB.
 	MemoryMB *float64
 	// AlarmAction receives the per-source alarms; nil: alarms without actions.
 	AlarmAction awscloudwatch.IAlarmAction
@@ -101,7 +101,7 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 	if replayProtected && props.Table == nil {
 		return nil, errors.New("ingest API: a source has replay protection, so Table is required")
 	}
-	memory := DefaultMemoryMB * 1.0
+	memory := float64(cfg.Functions.IngestMemory())
 	if props.MemoryMB != nil {
 		memory = *props.MemoryMB
 	}
@@ -125,13 +125,15 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 		env[config.EnvReplayTable] = *props.Table.TableName()
 	}
 	parts, err := newFunction(a.Construct, functionSpec{
-		description: "Hookfan ingest: verifies webhooks and publishes them to the fan-out topic",
-		code:        props.Code,
-		memoryMB:    memory,
-		metricsSink: cfg.Metrics.SinkName(),
-		timeout:     awscdk.Duration_Seconds(jsii.Number(IngestTimeout)),
-		retention:   retention,
-		env:         env,
+		description:    "Hookfan ingest: verifies webhooks and publishes them to the fan-out topic",
+		code:           props.Code,
+		memoryMB:       memory,
+		tracing:        ingestTracing(cfg),
+		systemLogLevel: cfg.Functions.SystemLog(),
+		metricsSink:    cfg.Metrics.SinkName(),
+		timeout:        awscdk.Duration_Seconds(jsii.Number(IngestTimeout)),
+		retention:      retention,
+		env:            env,
 	})
 	if err != nil {
 		return nil, err
@@ -224,7 +226,7 @@ func (a *IngestAPI) newRestAPI(cfg *config.Config) {
 			ThrottlingBurstLimit: jsii.Number(float64(cfg.API.Burst())),
 			MethodOptions:        &methodOptions,
 			MetricsEnabled:       jsii.Bool(true),
-			TracingEnabled:       jsii.Bool(true),
+			TracingEnabled:       jsii.Bool(cfg.TracingMode() != config.TracingOff),
 			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(a.AccessLogs),
 			AccessLogFormat:      awsapigateway.AccessLogFormat_Custom(jsii.String(accessLogFormat)),
 		},
@@ -348,4 +350,9 @@ func (a *IngestAPI) ThrottledMetric(source string, opts *awscloudwatch.MetricOpt
 		Period: opts.Period, Statistic: opts.Statistic, Label: opts.Label,
 		DimensionsMap: &map[string]*string{dimRoute: jsii.String(a.Route(source))},
 	})
+}
+
+func ingestTracing(cfg *config.Config) awslambda.Tracing {
+	t, _ := tracingModes(cfg.TracingMode())
+	return t
 }

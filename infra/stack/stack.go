@@ -133,11 +133,15 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 		// delivered, so the key goes with the stack (after KMS's waiting period).
 		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 	})
-	h.Topic = awssns.NewTopic(stack, jsii.String("Topic"), &awssns.TopicProps{
+	topicProps := &awssns.TopicProps{
 		DisplayName: jsii.String("Hookfan events"),
 		MasterKey:   h.TopicKey,
 		EnforceSSL:  jsii.Bool(true),
-	})
+	}
+	if t := topicTracing(cfg.TracingMode()); t != "" {
+		topicProps.TracingConfig = t
+	}
+	h.Topic = awssns.NewTopic(stack, jsii.String("Topic"), topicProps)
 	h.Table = NewRecordTable(stack, "DeliveryRecords")
 
 	retention, err := retentionDays(cfg.API.LogRetention())
@@ -446,4 +450,17 @@ func functionTags(cfg *config.Config, fn string) []string {
 		}
 	}
 	return tags
+}
+
+// topicTracing is the fan-out topic's tracing: with "sampled" it passes the
+// publisher's trace header on to each subscription, with "all" it records
+// its own segments too; off, neither.
+func topicTracing(mode string) awssns.TracingConfig {
+	switch mode {
+	case config.TracingSampled:
+		return awssns.TracingConfig_PASS_THROUGH
+	case config.TracingAll:
+		return awssns.TracingConfig_ACTIVE
+	}
+	return ""
 }

@@ -58,7 +58,11 @@ func testConfig(t *testing.T, n int, email string) *config.Config {
 				"limits": map[string]any{"rateLimit": 10, "burstLimit": 20, "clientErrorAlarm": 5}},
 			map[string]any{"name": "shop", "verify": map[string]any{"kind": "shopify", "secretName": "arn:aws:secretsmanager:eu-west-1:123456789012:secret:shopify-AbCdEf"}},
 		},
-		"api": map[string]any{"rateLimit": 50, "burstLimit": 75, "logRetentionDays": 14},
+		// The REST API, every trace and the platform's INFO lines: the
+		// rich options (TestDefaultsStayCheap synthesizes the defaults).
+		"api":       map[string]any{"type": "rest", "rateLimit": 50, "burstLimit": 75, "logRetentionDays": 14},
+		"tracing":   "all",
+		"functions": map[string]any{"systemLogLevel": "INFO"},
 	}
 	if email != "" {
 		doc["alarms"] = map[string]any{"email": email, "oldestMessageSeconds": 900}
@@ -273,8 +277,8 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 	if p["Runtime"] != "provided.al2023" || p["Handler"] != "bootstrap" || !slices.Equal(anyStrings(p["Architectures"]), []string{"arm64"}) {
 		t.Errorf("%s: function runtime %v handler %v architectures %v, want provided.al2023, bootstrap, arm64", d.Name, p["Runtime"], p["Handler"], p["Architectures"])
 	}
-	if num(p["MemorySize"]) != stack.DefaultMemoryMB {
-		t.Errorf("%s: memory %v, want the default %d", d.Name, p["MemorySize"], stack.DefaultMemoryMB)
+	if num(p["MemorySize"]) != config.DefaultDeliverMemoryMB {
+		t.Errorf("%s: memory %v, want the default %d", d.Name, p["MemorySize"], config.DefaultDeliverMemoryMB)
 	}
 	timeout := num(p["Timeout"])
 	if timeout != d.FunctionTimeout().Seconds() {

@@ -124,6 +124,10 @@ type Config struct {
 	Dedupe       Dedupe        `json:"dedupe"`
 	Alarms       Alarms        `json:"alarms"`
 	Archive      Archive       `json:"archive,omitzero"`
+	// Tracing is "off" (default), "sampled" or "all" (lean.go).
+	Tracing string `json:"tracing,omitempty"`
+	// Functions sets the functions' memory and system log level.
+	Functions Functions `json:"functions,omitzero"`
 }
 
 // Source is one webhook sender with its own URL, /webhooks/{name}.
@@ -291,8 +295,9 @@ type Metrics struct {
 // API holds the front door's settings: the API type, its stage throttling
 // and access logs, the optional WAF and the optional custom domain.
 type API struct {
-	// Type is "rest" (default: API Gateway REST API) or "http" (API Gateway
-	// HTTP API: cheaper, no WAF).
+	// Type is "http" (default: API Gateway HTTP API) or "rest" (API Gateway
+	// REST API: what AWS WAF and IP allow-lists need). Changing it changes
+	// the providers' URLs unless a custom domain fronts them.
 	Type string `json:"type,omitempty"`
 	// RateLimit and BurstLimit are the stage default: they throttle requests
 	// to unknown sources and are each source's default (sources[].limits).

@@ -16,7 +16,7 @@ const (
 )
 
 // APITypes lists the API types, the default first.
-var APITypes = []string{APITypeREST, APITypeHTTP}
+var APITypes = []string{APITypeHTTP, APITypeREST}
 
 // Edge limits and defaults.
 const (
@@ -61,10 +61,10 @@ func lazyPattern(expr string) func() *regexp.Regexp {
 func (c *Config) validateEdge(p *problems) {
 	a := &c.API
 	if a.Type != "" && !slices.Contains(APITypes, a.Type) {
-		p.add("api.type", "unknown API type %q; use %q (API Gateway REST API, default) or %q (HTTP API: cheaper, no WAF)", a.Type, APITypeREST, APITypeHTTP)
+		p.add("api.type", "unknown API type %q; use %q (API Gateway HTTP API, default) or %q (REST API: for AWS WAF and IP allow-lists)", a.Type, APITypeHTTP, APITypeREST)
 	}
 	if a.WAF.Enabled && a.Kind() == APITypeHTTP {
-		p.add("api.waf.enabled", "true with api.type %q; AWS WAF cannot be associated with an HTTP API: use api.type %q, or remove api.waf", APITypeHTTP, APITypeREST)
+		p.add("api.waf.enabled", "true with api.type %q (the default); AWS WAF cannot be associated with an HTTP API: set api.type %q (the providers' URLs change unless api.domainName fronts them), or remove api.waf", APITypeHTTP, APITypeREST)
 	}
 	switch w := a.WAF.RateLimit; {
 	case w == 0:
@@ -194,7 +194,7 @@ func ParseAllowedIP(s string) (netip.Prefix, error) {
 // Kind is the API type in force.
 func (a API) Kind() string {
 	if a.Type == "" {
-		return APITypeREST
+		return APITypeHTTP
 	}
 	return a.Type
 }

@@ -46,6 +46,7 @@ func (c *Config) Validate() error {
 	c.Alarms.validate(&p)
 	c.validateDedupe(&p)
 	c.Archive.validate(&p)
+	c.validateLean(&p)
 	return errors.Join(p...)
 }
 
