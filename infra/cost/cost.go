@@ -314,6 +314,8 @@ type Options struct {
 	IngestMB, DeliverMB float64
 	// Archive is archive.days above 0.
 	Archive bool
+	// PITR is dedupe.pointInTimeRecovery.
+	PITR bool
 	// WAF is api.waf.enabled (REST only).
 	WAF bool
 	// BatchWindow is each destination's batchWindowSeconds.
@@ -325,7 +327,7 @@ func OptionsOf(cfg *config.Config) Options {
 	o := Options{
 		API: Prices.APIHTTP, Tracing: cfg.TracingMode(), SystemLog: cfg.Functions.SystemLog(),
 		IngestMB: float64(cfg.Functions.IngestMemory()), DeliverMB: float64(cfg.Functions.DeliverMemory()),
-		Archive: cfg.Archive.Enabled(), WAF: cfg.API.WAF.Enabled,
+		Archive: cfg.Archive.Enabled(), PITR: cfg.Dedupe.PITR(), WAF: cfg.API.WAF.Enabled,
 	}
 	if cfg.API.Kind() == config.APITypeREST {
 		o.API = Prices.APIRest
@@ -345,12 +347,12 @@ func Defaults() Options {
 
 // Cheapest keeps every guarantee (signed, at least once, one successful
 // POST per event barring a crash, dead letters, alarms) and drops what is
-// optional: the archive (replay of delivered events), and waits a second
-// for batches to fill.
+// optional: the archive (replay of delivered events) and the record
+// table's point-in-time recovery, and waits a second for batches to fill.
 func Cheapest() Options {
 	o := Defaults()
 	o.Name = "cheapest with every guarantee"
-	o.Archive = false
+	o.Archive, o.PITR = false, false
 	o.BatchWindow = 1
 	return o
 }
@@ -444,6 +446,8 @@ func sampledShare(sc Scenario, tracing string) float64 {
 	return 0
 }
 
+func b2f(v bool) float64 { return float64(b(v)) }
+
 func gbs(mb float64) float64 { return mb / 1024 }
 
 // platformBytes is the platform's lines per invocation at the system log
@@ -501,7 +505,7 @@ func Variable(sc Scenario, o Options) []Line {
 		Line{"Lambda deliver: requests and GB-s", invocations/million*p.LambdaRequest.USD + invocations*DeliverMs(sc, o)/1000*gbs(o.DeliverMB)*p.LambdaGBSecond.USD},
 		// Claim and finish: two writes of a record under 1 KB.
 		Line{"DynamoDB: claim and finish writes", deliveries * 2 / million * p.DynamoWrite.USD},
-		Line{"DynamoDB: records kept, with PITR", deliveries * a.RecordBytes.Value / gb * (p.DynamoStorage.USD + p.PITR.USD) * a.RecordDays.Value / 30},
+		Line{"DynamoDB: records kept (and PITR)", deliveries * a.RecordBytes.Value / gb * (p.DynamoStorage.USD + b2f(o.PITR)*p.PITR.USD) * a.RecordDays.Value / 30},
 	)
 	if o.Archive {
 		lines = append(lines,

@@ -167,7 +167,7 @@ func TestFloor(t *testing.T) {
 func TestOptionsOfTheConfig(t *testing.T) {
 	cfg := cost.Reference(1)
 	got := cost.OptionsOf(cfg)
-	want := cost.Options{API: cost.Prices.APIHTTP, Tracing: "off", SystemLog: "WARN", IngestMB: 128, DeliverMB: 128, Archive: true}
+	want := cost.Options{API: cost.Prices.APIHTTP, Tracing: "off", SystemLog: "WARN", IngestMB: 128, DeliverMB: 128, Archive: true, PITR: true}
 	if got != want {
 		t.Errorf("defaults %+v, want %+v", got, want)
 	}
@@ -176,6 +176,8 @@ func TestOptionsOfTheConfig(t *testing.T) {
 	days := 0
 	cfg.Archive.Days = &days
 	cfg.Destinations[0].BatchWindowSeconds = 2
+	off := false
+	cfg.Dedupe.PointInTimeRecovery = &off
 	got = cost.OptionsOf(cfg)
 	want = cost.Options{API: cost.Prices.APIRest, WAF: true, Tracing: "all", SystemLog: "INFO", IngestMB: 256, DeliverMB: 512, BatchWindow: 2}
 	if got != want {

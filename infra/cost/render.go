@@ -201,6 +201,7 @@ func optionRows() []optionRow {
 		{"`functions.ingestMemoryMB` 256", func(o *Options) { o.IngestMB = 256 }},
 		{"`functions.deliverMemoryMB` 256", func(o *Options) { o.DeliverMB = 256 }},
 		{"`archive.days` 0 (no archive)", func(o *Options) { o.Archive = false }},
+		{"`dedupe.pointInTimeRecovery` false", func(o *Options) { o.PITR = false }},
 		{"`batchWindowSeconds` 1 (at 1 M no batch fills: adds up to 1 s of latency for nothing)", func(o *Options) { o.BatchWindow = 1 }},
 	}
 }

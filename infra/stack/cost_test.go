@@ -95,6 +95,8 @@ func TestCostModelCounts(t *testing.T) {
 	options.Destinations[1].SecretName = "hookfan/destinations/legacy"
 	options.Destinations[1].Headers = []config.Header{{Name: "Authorization", SecretName: "hookfan/destinations/dest-02/token"}}
 	options.Destinations[1].Pause = &config.Pause{}
+	off := false
+	options.Dedupe.PointInTimeRecovery = &off
 	for name, cfg := range map[string]*config.Config{"reference": cost.Reference(3), "options": options} {
 		t.Run(name, func(t *testing.T) {
 			if err := cfg.Validate(); err != nil {
@@ -105,6 +107,12 @@ func TestCostModelCounts(t *testing.T) {
 			docs := readTemplates(t, outdir)
 			checkCostCounts(t, cfg, docs)
 			checkRunbooks(t, docs)
+			for _, tb := range ofType(docs["Hookfan.template.json"].Resources, "AWS::DynamoDB::Table") {
+				spec, _ := tb.Properties["PointInTimeRecoverySpecification"].(map[string]any)
+				if got := spec["PointInTimeRecoveryEnabled"]; got != cfg.Dedupe.PITR() {
+					t.Errorf("record table PITR %v, want %v (dedupe.pointInTimeRecovery)", got, cfg.Dedupe.PITR())
+				}
+			}
 		})
 	}
 }

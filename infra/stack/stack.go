@@ -142,7 +142,7 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 		topicProps.TracingConfig = t
 	}
 	h.Topic = awssns.NewTopic(stack, jsii.String("Topic"), topicProps)
-	h.Table = NewRecordTable(stack, "DeliveryRecords")
+	h.Table = NewRecordTable(stack, "DeliveryRecords", cfg.Dedupe.PITR())
 
 	retention, err := retentionDays(cfg.API.LogRetention())
 	if err != nil {
