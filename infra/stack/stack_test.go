@@ -284,10 +284,14 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 	if timeout != d.FunctionTimeout().Seconds() {
 		t.Errorf("%s: function timeout %v, want %v", d.Name, timeout, d.FunctionTimeout().Seconds())
 	}
-	if tc, _ := p["TracingConfig"].(map[string]any); tc["Mode"] != "Active" {
-		t.Errorf("%s: tracing %v, want Active", d.Name, p["TracingConfig"])
+	wantTracing := map[string]any{config.TracingAll: "Active", config.TracingSampled: "PassThrough"}[cfg.TracingMode()]
+	if tc, _ := p["TracingConfig"].(map[string]any); tc["Mode"] != wantTracing {
+		t.Errorf("%s: tracing %v, want %v (config tracing %q)", d.Name, p["TracingConfig"], wantTracing, cfg.TracingMode())
 	}
-	checkLogging(t, d.Name, p)
+	if _, ok := p["Environment"].(map[string]any)["Variables"].(map[string]any)[config.EnvTracing]; ok != (cfg.TracingMode() != config.TracingOff) {
+		t.Errorf("%s: %s set %v with tracing %q", d.Name, config.EnvTracing, ok, cfg.TracingMode())
+	}
+	checkLogging(t, d.Name, cfg, p)
 	env := p["Environment"].(map[string]any)["Variables"].(map[string]any)
 	for _, k := range []string{config.EnvDestination, config.EnvTableName, config.EnvQueueURL, config.EnvSecretID, config.EnvRecordDays, config.EnvMetricsSink} {
 		if _, ok := env[k]; !ok {
@@ -501,10 +505,11 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 
 // checkTLSOnly asserts each resource has a policy denying requests without TLS.
 // checkLogging: the function logs JSON through the runtime, at the
-// application level INFO (EMF lines have no level and count as INFO).
-func checkLogging(t *testing.T, name string, props map[string]any) {
+// application level INFO (EMF lines have no level and count as INFO), and
+// the platform's lines at the config's functions.systemLogLevel.
+func checkLogging(t *testing.T, name string, cfg *config.Config, props map[string]any) {
 	t.Helper()
-	want := map[string]any{"LogFormat": "JSON", "ApplicationLogLevel": "INFO", "SystemLogLevel": "INFO"}
+	want := map[string]any{"LogFormat": "JSON", "ApplicationLogLevel": "INFO", "SystemLogLevel": cfg.Functions.SystemLog()}
 	got, _ := props["LoggingConfig"].(map[string]any)
 	for k, v := range want {
 		if got[k] != v {
@@ -686,7 +691,7 @@ func TestBase(t *testing.T) {
 	if want := strconv.Itoa(ingest.GCPercent); env["GOGC"] != want {
 		t.Errorf("ingest GOGC = %v, want %s (ingest.GCPercent, the setting BenchmarkIngest measures)", env["GOGC"], want)
 	}
-	checkLogging(t, "ingest", res[fnID].Properties)
+	checkLogging(t, "ingest", cfg, res[fnID].Properties)
 	if refID(env[config.EnvReplayTable]) != tableID {
 		t.Errorf("%s = %v, want the table (github and shopify sources have replay protection)", config.EnvReplayTable, env[config.EnvReplayTable])
 	}
