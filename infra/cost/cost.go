@@ -316,6 +316,8 @@ type Options struct {
 	Archive bool
 	// PITR is dedupe.pointInTimeRecovery.
 	PITR bool
+	// DetailedMetrics is api.detailedMetrics: five metrics per source route.
+	DetailedMetrics bool
 	// WAF is api.waf.enabled (REST only).
 	WAF bool
 	// BatchWindow is each destination's batchWindowSeconds.
@@ -328,6 +330,7 @@ func OptionsOf(cfg *config.Config) Options {
 		API: Prices.APIHTTP, Tracing: cfg.TracingMode(), SystemLog: cfg.Functions.SystemLog(),
 		IngestMB: float64(cfg.Functions.IngestMemory()), DeliverMB: float64(cfg.Functions.DeliverMemory()),
 		Archive: cfg.Archive.Enabled(), PITR: cfg.Dedupe.PITR(), WAF: cfg.API.WAF.Enabled,
+		DetailedMetrics: cfg.API.Detailed(),
 	}
 	if cfg.API.Kind() == config.APITypeREST {
 		o.API = Prices.APIRest
@@ -567,7 +570,7 @@ func Fixed(n int, o Options) []Line {
 	c := Resources(Reference(n))
 	s := len(Reference(n).Sources)
 	idleReceives := a.Pollers.Value * a.MonthSeconds.Value / a.LongPollSeconds.Value
-	metrics := float64(s)*(a.IngestMetrics.Value+a.RouteMetrics.Value) + float64(n)*a.LaneMetrics.Value
+	metrics := float64(s)*(a.IngestMetrics.Value+b2f(o.DetailedMetrics)*a.RouteMetrics.Value) + float64(n)*a.LaneMetrics.Value
 	lines := []Line{
 		{"Secrets Manager: secrets", float64(c.BilledSecrets) * p.Secret.USD},
 		{"CloudWatch: alarms", float64(c.Alarms) * p.Alarm.USD},

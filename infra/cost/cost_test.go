@@ -134,6 +134,12 @@ func TestLinesByHand(t *testing.T) {
 	if got := line(t, f, "SQS: the event source mappings' idle long polls"); !near(got, 20*0.648*0.40) {
 		t.Errorf("idle polls of 20 lanes: %v", got)
 	}
+	// Without detailed metrics: a source's two ingest metrics and four a lane.
+	noRoutes := def
+	noRoutes.DetailedMetrics = false
+	if got := line(t, cost.Fixed(20, noRoutes), "CloudWatch: custom metrics"); !near(got, (2+4*20)*0.30) {
+		t.Errorf("custom metrics of 20 destinations without detailed metrics: %v", got)
+	}
 	// One dashboard, within the account's three free.
 	if got := line(t, f, "CloudWatch: dashboards beyond the 3 free"); got != 0 {
 		t.Errorf("dashboards of 20 destinations: %v, want 0 (3 free)", got)
@@ -167,7 +173,7 @@ func TestFloor(t *testing.T) {
 func TestOptionsOfTheConfig(t *testing.T) {
 	cfg := cost.Reference(1)
 	got := cost.OptionsOf(cfg)
-	want := cost.Options{API: cost.Prices.APIHTTP, Tracing: "off", SystemLog: "WARN", IngestMB: 128, DeliverMB: 128, Archive: true, PITR: true}
+	want := cost.Options{API: cost.Prices.APIHTTP, Tracing: "off", SystemLog: "WARN", IngestMB: 128, DeliverMB: 128, Archive: true, PITR: true, DetailedMetrics: true}
 	if got != want {
 		t.Errorf("defaults %+v, want %+v", got, want)
 	}
@@ -178,6 +184,7 @@ func TestOptionsOfTheConfig(t *testing.T) {
 	cfg.Destinations[0].BatchWindowSeconds = 2
 	off := false
 	cfg.Dedupe.PointInTimeRecovery = &off
+	cfg.API.DetailedMetrics = &off
 	got = cost.OptionsOf(cfg)
 	want = cost.Options{API: cost.Prices.APIRest, WAF: true, Tracing: "all", SystemLog: "INFO", IngestMB: 256, DeliverMB: 512, BatchWindow: 2}
 	if got != want {

@@ -142,6 +142,8 @@ func Render() string {
 	}
 	w(".\nWith `api.waf.enabled` (`api.type` `rest`): %s a month (web ACL and two rules; $1 more per allow-listed source) and %s per million requests.\n",
 		usd(WAFFixed()), usd(WAFPerMillion()))
+	w("With `api.detailedMetrics` false: %s a month less per source (its five route metrics; its `ClientErrorsAlarm`, which reads them, then has no data).\n",
+		usd(Assumed.RouteMetrics.Value*Prices.Metric.USD))
 	w("With `pause` on a destination: %s a month (its alarm, and a probe tick a minute: an invocation, its log lines, a read) and %s per million batches that made attempts (one write to the lane's item).\n",
 		usd(PauseFixed()), usd(PausePerMillionBatches()))
 

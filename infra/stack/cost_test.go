@@ -97,6 +97,7 @@ func TestCostModelCounts(t *testing.T) {
 	options.Destinations[1].Pause = &config.Pause{}
 	off := false
 	options.Dedupe.PointInTimeRecovery = &off
+	options.API.DetailedMetrics = &off
 	for name, cfg := range map[string]*config.Config{"reference": cost.Reference(3), "options": options} {
 		t.Run(name, func(t *testing.T) {
 			if err := cfg.Validate(); err != nil {
@@ -107,11 +108,28 @@ func TestCostModelCounts(t *testing.T) {
 			docs := readTemplates(t, outdir)
 			checkCostCounts(t, cfg, docs)
 			checkRunbooks(t, docs)
+			settings := 0
+			for _, st := range ofType(docs["Hookfan.template.json"].Resources, "AWS::ApiGateway::Stage") {
+				for _, x := range asSlice(st.Properties["MethodSettings"]) {
+					settings++
+					if got := x.(map[string]any)["MetricsEnabled"]; got != cfg.API.Detailed() {
+						t.Errorf("stage method setting %v: metrics %v, want %v (api.detailedMetrics)", x, got, cfg.API.Detailed())
+					}
+				}
+			}
+			if cfg.API.Kind() == config.APITypeREST && settings == 0 {
+				t.Error("no REST stage method settings found in Hookfan.template.json")
+			}
+			tables := 0
 			for _, tb := range ofType(docs["Hookfan.template.json"].Resources, "AWS::DynamoDB::Table") {
+				tables++
 				spec, _ := tb.Properties["PointInTimeRecoverySpecification"].(map[string]any)
 				if got := spec["PointInTimeRecoveryEnabled"]; got != cfg.Dedupe.PITR() {
 					t.Errorf("record table PITR %v, want %v (dedupe.pointInTimeRecovery)", got, cfg.Dedupe.PITR())
 				}
+			}
+			if tables != 1 {
+				t.Errorf("%d record tables in Hookfan.template.json, want 1", tables)
 			}
 		})
 	}

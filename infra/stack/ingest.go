@@ -197,7 +197,7 @@ func (a *IngestAPI) newRestAPI(cfg *config.Config) {
 		methodOptions["/webhooks/"+s.Name+"/POST"] = &awsapigateway.MethodDeploymentOptions{
 			ThrottlingRateLimit:  jsii.Number(s.Limits.Rate(cfg.API)),
 			ThrottlingBurstLimit: jsii.Number(float64(s.Limits.Burst(cfg.API))),
-			MetricsEnabled:       jsii.Bool(true),
+			MetricsEnabled:       jsii.Bool(cfg.API.Detailed()),
 		}
 	}
 	a.API = awsapigateway.NewRestApi(a.Construct, jsii.String("Api"), &awsapigateway.RestApiProps{
@@ -225,7 +225,7 @@ func (a *IngestAPI) newRestAPI(cfg *config.Config) {
 			ThrottlingRateLimit:  jsii.Number(cfg.API.Rate()),
 			ThrottlingBurstLimit: jsii.Number(float64(cfg.API.Burst())),
 			MethodOptions:        &methodOptions,
-			MetricsEnabled:       jsii.Bool(true),
+			MetricsEnabled:       jsii.Bool(cfg.API.Detailed()),
 			TracingEnabled:       jsii.Bool(cfg.TracingMode() != config.TracingOff),
 			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(a.AccessLogs),
 			AccessLogFormat:      awsapigateway.AccessLogFormat_Custom(jsii.String(accessLogFormat)),

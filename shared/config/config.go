@@ -304,6 +304,10 @@ type API struct {
 	RateLimit        float64 `json:"rateLimit,omitempty"`
 	BurstLimit       int     `json:"burstLimit,omitempty"`
 	LogRetentionDays int     `json:"logRetentionDays,omitempty"`
+	// DetailedMetrics publishes each route's metrics (count, 4xx, 5xx,
+	// latencies: five custom metrics a source, $1.50 a month), which each
+	// source's ClientErrorsAlarm reads. Default true.
+	DetailedMetrics *bool `json:"detailedMetrics,omitempty"`
 	// WAF associates a web ACL with the REST stage.
 	WAF WAF `json:"waf,omitzero"`
 	// DomainName is a custom domain for the API (regional), so a recreated
@@ -352,6 +356,9 @@ type Dedupe struct {
 	// of the last 35 days ($0.20 per GB-month). Default true.
 	PointInTimeRecovery *bool `json:"pointInTimeRecovery,omitempty"`
 }
+
+// Detailed reports whether the API publishes per-route metrics.
+func (a API) Detailed() bool { return a.DetailedMetrics == nil || *a.DetailedMetrics }
 
 // PITR reports whether the record table has point-in-time recovery.
 func (d Dedupe) PITR() bool { return d.PointInTimeRecovery == nil || *d.PointInTimeRecovery }
