@@ -238,7 +238,7 @@ func Resources(cfg *config.Config) Counts {
 	c.Alarms = 4*d + pausing + 2*s + b(archive)
 	c.Rules = pausing
 	c.Dashboards = 1 + max(0, d-1)/LanesPerDashboard
-	c.KMSKeys = 1
+	c.KMSKeys = b(cfg.CustomerKey())
 	// The ingest function's and the stage's access log, each lane's, the
 	// archive stream's, and the secret-creating custom resource's.
 	c.LogGroups = 2 + d + b(archive) + b(c.EnsuredSecrets > 0)
@@ -318,6 +318,9 @@ type Options struct {
 	PITR bool
 	// DetailedMetrics is api.detailedMetrics: five metrics per source route.
 	DetailedMetrics bool
+	// CustomerKey is whether the stack makes its KMS key (topicKey
+	// "customer", or an alarm e-mail); requests are billed either way.
+	CustomerKey bool
 	// WAF is api.waf.enabled (REST only).
 	WAF bool
 	// BatchWindow is each destination's batchWindowSeconds.
@@ -330,7 +333,7 @@ func OptionsOf(cfg *config.Config) Options {
 		API: Prices.APIHTTP, Tracing: cfg.TracingMode(), SystemLog: cfg.Functions.SystemLog(),
 		IngestMB: float64(cfg.Functions.IngestMemory()), DeliverMB: float64(cfg.Functions.DeliverMemory()),
 		Archive: cfg.Archive.Enabled(), PITR: cfg.Dedupe.PITR(), WAF: cfg.API.WAF.Enabled,
-		DetailedMetrics: cfg.API.Detailed(),
+		DetailedMetrics: cfg.API.Detailed(), CustomerKey: cfg.CustomerKey(),
 	}
 	if cfg.API.Kind() == config.APITypeREST {
 		o.API = Prices.APIRest
@@ -350,12 +353,13 @@ func Defaults() Options {
 
 // Cheapest keeps every guarantee (signed, at least once, one successful
 // POST per event barring a crash, dead letters, alarms) and drops what is
-// optional: the archive (replay of delivered events) and the record
-// table's point-in-time recovery, and waits a second for batches to fill.
+// optional: the archive (replay of delivered events), the record table's
+// point-in-time recovery and the customer managed topic key, and waits a
+// second for batches to fill.
 func Cheapest() Options {
 	o := Defaults()
 	o.Name = "cheapest with every guarantee"
-	o.Archive, o.PITR = false, false
+	o.Archive, o.PITR, o.CustomerKey = false, false, false
 	o.BatchWindow = 1
 	return o
 }
@@ -576,7 +580,7 @@ func Fixed(n int, o Options) []Line {
 		{"CloudWatch: alarms", float64(c.Alarms) * p.Alarm.USD},
 		{"CloudWatch: dashboards beyond the 3 free", float64(max(0, c.Dashboards-FreeDashboards)) * p.Dashboard.USD},
 		{"CloudWatch: custom metrics", metrics * p.Metric.USD},
-		{"KMS: the topic key and its requests", float64(c.KMSKeys)*p.KMSKey.USD + a.KMSRequestsPerMonth.Value/1e4*p.KMSRequests.USD},
+		{"KMS: the topic key and its requests", float64(b(o.CustomerKey))*p.KMSKey.USD + a.KMSRequestsPerMonth.Value/1e4*p.KMSRequests.USD},
 		{"SQS: the event source mappings' idle long polls", float64(c.EventSourceMappings) * idleReceives / million * p.SQSRequest.USD},
 	}
 	if o.Archive {

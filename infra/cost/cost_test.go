@@ -173,7 +173,7 @@ func TestFloor(t *testing.T) {
 func TestOptionsOfTheConfig(t *testing.T) {
 	cfg := cost.Reference(1)
 	got := cost.OptionsOf(cfg)
-	want := cost.Options{API: cost.Prices.APIHTTP, Tracing: "off", SystemLog: "WARN", IngestMB: 128, DeliverMB: 128, Archive: true, PITR: true, DetailedMetrics: true}
+	want := cost.Options{API: cost.Prices.APIHTTP, Tracing: "off", SystemLog: "WARN", IngestMB: 128, DeliverMB: 128, Archive: true, PITR: true, DetailedMetrics: true, CustomerKey: true}
 	if got != want {
 		t.Errorf("defaults %+v, want %+v", got, want)
 	}
@@ -185,6 +185,7 @@ func TestOptionsOfTheConfig(t *testing.T) {
 	off := false
 	cfg.Dedupe.PointInTimeRecovery = &off
 	cfg.API.DetailedMetrics = &off
+	cfg.TopicKey = "aws-managed"
 	got = cost.OptionsOf(cfg)
 	want = cost.Options{API: cost.Prices.APIRest, WAF: true, Tracing: "all", SystemLog: "INFO", IngestMB: 256, DeliverMB: 512, BatchWindow: 2}
 	if got != want {

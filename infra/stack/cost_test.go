@@ -2,6 +2,7 @@ package stack_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -98,7 +99,9 @@ func TestCostModelCounts(t *testing.T) {
 	off := false
 	options.Dedupe.PointInTimeRecovery = &off
 	options.API.DetailedMetrics = &off
-	for name, cfg := range map[string]*config.Config{"reference": cost.Reference(3), "options": options} {
+	managed := cost.Reference(1)
+	managed.TopicKey = config.TopicKeyAWSManaged
+	for name, cfg := range map[string]*config.Config{"reference": cost.Reference(3), "options": options, "aws-managed key": managed} {
 		t.Run(name, func(t *testing.T) {
 			if err := cfg.Validate(); err != nil {
 				t.Fatal(err)
@@ -108,6 +111,11 @@ func TestCostModelCounts(t *testing.T) {
 			docs := readTemplates(t, outdir)
 			checkCostCounts(t, cfg, docs)
 			checkRunbooks(t, docs)
+			for _, tp := range ofType(docs["Hookfan.template.json"].Resources, "AWS::SNS::Topic") {
+				if managed := strings.Contains(fmt.Sprint(tp.Properties["KmsMasterKeyId"]), "alias/aws/sns"); managed != (cfg.TopicKeyKind() == config.TopicKeyAWSManaged) {
+					t.Errorf("topic key %v with topicKey %q", tp.Properties["KmsMasterKeyId"], cfg.TopicKeyKind())
+				}
+			}
 			settings := 0
 			for _, st := range ofType(docs["Hookfan.template.json"].Resources, "AWS::ApiGateway::Stage") {
 				for _, x := range asSlice(st.Properties["MethodSettings"]) {

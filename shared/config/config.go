@@ -128,6 +128,10 @@ type Config struct {
 	Tracing string `json:"tracing,omitempty"`
 	// Functions sets the functions' memory and system log level.
 	Functions Functions `json:"functions,omitzero"`
+	// TopicKey is "customer" (default: a customer managed KMS key, $1 a
+	// month) or "aws-managed" (SNS's AWS managed key, alias/aws/sns) for
+	// the fan-out topic (lean.go).
+	TopicKey string `json:"topicKey,omitempty"`
 }
 
 // Source is one webhook sender with its own URL, /webhooks/{name}.

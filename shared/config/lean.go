@@ -51,6 +51,27 @@ type Functions struct {
 	SystemLogLevel string `json:"systemLogLevel,omitempty"`
 }
 
+// Topic keys accepted in topicKey.
+const (
+	TopicKeyCustomer   = "customer"
+	TopicKeyAWSManaged = "aws-managed"
+)
+
+// TopicKeyKind is the fan-out topic's key in force.
+func (c *Config) TopicKeyKind() string {
+	if c.TopicKey == "" {
+		return TopicKeyCustomer
+	}
+	return c.TopicKey
+}
+
+// CustomerKey reports whether the stack makes its customer managed key:
+// for the fan-out topic, or for the alarm topic (CloudWatch alarms cannot
+// publish to a topic under an AWS managed key).
+func (c *Config) CustomerKey() bool {
+	return c.TopicKeyKind() == TopicKeyCustomer || c.Alarms.Email != ""
+}
+
 // TracingMode is the tracing mode in force.
 func (c *Config) TracingMode() string {
 	if c.Tracing == "" {
@@ -86,6 +107,9 @@ func (f Functions) SystemLog() string {
 func (c *Config) validateLean(p *problems) {
 	if c.Tracing != "" && !slices.Contains(TracingModes, c.Tracing) {
 		p.add("tracing", "unknown mode %q; use %q (default), %q or %q", c.Tracing, TracingOff, TracingSampled, TracingAll)
+	}
+	if c.TopicKey != "" && c.TopicKey != TopicKeyCustomer && c.TopicKey != TopicKeyAWSManaged {
+		p.add("topicKey", "unknown key %q; use %q (default: a customer managed KMS key) or %q (SNS's AWS managed key)", c.TopicKey, TopicKeyCustomer, TopicKeyAWSManaged)
 	}
 	f := &c.Functions
 	for _, m := range []struct {
