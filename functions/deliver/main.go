@@ -88,6 +88,8 @@ func build(ctx context.Context, logger *slog.Logger) (*delivery.Handler, error) 
 		Client:        delivery.NewClient(dest),
 		Metrics:       metrics.NewRecorder(sink),
 		Logger:        logger,
+		// Set by the stack when config tracing is on.
+		Tracing: os.Getenv(config.EnvTracing) != "",
 	}
 	if policy, pauses := lane.PolicyFor(dest); pauses {
 		l, err := newLane(cfg, dest, policy, lane.NewDynamoDB(ddb, env[config.EnvTableName]))

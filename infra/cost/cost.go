@@ -92,46 +92,45 @@ type Figure struct {
 
 // Assumed are the model's figures.
 var Assumed = struct {
-	MemoryGB                         Figure
-	FullCPUMemoryMB                  Figure
-	IngestCPUSmall, IngestCPULarge   Figure
-	DeliverCPUSmall, DeliverCPULarge Figure
-	SNSPublishMs, DynamoMs           Figure
-	SubscriberMs                     Figure
-	Batch                            Figure
-	IngestLogBytes, IngestEMFBytes   Figure
-	AccessLogBytes, PlatformLogBytes Figure
-	DeliverLogBytes, DeliverEMFBytes Figure
-	RecordBytes, RecordDays          Figure
-	EnvelopeBytes, EscapeFactor      Figure
-	ArchiveCompression, ArchiveDays  Figure
-	ArchiveObjects                   Figure
-	RequestOverheadBytes             Figure
-	Pollers, LongPollSeconds         Figure
-	TraceReservoir, TraceRate        Figure
-	MonthSeconds                     Figure
-	IngestMetrics, RouteMetrics      Figure
-	LaneMetrics                      Figure
-	KMSRequestsPerMonth              Figure
-	ReplayWrites, ReplayRecordBytes  Figure
-	SvixEventsPerMessage             Figure
-	TickMs, TickLogBytes             Figure
-	EventBridgeSecretsPerDestination Figure
+	FullCPUMemoryMB                   Figure
+	IngestCPUSmall, IngestCPULarge    Figure
+	DeliverCPUFresh, DeliverCPUReused Figure
+	DeliverCPUPerKB, ReuseRate        Figure
+	SNSPublishMs, DynamoMs            Figure
+	SubscriberMs                      Figure
+	IngestLogBytes, IngestEMFBytes    Figure
+	AccessLogBytes, PlatformLogBytes  Figure
+	DeliverLogBytes, DeliverEMFBytes  Figure
+	RecordBytes, RecordDays           Figure
+	EnvelopeBytes, EscapeFactor       Figure
+	ArchiveCompression, ArchiveDays   Figure
+	ArchiveObjects                    Figure
+	RequestOverheadBytes              Figure
+	Pollers, LongPollSeconds          Figure
+	TraceReservoir, TraceRate         Figure
+	MonthSeconds                      Figure
+	IngestMetrics, RouteMetrics       Figure
+	LaneMetrics                       Figure
+	KMSRequestsPerMonth               Figure
+	ReplayWrites, ReplayRecordBytes   Figure
+	SvixEventsPerMessage              Figure
+	TickMs, TickLogBytes              Figure
+	EventBridgeSecretsPerDestination  Figure
 }{
-	MemoryGB:                         Figure{0.25, "GB", "the stack: both functions have 256 MB (stack.DefaultMemoryMB)"},
 	FullCPUMemoryMB:                  Figure{1769, "MB", "AWS Lambda: a function gets one vCPU at 1,769 MB, CPU in proportion below"},
 	IngestCPUSmall:                   Figure{0.022, "ms CPU", "measured: BenchmarkIngest, 1 KiB base64 body (the deployed path), upper end of 14–22 µs"},
 	IngestCPULarge:                   Figure{0.136, "ms CPU", "measured: BenchmarkIngest, 16 KiB base64 body, upper end of 79–136 µs"},
-	DeliverCPUSmall:                  Figure{0.173, "ms CPU", "measured: BenchmarkDeliveryCPU/loopback (parse, sign, claim, POST, record, log, metrics; the subscriber in the same process), upper end of 133–173 µs"},
-	DeliverCPULarge:                  Figure{0.196, "ms CPU", "estimated: the 1 KiB figure plus signing and copying 15 KiB more (about 1.5 µs a KiB)"},
+	DeliverCPUFresh:                  Figure{0.953, "ms CPU", "measured: BenchmarkDeliveryTLS/fresh (parse, sign, claim, POST over a new TCP and TLS 1.3 connection, record, log, metrics; the subscriber in another process), 2026-12-01"},
+	DeliverCPUReused:                 Figure{0.099, "ms CPU", "measured: BenchmarkDeliveryTLS/reused (the same on a kept HTTPS connection), the same run"},
+	DeliverCPUPerKB:                  Figure{0.0015, "ms CPU per KiB", "estimated: signing and copying a KiB more of body"},
+	ReuseRate:                        Figure{1, "message a second per lane", "assumed: below it a deliver function finds its connection closed (subscribers close idle connections after seconds; Hookfan keeps them 90 s)"},
 	SNSPublishMs:                     Figure{20, "ms", "assumed: one in-region SNS Publish, waited for before the 202"},
 	DynamoMs:                         Figure{5, "ms", "assumed: one in-region DynamoDB UpdateItem"},
 	SubscriberMs:                     Figure{100, "ms", "assumed: the subscriber answers in 100 ms (the figure BenchmarkBatch uses)"},
-	Batch:                            Figure{1, "messages per invocation", "assumed: at a million events a month (0.4 a second) the event source mapping finds one message per receive"},
 	IngestLogBytes:                   Figure{383, "bytes", "measured: the ingest function's line for an accepted Stripe event (333 bytes) plus the requestId Lambda adds"},
 	IngestEMFBytes:                   Figure{199, "bytes", "measured: the EMF line of an accepted event"},
 	AccessLogBytes:                   Figure{530, "bytes", "estimated: the stage's access log format filled with typical values"},
-	PlatformLogBytes:                 Figure{650, "bytes", "estimated: Lambda's platform.start and platform.report lines (JSON log format, tracing on) per invocation"},
+	PlatformLogBytes:                 Figure{650, "bytes", "estimated: Lambda's platform.start and platform.report lines (JSON log format) per invocation, at system log level INFO or DEBUG; none at WARN"},
 	DeliverLogBytes:                  Figure{350, "bytes", "measured: 240 bytes with test ids, plus a real event id, message id and requestId"},
 	DeliverEMFBytes:                  Figure{403, "bytes", "measured: the EMF line of a delivered event (four metrics)"},
 	RecordBytes:                      Figure{340, "bytes", "measured: TestRecordSizeIsBounded, a record delivered at its first attempt (one write unit per write)"},
@@ -142,7 +141,7 @@ var Assumed = struct {
 	ArchiveDays:                      Figure{30, "days", "the config's archive.days default"},
 	ArchiveObjects:                   Figure{43200, "objects a month", "the stream's 60 s buffer: one object a minute while events flow (5 MiB objects only above about 2,000 KiB/s)"},
 	RequestOverheadBytes:             Figure{700, "bytes", "estimated: request line, Hookfan's headers (signature included) and TLS framing of one delivery"},
-	Pollers:                          Figure{5, "long polls at a time", "AWS Lambda (SQS scaling): five concurrent batches at low traffic; not fewer with MaximumConcurrency set, which every lane sets"},
+	Pollers:                          Figure{5, "long polls at a time", "AWS Lambda (SQS scaling): five concurrent batches at low traffic; not fewer with MaximumConcurrency set, which every lane sets; a lane's messages spread over them (Batch)"},
 	LongPollSeconds:                  Figure{20, "s", "Amazon SQS: the longest long poll"},
 	TraceReservoir:                   Figure{1, "trace a second per service", "AWS X-Ray: the default sampling rule"},
 	TraceRate:                        Figure{0.05, "of the rest", "AWS X-Ray: the default sampling rule"},
@@ -155,7 +154,7 @@ var Assumed = struct {
 	ReplayRecordBytes:                Figure{300, "bytes", "a replay record (docs/security.md#replay-protection): one item of about 300 bytes per event for the window"},
 	SvixEventsPerMessage:             Figure{1, "message per event", "assumed: every destination is an endpoint of one Svix application"},
 	TickMs:                           Figure{5, "ms", "assumed: a paused lane's probe tick with nothing to do (one read of the lane item)"},
-	TickLogBytes:                     Figure{1100, "bytes", "estimated: a tick's platform lines, its log line and its EMF line"},
+	TickLogBytes:                     Figure{450, "bytes", "estimated: a tick's log line and its EMF line (no platform lines at WARN)"},
 	EventBridgeSecretsPerDestination: Figure{1, "secret", "Amazon EventBridge: each connection keeps its credentials in a Secrets Manager secret"},
 }
 
@@ -250,8 +249,9 @@ func Resources(cfg *config.Config) Counts {
 	}
 	c.Rules = pausing
 	c.Dashboards = 1 + max(0, d-1)/LanesPerDashboard
-	// The topic key, and the data key of the archive and payload buckets.
-	c.KMSKeys = 1 + b(archive || cfg.LargePayloads())
+	// The topic key (unless it is SNS's AWS managed one), and the data key
+	// of the archive and payload buckets.
+	c.KMSKeys = b(cfg.CustomerKey()) + b(archive || cfg.LargePayloads())
 	// The ingest function's and the stage's access log, each lane's, the
 	// archive stream's, and the secret-creating custom resource's.
 	c.LogGroups = 2 + d + b(archive) + b(c.EnsuredSecrets > 0)
@@ -281,8 +281,8 @@ func b(v bool) int {
 
 // Reference is the deployment the page prices: one Stripe source (its
 // secret named by name), n destinations with generated secrets and no
-// filter (every event goes to each), the archive on, a REST API, no WAF,
-// no alarm e-mail.
+// filter (every event goes to each), and every default: the HTTP API, no
+// tracing, the archive on, no WAF, no alarm e-mail.
 func Reference(n int) *config.Config {
 	cfg := &config.Config{Sources: []config.Source{{
 		Name: "stripe", Verify: config.Verify{Kind: "stripe", SecretName: "hookfan/sources/stripe"},
@@ -310,6 +310,84 @@ type Scenario struct {
 
 func (sc Scenario) large() bool { return sc.BodyKB > 1 }
 
+// rate is one lane's messages a second (every event goes to every lane).
+func (sc Scenario) rate() float64 { return sc.Events / Assumed.MonthSeconds.Value }
+
+// Options are the configuration choices the bill follows, as config holds
+// them (OptionsOf).
+type Options struct {
+	Name string
+	// API is Prices.APIHTTP (api.type http) or Prices.APIRest.
+	API Price
+	// Tracing is config's tracing: off, sampled or all.
+	Tracing string
+	// SystemLog is functions.systemLogLevel: WARN drops the platform lines.
+	SystemLog string
+	// IngestMB and DeliverMB are functions.ingestMemoryMB and deliverMemoryMB.
+	IngestMB, DeliverMB float64
+	// Archive is archive.days above 0.
+	Archive bool
+	// PITR is dedupe.pointInTimeRecovery.
+	PITR bool
+	// DetailedMetrics is api.detailedMetrics: five metrics per source route.
+	DetailedMetrics bool
+	// CustomerKey is whether the stack makes its KMS key (topicKey
+	// "customer", or an alarm e-mail); requests are billed either way.
+	CustomerKey bool
+	// WAF is api.waf.enabled (REST only).
+	WAF bool
+	// BatchWindow is each destination's batchWindowSeconds.
+	BatchWindow float64
+}
+
+// OptionsOf reads the options of a configuration.
+func OptionsOf(cfg *config.Config) Options {
+	o := Options{
+		API: Prices.APIHTTP, Tracing: cfg.TracingMode(), SystemLog: cfg.Functions.SystemLog(),
+		IngestMB: float64(cfg.Functions.IngestMemory()), DeliverMB: float64(cfg.Functions.DeliverMemory()),
+		Archive: cfg.Archive.Enabled(), PITR: cfg.Dedupe.PITR(), WAF: cfg.API.WAF.Enabled,
+		DetailedMetrics: cfg.API.Detailed(), CustomerKey: cfg.CustomerKey(),
+	}
+	if cfg.API.Kind() == config.APITypeREST {
+		o.API = Prices.APIRest
+	}
+	if len(cfg.Destinations) > 0 {
+		o.BatchWindow = float64(cfg.Destinations[0].BatchWindowSeconds)
+	}
+	return o
+}
+
+// Defaults are the options of a configuration that sets none of them.
+func Defaults() Options {
+	o := OptionsOf(Reference(1))
+	o.Name = "defaults"
+	return o
+}
+
+// Cheapest keeps every guarantee (signed, at least once, one successful
+// POST per event barring a crash, dead letters, alarms) and drops what is
+// optional: the archive (replay of delivered events), the record table's
+// point-in-time recovery and the customer managed topic key, and waits a
+// second for batches to fill.
+func Cheapest() Options {
+	o := Defaults()
+	o.Name = "cheapest with every guarantee"
+	o.Archive, o.PITR, o.CustomerKey = false, false, false
+	o.BatchWindow = 1
+	return o
+}
+
+// Richest turns every priced option on: the REST API with the WAF, every
+// trace, the platform's lines, 256 MB functions, the archive.
+func Richest() Options {
+	o := Defaults()
+	o.Name = "richest"
+	o.API, o.WAF = Prices.APIRest, true
+	o.Tracing, o.SystemLog = config.TracingAll, config.SystemLogInfo
+	o.IngestMB, o.DeliverMB = 256, 256
+	return o
+}
+
 // chunks64 is how many 64 KB chunks SNS, SQS and EventBridge bill a message of
 // the body's size as (attributes add well under a kilobyte).
 func chunks64(bodyKB float64) float64 { return math.Ceil((bodyKB + 1) / 64) }
@@ -317,28 +395,51 @@ func chunks64(bodyKB float64) float64 { return math.Ceil((bodyKB + 1) / 64) }
 // billedMs is a function's billed duration: its CPU time stretched by the
 // CPU share its memory buys, plus the time it waits, rounded up to the
 // millisecond.
-func billedMs(cpuMs, waitMs float64) float64 {
-	share := Assumed.MemoryGB.Value * 1024 / Assumed.FullCPUMemoryMB.Value
+func billedMs(memoryMB, cpuMs, waitMs float64) float64 {
+	share := memoryMB / Assumed.FullCPUMemoryMB.Value
 	return math.Ceil(cpuMs/share + waitMs)
 }
 
 // IngestMs is the ingest function's billed duration per request.
-func IngestMs(sc Scenario) float64 {
+func IngestMs(sc Scenario, o Options) float64 {
 	cpu := Assumed.IngestCPUSmall.Value
 	if sc.large() {
 		cpu = Assumed.IngestCPULarge.Value
 	}
-	return billedMs(cpu, Assumed.SNSPublishMs.Value)
+	return billedMs(o.IngestMB, cpu, Assumed.SNSPublishMs.Value)
 }
 
-// DeliverMs is the deliver function's billed duration per invocation of one
-// message: claim, POST, record.
-func DeliverMs(sc Scenario) float64 {
-	cpu := Assumed.DeliverCPUSmall.Value
-	if sc.large() {
-		cpu = Assumed.DeliverCPULarge.Value
+// Reused is whether a deliver function finds its connection to the
+// subscriber open: when the lane's messages come at least ReuseRate a
+// second (idle connections close after seconds at most subscribers).
+func Reused(sc Scenario) bool { return sc.rate() >= Assumed.ReuseRate.Value }
+
+// deliverCPU is one delivery's CPU: HTTPS on a new connection or a kept one.
+func deliverCPU(sc Scenario) float64 {
+	cpu := Assumed.DeliverCPUFresh.Value
+	if Reused(sc) {
+		cpu = Assumed.DeliverCPUReused.Value
 	}
-	return billedMs(cpu, 2*Assumed.DynamoMs.Value+Assumed.SubscriberMs.Value)
+	if sc.large() {
+		cpu += (sc.BodyKB - 1) * Assumed.DeliverCPUPerKB.Value
+	}
+	return cpu
+}
+
+// Batch is the messages per invocation: what arrives for one of the
+// mapping's pollers while it waits (the window, or at least one
+// invocation's time), between 1 and the batch size.
+func Batch(sc Scenario, o Options) float64 {
+	a := Assumed
+	wait := math.Max(o.BatchWindow, (2*a.DynamoMs.Value+a.SubscriberMs.Value)/1000)
+	return math.Max(1, math.Min(config.DefaultBatchSize, math.Floor(sc.rate()*wait/a.Pollers.Value)))
+}
+
+// DeliverMs is the deliver function's billed duration per invocation of a
+// batch: the messages' CPU, and one claim, POST and record waited for
+// (the batch's messages are delivered at once).
+func DeliverMs(sc Scenario, o Options) float64 {
+	return billedMs(o.DeliverMB, deliverCPU(sc)*Batch(sc, o), 2*Assumed.DynamoMs.Value+Assumed.SubscriberMs.Value)
 }
 
 const (
@@ -353,18 +454,47 @@ func traces(n float64) float64 {
 	return math.Min(n, reservoir) + Assumed.TraceRate.Value*math.Max(0, n-reservoir)
 }
 
+// sampledShare is the share of ingest requests traced under the tracing
+// mode; with "sampled" the deliver functions trace the same share.
+func sampledShare(sc Scenario, tracing string) float64 {
+	switch tracing {
+	case config.TracingAll:
+		return 1
+	case config.TracingSampled:
+		return traces(sc.Events) / sc.Events
+	}
+	return 0
+}
+
+func b2f(v bool) float64 { return float64(b(v)) }
+
+func gbs(mb float64) float64 { return mb / 1024 }
+
+// platformBytes is the platform's lines per invocation at the system log
+// level (none at WARN).
+func platformBytes(o Options) float64 {
+	if o.SystemLog == config.SystemLogWarn {
+		return 0
+	}
+	return Assumed.PlatformLogBytes.Value
+}
+
 // ingestLines are the ingest side's line items, which every alternative
 // below keeps (a provider's signature must be checked somewhere).
-func ingestLines(sc Scenario, api Price) []Line {
+func ingestLines(sc Scenario, o Options) []Line {
 	n := sc.Events
-	p := Prices
-	logs := n * (Assumed.IngestLogBytes.Value + Assumed.IngestEMFBytes.Value + Assumed.AccessLogBytes.Value + Assumed.PlatformLogBytes.Value)
-	return []Line{
-		{"API Gateway (" + apiName(api) + ")", n / million * api.USD},
-		{"Lambda ingest: requests and GB-s", n/million*p.LambdaRequest.USD + n*IngestMs(sc)/1000*Assumed.MemoryGB.Value*p.LambdaGBSecond.USD},
+	p, a := Prices, Assumed
+	logs := n * (a.IngestLogBytes.Value + a.IngestEMFBytes.Value + a.AccessLogBytes.Value + platformBytes(o))
+	lines := []Line{
+		{"API Gateway (" + apiName(o.API) + ")", n / million * o.API.USD},
+		{"Lambda ingest: requests and GB-s", n/million*p.LambdaRequest.USD + n*IngestMs(sc, o)/1000*gbs(o.IngestMB)*p.LambdaGBSecond.USD},
 		{"CloudWatch Logs: ingest lines and access log", logs / gb * p.LogsIngest.USD},
-		{"X-Ray: ingest traces", traces(n) / million * p.XRayTrace.USD},
+		{"X-Ray: ingest traces", n * sampledShare(sc, o.Tracing) / million * p.XRayTrace.USD},
 	}
+	if o.WAF {
+		lines = append(lines, Line{"WAF requests", n / million * p.WAFRequests.USD})
+	}
+	return lines
 }
 
 func apiName(api Price) string {
@@ -374,34 +504,67 @@ func apiName(api Price) string {
 	return "REST API"
 }
 
-// Variable is Hookfan's cost of a scenario's events, line by line, with
-// the API type given (Prices.APIRest or Prices.APIHTTP).
-func Variable(sc Scenario, api Price) []Line {
+// Variable is Hookfan's cost of a scenario's events, line by line, under
+// the options given.
+func Variable(sc Scenario, o Options) []Line {
 	p, a := Prices, Assumed
 	n, d := sc.Events, float64(sc.Destinations)
 	deliveries := n * d
-	invocations := deliveries / a.Batch.Value
+	batch := Batch(sc, o)
+	invocations := deliveries / batch
 	bodyBytes := sc.BodyKB * 1024
 	record := bodyBytes*a.EscapeFactor.Value + a.EnvelopeBytes.Value
 	firehoseBilled := math.Ceil(record/(5*1024)) * 5 * 1024
-	lines := ingestLines(sc, api)
+	lines := ingestLines(sc, o)
 	lines = append(lines,
 		Line{"SNS publishes", n * chunks64(sc.BodyKB) / million * p.SNSPublish.USD},
-		// Per delivery: SNS's SendMessage, the mapping's ReceiveMessage and
-		// DeleteMessageBatch per batch; ChangeMessageVisibility only on failures.
-		Line{"SQS requests", (deliveries*chunks64(sc.BodyKB) + 2*invocations*chunks64(sc.BodyKB*a.Batch.Value)) / million * p.SQSRequest.USD},
-		Line{"Lambda deliver: requests and GB-s", invocations/million*p.LambdaRequest.USD + invocations*DeliverMs(sc)/1000*a.MemoryGB.Value*p.LambdaGBSecond.USD},
+		// Per delivery: SNS's SendMessage; per batch the mapping's
+		// ReceiveMessage and DeleteMessageBatch; ChangeMessageVisibility
+		// only on failures.
+		Line{"SQS requests", (deliveries*chunks64(sc.BodyKB) + 2*invocations*chunks64(sc.BodyKB*batch)) / million * p.SQSRequest.USD},
+		Line{"Lambda deliver: requests and GB-s", invocations/million*p.LambdaRequest.USD + invocations*DeliverMs(sc, o)/1000*gbs(o.DeliverMB)*p.LambdaGBSecond.USD},
 		// Claim and finish: two writes of a record under 1 KB.
 		Line{"DynamoDB: claim and finish writes", deliveries * 2 / million * p.DynamoWrite.USD},
-		Line{"DynamoDB: records kept, with PITR", deliveries * a.RecordBytes.Value / gb * (p.DynamoStorage.USD + p.PITR.USD) * a.RecordDays.Value / 30},
-		Line{"Firehose archive (5 KB steps)", n * firehoseBilled / gb * p.Firehose.USD},
-		Line{"S3 archive storage", n * record / a.ArchiveCompression.Value / gb * p.S3Storage.USD * a.ArchiveDays.Value / 30},
-		Line{"CloudWatch Logs: deliver lines", (deliveries*(a.DeliverLogBytes.Value+a.DeliverEMFBytes.Value) + invocations*a.PlatformLogBytes.Value) / gb * p.LogsIngest.USD},
-		Line{"X-Ray: deliver traces", d * traces(n/a.Batch.Value) / million * p.XRayTrace.USD},
+		Line{"DynamoDB: records kept (and PITR)", deliveries * a.RecordBytes.Value / gb * (p.DynamoStorage.USD + b2f(o.PITR)*p.PITR.USD) * a.RecordDays.Value / 30},
+	)
+	if o.Archive {
+		lines = append(lines,
+			Line{"Firehose archive (5 KB steps)", n * firehoseBilled / gb * p.Firehose.USD},
+			Line{"S3 archive storage", n * record / a.ArchiveCompression.Value / gb * p.S3Storage.USD * a.ArchiveDays.Value / 30},
+		)
+	}
+	lines = append(lines,
+		Line{"CloudWatch Logs: deliver lines", (deliveries*(a.DeliverLogBytes.Value+a.DeliverEMFBytes.Value) + invocations*platformBytes(o)) / gb * p.LogsIngest.USD},
+		Line{"X-Ray: deliver traces", invocations * sampledShare(sc, o.Tracing) / million * p.XRayTrace.USD},
 		Line{"Data transfer out to subscribers", deliveries * (bodyBytes + a.RequestOverheadBytes.Value) / gb * p.DataOut.USD},
 	)
 	return lines
 }
+
+// Floor is what no configuration of this architecture avoids: one API
+// request (the HTTP API's price), one ingest invocation and one publish
+// per event; per delivery the SQS send, the batch's receive and delete,
+// its share of one deliver invocation, one DynamoDB write and the bytes
+// out. The batch is the scenario's under the options given.
+func Floor(sc Scenario, o Options) []Line {
+	p, a := Prices, Assumed
+	n, d := sc.Events, float64(sc.Destinations)
+	deliveries := n * d
+	batch := Batch(sc, o)
+	invocations := deliveries / batch
+	return []Line{
+		{"API request", n / million * p.APIHTTP.USD},
+		{"ingest invocation", n / million * p.LambdaRequest.USD},
+		{"SNS publish", n * chunks64(sc.BodyKB) / million * p.SNSPublish.USD},
+		{"SQS send, receive, delete", (deliveries*chunks64(sc.BodyKB) + 2*invocations*chunks64(sc.BodyKB*batch)) / million * p.SQSRequest.USD},
+		{"deliver invocation", invocations / million * p.LambdaRequest.USD},
+		{"DynamoDB write", deliveries / million * p.DynamoWrite.USD},
+		{"data out", deliveries * (sc.BodyKB*1024 + a.RequestOverheadBytes.Value) / gb * p.DataOut.USD},
+	}
+}
+
+// PerMillion is a total per million events.
+func PerMillion(sc Scenario, lines []Line) float64 { return Sum(lines) / (sc.Events / million) }
 
 // ReplayProtectionPerMillion is what replay protection adds per million
 // accepted requests of a source that has it (GitHub, Shopify, hmac,
@@ -412,33 +575,44 @@ func ReplayProtectionPerMillion() float64 {
 	return writes + storage
 }
 
+// FreeDashboards are the dashboards CloudWatch does not bill, per account.
+const FreeDashboards = 3
+
 // Fixed is the monthly part of the reference deployment with n
-// destinations, whatever its traffic.
-func Fixed(n int) []Line {
+// destinations, whatever its traffic, under the options given. The
+// dashboards line assumes the account's three free dashboards are not
+// spent elsewhere.
+func Fixed(n int, o Options) []Line {
 	p, a := Prices, Assumed
 	c := Resources(Reference(n))
 	s := len(Reference(n).Sources)
 	idleReceives := a.Pollers.Value * a.MonthSeconds.Value / a.LongPollSeconds.Value
-	metrics := float64(s)*(a.IngestMetrics.Value+a.RouteMetrics.Value) + float64(n)*a.LaneMetrics.Value
-	return []Line{
+	metrics := float64(s)*(a.IngestMetrics.Value+b2f(o.DetailedMetrics)*a.RouteMetrics.Value) + float64(n)*a.LaneMetrics.Value
+	lines := []Line{
 		{"Secrets Manager: secrets", float64(c.BilledSecrets) * p.Secret.USD},
 		{"CloudWatch: alarms", float64(c.AlarmMetrics) * p.Alarm.USD},
-		{"CloudWatch: dashboards", float64(c.Dashboards) * p.Dashboard.USD},
+		{"CloudWatch: dashboards beyond the 3 free", float64(max(0, c.Dashboards-FreeDashboards)) * p.Dashboard.USD},
 		{"CloudWatch: custom metrics", metrics * p.Metric.USD},
-		{"KMS: the topic key, the data key (archive, large bodies) and their requests", float64(c.KMSKeys)*p.KMSKey.USD + a.KMSRequestsPerMonth.Value/1e4*p.KMSRequests.USD},
+		{"KMS: the topic key, the data key (archive, large bodies) and their requests", float64(b(o.CustomerKey)+c.KMSKeys-b(Reference(n).CustomerKey()))*p.KMSKey.USD + a.KMSRequestsPerMonth.Value/1e4*p.KMSRequests.USD},
 		{"SQS: the event source mappings' idle long polls", float64(c.EventSourceMappings) * idleReceives / million * p.SQSRequest.USD},
-		{"S3: archive objects, one a minute", a.ArchiveObjects.Value / 1000 * p.S3Put.USD},
 	}
+	if o.Archive {
+		lines = append(lines, Line{"S3: archive objects, one a minute", a.ArchiveObjects.Value / 1000 * p.S3Put.USD})
+	}
+	if o.WAF {
+		lines = append(lines, Line{"WAF: web ACL and two rules", WAFFixed()})
+	}
+	return lines
 }
 
 // PauseFixed is what `pause` adds to a lane a month, whatever its
 // traffic: its alarm, and a probe tick every minute (an invocation, its
-// trace, its log lines, a read of the lane item).
+// log lines, a read of the lane item).
 func PauseFixed() float64 {
 	p, a := Prices, Assumed
 	ticks := a.MonthSeconds.Value / 60
-	perTick := p.LambdaRequest.USD/million + a.TickMs.Value/1000*a.MemoryGB.Value*p.LambdaGBSecond.USD +
-		p.XRayTrace.USD/million + a.TickLogBytes.Value/gb*p.LogsIngest.USD + p.DynamoRead.USD/million
+	perTick := p.LambdaRequest.USD/million + a.TickMs.Value/1000*gbs(config.DefaultDeliverMemoryMB)*p.LambdaGBSecond.USD +
+		a.TickLogBytes.Value/gb*p.LogsIngest.USD + p.DynamoRead.USD/million
 	return p.Alarm.USD + ticks*perTick
 }
 
@@ -451,14 +625,15 @@ func PausePerMillionBatches() float64 { return Prices.DynamoWrite.USD }
 func WAFFixed() float64      { return Prices.WAFACL.USD + 2*Prices.WAFRule.USD }
 func WAFPerMillion() float64 { return Prices.WAFRequests.USD }
 
-// EventBridge is the same events through EventBridge API destinations: the
-// same ingest, publishing to an event bus whose rules send each event to D
-// API destinations. It signs nothing per Standard Webhooks, keeps no
-// delivery record and waits at most 5 s for an answer (docs/cost.md).
+// EventBridge is the same events through EventBridge API destinations on a
+// classic event bus: the same ingest (the defaults' HTTP API and function),
+// publishing to the bus whose rules send each event to D API
+// destinations. It signs nothing per Standard Webhooks, keeps no delivery
+// record and waits at most 5 s for an answer (docs/cost.md).
 func EventBridge(sc Scenario) []Line {
 	p := Prices
 	n, d := sc.Events, float64(sc.Destinations)
-	lines := ingestLines(sc, p.APIRest)
+	lines := ingestLines(sc, Defaults())
 	lines = append(lines,
 		Line{"EventBridge: events published", n * chunks64(sc.BodyKB) / million * p.EventBridgeEvent.USD},
 		Line{"EventBridge: API destination invocations", n * d / million * p.APIDestination.USD},
@@ -474,7 +649,7 @@ func EventBridge(sc Scenario) []Line {
 func Svix(sc Scenario) []Line {
 	p := Prices
 	messages := sc.Events * Assumed.SvixEventsPerMessage.Value
-	lines := ingestLines(sc, p.APIRest)
+	lines := ingestLines(sc, Defaults())
 	lines = append(lines,
 		Line{"Svix Professional", p.SvixPro.USD + math.Max(0, messages-50000)*p.SvixMessage.USD},
 		Line{"Secrets Manager: the source secret", p.Secret.USD},
@@ -491,14 +666,76 @@ func Sum(lines []Line) float64 {
 	return t
 }
 
-// Scenarios are the page's columns: a million events of 1 KB and of 16 KB,
-// to 1, 5 and 20 destinations.
+// Scenarios are the page's columns: a million and a hundred million
+// events of 1 KB a month to 1, 2 and 5 destinations, and a million of
+// 16 KB to 5.
 func Scenarios() []Scenario {
 	var out []Scenario
-	for _, kb := range []float64{1, 16} {
-		for _, d := range []int{1, 5, 20} {
-			out = append(out, Scenario{Events: million, BodyKB: kb, Destinations: d})
+	for _, n := range []float64{million, 100 * million} {
+		for _, d := range []int{1, 2, 5} {
+			out = append(out, Scenario{Events: n, BodyKB: 1, Destinations: d})
 		}
 	}
-	return out
+	return append(out, Scenario{Events: million, BodyKB: 16, Destinations: 5})
+}
+
+// PerExtraDestination is what one more destination adds per million
+// events: the 2-destination total less the 1-destination one.
+func PerExtraDestination(events, bodyKB float64, o Options) float64 {
+	one := Scenario{Events: events, BodyKB: bodyKB, Destinations: 1}
+	two := Scenario{Events: events, BodyKB: bodyKB, Destinations: 2}
+	return PerMillion(two, Variable(two, o)) - PerMillion(one, Variable(one, o))
+}
+
+// PricedTypes are the CloudFormation resource types a deployment holds,
+// each with the line of this model that prices it or why it costs nothing;
+// a stack test fails on a type the default deployment holds that is not
+// here.
+var PricedTypes = map[string]string{
+	"AWS::ApiGateway::RestApi":             "API Gateway (REST API), per request; api.type rest",
+	"AWS::ApiGateway::Stage":               "no charge of its own; its access log is a CloudWatch Logs line, its tracing an X-Ray line",
+	"AWS::ApiGateway::Resource":            "no charge (part of the REST API)",
+	"AWS::ApiGateway::Method":              "no charge (part of the REST API)",
+	"AWS::ApiGateway::Deployment":          "no charge (part of the REST API)",
+	"AWS::ApiGateway::Account":             "no charge (the account's CloudWatch role for access logs)",
+	"AWS::ApiGateway::RequestValidator":    "no charge (part of the REST API)",
+	"AWS::ApiGateway::DomainName":          "no charge (custom domains are free; the certificate is ACM's, free)",
+	"AWS::ApiGateway::BasePathMapping":     "no charge",
+	"AWS::ApiGatewayV2::Api":               "API Gateway (HTTP API), per request",
+	"AWS::ApiGatewayV2::Integration":       "no charge (part of the HTTP API)",
+	"AWS::ApiGatewayV2::Route":             "no charge (part of the HTTP API)",
+	"AWS::ApiGatewayV2::Stage":             "no charge of its own; its access log is a CloudWatch Logs line, detailed metrics the custom metrics line",
+	"AWS::ApiGatewayV2::DomainName":        "no charge",
+	"AWS::ApiGatewayV2::ApiMapping":        "no charge",
+	"AWS::CertificateManager::Certificate": "no charge (public ACM certificates are free)",
+	"AWS::Route53::RecordSet":              "no charge beyond the hosted zone the user owns (alias queries to API Gateway are free)",
+	"AWS::CloudFormation::Stack":           "no charge (nested stacks of AWS resources)",
+	"AWS::CloudWatch::Alarm":               "CloudWatch: alarms",
+	"AWS::CloudWatch::Dashboard":           "CloudWatch: dashboards (3 free per account)",
+	"AWS::DynamoDB::Table":                 "DynamoDB: writes, reads, records kept (and PITR)",
+	"AWS::IAM::Policy":                     "no charge",
+	"AWS::IAM::Role":                       "no charge",
+	"AWS::KMS::Key":                        "KMS: the topic key and its requests",
+	"AWS::KinesisFirehose::DeliveryStream": "Firehose archive (5 KB steps)",
+	"AWS::Lambda::EventSourceMapping":      "SQS requests (its receives and deletes) and the idle long polls",
+	"AWS::Lambda::Function":                "Lambda: requests and GB-s; the custom-resource provider runs at deployments only",
+	"AWS::Lambda::Permission":              "no charge",
+	"AWS::Logs::LogGroup":                  "CloudWatch Logs: ingest lines, access log, deliver lines (ingestion; storage not modelled)",
+	"AWS::Logs::LogStream":                 "no charge (the archive stream's error log stream)",
+	"AWS::Logs::MetricFilter":              "CloudWatch: custom metrics (the throttle count it publishes)",
+	"AWS::Logs::QueryDefinition":           "no charge (saved Logs Insights queries; a query run is billed per GB scanned, by whoever runs it)",
+	"AWS::S3::Bucket":                      "S3 archive storage and objects; large payloads per PUT",
+	"AWS::S3::BucketPolicy":                "no charge",
+	"AWS::SNS::Subscription":               "no charge (SNS to SQS deliveries are free; the Firehose subscription: not modelled, see the page)",
+	"AWS::SNS::Topic":                      "SNS publishes",
+	"AWS::SNS::TopicPolicy":                "no charge",
+	"AWS::SQS::Queue":                      "SQS requests",
+	"AWS::SQS::QueuePolicy":                "no charge",
+	"AWS::SSM::Parameter":                  "no charge (standard parameters, the stack's index)",
+	"AWS::SecretsManager::Secret":          "Secrets Manager: secrets",
+	"AWS::Events::Rule":                    "no charge (scheduled rules); the probe ticks it starts are pause's line",
+	"AWS::WAFv2::WebACL":                   "api.waf.enabled's line (web ACL, rules, requests)",
+	"AWS::WAFv2::WebACLAssociation":        "no charge",
+	"AWS::WAFv2::IPSet":                    "no charge (its rule is priced)",
+	"Custom::AWS":                          "no charge (runs at deployments: creates missing source secrets)",
 }

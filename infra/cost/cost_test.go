@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hookfan/hookfan/infra/cost"
+	"github.com/hookfan/hookfan/shared/config"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated tables of docs/cost.md")
@@ -61,9 +62,10 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 // prices, so that a slip in a formula shows.
 func TestLinesByHand(t *testing.T) {
 	small5 := cost.Scenario{Events: 1e6, BodyKB: 1, Destinations: 5}
-	v := cost.Variable(small5, cost.Prices.APIRest)
+	def := cost.Defaults()
+	v := cost.Variable(small5, def)
 	for item, want := range map[string]float64{
-		"API Gateway (REST API)": 3.50,
+		"API Gateway (HTTP API)": 1.00,
 		"SNS publishes":          0.50,
 		// 5 million deliveries, each a send, a receive and a delete.
 		"SQS requests": 15 * 0.40,
@@ -71,36 +73,57 @@ func TestLinesByHand(t *testing.T) {
 		"DynamoDB: claim and finish writes": 10 * 0.625,
 		// a 1 KB body is billed as one 5 KB record: 5e6 KB.
 		"Firehose archive (5 KB steps)": 5e6 * 1024 / (1 << 30) * 0.029,
-		// 1 + 5 services, each under one request a second: all sampled.
-		"X-Ray: ingest traces":  5.00,
-		"X-Ray: deliver traces": 25.00,
+		// tracing off by default.
+		"X-Ray: ingest traces":  0,
+		"X-Ray: deliver traces": 0,
+		// 753 bytes a delivery, no platform lines at WARN.
+		"CloudWatch Logs: deliver lines": 5e6 * (350 + 403) / float64(1<<30) * 0.50,
 	} {
 		if got := line(t, v, item); !near(got, want) {
 			t.Errorf("%s: %v, want %v", item, got, want)
 		}
 	}
-	if got := line(t, cost.Variable(small5, cost.Prices.APIHTTP), "API Gateway (HTTP API)"); !near(got, 1.00) {
-		t.Errorf("HTTP API: %v, want 1.00", got)
+	rich := cost.Variable(small5, cost.Richest())
+	if got := line(t, rich, "API Gateway (REST API)"); !near(got, 3.50) {
+		t.Errorf("REST API: %v, want 3.50", got)
+	}
+	// 1 + 5 services, every request and invocation traced.
+	if got := line(t, rich, "X-Ray: ingest traces") + line(t, rich, "X-Ray: deliver traces"); !near(got, 30) {
+		t.Errorf("traces with tracing all: %v, want 30", got)
 	}
 	// 16 KB: the same requests (under 64 KB), a 20 KB Firehose record.
-	large := cost.Variable(cost.Scenario{Events: 1e6, BodyKB: 16, Destinations: 5}, cost.Prices.APIRest)
+	large := cost.Variable(cost.Scenario{Events: 1e6, BodyKB: 16, Destinations: 5}, def)
 	if got, want := line(t, large, "Firehose archive (5 KB steps)"), 20e6*1024/(1<<30)*0.029; !near(got, want) {
 		t.Errorf("16 KB Firehose: %v, want %v", got, want)
 	}
 	if line(t, large, "SQS requests") != line(t, v, "SQS requests") {
 		t.Error("16 KB bodies fit one 64 KB chunk: SQS requests should not change")
 	}
-	// Billed durations: a 20 ms publish, and claim + 100 ms POST + finish
-	// + the CPU at a seventh of a vCPU (0.173 ms × 1769/256 = 1.2 ms),
-	// rounded up to the millisecond.
-	if got := cost.IngestMs(small5); got != 21 {
+	// Billed durations at 128 MB (a 13.8th of a vCPU): a 20 ms publish
+	// plus 0.022 ms × 13.8 = 0.3 ms; claim + 100 ms POST + finish plus a
+	// fresh HTTPS connection's 0.953 ms × 13.8 = 13.2 ms, rounded up.
+	if got := cost.IngestMs(small5, def); got != 21 {
 		t.Errorf("ingest billed %v ms, want 21", got)
 	}
-	if got := cost.DeliverMs(small5); got != 112 {
-		t.Errorf("deliver billed %v ms, want 112", got)
+	if got := cost.DeliverMs(small5, def); got != 124 {
+		t.Errorf("deliver billed %v ms, want 124", got)
+	}
+	// At 100 M a lane has 38.6 messages a second, so its connection stays
+	// open: 0.099 ms × 13.8 = 1.4 ms.
+	big := cost.Scenario{Events: 1e8, BodyKB: 1, Destinations: 1}
+	if got := cost.DeliverMs(big, def); got != 112 {
+		t.Errorf("deliver billed %v ms at 100 M, want 112", got)
+	}
+	// Batches: 38.6 a second over five pollers is under one message per
+	// 110 ms invocation; a 1 s window gathers 7 per poller.
+	if got := cost.Batch(big, def); got != 1 {
+		t.Errorf("batch at 100 M without a window: %v, want 1", got)
+	}
+	if got := cost.Batch(big, cost.Cheapest()); got != 7 {
+		t.Errorf("batch at 100 M with a 1 s window: %v, want 7", got)
 	}
 
-	f := cost.Fixed(20)
+	f := cost.Fixed(20, def)
 	// 4 per destination, 4 per source (its IngestFailed reading two
 	// metrics for Stripe), 2 on ingest, 1 for the archive.
 	if got := line(t, f, "CloudWatch: alarms"); !near(got, (4*20+4+1+2+1)*0.10) {
@@ -113,30 +136,92 @@ func TestLinesByHand(t *testing.T) {
 	if got := line(t, f, "SQS: the event source mappings' idle long polls"); !near(got, 20*0.648*0.40) {
 		t.Errorf("idle polls of 20 lanes: %v", got)
 	}
+	// Without detailed metrics: a source's two ingest metrics and four a lane.
+	noRoutes := def
+	noRoutes.DetailedMetrics = false
+	if got := line(t, cost.Fixed(20, noRoutes), "CloudWatch: custom metrics"); !near(got, (2+4*20)*0.30) {
+		t.Errorf("custom metrics of 20 destinations without detailed metrics: %v", got)
+	}
+	// One dashboard, within the account's three free.
+	if got := line(t, f, "CloudWatch: dashboards beyond the 3 free"); got != 0 {
+		t.Errorf("dashboards of 20 destinations: %v, want 0 (3 free)", got)
+	}
+	if got := line(t, cost.Fixed(121, def), "CloudWatch: dashboards beyond the 3 free"); !near(got, 3) {
+		t.Errorf("dashboards of 121 destinations (4 pages): %v, want 3", got)
+	}
+}
+
+// TestFloor: the floor is the per-request charges, so every configuration
+// costs at least its floor, and the floor itself matches a sum by hand.
+func TestFloor(t *testing.T) {
+	sc := cost.Scenario{Events: 1e6, BodyKB: 1, Destinations: 2}
+	// 1.00 + 0.20 + 0.50, and per delivery 3 × 0.40 + 0.20 + 0.625 + data out.
+	out := 2e6 * (1024 + 700) / float64(1<<30) * 0.09
+	if got, want := cost.Sum(cost.Floor(sc, cost.Defaults())), 1.70+2*(1.20+0.20+0.625)+out; !near(got, want) {
+		t.Errorf("floor %v, want %v", got, want)
+	}
+	for _, sc := range cost.Scenarios() {
+		for _, o := range []cost.Options{cost.Defaults(), cost.Cheapest(), cost.Richest()} {
+			if v, f := cost.Sum(cost.Variable(sc, o)), cost.Sum(cost.Floor(sc, o)); v < f {
+				t.Errorf("%+v %s: %v under its floor %v", sc, o.Name, v, f)
+			}
+		}
+	}
+}
+
+// TestOptionsOfTheConfig ties the model's options to the config: the
+// reference configuration has the defaults, and each field moves its
+// option.
+func TestOptionsOfTheConfig(t *testing.T) {
+	cfg := cost.Reference(1)
+	got := cost.OptionsOf(cfg)
+	want := cost.Options{API: cost.Prices.APIHTTP, Tracing: "off", SystemLog: "WARN", IngestMB: 128, DeliverMB: 128, Archive: true, PITR: true, DetailedMetrics: true, CustomerKey: true}
+	if got != want {
+		t.Errorf("defaults %+v, want %+v", got, want)
+	}
+	cfg.API.Type, cfg.API.WAF.Enabled, cfg.Tracing = "rest", true, "all"
+	cfg.Functions = config.Functions{IngestMemoryMB: 256, DeliverMemoryMB: 512, SystemLogLevel: "INFO"}
+	days := 0
+	cfg.Archive.Days = &days
+	cfg.Destinations[0].BatchWindowSeconds = 2
+	off := false
+	cfg.Dedupe.PointInTimeRecovery = &off
+	cfg.API.DetailedMetrics = &off
+	cfg.TopicKey = "aws-managed"
+	got = cost.OptionsOf(cfg)
+	want = cost.Options{API: cost.Prices.APIRest, WAF: true, Tracing: "all", SystemLog: "INFO", IngestMB: 256, DeliverMB: 512, BatchWindow: 2}
+	if got != want {
+		t.Errorf("set %+v, want %+v", got, want)
+	}
 }
 
 // TestCostGrows checks the model's shape: more destinations and larger
-// bodies never cost less, and more deliveries cost more.
+// bodies never cost less, and the richest options cost more than the
+// defaults, which cost no less than the cheapest.
 func TestCostGrows(t *testing.T) {
-	scs := cost.Scenarios()
-	for i, sc := range scs {
-		total := cost.Sum(cost.Variable(sc, cost.Prices.APIRest))
-		if http := cost.Sum(cost.Variable(sc, cost.Prices.APIHTTP)); http >= total {
-			t.Errorf("%+v: the HTTP API (%v) should cost less than REST (%v)", sc, http, total)
+	def := cost.Defaults()
+	for _, sc := range cost.Scenarios() {
+		d, c, r := cost.Sum(cost.Variable(sc, def)), cost.Sum(cost.Variable(sc, cost.Cheapest())), cost.Sum(cost.Variable(sc, cost.Richest()))
+		if !(c <= d && d < r) {
+			t.Errorf("%+v: cheapest %v, defaults %v, richest %v", sc, c, d, r)
 		}
-		if i%3 > 0 && total <= cost.Sum(cost.Variable(scs[i-1], cost.Prices.APIRest)) {
-			t.Errorf("%+v costs no more than %+v", sc, scs[i-1])
+		more := sc
+		more.Destinations++
+		if cost.Sum(cost.Variable(more, def)) <= d {
+			t.Errorf("%+v costs no more than %+v", more, sc)
 		}
-		if i >= 3 && total < cost.Sum(cost.Variable(scs[i-3], cost.Prices.APIRest)) {
+		bigger := sc
+		bigger.BodyKB = 16
+		if cost.Sum(cost.Variable(bigger, def)) < d {
 			t.Errorf("%+v costs less than the same with 1 KB bodies", sc)
 		}
-		for _, l := range cost.Variable(sc, cost.Prices.APIRest) {
-			if l.USD <= 0 || math.IsNaN(l.USD) {
+		for _, l := range cost.Variable(sc, def) {
+			if l.USD < 0 || math.IsNaN(l.USD) {
 				t.Errorf("%+v: line %q is %v", sc, l.Item, l.USD)
 			}
 		}
 	}
-	if cost.Sum(cost.Fixed(20)) <= cost.Sum(cost.Fixed(5)) {
+	if cost.Sum(cost.Fixed(20, def)) <= cost.Sum(cost.Fixed(5, def)) {
 		t.Error("20 destinations' fixed part is no larger than 5's")
 	}
 }

@@ -2,9 +2,12 @@ package cost
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/hookfan/hookfan/shared/config"
 )
 
 // Begin and End enclose the generated part of docs/cost.md.
@@ -13,8 +16,10 @@ const (
 	End   = "<!-- end of generated tables -->"
 )
 
-// Render writes the page's tables: the prices, the figures, the cost per
-// million events line by line, the fixed monthly part, and the comparison.
+// Render writes the page's tables: the defaults' cost per million events
+// line by line beside the floor, three configurations, what each option
+// adds, the fixed monthly part, the alternatives, the prices and the
+// figures.
 func Render() string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
@@ -22,7 +27,7 @@ func Render() string {
 	header := func(first string) {
 		w("| %s |", first)
 		for _, sc := range scs {
-			w(" %s × %d |", kb(sc.BodyKB), sc.Destinations)
+			w(" %s |", column(sc))
 		}
 		w("\n|---|")
 		for range scs {
@@ -30,18 +35,19 @@ func Render() string {
 		}
 		w("\n")
 	}
+	def := Defaults()
 
-	w("### Per million events\n\n")
-	w("Columns: body size × destinations (every event goes to every destination, each answering 2xx at the first attempt).\n\n")
+	w("### Per million events, with the defaults\n\n")
+	w("Columns: events a month, body size × destinations (every event goes to every destination, each answering 2xx at the first attempt). Every figure is per million events.\n\n")
 	header("line item")
 	rows := map[string][]float64{}
 	var order []string
 	for _, sc := range scs {
-		for _, l := range Variable(sc, Prices.APIRest) {
+		for _, l := range Variable(sc, def) {
 			if _, ok := rows[l.Item]; !ok {
 				order = append(order, l.Item)
 			}
-			rows[l.Item] = append(rows[l.Item], l.USD)
+			rows[l.Item] = append(rows[l.Item], l.USD/(sc.Events/million))
 		}
 	}
 	for _, item := range order {
@@ -51,19 +57,55 @@ func Render() string {
 		}
 		w("\n")
 	}
-	w("| **total with the REST API** |")
+	w("| **total** |")
 	for _, sc := range scs {
-		w(" **%s** |", usd(Sum(Variable(sc, Prices.APIRest))))
+		w(" **%s** |", usd(PerMillion(sc, Variable(sc, def))))
 	}
-	w("\n| **total with the HTTP API** |")
+	w("\n| the floor |")
 	for _, sc := range scs {
-		w(" **%s** |", usd(Sum(Variable(sc, Prices.APIHTTP))))
+		w(" %s |", usd(PerMillion(sc, Floor(sc, def))))
 	}
-	w("\n\nBilled durations used: ingest %s ms, deliver %s ms (1 KB); ingest %s ms, deliver %s ms (16 KB).\n",
-		num(IngestMs(scs[0])), num(DeliverMs(scs[0])), num(IngestMs(scs[3])), num(DeliverMs(scs[3])))
-	w("Replay protection (GitHub, Shopify, `hmac`, `token` sources) adds %s per million accepted requests.\n", usd(ReplayProtectionPerMillion()))
+	w("\n| total ÷ floor |")
+	for _, sc := range scs {
+		w(" %s× |", ratio(Sum(Variable(sc, def))/Sum(Floor(sc, def))))
+	}
+	w("\n| messages per invocation |")
+	for _, sc := range scs {
+		w(" %s |", num(Batch(sc, def)))
+	}
+	w("\n| billed ms: ingest, deliver |")
+	for _, sc := range scs {
+		w(" %s, %s |", num(IngestMs(sc, def)), num(DeliverMs(sc, def)))
+	}
+	w("\n\nReplay protection (GitHub, Shopify, `hmac`, `token` sources) adds %s per million accepted requests.\n", usd(ReplayProtectionPerMillion()))
 
-	w("\n### Fixed monthly part\n\n")
+	w("\n### Three configurations\n\n")
+	w("Per million 1 KB events: one destination, and each destination more (with its ratio to the floor's).\n\n")
+	w("| configuration | 1 M: one | 1 M: each more | 100 M: one | 100 M: each more |\n|---|---:|---:|---:|---:|\n")
+	for _, o := range []Options{def, Cheapest(), Richest()} {
+		w("| %s |", o.Name)
+		for _, n := range []float64{million, 100 * million} {
+			one := Scenario{Events: n, BodyKB: 1, Destinations: 1}
+			two := Scenario{Events: n, BodyKB: 1, Destinations: 2}
+			extra, extraFloor := PerExtraDestination(n, 1, o), PerMillion(two, Floor(two, o))-PerMillion(one, Floor(one, o))
+			w(" %s (%s×) | %s (%s×) |", usd(PerMillion(one, Variable(one, o))), ratio(Sum(Variable(one, o))/Sum(Floor(one, o))), usd(extra), ratio(extra/extraFloor))
+		}
+		w("\n")
+	}
+
+	w("\n### What each option adds\n\n")
+	w("Against the defaults, per million 1 KB events to one destination, and to each destination more, at a million events a month.\n\n")
+	w("| option | one destination | each more |\n|---|---:|---:|\n")
+	for _, opt := range optionRows() {
+		o := def
+		opt.apply(&o)
+		one := Scenario{Events: million, BodyKB: 1, Destinations: 1}
+		d1 := PerMillion(one, Variable(one, o)) - PerMillion(one, Variable(one, def))
+		d2 := PerExtraDestination(million, 1, o) - PerExtraDestination(million, 1, def)
+		w("| %s | %s | %s |\n", opt.name, signed(d1), signed(d2))
+	}
+
+	w("\n### Fixed monthly part, with the defaults\n\n")
 	dests := []int{1, 5, 20}
 	w("| line item |")
 	for _, d := range dests {
@@ -76,7 +118,7 @@ func Render() string {
 	w("\n")
 	fixed := make([][]Line, len(dests))
 	for i, d := range dests {
-		fixed[i] = Fixed(d)
+		fixed[i] = Fixed(d, def)
 	}
 	for j := range fixed[0] {
 		w("| %s |", fixed[0][j].Item)
@@ -98,26 +140,32 @@ func Render() string {
 		w("%d destination%s: %d secrets, %d alarms (%d alarm metrics), %d dashboard%s, %d KMS key%s, %d queues, %d functions, %d log groups, %d subscriptions",
 			d, plural(d), c.BilledSecrets, c.Alarms, c.AlarmMetrics, c.Dashboards, plural(c.Dashboards), c.KMSKeys, plural(c.KMSKeys), c.Queues, c.Functions, c.LogGroups, c.Subscriptions)
 	}
-	w(".\nWith `api.waf.enabled`: %s a month (web ACL and two rules; $1 more per allow-listed source) and %s per million requests.\n",
+	w(".\nWith `api.waf.enabled` (`api.type` `rest`): %s a month (web ACL and two rules; $1 more per allow-listed source) and %s per million requests.\n",
 		usd(WAFFixed()), usd(WAFPerMillion()))
-	w("With `pause` on a destination: %s a month (its alarm, and a probe tick a minute: an invocation, its trace, its log lines, a read) and %s per million batches that made attempts (one write to the lane's item).\n",
+	w("With `api.detailedMetrics` false: %s a month less per source (its five route metrics; its `ClientErrorsAlarm`, which reads them, then has no data).\n",
+		usd(Assumed.RouteMetrics.Value*Prices.Metric.USD))
+	w("With `topicKey` `aws-managed` (and no alarm e-mail, whose topic keeps the customer key): %s a month less (the key; its requests are billed either way).\n", usd(Prices.KMSKey.USD))
+	w("With `pause` on a destination: %s a month (its alarm, and a probe tick a minute: an invocation, its log lines, a read) and %s per million batches that made attempts (one write to the lane's item).\n",
 		usd(PauseFixed()), usd(PausePerMillionBatches()))
 
-	w("\n### A million events a month, side by side\n\n")
+	w("\n### The alternatives, a month\n\n")
+	w("Whole monthly bills (the fixed part included), with the defaults' ingest in front of each.\n\n")
 	header("")
 	compare := []struct {
 		name  string
 		lines func(Scenario) []Line
 	}{
-		{"Hookfan, REST API", func(sc Scenario) []Line { return append(Variable(sc, Prices.APIRest), Fixed(sc.Destinations)...) }},
-		{"Hookfan, HTTP API", func(sc Scenario) []Line { return append(Variable(sc, Prices.APIHTTP), Fixed(sc.Destinations)...) }},
-		{"EventBridge API destinations, same ingest", EventBridge},
+		{"Hookfan, defaults", func(sc Scenario) []Line { return append(Variable(sc, def), Fixed(sc.Destinations, def)...) }},
+		{"Hookfan, cheapest with every guarantee", func(sc Scenario) []Line {
+			return append(Variable(sc, Cheapest()), Fixed(sc.Destinations, Cheapest())...)
+		}},
+		{"EventBridge API destinations (classic bus), same ingest", EventBridge},
 		{"Svix Professional, same ingest", Svix},
 	}
 	for _, c := range compare {
 		w("| %s |", c.name)
 		for _, sc := range scs {
-			w(" %s |", usd(Sum(c.lines(sc))))
+			w(" %s |", usdWhole(Sum(c.lines(sc))))
 		}
 		w("\n")
 	}
@@ -127,7 +175,7 @@ func Render() string {
 	pv := reflect.ValueOf(Prices)
 	for i := range pv.NumField() {
 		p := pv.Field(i).Interface().(Price)
-		w("| `%s` | %s | %s | %s |\n", pv.Type().Field(i).Name, strconv.FormatFloat(p.USD, 'f', -1, 64), p.Unit, p.Page)
+		w("| `%s` | %s | %s | %s, read %s |\n", pv.Type().Field(i).Name, strconv.FormatFloat(p.USD, 'f', -1, 64), p.Unit, p.Page, PricesRead)
 	}
 
 	w("\n### Figures the model uses\n\n")
@@ -138,6 +186,52 @@ func Render() string {
 		w("| `%s` | %s %s | %s |\n", fv.Type().Field(i).Name, strconv.FormatFloat(f.Value, 'f', -1, 64), f.Unit, f.Source)
 	}
 	return b.String()
+}
+
+type optionRow struct {
+	name  string
+	apply func(*Options)
+}
+
+// optionRows are the options the page prices one at a time.
+func optionRows() []optionRow {
+	return []optionRow{
+		{"`api.type` `rest`", func(o *Options) { o.API = Prices.APIRest }},
+		{"`api.type` `rest` and `api.waf.enabled` (per request; the ACL is fixed)", func(o *Options) { o.API, o.WAF = Prices.APIRest, true }},
+		{"`tracing` `sampled`", func(o *Options) { o.Tracing = config.TracingSampled }},
+		{"`tracing` `all`", func(o *Options) { o.Tracing = config.TracingAll }},
+		{"`functions.systemLogLevel` `INFO` (or `DEBUG`)", func(o *Options) { o.SystemLog = config.SystemLogInfo }},
+		{"`functions.ingestMemoryMB` 256", func(o *Options) { o.IngestMB = 256 }},
+		{"`functions.deliverMemoryMB` 256", func(o *Options) { o.DeliverMB = 256 }},
+		{"`archive.days` 0 (no archive)", func(o *Options) { o.Archive = false }},
+		{"`dedupe.pointInTimeRecovery` false", func(o *Options) { o.PITR = false }},
+		{"`batchWindowSeconds` 1 (at 1 M no batch fills: adds up to 1 s of latency for nothing)", func(o *Options) { o.BatchWindow = 1 }},
+	}
+}
+
+func column(sc Scenario) string {
+	n := "1 M"
+	if sc.Events >= 100*million {
+		n = "100 M"
+	}
+	return fmt.Sprintf("%s: %s × %d", n, kb(sc.BodyKB), sc.Destinations)
+}
+
+func ratio(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+
+func signed(v float64) string {
+	if v < 0 {
+		return "−" + usd(-v)
+	}
+	return "+" + usd(v)
+}
+
+// usdWhole writes a monthly bill: whole dollars above $1,000.
+func usdWhole(v float64) string {
+	if v >= 1000 {
+		return "$" + strconv.FormatFloat(math.Round(v), 'f', 0, 64)
+	}
+	return usd(v)
 }
 
 func kb(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + " KB" }

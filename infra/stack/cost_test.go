@@ -2,9 +2,11 @@ package stack_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -99,12 +101,18 @@ func TestCostModelCounts(t *testing.T) {
 		Name: "github", Verify: config.Verify{Kind: "github", SecretName: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:github-AbCdEf"},
 		Limits: config.SourceLimits{AllowedIPs: []string{"192.30.252.0/22"}}, MaxBodyBytes: 1 << 20,
 	})
+	options.API.Type = config.APITypeREST
 	options.API.WAF.Enabled = true
 	options.Alarms.Email = "ops@example.com"
 	options.Destinations[1].SecretName = "hookfan/destinations/legacy"
 	options.Destinations[1].Headers = []config.Header{{Name: "Authorization", SecretName: "hookfan/destinations/dest-02/token"}}
 	options.Destinations[1].Pause = &config.Pause{}
-	for name, cfg := range map[string]*config.Config{"reference": cost.Reference(3), "options": options} {
+	off := false
+	options.Dedupe.PointInTimeRecovery = &off
+	options.API.DetailedMetrics = &off
+	managed := cost.Reference(1)
+	managed.TopicKey = config.TopicKeyAWSManaged
+	for name, cfg := range map[string]*config.Config{"reference": cost.Reference(3), "options": options, "aws-managed key": managed} {
 		t.Run(name, func(t *testing.T) {
 			if err := cfg.Validate(); err != nil {
 				t.Fatal(err)
@@ -114,6 +122,34 @@ func TestCostModelCounts(t *testing.T) {
 			docs := readTemplates(t, outdir)
 			checkCostCounts(t, cfg, docs)
 			checkRunbooks(t, docs)
+			for _, tp := range ofType(docs["Hookfan.template.json"].Resources, "AWS::SNS::Topic") {
+				if managed := strings.Contains(fmt.Sprint(tp.Properties["KmsMasterKeyId"]), "alias/aws/sns"); managed != (cfg.TopicKeyKind() == config.TopicKeyAWSManaged) {
+					t.Errorf("topic key %v with topicKey %q", tp.Properties["KmsMasterKeyId"], cfg.TopicKeyKind())
+				}
+			}
+			settings := 0
+			for _, st := range ofType(docs["Hookfan.template.json"].Resources, "AWS::ApiGateway::Stage") {
+				for _, x := range asSlice(st.Properties["MethodSettings"]) {
+					settings++
+					if got := x.(map[string]any)["MetricsEnabled"]; got != cfg.API.Detailed() {
+						t.Errorf("stage method setting %v: metrics %v, want %v (api.detailedMetrics)", x, got, cfg.API.Detailed())
+					}
+				}
+			}
+			if cfg.API.Kind() == config.APITypeREST && settings == 0 {
+				t.Error("no REST stage method settings found in Hookfan.template.json")
+			}
+			tables := 0
+			for _, tb := range ofType(docs["Hookfan.template.json"].Resources, "AWS::DynamoDB::Table") {
+				tables++
+				spec, _ := tb.Properties["PointInTimeRecoverySpecification"].(map[string]any)
+				if got := spec["PointInTimeRecoveryEnabled"]; got != cfg.Dedupe.PITR() {
+					t.Errorf("record table PITR %v, want %v (dedupe.pointInTimeRecovery)", got, cfg.Dedupe.PITR())
+				}
+			}
+			if tables != 1 {
+				t.Errorf("%d record tables in Hookfan.template.json, want 1", tables)
+			}
 		})
 	}
 }
@@ -177,4 +213,59 @@ func readTemplate(t *testing.T, file string) (templateDoc, int) {
 		t.Fatal(err)
 	}
 	return doc, len(data)
+}
+
+// customResourceFunction is the logical ID prefix of CDK's AwsCustomResource
+// provider: it runs at deployments only (it creates missing source
+// secrets), so neither its tracing nor its platform lines follow traffic.
+const customResourceFunction = "AWS679f53fac002430cb0da5b7982bd2287"
+
+// TestDefaultsStayCheap synthesizes the default configuration (the
+// deployment docs/cost.md prices) and fails on what would make it cost
+// more than the page says: active tracing, the REST API, the platform's
+// INFO lines, or a resource type the cost model does not price.
+func TestDefaultsStayCheap(t *testing.T) {
+	cfg := cost.Reference(2)
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	outdir := t.TempDir()
+	synth(t, cfg, builder, outdir)
+	docs := readTemplates(t, outdir)
+	checkCostCounts(t, cfg, docs)
+	types := map[string]bool{}
+	for name, doc := range docs {
+		for id, r := range doc.Resources {
+			types[r.Type] = true
+			switch r.Type {
+			case "AWS::ApiGateway::RestApi":
+				t.Errorf("%s: %s is a REST API; the default is the HTTP API", name, id)
+			case "AWS::SNS::Topic":
+				if r.Properties["TracingConfig"] != nil {
+					t.Errorf("%s: topic %s traces (%v); the default is tracing off", name, id, r.Properties["TracingConfig"])
+				}
+			case "AWS::Lambda::Function":
+				if tc, _ := r.Properties["TracingConfig"].(map[string]any); tc["Mode"] == "Active" || tc["Mode"] == "PassThrough" {
+					t.Errorf("%s: function %s traces (%v); the default is tracing off", name, id, tc)
+				}
+				if strings.HasPrefix(id, customResourceFunction) {
+					continue
+				}
+				lc, _ := r.Properties["LoggingConfig"].(map[string]any)
+				if lc["SystemLogLevel"] != "WARN" {
+					t.Errorf("%s: function %s logs the platform at %v; the default is WARN (no START/END/REPORT lines)", name, id, lc["SystemLogLevel"])
+				}
+			}
+		}
+	}
+	var unpriced []string
+	for typ := range types {
+		if _, ok := cost.PricedTypes[typ]; !ok {
+			unpriced = append(unpriced, typ)
+		}
+	}
+	slices.Sort(unpriced)
+	if len(unpriced) > 0 {
+		t.Errorf("resource types the cost model does not price (add each to cost.PricedTypes with its line, or \"no charge\" and why): %v", unpriced)
+	}
 }

@@ -98,7 +98,7 @@ func sourceAlarms(res map[string]resource) map[string]resource {
 // created and DNS-validated), per-source limits and alarms.
 func TestRestEdge(t *testing.T) {
 	cfg := edgeConfig(t,
-		map[string]any{"rateLimit": 40, "burstLimit": 80, "waf": map[string]any{"enabled": true, "rateLimit": 900},
+		map[string]any{"type": "rest", "rateLimit": 40, "burstLimit": 80, "waf": map[string]any{"enabled": true, "rateLimit": 900},
 			"domainName": "hooks.example.com", "hostedZoneId": "Z0123456789ABCDEFGHIJ", "hostedZoneName": "example.com"},
 		map[string]any{"rateLimit": 5, "burstLimit": 10, "clientErrorAlarm": 7, "allowedIps": []string{"192.30.252.0/22", "140.82.112.0/20", "2a0a:a440::/29"}})
 	h, _ := synth(t, cfg, builder, "")

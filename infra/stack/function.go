@@ -16,11 +16,6 @@ import (
 	"github.com/hookfan/hookfan/shared/metrics"
 )
 
-// DefaultMemoryMB is the memory of both functions. Go on ARM_64 needs far
-// less, but Lambda's CPU share grows with memory and both functions sit on a
-// latency path (ingest answers the provider; deliver waits on the subscriber).
-const DefaultMemoryMB = 256
-
 // ApplicationLogLevel is both functions' application log level. It must
 // stay INFO or lower: Lambda files the EMF lines, which carry no level, as
 // INFO, and a higher level would drop the metrics with them.
@@ -52,11 +47,37 @@ type functionSpec struct {
 	retention   awslogs.RetentionDays
 	// metricsSink is the config's metrics sink; "cloudwatch" grants PutMetricData.
 	metricsSink string
+	// tracing is the function's X-Ray mode (tracingModes).
+	tracing awslambda.Tracing
+	// systemLogLevel is the config's functions.systemLogLevel.
+	systemLogLevel string
+}
+
+// tracingModes maps the config's tracing to the ingest function's and the
+// deliver functions' X-Ray modes. With "sampled", ingest samples (Lambda's
+// rate, or the REST stage's decision under X-Ray's sampling rules), the
+// topic passes its trace header to each queue (the AWSTraceHeader system
+// attribute) and a deliver function traces only what was sampled upstream.
+func tracingModes(mode string) (ingest, deliver awslambda.Tracing) {
+	switch mode {
+	case config.TracingSampled:
+		return awslambda.Tracing_ACTIVE, awslambda.Tracing_PASS_THROUGH
+	case config.TracingAll:
+		return awslambda.Tracing_ACTIVE, awslambda.Tracing_ACTIVE
+	}
+	return awslambda.Tracing_DISABLED, awslambda.Tracing_DISABLED
+}
+
+// systemLogLevels maps functions.systemLogLevel to CDK's enum.
+var systemLogLevels = map[string]awslambda.SystemLogLevel{
+	config.SystemLogWarn:  awslambda.SystemLogLevel_WARN,
+	config.SystemLogInfo:  awslambda.SystemLogLevel_INFO,
+	config.SystemLogDebug: awslambda.SystemLogLevel_DEBUG,
 }
 
 // newFunction makes a Go function on PROVIDED_AL2023 / ARM_64 with its own
 // role, whose only policy is what the caller grants plus writing to its own
-// log group, and X-Ray tracing.
+// log group, with the tracing and system log level the spec gives.
 func newFunction(scope constructs.Construct, spec functionSpec) (*functionParts, error) {
 	if err := checkEnvironment(*scope.Node().Path(), spec.env); err != nil {
 		return nil, err
@@ -87,13 +108,18 @@ func newFunction(scope constructs.Construct, spec functionSpec) (*functionParts,
 		Environment:  &env,
 		Role:         role,
 		LogGroup:     logs,
-		Tracing:      awslambda.Tracing_ACTIVE,
+		Tracing:      spec.tracing,
 		// JSON lines with the request id, through the runtime's logger
 		// (lambdaenv.Logger, which the mains use).
 		LoggingFormat:         awslambda.LoggingFormat_JSON,
 		ApplicationLogLevelV2: ApplicationLogLevel,
-		SystemLogLevelV2:      awslambda.SystemLogLevel_INFO,
+		// WARN by default: no platform.start/report lines (ops status and
+		// the delivery records are the audit trail).
+		SystemLogLevelV2: systemLogLevels[spec.systemLogLevel],
 	})
+	if spec.tracing != awslambda.Tracing_ACTIVE {
+		suppress(fn, suppression{id: "Serverless-LambdaTracing", reason: "Tracing follows the config's tracing (off by default: X-Ray would bill a trace per request and per delivery); \"sampled\" and \"all\" turn it on (docs/configuration.md)."})
+	}
 	reason := reasonXRay
 	if spec.metricsSink == config.SinkCloudWatch {
 		// The PutMetricData sink (metrics.sink "cloudwatch") calls

@@ -56,7 +56,7 @@ func newHTTPIngest(scope constructs.Construct, cfg *config.Config, fn awslambda.
 		routeSettings["POST /webhooks/"+s.Name] = map[string]any{
 			"ThrottlingRateLimit":    s.Limits.Rate(cfg.API),
 			"ThrottlingBurstLimit":   s.Limits.Burst(cfg.API),
-			"DetailedMetricsEnabled": true,
+			"DetailedMetricsEnabled": cfg.API.Detailed(),
 		}
 	}
 	h.Stage = awsapigatewayv2.NewHttpStage(scope, jsii.String("Stage"), &awsapigatewayv2.HttpStageProps{
@@ -68,7 +68,7 @@ func newHTTPIngest(scope constructs.Construct, cfg *config.Config, fn awslambda.
 			RateLimit:  jsii.Number(cfg.API.Rate()),
 			BurstLimit: jsii.Number(float64(cfg.API.Burst())),
 		},
-		DetailedMetricsEnabled: jsii.Bool(true),
+		DetailedMetricsEnabled: jsii.Bool(cfg.API.Detailed()),
 	})
 	stage := h.Stage.Node().DefaultChild().(awsapigatewayv2.CfnStage)
 	stage.SetAccessLogSettings(&awsapigatewayv2.CfnStage_AccessLogSettingsProperty{

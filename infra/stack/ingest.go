@@ -53,7 +53,7 @@ type IngestAPIProps struct {
 	// (the delivery-record table, keys "replay:…"); required when a source
 	// has it.
 	Table awsdynamodb.ITable
-	// MemoryMB is the ingest function's memory; nil: DefaultMemoryMB.
+	// MemoryMB is the ingest function's memory; nil: functions.ingestMemoryMB.
 	MemoryMB *float64
 	// AlarmAction receives the per-source alarms; nil: alarms without actions.
 	AlarmAction awscloudwatch.IAlarmAction
@@ -106,7 +106,7 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 	if replayProtected && props.Table == nil {
 		return nil, errors.New("ingest API: a source has replay protection, so Table is required")
 	}
-	memory := DefaultMemoryMB * 1.0
+	memory := float64(cfg.Functions.IngestMemory())
 	if props.MemoryMB != nil {
 		memory = *props.MemoryMB
 	}
@@ -130,13 +130,15 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 		env[config.EnvReplayTable] = *props.Table.TableName()
 	}
 	parts, err := newFunction(a.Construct, functionSpec{
-		description: "Hookfan ingest: verifies webhooks and publishes them to the fan-out topic",
-		code:        props.Code,
-		memoryMB:    memory,
-		metricsSink: cfg.Metrics.SinkName(),
-		timeout:     awscdk.Duration_Seconds(jsii.Number(IngestTimeout)),
-		retention:   retention,
-		env:         env,
+		description:    "Hookfan ingest: verifies webhooks and publishes them to the fan-out topic",
+		code:           props.Code,
+		memoryMB:       memory,
+		tracing:        ingestTracing(cfg),
+		systemLogLevel: cfg.Functions.SystemLog(),
+		metricsSink:    cfg.Metrics.SinkName(),
+		timeout:        awscdk.Duration_Seconds(jsii.Number(IngestTimeout)),
+		retention:      retention,
+		env:            env,
 	})
 	if err != nil {
 		return nil, err
@@ -207,7 +209,7 @@ func (a *IngestAPI) newRestAPI(cfg *config.Config) {
 		methodOptions["/webhooks/"+s.Name+"/POST"] = &awsapigateway.MethodDeploymentOptions{
 			ThrottlingRateLimit:  jsii.Number(s.Limits.Rate(cfg.API)),
 			ThrottlingBurstLimit: jsii.Number(float64(s.Limits.Burst(cfg.API))),
-			MetricsEnabled:       jsii.Bool(true),
+			MetricsEnabled:       jsii.Bool(cfg.API.Detailed()),
 		}
 	}
 	a.API = awsapigateway.NewRestApi(a.Construct, jsii.String("Api"), &awsapigateway.RestApiProps{
@@ -235,8 +237,8 @@ func (a *IngestAPI) newRestAPI(cfg *config.Config) {
 			ThrottlingRateLimit:  jsii.Number(cfg.API.Rate()),
 			ThrottlingBurstLimit: jsii.Number(float64(cfg.API.Burst())),
 			MethodOptions:        &methodOptions,
-			MetricsEnabled:       jsii.Bool(true),
-			TracingEnabled:       jsii.Bool(true),
+			MetricsEnabled:       jsii.Bool(cfg.API.Detailed()),
+			TracingEnabled:       jsii.Bool(cfg.TracingMode() != config.TracingOff),
 			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(a.AccessLogs),
 			AccessLogFormat:      awsapigateway.AccessLogFormat_Custom(jsii.String(accessLogFormat)),
 		},
@@ -385,4 +387,9 @@ func (a *IngestAPI) warnIngestConcurrency(cfg *config.Config) {
 	awscdk.Annotations_Of(a.Function).AddWarningV2(jsii.String("hookfan:ingestConcurrency"), jsii.String(fmt.Sprintf(
 		"the lanes can run %d deliveries at once and the API admit %d requests at once, more than a default account's %d concurrent Lambda executions: busy lanes could starve ingest (5xx answers, which GitHub never retries). Set ingest.reservedConcurrency (at least %d), lower destinations' maxConcurrency, or raise the account's Lambda quota",
 		lanes, api, config.DefaultAccountConcurrency, api)), nil)
+}
+
+func ingestTracing(cfg *config.Config) awslambda.Tracing {
+	t, _ := tracingModes(cfg.TracingMode())
+	return t
 }

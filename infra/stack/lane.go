@@ -50,7 +50,7 @@ type LaneProps struct {
 	Code awslambda.Code
 	// AlarmAction receives the lane's alarms; nil: alarms without actions.
 	AlarmAction awscloudwatch.IAlarmAction
-	// MemoryMB is the deliver function's memory; nil: DefaultMemoryMB.
+	// MemoryMB is the deliver function's memory; nil: functions.deliverMemoryMB.
 	MemoryMB *float64
 	// LogRetention of the function's logs; "": the config's api.logRetentionDays.
 	LogRetention awslogs.RetentionDays
@@ -127,7 +127,7 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 	}
 	d := props.Destination
 	cfg := props.Config
-	memory := DefaultMemoryMB * 1.0
+	memory := float64(cfg.Functions.DeliverMemory())
 	if props.MemoryMB != nil {
 		memory = *props.MemoryMB
 	}
@@ -246,14 +246,20 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 	if pauses {
 		env[config.EnvQueueARN] = *l.Queue.QueueArn()
 	}
+	_, deliverTracing := tracingModes(cfg.TracingMode())
+	if deliverTracing != awslambda.Tracing_DISABLED {
+		env[config.EnvTracing] = cfg.TracingMode()
+	}
 	parts, err := newFunction(l.Construct, functionSpec{
-		description: "Hookfan deliver: destination " + d.Name,
-		code:        props.Code,
-		memoryMB:    memory,
-		metricsSink: cfg.Metrics.SinkName(),
-		timeout:     seconds(d.FunctionTimeout()),
-		retention:   retention,
-		env:         env,
+		description:    "Hookfan deliver: destination " + d.Name,
+		code:           props.Code,
+		memoryMB:       memory,
+		tracing:        deliverTracing,
+		systemLogLevel: cfg.Functions.SystemLog(),
+		metricsSink:    cfg.Metrics.SinkName(),
+		timeout:        seconds(d.FunctionTimeout()),
+		retention:      retention,
+		env:            env,
 	})
 	if err != nil {
 		return nil, err

@@ -38,7 +38,8 @@ type Props struct {
 // Hookfan is the deployed topology and what it is made of.
 type Hookfan struct {
 	Stack awscdk.Stack
-	// TopicKey encrypts the fan-out topic and the alarm topic.
+	// TopicKey encrypts the fan-out topic (topicKey "customer") and the
+	// alarm topic; nil when neither needs it.
 	TopicKey awskms.Key
 	Topic    awssns.Topic
 	Table    awsdynamodb.Table
@@ -133,19 +134,32 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 	h := &Hookfan{Stack: awscdk.NewStack(scope, jsii.String(id), &sp)}
 	stack := h.Stack
 
-	h.TopicKey = awskms.NewKey(stack, jsii.String("TopicKey"), &awskms.KeyProps{
-		Description:       jsii.String("Hookfan: encrypts the fan-out and alarm topics"),
-		EnableKeyRotation: jsii.Bool(true),
-		// Only the topics use it and SNS keeps no messages at rest once
-		// delivered, so the key goes with the stack (after KMS's waiting period).
-		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
-	})
-	h.Topic = awssns.NewTopic(stack, jsii.String("Topic"), &awssns.TopicProps{
+	var fanoutKey awskms.IKey
+	if cfg.CustomerKey() {
+		h.TopicKey = awskms.NewKey(stack, jsii.String("TopicKey"), &awskms.KeyProps{
+			Description:       jsii.String("Hookfan: encrypts the fan-out and alarm topics"),
+			EnableKeyRotation: jsii.Bool(true),
+			// Only the topics use it and SNS keeps no messages at rest once
+			// delivered, so the key goes with the stack (after KMS's waiting period).
+			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+		})
+		fanoutKey = h.TopicKey
+	}
+	if cfg.TopicKeyKind() == config.TopicKeyAWSManaged {
+		// SNS's AWS managed key: free, usable through SNS by any principal
+		// of the account allowed to publish; its key policy cannot be changed.
+		fanoutKey = awskms.Alias_FromAliasName(stack, jsii.String("AwsManagedSnsKey"), jsii.String("alias/aws/sns"))
+	}
+	topicProps := &awssns.TopicProps{
 		DisplayName: jsii.String("Hookfan events"),
-		MasterKey:   h.TopicKey,
+		MasterKey:   fanoutKey,
 		EnforceSSL:  jsii.Bool(true),
-	})
-	h.Table = NewRecordTable(stack, "DeliveryRecords")
+	}
+	if t := topicTracing(cfg.TracingMode()); t != "" {
+		topicProps.TracingConfig = t
+	}
+	h.Topic = awssns.NewTopic(stack, jsii.String("Topic"), topicProps)
+	h.Table = NewRecordTable(stack, "DeliveryRecords", cfg.Dedupe.PITR())
 
 	retention, err := retentionDays(cfg.API.LogRetention())
 	if err != nil {
@@ -205,6 +219,12 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 		// Ingest writes each large body into the archive too (shared/payload).
 		h.Ingest.Function.AddEnvironment(jsii.String(config.EnvPayloadArchiveBucket), h.Archive.Bucket.BucketName(), nil)
 		h.Archive.GrantPayloadCopies(h.Ingest.Role)
+	}
+	if cfg.TopicKeyKind() == config.TopicKeyAWSManaged {
+		// CDK grants an imported alias as any key of the account carrying
+		// it (key/* with a kms:ResourceAliases condition).
+		suppress(h.Ingest.Role, suppression{id: "AwsSolutions-IAM5", appliesTo: []string{"Resource::arn:<AWS::Partition>:kms:<AWS::Region>:<AWS::AccountId>:key/*"},
+			reason: "topicKey aws-managed: the grant CDK makes for the alias alias/aws/sns is limited by condition to the key carrying that alias, SNS's AWS managed key, which only SNS can use on the account's behalf."})
 	}
 	guardTopic(h.Topic, h.Ingest.Role)
 	h.Operator = NewOperatorRole(stack, "Operator", &OperatorRoleProps{
@@ -477,4 +497,17 @@ func functionTags(cfg *config.Config, fn string) []string {
 		}
 	}
 	return tags
+}
+
+// topicTracing is the fan-out topic's tracing: with "sampled" it passes the
+// publisher's trace header on to each subscription, with "all" it records
+// its own segments too; off, neither.
+func topicTracing(mode string) awssns.TracingConfig {
+	switch mode {
+	case config.TracingSampled:
+		return awssns.TracingConfig_PASS_THROUGH
+	case config.TracingAll:
+		return awssns.TracingConfig_ACTIVE
+	}
+	return ""
 }

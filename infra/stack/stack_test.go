@@ -58,7 +58,11 @@ func testConfig(t *testing.T, n int, email string) *config.Config {
 				"limits": map[string]any{"rateLimit": 10, "burstLimit": 20, "clientErrorAlarm": 5}},
 			map[string]any{"name": "shop", "verify": map[string]any{"kind": "shopify", "secretName": "arn:aws:secretsmanager:eu-west-1:123456789012:secret:shopify-AbCdEf"}},
 		},
-		"api": map[string]any{"rateLimit": 50, "burstLimit": 75, "logRetentionDays": 14},
+		// The REST API, every trace and the platform's INFO lines: the
+		// rich options (TestDefaultsStayCheap synthesizes the defaults).
+		"api":       map[string]any{"type": "rest", "rateLimit": 50, "burstLimit": 75, "logRetentionDays": 14},
+		"tracing":   "all",
+		"functions": map[string]any{"systemLogLevel": "INFO"},
 	}
 	if email != "" {
 		doc["alarms"] = map[string]any{"email": email, "oldestMessageSeconds": 900}
@@ -273,17 +277,21 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 	if p["Runtime"] != "provided.al2023" || p["Handler"] != "bootstrap" || !slices.Equal(anyStrings(p["Architectures"]), []string{"arm64"}) {
 		t.Errorf("%s: function runtime %v handler %v architectures %v, want provided.al2023, bootstrap, arm64", d.Name, p["Runtime"], p["Handler"], p["Architectures"])
 	}
-	if num(p["MemorySize"]) != stack.DefaultMemoryMB {
-		t.Errorf("%s: memory %v, want the default %d", d.Name, p["MemorySize"], stack.DefaultMemoryMB)
+	if num(p["MemorySize"]) != config.DefaultDeliverMemoryMB {
+		t.Errorf("%s: memory %v, want the default %d", d.Name, p["MemorySize"], config.DefaultDeliverMemoryMB)
 	}
 	timeout := num(p["Timeout"])
 	if timeout != d.FunctionTimeout().Seconds() {
 		t.Errorf("%s: function timeout %v, want %v", d.Name, timeout, d.FunctionTimeout().Seconds())
 	}
-	if tc, _ := p["TracingConfig"].(map[string]any); tc["Mode"] != "Active" {
-		t.Errorf("%s: tracing %v, want Active", d.Name, p["TracingConfig"])
+	wantTracing := map[string]any{config.TracingAll: "Active", config.TracingSampled: "PassThrough"}[cfg.TracingMode()]
+	if tc, _ := p["TracingConfig"].(map[string]any); tc["Mode"] != wantTracing {
+		t.Errorf("%s: tracing %v, want %v (config tracing %q)", d.Name, p["TracingConfig"], wantTracing, cfg.TracingMode())
 	}
-	checkLogging(t, d.Name, p)
+	if _, ok := p["Environment"].(map[string]any)["Variables"].(map[string]any)[config.EnvTracing]; ok != (cfg.TracingMode() != config.TracingOff) {
+		t.Errorf("%s: %s set %v with tracing %q", d.Name, config.EnvTracing, ok, cfg.TracingMode())
+	}
+	checkLogging(t, d.Name, cfg, p)
 	env := p["Environment"].(map[string]any)["Variables"].(map[string]any)
 	for _, k := range []string{config.EnvDestination, config.EnvTableName, config.EnvQueueURL, config.EnvSecretID, config.EnvRecordDays, config.EnvMetricsSink} {
 		if _, ok := env[k]; !ok {
@@ -503,10 +511,11 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 
 // checkTLSOnly asserts each resource has a policy denying requests without TLS.
 // checkLogging: the function logs JSON through the runtime, at the
-// application level INFO (EMF lines have no level and count as INFO).
-func checkLogging(t *testing.T, name string, props map[string]any) {
+// application level INFO (EMF lines have no level and count as INFO), and
+// the platform's lines at the config's functions.systemLogLevel.
+func checkLogging(t *testing.T, name string, cfg *config.Config, props map[string]any) {
 	t.Helper()
-	want := map[string]any{"LogFormat": "JSON", "ApplicationLogLevel": "INFO", "SystemLogLevel": "INFO"}
+	want := map[string]any{"LogFormat": "JSON", "ApplicationLogLevel": "INFO", "SystemLogLevel": cfg.Functions.SystemLog()}
 	got, _ := props["LoggingConfig"].(map[string]any)
 	for k, v := range want {
 		if got[k] != v {
@@ -688,7 +697,7 @@ func TestBase(t *testing.T) {
 	if want := strconv.Itoa(ingest.GCPercent); env["GOGC"] != want {
 		t.Errorf("ingest GOGC = %v, want %s (ingest.GCPercent, the setting BenchmarkIngest measures)", env["GOGC"], want)
 	}
-	checkLogging(t, "ingest", res[fnID].Properties)
+	checkLogging(t, "ingest", cfg, res[fnID].Properties)
 	if refID(env[config.EnvReplayTable]) != tableID {
 		t.Errorf("%s = %v, want the table (github and shopify sources have replay protection)", config.EnvReplayTable, env[config.EnvReplayTable])
 	}

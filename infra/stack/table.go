@@ -10,19 +10,24 @@ import (
 )
 
 // NewRecordTable makes the delivery-record table with ddbitem's key schema:
-// on demand, TTL on ddbitem.ExpiresAt, point-in-time recovery, retained on removal (it is what keeps a
+// on demand, TTL on ddbitem.ExpiresAt, point-in-time recovery unless
+// dedupe.pointInTimeRecovery is false, retained on removal (it is what keeps a
 // redriven message from being delivered twice). Ingest keeps its replay
 // records there too, under keys "replay:<source>:<digest>" (shared/replayguard)
 // that no deliver role's key condition matches.
-func NewRecordTable(scope constructs.Construct, id string) awsdynamodb.Table {
-	return awsdynamodb.NewTable(scope, jsii.String(id), &awsdynamodb.TableProps{
+func NewRecordTable(scope constructs.Construct, id string, pitr bool) awsdynamodb.Table {
+	t := awsdynamodb.NewTable(scope, jsii.String(id), &awsdynamodb.TableProps{
 		PartitionKey:        &awsdynamodb.Attribute{Name: jsii.String(ddbitem.PartitionKey), Type: awsdynamodb.AttributeType_STRING},
 		BillingMode:         awsdynamodb.BillingMode_PAY_PER_REQUEST,
 		TimeToLiveAttribute: jsii.String(ddbitem.ExpiresAt),
 		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
-			PointInTimeRecoveryEnabled: jsii.Bool(true),
+			PointInTimeRecoveryEnabled: jsii.Bool(pitr),
 		},
 		Encryption:    awsdynamodb.TableEncryption_DEFAULT,
 		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
 	})
+	if !pitr {
+		suppress(t, suppression{id: "AwsSolutions-DDB3", reason: "Point-in-time recovery is off by the configuration (dedupe.pointInTimeRecovery false): the records expire within dedupe.recordDays and a lost table costs duplicate deliveries of redriven messages, not events."})
+	}
+	return t
 }

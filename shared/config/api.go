@@ -16,7 +16,7 @@ const (
 )
 
 // APITypes lists the API types, the default first.
-var APITypes = []string{APITypeREST, APITypeHTTP}
+var APITypes = []string{APITypeHTTP, APITypeREST}
 
 // The API stage's defaults.
 const (
@@ -74,14 +74,19 @@ const (
 // API holds the front door's settings: the API type, its stage throttling
 // and access logs, the optional WAF and the optional custom domain.
 type API struct {
-	// Type is "rest" (default: API Gateway REST API) or "http" (API Gateway
-	// HTTP API: cheaper, no WAF).
+	// Type is "http" (default: API Gateway HTTP API) or "rest" (API Gateway
+	// REST API: what AWS WAF and IP allow-lists need). Changing it changes
+	// the providers' URLs unless a custom domain fronts them.
 	Type string `json:"type,omitempty"`
 	// RateLimit and BurstLimit are the stage default: they throttle requests
 	// to unknown sources and are each source's default (sources[].limits).
 	RateLimit        float64 `json:"rateLimit,omitempty"`
 	BurstLimit       int     `json:"burstLimit,omitempty"`
 	LogRetentionDays int     `json:"logRetentionDays,omitempty"`
+	// DetailedMetrics publishes each route's metrics (count, 4xx, 5xx,
+	// latencies: five custom metrics a source, $1.50 a month), which each
+	// source's ClientErrorsAlarm reads. Default true.
+	DetailedMetrics *bool `json:"detailedMetrics,omitempty"`
 	// WAF associates a web ACL with the REST stage.
 	WAF WAF `json:"waf,omitzero"`
 	// DomainName is a custom domain for the API (regional), so a recreated
@@ -95,6 +100,9 @@ type API struct {
 	HostedZoneID   string `json:"hostedZoneId,omitempty"`
 	HostedZoneName string `json:"hostedZoneName,omitempty"`
 }
+
+// Detailed reports whether the API publishes per-route metrics.
+func (a API) Detailed() bool { return a.DetailedMetrics == nil || *a.DetailedMetrics }
 
 // WAF configures the web ACL in front of a REST API.
 type WAF struct {
@@ -123,7 +131,7 @@ type SourceLimits struct {
 // Kind is the API type in force.
 func (a API) Kind() string {
 	if a.Type == "" {
-		return APITypeREST
+		return APITypeHTTP
 	}
 	return a.Type
 }
@@ -257,10 +265,10 @@ func lazyPattern(expr string) func() *regexp.Regexp {
 func (c *Config) validateEdge(p *problems) {
 	a := &c.API
 	if a.Type != "" && !slices.Contains(APITypes, a.Type) {
-		p.add("api.type", "unknown API type %q; use %q (API Gateway REST API, default) or %q (HTTP API: cheaper, no WAF)", a.Type, APITypeREST, APITypeHTTP)
+		p.add("api.type", "unknown API type %q; use %q (API Gateway HTTP API, default) or %q (REST API: for AWS WAF and IP allow-lists)", a.Type, APITypeHTTP, APITypeREST)
 	}
 	if a.WAF.Enabled && a.Kind() == APITypeHTTP {
-		p.add("api.waf.enabled", "true with api.type %q; AWS WAF cannot be associated with an HTTP API: use api.type %q, or remove api.waf", APITypeHTTP, APITypeREST)
+		p.add("api.waf.enabled", "true with api.type %q (the default); AWS WAF cannot be associated with an HTTP API: set api.type %q (the providers' URLs change unless api.domainName fronts them), or remove api.waf", APITypeHTTP, APITypeREST)
 	}
 	switch w := a.WAF.RateLimit; {
 	case w == 0:

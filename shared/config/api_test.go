@@ -29,12 +29,12 @@ func TestParseEdgeInvalid(t *testing.T) {
 		{
 			name: "unknown API type",
 			api:  `{"type": "websocket"}`,
-			want: []string{`api.type: unknown API type "websocket"; use "rest" (API Gateway REST API, default) or "http" (HTTP API: cheaper, no WAF)`},
+			want: []string{`api.type: unknown API type "websocket"; use "http" (API Gateway HTTP API, default) or "rest" (REST API: for AWS WAF and IP allow-lists)`},
 		},
 		{
 			name: "WAF on an HTTP API",
 			api:  `{"type": "http", "waf": {"enabled": true}}`,
-			want: []string{`api.waf.enabled: true with api.type "http"; AWS WAF cannot be associated with an HTTP API: use api.type "rest", or remove api.waf`},
+			want: []string{`api.waf.enabled: true with api.type "http" (the default); AWS WAF cannot be associated with an HTTP API: set api.type "rest" (the providers' URLs change unless api.domainName fronts them), or remove api.waf`},
 		},
 		{
 			name:   "allow-list on an HTTP API",
@@ -55,12 +55,12 @@ func TestParseEdgeInvalid(t *testing.T) {
 		},
 		{
 			name: "WAF rate out of range",
-			api:  `{"waf": {"enabled": true, "rateLimit": 5}}`,
+			api:  `{"type": "rest", "waf": {"enabled": true, "rateLimit": 5}}`,
 			want: []string{`api.waf.rateLimit: 5 is out of range; use 10 to 2000000000 requests per IP address in five minutes (default 2000)`},
 		},
 		{
 			name:   "bad allow-list entries",
-			api:    `{"waf": {"enabled": true}}`,
+			api:    `{"type": "rest", "waf": {"enabled": true}}`,
 			limits: `{"allowedIps": ["192.30.252.1/22", "github.com", "0.0.0.0/0", "::ffff:10.0.0.1", "192.30.252.0/22", "192.30.252.0/22", "fe80::1%eth0"]}`,
 			want: []string{
 				`sources[1].limits.allowedIps[0]: "192.30.252.1/22" has host bits set; use 192.30.252.0/22`,
@@ -73,7 +73,7 @@ func TestParseEdgeInvalid(t *testing.T) {
 		},
 		{
 			name:   "empty allow-list",
-			api:    `{"waf": {"enabled": true}}`,
+			api:    `{"type": "rest", "waf": {"enabled": true}}`,
 			limits: `{"allowedIps": []}`,
 			want:   []string{`sources[1].limits.allowedIps: is empty, which would block every request; list the provider's addresses, or remove it`},
 		},
@@ -132,7 +132,7 @@ func TestParseEdgeInvalid(t *testing.T) {
 		},
 		{
 			name: "unknown field in the WAF",
-			api:  `{"waf": {"enabled": true, "managedRules": false}}`,
+			api:  `{"type": "rest", "waf": {"enabled": true, "managedRules": false}}`,
 			want: []string{`unknown field "managedRules"; check its spelling against the configuration reference, docs/configuration.md#configuration-reference`},
 		},
 	}
@@ -164,7 +164,7 @@ func TestParseEdgeValid(t *testing.T) {
 		hasZone   bool
 	}{
 		{
-			name: "defaults", api: `{}`, kind: "rest",
+			name: "defaults", api: `{}`, kind: "http",
 			rate: [2]float64{100, 100}, burst: [2]int{200, 200}, alarm: 50, wafRate: 2000,
 		},
 		{
@@ -173,14 +173,14 @@ func TestParseEdgeValid(t *testing.T) {
 			rate: [2]float64{30, 5}, burst: [2]int{60, 10}, alarm: 7, wafRate: 2000,
 		},
 		{
-			name: "WAF with an allow-list of both families", api: `{"waf": {"enabled": true, "rateLimit": 100}}`,
+			name: "WAF with an allow-list of both families", api: `{"type": "rest", "waf": {"enabled": true, "rateLimit": 100}}`,
 			limits: `{"allowedIps": ["192.30.252.0/22", "2a0a:a440::/29", "140.82.112.0/20", "203.0.113.7"]}`, kind: "rest",
 			rate: [2]float64{100, 100}, burst: [2]int{200, 200}, alarm: 50, wafRate: 100,
 			v4: []string{"140.82.112.0/20", "192.30.252.0/22", "203.0.113.7/32"}, v6: []string{"2a0a:a440::/29"},
 		},
 		{
 			name: "domain with a certificate", api: `{"domainName": "hooks.example.com", "certificateArn": "arn:aws:acm:eu-west-1:123456789012:certificate/0c1f2d3e-4a5b-6c7d-8e9f-0a1b2c3d4e5f"}`,
-			kind: "rest", rate: [2]float64{100, 100}, burst: [2]int{200, 200}, alarm: 50, wafRate: 2000, hasDomain: true,
+			kind: "http", rate: [2]float64{100, 100}, burst: [2]int{200, 200}, alarm: 50, wafRate: 2000, hasDomain: true,
 		},
 		{
 			name: "domain at the apex of its zone", api: `{"type": "http", "domainName": "example.com", "hostedZoneId": "Z0123456789ABCDEFGHIJ", "hostedZoneName": "example.com"}`,
@@ -224,7 +224,7 @@ func TestParseEdgeValid(t *testing.T) {
 // TestIngestSourcesDropLimits: ingest's environment carries no limits (the
 // API enforces them), and the configuration itself is left alone.
 func TestIngestSourcesDropLimits(t *testing.T) {
-	c, err := Parse([]byte(edgeConfig(`{"waf": {"enabled": true}}`, `{"rateLimit": 5, "allowedIps": ["192.30.252.0/22"]}`)))
+	c, err := Parse([]byte(edgeConfig(`{"type": "rest", "waf": {"enabled": true}}`, `{"rateLimit": 5, "allowedIps": ["192.30.252.0/22"]}`)))
 	if err != nil {
 		t.Fatal(err)
 	}

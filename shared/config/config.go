@@ -24,6 +24,14 @@ type Config struct {
 	Ingest       Ingest        `json:"ingest,omitzero"`
 	// Operators may assume the stack's operator role (Operators).
 	Operators Operators `json:"operators,omitzero"`
+	// Tracing is "off" (default), "sampled" or "all" (lean.go).
+	Tracing string `json:"tracing,omitempty"`
+	// Functions sets the functions' memory and system log level.
+	Functions Functions `json:"functions,omitzero"`
+	// TopicKey is "customer" (default: a customer managed KMS key, $1 a
+	// month) or "aws-managed" (SNS's AWS managed key, alias/aws/sns) for
+	// the fan-out topic (lean.go).
+	TopicKey string `json:"topicKey,omitempty"`
 }
 
 // Source finds a source by name.
@@ -76,6 +84,7 @@ func (c *Config) Validate() error {
 	c.validateDedupe(&p)
 	c.Archive.validate(&p)
 	c.validateIngest(&p)
+	c.validateLean(&p)
 	c.Operators.validate(&p)
 	return errors.Join(p...)
 }

@@ -125,7 +125,7 @@ func TestParseInvalid(t *testing.T) {
 		},
 		{
 			name: "body limit above what the REST API hands to Lambda",
-			json: src(`{"name": "x", "verify": {"kind": "github", "secretName": "s"}, "maxBodyBytes": 4521985}`),
+			json: `{"api": {"type": "rest"}, "sources": [{"name": "x", "verify": {"kind": "github", "secretName": "s"}, "maxBodyBytes": 4521985}], "destinations": []}`,
 			want: []string{`sources[0].maxBodyBytes: 4521985 is out of range; use 1 to 4521984 (the largest body an API Gateway rest API hands to Lambda within its 6 MB payload; bodies over 260096 travel through S3), or omit it for 260096 (one SNS message)`},
 		},
 		{

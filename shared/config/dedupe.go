@@ -15,7 +15,13 @@ type Dedupe struct {
 	// outlast queue retention plus the DLQ's, so a redriven message is still
 	// deduplicated. Default 30.
 	RecordDays int `json:"recordDays,omitempty"`
+	// PointInTimeRecovery keeps the record table restorable to any second
+	// of the last 35 days ($0.20 per GB-month). Default true.
+	PointInTimeRecovery *bool `json:"pointInTimeRecovery,omitempty"`
 }
+
+// PITR reports whether the record table has point-in-time recovery.
+func (d Dedupe) PITR() bool { return d.PointInTimeRecovery == nil || *d.PointInTimeRecovery }
 
 // RecordTTL is how long a delivery record is kept.
 func (c *Config) RecordTTL() time.Duration {

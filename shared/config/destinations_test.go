@@ -14,7 +14,7 @@ func destinationsConfig(t *testing.T, large bool) *Config {
 	t.Helper()
 	limit := ""
 	if large {
-		limit = `, "maxBodyBytes": 4000000`
+		limit = `, "maxBodyBytes": 1000000`
 	}
 	c, err := Parse([]byte(`{
 	  "sources": [{"name": "stripe", "verify": {"kind": "stripe", "secretName": "s"}` + limit + `}],

@@ -23,6 +23,7 @@ const (
 	EnvRecordDays  = "HOOKFAN_RECORD_DAYS"  // deliver: delivery-record TTL in days
 	EnvMetricsSink = "HOOKFAN_METRICS_SINK" // both: "emf" or "cloudwatch"
 	EnvAPIType     = "HOOKFAN_API_TYPE"     // ingest: "rest" (proxy event v1, default) or "http" (payload v2)
+	EnvTracing     = "HOOKFAN_TRACING"      // deliver: "sampled" or "all" when tracing is on (a traceparent header); unset when off
 	// EnvPayloadBucket names the bucket of bodies larger than one SNS
 	// message (both functions); unset when no source takes such bodies.
 	EnvPayloadBucket = "HOOKFAN_PAYLOAD_BUCKET"

@@ -123,6 +123,9 @@ type Options struct {
 	// Now and Random replace the clock and the jitter source, for tests.
 	Now    func() time.Time
 	Random func() float64
+	// Tracing adds a W3C traceparent header, derived from the message's
+	// X-Ray trace header, to each delivery (config tracing on).
+	Tracing bool
 }
 
 // Handler delivers SQS batches for one destination. It is safe for
@@ -148,6 +151,7 @@ type Handler struct {
 	dim           metrics.Dimension
 	lane          Lane
 	requeue       RequeueAPI
+	tracing       bool
 	pause         config.PauseRule // when lane is set
 
 	mu         sync.Mutex
@@ -186,7 +190,7 @@ func NewHandler(o Options) (*Handler, error) {
 		payloads: o.Payloads, headerSecrets: o.HeaderSecrets, bodyFilter: bf,
 		log: o.Logger, concurrency: o.Concurrency, now: o.Now, random: o.Random,
 		dim:  metrics.Dimension{Name: metrics.DimDestination, Value: o.Destination.Name},
-		lane: o.Lane, requeue: o.Requeue,
+		lane: o.Lane, requeue: o.Requeue, tracing: o.Tracing,
 	}
 	h.pause, _ = o.Destination.PauseRule()
 	if h.ttl <= 0 {

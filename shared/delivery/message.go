@@ -56,6 +56,9 @@ type Message struct {
 	// Replay is the id of the operator's replay that sent this message
 	// ("" for an event as ingest published it).
 	Replay string
+	// TraceHeader is the X-Ray trace header SQS kept with the message
+	// (AWSTraceHeader; "" without tracing).
+	TraceHeader string
 }
 
 // ParseMessage reads an SQS record written by ingest (SNS raw delivery).
@@ -141,6 +144,7 @@ func ParseMessage(r events.SQSMessage) (Message, error) {
 		bad("SQS attribute %s is not a positive whole number", sqsReceiveCount)
 	}
 	m.Attempt = n
+	m.TraceHeader = r.Attributes[sqsTraceHeader]
 	if ms, err := strconv.ParseInt(r.Attributes[sqsSentAt], 10, 64); err == nil && ms > 0 {
 		m.SentAt = time.UnixMilli(ms)
 	}

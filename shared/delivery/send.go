@@ -119,6 +119,11 @@ func (h *Handler) send(ctx context.Context, to string, msg Message, signer *sign
 	for _, hd := range extra {
 		req.Header[hd.name] = []string{hd.value}
 	}
+	if h.tracing {
+		if tp, ok := TraceParent(msg.TraceHeader); ok {
+			req.Header[HeaderTraceParent] = []string{tp}
+		}
+	}
 	start := time.Now()
 	resp, err := h.client.Do(req)
 	if err != nil {

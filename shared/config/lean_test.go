@@ -1,0 +1,54 @@
+package config
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func leanConfig(extra string) string {
+	return `{"sources": [{"name": "stripe", "verify": {"kind": "stripe", "secretName": "s"}}], "destinations": []` + extra + `}`
+}
+
+// TestLeanDefaults: a configuration that says nothing gets the HTTP API,
+// no tracing, WARN platform logs and 128 MB functions.
+func TestLeanDefaults(t *testing.T) {
+	c, err := Parse([]byte(leanConfig("")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []any{c.API.Kind(), c.TracingMode(), c.Functions.SystemLog(), c.Functions.IngestMemory(), c.Functions.DeliverMemory()}
+	want := []any{APITypeHTTP, TracingOff, SystemLogWarn, 128, 128}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+	c, err = Parse([]byte(leanConfig(`, "tracing": "sampled", "functions": {"ingestMemoryMB": 256, "deliverMemoryMB": 512, "systemLogLevel": "INFO"}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = []any{c.API.Kind(), c.TracingMode(), c.Functions.SystemLog(), c.Functions.IngestMemory(), c.Functions.DeliverMemory()}
+	want = []any{APITypeHTTP, TracingSampled, SystemLogInfo, 256, 512}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("set (-want +got):\n%s", diff)
+	}
+}
+
+func TestLeanInvalid(t *testing.T) {
+	_, err := Parse([]byte(leanConfig(`, "tracing": "on", "functions": {"ingestMemoryMB": 64, "deliverMemoryMB": 20000, "systemLogLevel": "ERROR"}`)))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	want := []string{
+		`functions.deliverMemoryMB: 20000 is out of range; use 128 to 10240 MB (default 128)`,
+		`functions.ingestMemoryMB: 64 is out of range; use 128 to 10240 MB (default 128)`,
+		`functions.systemLogLevel: unknown level "ERROR"; use "WARN" (default: no START/END/REPORT lines), "INFO" or "DEBUG"`,
+		`tracing: unknown mode "on"; use "off" (default), "sampled" or "all"`,
+	}
+	got := strings.Split(err.Error(), "\n")
+	slices.Sort(got)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+}
