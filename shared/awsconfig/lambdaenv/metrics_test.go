@@ -18,10 +18,9 @@ import (
 	"github.com/hookfan/hookfan/shared/metrics"
 )
 
-// TestMetricsSink runs in both builds (make unit runs this package with
-// and without CloudWatchBuildTag): EMF always; PutMetricData, against a
-// stub CloudWatch endpoint, only with the tag, and otherwise an error that
-// names the tag and the other sink.
+// TestMetricsSink: EMF lines for "" and "emf"; PutMetricData, against a
+// stub CloudWatch endpoint, for "cloudwatch" (every binary links it); an
+// error naming any other sink.
 func TestMetricsSink(t *testing.T) {
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -45,18 +44,11 @@ func TestMetricsSink(t *testing.T) {
 	}
 
 	sink, err := MetricsSink(cfg, config.SinkCloudWatch, nil)
-	if !PutMetricDataLinked {
-		want := `metrics sink "cloudwatch": this binary was built without the PutMetricData sink; build it with -tags hookfan.cloudwatch (the stack's builder does when metrics.sink is "cloudwatch") or set metrics.sink to "emf"`
-		if err == nil || err.Error() != want {
-			t.Errorf("MetricsSink(cloudwatch) without the tag = %v, %v; want the error %q", sink, err, want)
-		}
-	} else {
-		if err != nil {
-			t.Fatalf("MetricsSink(cloudwatch) with the tag: %v", err)
-		}
-		if err := sink.Publish(context.Background(), point); err != nil || calls.Load() != 1 {
-			t.Errorf("Publish = %v after %d CloudWatch calls, want one call", err, calls.Load())
-		}
+	if err != nil {
+		t.Fatalf("MetricsSink(cloudwatch): %v", err)
+	}
+	if err := sink.Publish(context.Background(), point); err != nil || calls.Load() != 1 {
+		t.Errorf("Publish = %v after %d CloudWatch calls, want one call", err, calls.Load())
 	}
 
 	if _, err := MetricsSink(cfg, "statsd", nil); err == nil || !strings.Contains(err.Error(), "statsd") {
@@ -64,21 +56,29 @@ func TestMetricsSink(t *testing.T) {
 	}
 }
 
-// TestFunctionsLinkCloudWatchOnlyWithTheTag keeps the CloudWatch client,
-// whose package initialisation costs every cold start about 0.7 ms, out of
-// the functions built without CloudWatchBuildTag (the EMF sink needs no
-// client), and checks that the tag does link it.
-func TestFunctionsLinkCloudWatchOnlyWithTheTag(t *testing.T) {
-	const cloudwatch = "github.com/aws/aws-sdk-go-v2/service/cloudwatch"
-	for _, fn := range []string{"ingest", "deliver"} {
-		for _, tags := range []string{"lambda.norpc", "lambda.norpc," + CloudWatchBuildTag} {
-			out, err := exec.Command("go", "list", "-deps", "-tags", tags, "github.com/hookfan/hookfan/functions/"+fn).Output()
+// TestFunctionsLinkEveryClient: one binary per function serves every
+// configuration, whatever build tags it is built with: ingest links S3
+// (large payloads), DynamoDB (replay protection) and CloudWatch (the
+// PutMetricData sink), deliver S3, Lambda (pausing lanes) and CloudWatch.
+func TestFunctionsLinkEveryClient(t *testing.T) {
+	const sdk = "github.com/aws/aws-sdk-go-v2/service/"
+	for _, tt := range []struct {
+		function string
+		want     []string
+	}{
+		{"ingest", []string{"sns", "secretsmanager", "s3", "dynamodb", "cloudwatch"}},
+		{"deliver", []string{"dynamodb", "sqs", "secretsmanager", "s3", "lambda", "cloudwatch"}},
+	} {
+		for _, tags := range []string{"lambda.norpc", "lambda.norpc,hookfan.nopayloads,hookfan.nopause,hookfan.noreplay,hookfan.cloudwatch"} {
+			out, err := exec.Command("go", "list", "-deps", "-tags", tags, "github.com/hookfan/hookfan/functions/"+tt.function).Output()
 			if err != nil {
 				t.Fatalf("go list -tags %s: %v", tags, err)
 			}
-			want := strings.Contains(tags, CloudWatchBuildTag)
-			if got := slices.Contains(strings.Fields(string(out)), cloudwatch); got != want {
-				t.Errorf("%s built with -tags %s links %s: %v, want %v", fn, tags, cloudwatch, got, want)
+			linked := strings.Fields(string(out))
+			for _, svc := range tt.want {
+				if !slices.Contains(linked, sdk+svc) {
+					t.Errorf("%s built with -tags %s does not link %s%s", tt.function, tags, sdk, svc)
+				}
 			}
 		}
 	}
