@@ -93,7 +93,7 @@ func TestAssemble(t *testing.T) {
 	env := LaneEnv(cfg, cfg.Destinations[0], "records", "https://sqs/queue", "arn:aws:sqs:us-east-1:1:queue", "orders-secret", "payloads")
 	complete := func() Clients {
 		return Clients{Store: dedupe.NewMemory(), SQS: sqs.New(sqs.Options{Region: "us-east-1"}),
-			Secrets: secrets.NewCache(secretsmanager.New(secretsmanager.Options{Region: "us-east-1"})),
+			Secrets:  secrets.NewCache(secretsmanager.New(secretsmanager.Options{Region: "us-east-1"})),
 			Payloads: payload.NewMemory("payloads"), Lanes: lane.NewMemory(), Switch: &lane.MemorySwitch{},
 			Metrics: metrics.NewEMF(io.Discard), Logger: slog.New(slog.DiscardHandler)}
 	}
