@@ -85,8 +85,10 @@ type Stack struct {
 	locks    sync.Map // per-record locks shared by every deliver instance (see itemLocked)
 }
 
-// New provisions the topology and builds the functions the way their
-// main.go does, with the emulator's clients.
+// New provisions the topology and builds the functions with the assembly
+// their mains call (ingest.Assemble, delivery.Assemble) from the contract
+// the stack renders for them (ingest.FunctionEnv, delivery.LaneEnv), on
+// the emulator's clients.
 func New(ctx context.Context, o Options) (*Stack, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.NewJSONHandler(os.Stdout, nil))
