@@ -89,9 +89,14 @@ func Start(ctx context.Context, rie, bootstrap string, env []string) (*Function,
 	if err := f.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start the RIE: %w", err)
 	}
-	if err := waitListening(ctx, addr); err != nil {
-		f.Stop()
-		return nil, fmt.Errorf("%w; RIE log:\n%s", err, f.Logs())
+	// Both the Invoke API and the runtime API the function calls: the RIE
+	// may start the function before the latter listens, on a loaded
+	// machine, and the function then exits on "connection refused".
+	for _, a := range []string{addr, apiAddr} {
+		if err := waitListening(ctx, a); err != nil {
+			f.Stop()
+			return nil, fmt.Errorf("%w; RIE log:\n%s", err, f.Logs())
+		}
 	}
 	return f, nil
 }
