@@ -124,6 +124,15 @@ func (f *Function) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	return body, nil
 }
 
+// Unreached reports whether the function process could not reach the
+// RIE's runtime API and exited (aws-lambda-go logs "failed to get the next
+// invoke"): seen on a loaded machine, when another process took the port
+// between picking it and the RIE binding it. The function ran none of its
+// handler; a fresh RIE, on fresh ports, is the retry.
+func (f *Function) Unreached() bool {
+	return strings.Contains(f.Logs(), "failed to get the next invoke")
+}
+
 // Pid is the RIE's process id (the function is its one child).
 func (f *Function) Pid() int { return f.cmd.Process.Pid }
 
