@@ -25,7 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/hookfan/hookfan/events"
-	"github.com/hookfan/hookfan/infra/local/devstack"
+	"github.com/hookfan/hookfan/infra/local/devstate"
 	"github.com/hookfan/hookfan/shared/awsconfig"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
@@ -134,7 +134,7 @@ func TestDevRestartDeliversAfterRestart(t *testing.T) {
 	if !strings.Contains(first.err.String(), ", started;") {
 		t.Errorf("first run did not start an emulator:\n%s", first.err)
 	}
-	emu, ok, err := devstack.ReadEmulatorState(state)
+	emu, ok, err := devstate.ReadEmulatorState(state)
 	if err != nil || !ok {
 		t.Fatalf("no emulator recorded: %v", err)
 	}
@@ -142,8 +142,8 @@ func TestDevRestartDeliversAfterRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	table := dedupe.NewDynamoDB(dynamodb.NewFromConfig(cfg), devstack.TableName("hookfan-dev"))
-	secretName := devstack.DestinationSecretName("hookfan-dev", config.Destination{Name: "sub"})
+	table := dedupe.NewDynamoDB(dynamodb.NewFromConfig(cfg), devstate.TableName("hookfan-dev"))
+	secretName := devstate.DestinationSecretName("hookfan-dev", config.Destination{Name: "sub"})
 	readSecret := func() string {
 		out, err := secretsmanager.NewFromConfig(cfg).GetSecretValue(context.Background(), &secretsmanager.GetSecretValueInput{SecretId: aws.String(secretName)})
 		if err != nil {
@@ -198,7 +198,7 @@ func TestDevRestartDeliversAfterRestart(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), fmt.Sprintf("stopped the emulator at %s (pid %d)", emu.URL, emu.PID)) {
 		t.Errorf("--stop-emulator: %v\n%s", err, out)
 	}
-	if _, ok, _ := devstack.ReadEmulatorState(state); ok {
+	if _, ok, _ := devstate.ReadEmulatorState(state); ok {
 		t.Error("the emulator is still recorded after --stop-emulator")
 	}
 	if resp, err := http.Get(emu.URL + "/moto-api/"); err == nil {

@@ -22,6 +22,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/hookfan/hookfan/infra/local/devstack"
+	"github.com/hookfan/hookfan/infra/local/devstate"
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/delivery"
 	"github.com/hookfan/hookfan/shared/ingest"
@@ -390,7 +391,7 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 	// A fresh stack on the same resources picks up the rest.
 	again, err := devstack.New(context.Background(), devstack.Options{Config: e.cfg,
-		Secrets: map[string][]string{devstack.DestinationSecretName(e.prefix, e.cfg.Destinations[0]): rc.secrets},
+		Secrets: map[string][]string{devstate.DestinationSecretName(e.prefix, e.cfg.Destinations[0]): rc.secrets},
 		Prefix:  e.prefix, Clients: clients, Region: awsCfg.Region, Log: slog.New(slog.NewJSONHandler(e.logs, nil)), EMF: io.Discard, PollWait: time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/hookfan/hookfan/events"
 	"github.com/hookfan/hookfan/infra/local/devstack"
+	"github.com/hookfan/hookfan/infra/local/devstate"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
 )
@@ -196,7 +197,7 @@ func startEnvSources(t *testing.T, sources string, destinations []string, receiv
 	}
 	for _, d := range cfg.Destinations {
 		if rc, ok := receivers[d.Name]; ok {
-			secretValues[devstack.DestinationSecretName(prefix, d)] = rc.secrets
+			secretValues[devstate.DestinationSecretName(prefix, d)] = rc.secrets
 		}
 	}
 	logs := &syncBuffer{}

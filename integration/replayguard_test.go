@@ -273,3 +273,107 @@ func TestReplayStoreOnEmulator(t *testing.T) {
 	e := startEnv(t, []string{destJSON("all", rc, "")}, map[string]*receiver{"all": rc})
 	replayguardtest.Run(t, e.stack.Replay, replayguardtest.Options{Source: e.prefix})
 }
+
+// TestReplayedUnsignedHeadersNotPublished is issue 19's point 3 on the
+// emulator: for every kind with replay protection, a captured request
+// re-sent with its unsigned headers rewritten — a new event id, another
+// or re-spelled type or topic (orders/create as orders/Create,
+// orders/create., orders/x, orders/paid), or none at all — is answered as
+// the original (202 with its id) and publishes nothing: the topic carries
+// one message per source, and a destination listening for the forged type
+// gets nothing.
+func TestReplayedUnsignedHeadersNotPublished(t *testing.T) {
+	t.Parallel()
+	all, forged := newReceiver(t, nil), newReceiver(t, nil)
+	sources := `[
+  {"name": "stripe", "verify": {"kind": "stripe", "secretName": "%[1]s/sources/stripe"}},
+  {"name": "github", "verify": {"kind": "github", "secretName": "%[1]s/sources/github"}},
+  {"name": "shop", "verify": {"kind": "shopify", "secretName": "%[1]s/sources/shop"}},
+  {"name": "acme", "verify": {"kind": "hmac", "secretName": "%[1]s/sources/acme", "header": "X-Acme-Signature"},
+   "event": {"idHeader": "X-Acme-Id", "typeHeader": "X-Acme-Event"}},
+  {"name": "ci", "verify": {"kind": "token", "secretName": "%[1]s/sources/ci", "header": "X-Hook-Token"},
+   "event": {"idHeader": "X-Request-Id", "typeField": "event_type"}}
+]`
+	secrets := map[string]string{"github": githubSecret, "shop": "integration shopify secret", "acme": "integration acme secret", "ci": "integration ci token"}
+	e := startEnvSources(t, sources, []string{
+		destJSON("all", all, ""),
+		destJSON("forged", forged, `"filter": {"types": ["release", "orders/paid", "orders/Create", "orders/create.", "orders/x", "order.refunded"]}`),
+	}, map[string]*receiver{"all": all, "forged": forged}, func(o *devstack.Options) {
+		for name, secret := range secrets {
+			if name != "github" {
+				o.Secrets[o.Prefix+"/sources/"+name] = []string{secret}
+			}
+		}
+	})
+	tap := tapTopic(t, e.stack.Topology.TopicARN, e.prefix)
+
+	tests := []struct {
+		source, sample string
+		header         []string // set before signing
+		variants       map[string][]string
+	}{
+		{"github", "github/push", nil, map[string][]string{
+			"new delivery id": {"X-GitHub-Delivery", "5c1e0000-0000-4000-8000-000000000001"},
+			"re-typed":        {"X-GitHub-Delivery", "5c1e0000-0000-4000-8000-000000000002", "X-GitHub-Event", "release"},
+			"no event":        {"X-GitHub-Event", ""},
+		}},
+		{"shop", "shopify/orders.create", nil, map[string][]string{
+			"new webhook id":   {"X-Shopify-Webhook-Id", "5c1e0000-0000-4000-8000-000000000003"},
+			"orders/Create":    {"X-Shopify-Webhook-Id", "5c1e0000-0000-4000-8000-000000000004", "X-Shopify-Topic", "orders/Create"},
+			"orders/create.":   {"X-Shopify-Webhook-Id", "5c1e0000-0000-4000-8000-000000000005", "X-Shopify-Topic", "orders/create."},
+			"orders/x":         {"X-Shopify-Webhook-Id", "5c1e0000-0000-4000-8000-000000000006", "X-Shopify-Topic", "orders/x"},
+			"orders/paid":      {"X-Shopify-Webhook-Id", "5c1e0000-0000-4000-8000-000000000007", "X-Shopify-Topic", "orders/paid"},
+			"another shop too": {"X-Shopify-Shop-Domain", "other.myshopify.com", "X-Shopify-Topic", "orders/paid"},
+			"no topic":         {"X-Shopify-Topic", ""},
+			"no webhook id":    {"X-Shopify-Webhook-Id", ""},
+		}},
+		{"acme", "hmac/order.created", []string{"X-Acme-Id", "acme-1", "X-Acme-Event", "order.created"}, map[string][]string{
+			"new id":       {"X-Acme-Id", "acme-2"},
+			"another type": {"X-Acme-Id", "acme-3", "X-Acme-Event", "order.refunded"},
+		}},
+		{"ci", "token/build.finished", nil, map[string][]string{
+			"new request id": {"X-Request-Id", "5c1e0000-0000-4000-8000-000000000008"},
+		}},
+	}
+	var originals []string
+	for _, tt := range tests {
+		src, _ := e.cfg.Source(tt.source)
+		kind, name, _ := strings.Cut(tt.sample, "/")
+		s := events.MustLoad(kind, name)
+		for i := 0; i+1 < len(tt.header); i += 2 {
+			s.Header.Set(tt.header[i], tt.header[i+1])
+		}
+		h, err := events.Sign(src.Verify, s, time.Now(), secrets[tt.source])
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := captured{header: h, body: s.Body}
+		status, code, original := e.postRaw(tt.source, c)
+		if status != http.StatusAccepted {
+			t.Fatalf("%s original: %d %s", tt.source, status, code)
+		}
+		originals = append(originals, original)
+		for vname, kv := range tt.variants {
+			if status, code, id := e.postRaw(tt.source, c.with(kv...)); status != http.StatusAccepted || id != original {
+				t.Errorf("%s, %s: %d %s %s, want 202 with the original's id %s", tt.source, vname, status, code, id, original)
+			}
+		}
+	}
+
+	msgs := drain(t, tap, len(originals)+1, 5*time.Second) // wait for one more message, which must not come
+	var published []string
+	for _, m := range msgs {
+		published = append(published, aws.ToString(m.MessageAttributes["id"].StringValue))
+	}
+	if diff := cmp.Diff(sorted(originals), sorted(published)); diff != "" {
+		t.Errorf("the topic published (-want the originals alone +got):\n%s", diff)
+	}
+	waitFor(t, 30*time.Second, "the originals' deliveries", func() bool { return len(all.ids()) >= len(originals) })
+	time.Sleep(settle)
+	if diff := cmp.Diff(sorted(originals), sorted(all.ids())); diff != "" {
+		t.Errorf("destination all received (-want +got):\n%s", diff)
+	}
+	if got := forged.ids(); len(got) != 0 {
+		t.Errorf("a re-typed copy reached the destination of the forged types: %v", got)
+	}
+}

@@ -22,6 +22,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookfan/hookfan/infra/local/devstack"
+	"github.com/hookfan/hookfan/infra/local/devstate"
 	"github.com/hookfan/hookfan/infra/rie"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
@@ -120,7 +121,7 @@ func TestBuiltFunctionsUnderRIE(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := cfg.Destinations[0]
-	secretValues := map[string][]string{prefix + "/sources/stripe": {stripeSecret}, devstack.DestinationSecretName(prefix, d): rc.secrets}
+	secretValues := map[string][]string{prefix + "/sources/stripe": {stripeSecret}, devstate.DestinationSecretName(prefix, d): rc.secrets}
 	topo, err := devstack.Provision(t.Context(), clients, cfg, secretValues, prefix)
 	if err != nil {
 		t.Fatalf("provision: %v", err)

@@ -23,6 +23,8 @@ import (
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/hookfan/hookfan/shared/awsconfig/lambdaenv"
 )
 
 func main() {
@@ -50,7 +52,7 @@ func run() error {
 		}
 		hooks = append(hooks, wh)
 	}
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	log := lambdaenv.Logger()
 	srv := &http.Server{Addr: *listen, Handler: handler(hooks, log), ReadHeaderTimeout: 5 * time.Second}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

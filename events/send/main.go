@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/hookfan/hookfan/events"
-	"github.com/hookfan/hookfan/infra/local/devstack"
+	"github.com/hookfan/hookfan/infra/local/devstate"
 	"github.com/hookfan/hookfan/shared/config"
 )
 
@@ -54,7 +54,7 @@ func run() error {
 	if !ok {
 		return fmt.Errorf("source %q is not in %s", *sourceName, *cfgPath)
 	}
-	secrets, err := devstack.LoadSecrets(*secretsPath)
+	secrets, err := devstate.LoadSecrets(*secretsPath)
 	if err != nil {
 		return err
 	}

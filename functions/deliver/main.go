@@ -11,7 +11,6 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	lambdasvc "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
@@ -25,24 +24,13 @@ import (
 )
 
 func main() {
-	logger := newLogger()
+	logger := lambdaenv.Logger()
 	h, err := build(logger)
 	if err != nil {
 		logger.Error("deliver", "outcome", "start_failed", "error", err.Error())
 		os.Exit(1)
 	}
 	lambda.Start(h.Invoke)
-}
-
-// newLogger logs JSON lines: through the Lambda runtime's handler (which
-// adds the request id and honours the function's application log level)
-// when the function's log format is JSON, as the stack deploys it, and
-// with a JSON handler using the same keys otherwise.
-func newLogger() *slog.Logger {
-	if os.Getenv("AWS_LAMBDA_LOG_FORMAT") == "JSON" {
-		return lambdacontext.NewLogger()
-	}
-	return slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{ReplaceAttr: lambdacontext.ReplaceAttr}))
 }
 
 // build reads the environment (every problem at once) and builds the

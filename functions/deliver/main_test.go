@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
+	"github.com/hookfan/hookfan/shared/awsconfig/lambdaenv"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/delivery"
 )
@@ -124,7 +125,7 @@ func TestBuildPausingLane(t *testing.T) {
 func TestLoggerCarriesRequestID(t *testing.T) {
 	if os.Getenv("HOOKFAN_LOG_CHILD") == "1" {
 		ctx := lambdacontext.NewContext(context.Background(), &lambdacontext.LambdaContext{AwsRequestID: "req-9c1d"})
-		newLogger().InfoContext(ctx, delivery.LogMessage, "outcome", "delivered", "latency_ms", int64(12))
+		lambdaenv.Logger().InfoContext(ctx, delivery.LogMessage, "outcome", "delivered", "latency_ms", int64(12))
 		return
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestLoggerCarriesRequestID$")

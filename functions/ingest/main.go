@@ -9,7 +9,6 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
@@ -22,7 +21,7 @@ import (
 )
 
 func main() {
-	log := newLogger()
+	log := lambdaenv.Logger()
 	h, env, err := setup(log)
 	if err != nil {
 		log.Error("ingest", slog.String("outcome", "start_failed"), slog.String("error", err.Error()))
@@ -33,17 +32,6 @@ func main() {
 		return
 	}
 	lambda.Start(h.Handle) // REST API proxy event
-}
-
-// newLogger logs JSON lines: through the Lambda runtime's handler (which
-// adds the request id and honours the function's application log level)
-// when the function's log format is JSON, as the stack deploys it, and
-// with a JSON handler using the same keys otherwise.
-func newLogger() *slog.Logger {
-	if os.Getenv("AWS_LAMBDA_LOG_FORMAT") == "JSON" {
-		return lambdacontext.NewLogger()
-	}
-	return slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{ReplaceAttr: lambdacontext.ReplaceAttr}))
 }
 
 // setup reads the environment (every problem at once) and builds the

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
+	"github.com/hookfan/hookfan/shared/awsconfig/lambdaenv"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/provider"
 )
@@ -79,7 +80,7 @@ func TestLogsCarryRequestID(t *testing.T) {
 		t.Setenv(config.EnvSources, sources)
 		t.Setenv(config.EnvTopicARN, "arn:aws:sns:us-east-1:123456789012:t")
 		t.Setenv(config.EnvMetricsSink, config.SinkEMF)
-		h, _, err := setup(newLogger())
+		h, _, err := setup(lambdaenv.Logger())
 		if err != nil {
 			t.Fatal(err)
 		}

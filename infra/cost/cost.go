@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/ingest"
 )
 
 // PricesRead is when the prices below were read, from stored copies of the
@@ -66,7 +67,7 @@ var Prices = struct {
 	KMSRequests:      Price{0.03, "per 10,000 requests (20,000 a month free)", "AWS Key Management Service pricing"},
 	LogsIngest:       Price{0.50, "per GB of logs ingested (standard class)", "Amazon CloudWatch pricing"},
 	Metric:           Price{0.30, "per custom metric-month (first 10,000)", "Amazon CloudWatch pricing"},
-	Alarm:            Price{0.10, "per standard-resolution alarm-month", "Amazon CloudWatch pricing"},
+	Alarm:            Price{0.10, "per standard-resolution alarm metric-month (an alarm on a math expression counts each metric it reads)", "Amazon CloudWatch pricing"},
 	Dashboard:        Price{3.00, "per dashboard-month (3 free per account)", "Amazon CloudWatch pricing"},
 	Secret:           Price{0.40, "per secret-month ($0.05 per 10,000 calls)", "AWS Secrets Manager pricing"},
 	WAFACL:           Price{5.00, "per web ACL-month", "AWS WAF pricing"},
@@ -151,7 +152,7 @@ var Assumed = struct {
 	LaneMetrics:                      Figure{4, "metrics per destination", "DeliveryAttempts, DeliveryLatency, DeliverySucceeded, EventAge (more while deliveries fail)"},
 	KMSRequestsPerMonth:              Figure{17280, "requests", "Amazon SNS key management: 2 × (month ÷ 5 min data-key reuse) per publishing principal"},
 	ReplayWrites:                     Figure{2, "writes per accepted request", "measured: BenchmarkReplayCheck (claim and confirm)"},
-	ReplayRecordBytes:                Figure{300, "bytes", "the README's replay-protection cost: one item of about 300 bytes per event for the window"},
+	ReplayRecordBytes:                Figure{300, "bytes", "a replay record (docs/security.md#replay-protection): one item of about 300 bytes per event for the window"},
 	SvixEventsPerMessage:             Figure{1, "message per event", "assumed: every destination is an endpoint of one Svix application"},
 	TickMs:                           Figure{5, "ms", "assumed: a paused lane's probe tick with nothing to do (one read of the lane item)"},
 	TickLogBytes:                     Figure{1100, "bytes", "estimated: a tick's platform lines, its log line and its EMF line"},
@@ -161,9 +162,15 @@ var Assumed = struct {
 // Counts are the resources of a deployment that cost money or that the
 // model relies on, each as the synthesized templates hold them.
 type Counts struct {
-	// Alarms: 4 per destination and 1 more per destination that pauses, 2
-	// per source, 1 for the archive.
+	// Alarms: 4 per destination and 1 more per destination that pauses, 4
+	// per source, 2 on the ingest function, 1 for the archive.
 	Alarms int
+	// AlarmMetrics are the metrics the alarms read, which is what
+	// CloudWatch bills: one for an alarm on a metric, one per metric for
+	// an alarm on a math expression (a source's IngestFailed reads
+	// IngestPublishFailed and IngestRejected under each other 5xx reason
+	// the source can produce).
+	AlarmMetrics int
 	// Dashboards: the overview and one page per further LanesPerDashboard
 	// destinations.
 	Dashboards int
@@ -236,7 +243,11 @@ func Resources(cfg *config.Config) Counts {
 		}
 	}
 	c.BilledSecrets = len(secrets)
-	c.Alarms = 4*d + pausing + 2*s + b(archive)
+	c.Alarms = 4*d + pausing + 4*s + 2 + b(archive)
+	c.AlarmMetrics = c.Alarms - s
+	for _, src := range cfg.Sources {
+		c.AlarmMetrics += len(ingest.ServerErrorCodes(src))
+	}
 	c.Rules = pausing
 	c.Dashboards = 1 + max(0, d-1)/LanesPerDashboard
 	c.KMSKeys = 1
@@ -410,7 +421,7 @@ func Fixed(n int) []Line {
 	metrics := float64(s)*(a.IngestMetrics.Value+a.RouteMetrics.Value) + float64(n)*a.LaneMetrics.Value
 	return []Line{
 		{"Secrets Manager: secrets", float64(c.BilledSecrets) * p.Secret.USD},
-		{"CloudWatch: alarms", float64(c.Alarms) * p.Alarm.USD},
+		{"CloudWatch: alarms", float64(c.AlarmMetrics) * p.Alarm.USD},
 		{"CloudWatch: dashboards", float64(c.Dashboards) * p.Dashboard.USD},
 		{"CloudWatch: custom metrics", metrics * p.Metric.USD},
 		{"KMS: the topic key and its requests", float64(c.KMSKeys)*p.KMSKey.USD + a.KMSRequestsPerMonth.Value/1e4*p.KMSRequests.USD},

@@ -2,6 +2,9 @@
 // names a file that exists (and, with a #fragment into a Markdown page, a
 // heading or anchor of it), and every `make TARGET` the pages show in code
 // names a target the Makefile has. Links to other sites are not followed.
+// It also reads the string literals of the Go code, where alarm
+// descriptions, suppression reasons and errors point readers at a page as
+// docs/<page>.md#anchor, and checks those pointers the same way.
 package doccheck
 
 import (
@@ -9,6 +12,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"go/scanner"
+	"go/token"
+	"io/fs"
 	"net/url"
 	"os"
 	"os/exec"
@@ -60,6 +66,9 @@ var (
 	scheme      = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)
 	linkInTitle = regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`)
 	targetName  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.%/-]*$`)
+	// goDocRef is a pointer into docs/ inside a Go string: a page, and
+	// optionally one of its anchors.
+	goDocRef = regexp.MustCompile(`\bdocs/[A-Za-z0-9_.-]+\.md(?:#[\p{L}\p{N}_-]+)?`)
 )
 
 // Parse reads a Markdown page: its links, its code and its anchors.
@@ -256,6 +265,83 @@ func (c *Checker) checkLink(p *Page, target string) string {
 		return fmt.Sprintf("link %q: %s has no heading or anchor %q", target, dest, frag)
 	}
 	return ""
+}
+
+// GoFiles lists the Go source files under root, relative to it with
+// slashes: every .go file but tests, outside the directories the go command
+// ignores (testdata, and names starting with . or _). Tests are left out:
+// they repeat the pointers of the code they check, and build page trees of
+// their own for the checker.
+func GoFiles(root string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(root, func(file string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if file != root && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, "_test.go") {
+			rel, err := filepath.Rel(root, file)
+			if err != nil {
+				return err
+			}
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	return out, err
+}
+
+// CheckGo reads the string literals of Go files (paths relative to the
+// root) and returns a problem for every docs/<page>.md or
+// docs/<page>.md#anchor in one whose page, or anchor of the page, does not
+// exist.
+func (c *Checker) CheckGo(files []string) ([]Problem, error) {
+	if c.pages == nil {
+		c.pages = map[string]*Page{}
+	}
+	var out []Problem
+	for _, rel := range files {
+		rel = path.Clean(filepath.ToSlash(rel))
+		src, err := os.ReadFile(filepath.Join(c.Root, filepath.FromSlash(rel)))
+		if err != nil {
+			return nil, err
+		}
+		fset := token.NewFileSet()
+		var sc scanner.Scanner
+		var bad error
+		sc.Init(fset.AddFile(rel, -1, len(src)), src, func(pos token.Position, msg string) {
+			bad = errors.Join(bad, fmt.Errorf("%s: %s", pos, msg))
+		}, 0)
+		for {
+			pos, tok, lit := sc.Scan()
+			if tok == token.EOF {
+				break
+			}
+			if tok != token.STRING {
+				continue
+			}
+			text, err := strconv.Unquote(lit)
+			if err != nil {
+				continue // the scanner reported it
+			}
+			for _, ref := range goDocRef.FindAllString(text, -1) {
+				// A pointer names the page from the repository's root.
+				if msg := c.checkLink(&Page{Path: rel}, "/"+ref); msg != "" {
+					out = append(out, Problem{rel, fset.Position(pos).Line, strings.Replace(msg, `link "/`+ref+`"`, fmt.Sprintf("string %q", ref), 1)})
+				}
+			}
+		}
+		if bad != nil {
+			return nil, fmt.Errorf("read %s: %w", rel, bad)
+		}
+	}
+	return out, nil
 }
 
 // MakeTargets returns the targets of every make command in a piece of

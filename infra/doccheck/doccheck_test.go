@@ -218,3 +218,83 @@ func TestMakefileTargetsOfAMakefile(t *testing.T) {
 		t.Error("a directory without a Makefile: no error")
 	}
 }
+
+// TestGoPointsIntoDocs: every docs/<page>.md#anchor a string of the Go code
+// names (alarm descriptions, suppression reasons, errors) exists.
+func TestGoPointsIntoDocs(t *testing.T) {
+	files, err := doccheck.GoFiles(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(files, "infra/stack/lane.go") || slices.Contains(files, "infra/doccheck/doccheck_test.go") {
+		t.Fatalf("GoFiles(%s) = %d files; want the code (infra/stack/lane.go) without the tests", repoRoot, len(files))
+	}
+	c := &doccheck.Checker{Root: repoRoot}
+	problems, err := c.CheckGo(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
+}
+
+// TestCheckGoFindsBrokenPointers runs the Go check on a small tree: a file
+// whose strings point at a missing page and a missing anchor, and pointers
+// that resolve (a page alone, an anchor, a raw string, a comment is not read).
+func TestCheckGoFindsBrokenPointers(t *testing.T) {
+	root := t.TempDir()
+	write := func(name, text string) {
+		t.Helper()
+		file := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("docs/operations.md", "# Operations\n## Redrive a DLQ\n## Paused lanes\n")
+	write("infra/stack/alarms.go", strings.Join([]string{
+		"package stack",
+		"",
+		"// A comment naming docs/nowhere.md#x is not a string.",
+		`const dlq = "redrive it (docs/operations.md#redrive-a-dlq)."`,
+		"var paused = `see docs/operations.md#paused-lanes, docs/operations.md`",
+		`var gone = fmt.Sprintf("%s (docs/operations.md#redrive-a-queue)", "x")`,
+		`var missing = "see docs/runbook.md#alarms"`,
+		"",
+	}, "\n"))
+	write("infra/stack/alarms_test.go", "package stack\n\nconst tree = \"docs/ops.md#only-in-a-test-tree\"\n")
+	write("testdata/x.go", "package x\n\nconst y = \"docs/none.md\"\n")
+	write(".hidden/x.go", "package x\n\nconst y = \"docs/none.md\"\n")
+
+	files, err := doccheck.GoFiles(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"infra/stack/alarms.go"}, files); diff != "" {
+		t.Errorf("GoFiles (-want +got):\n%s", diff)
+	}
+	c := &doccheck.Checker{Root: root}
+	problems, err := c.CheckGo(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range problems {
+		got = append(got, p.String())
+	}
+	want := []string{
+		`infra/stack/alarms.go:6: string "docs/operations.md#redrive-a-queue": docs/operations.md has no heading or anchor "redrive-a-queue"`,
+		`infra/stack/alarms.go:7: string "docs/runbook.md#alarms": no file docs/runbook.md`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+
+	write("infra/stack/broken.go", "package stack\n\nconst s = \"unterminated\n")
+	if _, err := c.CheckGo([]string{"infra/stack/broken.go"}); err == nil {
+		t.Error("a file that does not scan: no error")
+	}
+}

@@ -33,15 +33,14 @@ import (
 	"time"
 
 	"github.com/hookfan/hookfan/infra/local/devstack"
+	"github.com/hookfan/hookfan/infra/local/devstate"
 	"github.com/hookfan/hookfan/shared/awsconfig"
+	"github.com/hookfan/hookfan/shared/awsconfig/lambdaenv"
 	"github.com/hookfan/hookfan/shared/config"
 )
 
-// DefaultStateDir keeps the persistent emulator's record and log (git-ignored).
-const DefaultStateDir = "infra/local/.state"
-
 func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	log := lambdaenv.Logger()
 	if err := run(log); err != nil {
 		log.Error("local stack failed", "error", err.Error())
 		os.Exit(1)
@@ -53,8 +52,8 @@ func run(log *slog.Logger) error {
 	secretsPath := flag.String("secrets", "", "JSON object of secret name → value or list of values")
 	listen := flag.String("listen", "127.0.0.1:8080", "where POST /webhooks/{source} is served")
 	endpoint := flag.String("endpoint", os.Getenv("AWS_ENDPOINT_URL"), "the AWS emulator (default AWS_ENDPOINT_URL; empty: the persistent moto_server of --state-dir)")
-	prefix := flag.String("prefix", "hookfan-dev", "prefix of every resource name on the emulator")
-	stateDir := flag.String("state-dir", DefaultStateDir, "where the persistent emulator is recorded")
+	prefix := flag.String("prefix", devstate.DefaultPrefix, "prefix of every resource name on the emulator")
+	stateDir := flag.String("state-dir", devstate.DefaultStateDir, "where the persistent emulator is recorded")
 	stopEmulator := flag.Bool("stop-emulator", false, "stop the persistent emulator of --state-dir (losing everything it holds) and exit")
 	flag.Parse()
 
@@ -74,7 +73,7 @@ func run(log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	secretValues, err := devstack.LoadSecrets(*secretsPath)
+	secretValues, err := devstate.LoadSecrets(*secretsPath)
 	if err != nil {
 		return err
 	}
@@ -196,7 +195,12 @@ func printBanner(w io.Writer, b banner) {
 	}
 	p("\nDestinations:")
 	for _, l := range t.Lanes {
-		p("  %-12s → %s   secret %s", l.Destination.Name, l.Destination.URL, l.SecretID)
+		// The host only: a URL's path or query may carry a token.
+		to := l.Destination.URLHost()
+		if l.Destination.URLSecretName != "" {
+			to = "the URL in secret " + l.Destination.URLSecretName
+		}
+		p("  %-12s → %s   secret %s", l.Destination.Name, to, l.SecretID)
 		p("  %-12s   queue %s", "", l.QueueURL)
 		p("  %-12s   DLQ   %s", "", l.DLQURL)
 	}
@@ -290,12 +294,12 @@ func (b banner) opsFlags() string {
 	if b.configFile != "" {
 		f += " --config " + b.configFile
 	}
-	if b.prefix != "hookfan-dev" {
+	if b.prefix != devstate.DefaultPrefix {
 		f += " --prefix " + b.prefix
 	}
 	if b.emulator.kind == "given" {
 		f += " --endpoint " + b.emulator.url
-	} else if b.stateDir != DefaultStateDir {
+	} else if b.stateDir != devstate.DefaultStateDir {
 		f += " --state-dir " + b.stateDir
 	}
 	return f

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+
+	"github.com/hookfan/hookfan/shared/config"
 )
 
 // CDKJSONContext returns the "context" object of a cdk.json: Hookfan's
@@ -26,7 +28,7 @@ func CDKJSONContext(path string) (map[string]any, error) {
 		Context map[string]any `json:"context"`
 	}
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, config.DescribeSyntaxError(data, err))
 	}
 	return doc.Context, nil
 }

@@ -36,6 +36,17 @@ func templateCounts(docs map[string]templateDoc) cost.Counts {
 	for _, doc := range docs {
 		n := func(typ string) int { return len(ofType(doc.Resources, typ)) }
 		c.Alarms += n("AWS::CloudWatch::Alarm")
+		for _, a := range ofType(doc.Resources, "AWS::CloudWatch::Alarm") {
+			c.AlarmMetrics++ // an alarm on one metric
+			if queries := asSlice(a.Properties["Metrics"]); len(queries) > 0 {
+				c.AlarmMetrics-- // a math expression: each metric it reads
+				for _, q := range queries {
+					if _, ok := q.(map[string]any)["MetricStat"]; ok {
+						c.AlarmMetrics++
+					}
+				}
+			}
+		}
 		c.Dashboards += n("AWS::CloudWatch::Dashboard")
 		c.GeneratedSecrets += n("AWS::SecretsManager::Secret")
 		c.EnsuredSecrets += n("Custom::AWS")
@@ -117,7 +128,7 @@ var runbookHeading = regexp.MustCompile("^### `([A-Za-z<>]+)`")
 // Source<Name><Kind>Alarm, <Name> the source's name in title case.
 var alarmID = regexp.MustCompile(`^(Lane|Ingest|Archive)([A-Za-z0-9]+)[0-9A-F]{8}$`)
 
-var sourceAlarm = regexp.MustCompile(`^Source[A-Z][A-Za-z0-9]*?((?:ClientErrors|Throttled)Alarm)$`)
+var sourceAlarm = regexp.MustCompile(`^Source[A-Z][A-Za-z0-9]*?((?:ClientErrors|Throttled|ServerErrors|IngestFailed)Alarm)$`)
 
 // checkRunbooks fails when an alarm of the synthesized stack has no runbook
 // in docs/operations.md: a heading per alarm construct, a source's alarms

@@ -99,7 +99,7 @@ func NewDashboard(scope constructs.Construct, id string, props *DashboardProps) 
 		awscloudwatch.NewTextWidget(&awscloudwatch.TextWidgetProps{
 			Markdown: jsii.String("# Hookfan\nThe API and ingest by source, every destination at a glance, then one row per destination" +
 				fmt.Sprintf(" (the first %d; further destinations are on the dashboards the stack's index parameter lists).", LanesPerDashboard) +
-				" Alarms: per source 4xx and 429; per destination DLQ depth, age of the oldest message, function errors, and a paused lane (destinations that pause)."),
+				" Alarms: per source 4xx, 429, 5xx and ingest's 5xx answers; the ingest function's errors and throttles; per destination DLQ depth, age of the oldest message, function errors, and a paused lane (destinations that pause)."),
 			Width: jsii.Number(24), Height: jsii.Number(2),
 		}),
 	)

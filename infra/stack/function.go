@@ -89,7 +89,7 @@ func newFunction(scope constructs.Construct, spec functionSpec) (*functionParts,
 		LogGroup:     logs,
 		Tracing:      awslambda.Tracing_ACTIVE,
 		// JSON lines with the request id, through the runtime's logger
-		// (lambdacontext in the mains).
+		// (lambdaenv.Logger, which the mains use).
 		LoggingFormat:         awslambda.LoggingFormat_JSON,
 		ApplicationLogLevelV2: ApplicationLogLevel,
 		SystemLogLevelV2:      awslambda.SystemLogLevel_INFO,

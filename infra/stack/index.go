@@ -51,8 +51,11 @@ func newLaneIndex(scope constructs.Construct, lane *Lane, stackName string) awss
 		secretID = d.SecretName
 	}
 	value := map[string]any{
-		"destination":        d.Name,
-		"url":                d.URL,
+		"destination": d.Name,
+		// The scheme and host only: a path or query may carry a token,
+		// and the index is readable more widely than the secrets.
+		"url":                d.URLHost(),
+		"urlSecretName":      d.URLSecretName,
 		"queueUrl":           lane.Queue.QueueUrl(),
 		"queueArn":           lane.Queue.QueueArn(),
 		"dlqUrl":             lane.DeadLetterQueue.QueueUrl(),

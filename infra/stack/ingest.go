@@ -2,6 +2,7 @@ package stack
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -86,6 +87,10 @@ type IngestAPI struct {
 	Domain *CustomDomain
 	// SourceAlarms are each source's alarms, by source name.
 	SourceAlarms map[string]*SourceAlarms
+	// FunctionErrors and FunctionThrottles fire on any error or throttle
+	// of the ingest function in a minute: a crash or timeout (API Gateway
+	// answers 5xx), or an account pool with no room left for it.
+	FunctionErrors, FunctionThrottles awscloudwatch.Alarm
 	// Throttled counts 429 answers from the access log, by route.
 	Throttled awslogs.MetricFilter
 	// Env is the function's environment contract; its Render is the
@@ -133,6 +138,10 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 		return nil, err
 	}
 	a.Function, a.Role, a.LogGroup = parts.Function, parts.Role, parts.LogGroup
+	if r := cfg.Ingest.ReservedConcurrency; r > 0 {
+		// Kept for ingest whatever the lanes draw (config.Ingest).
+		a.Function.Node().DefaultChild().(awslambda.CfnFunction).SetReservedConcurrentExecutions(jsii.Number(r))
+	}
 	suppress(a.Function, suppression{id: "Serverless-LambdaDLQ", reason: reasonSync})
 
 	// Least privilege: publish to the topic (with the topic key) and read
@@ -152,10 +161,11 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 	}
 	if replayProtected {
 		// Replay protection's claim, confirm and release are conditional
-		// UpdateItems, on the replay records only: every key starts with
-		// "replay:". No read: a refused claim returns the record itself.
+		// UpdateItems (a refused claim returns the record itself), and a
+		// copy that names no event is looked up with a GetItem: on the
+		// replay records only, every key starting with "replay:".
 		a.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Actions:   jsii.Strings("dynamodb:UpdateItem"),
+			Actions:   jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"),
 			Resources: &[]*string{props.Table.TableArn()},
 			Conditions: &map[string]any{
 				"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": []string{replayguard.KeyPrefix + "*"}},
@@ -179,6 +189,8 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 		a.Domain = NewCustomDomain(a.Construct, "Domain", &CustomDomainProps{API: cfg.API, Rest: a.API, HTTP: a.HTTP})
 	}
 	a.addSourceAlarms(cfg, props.AlarmAction)
+	a.addFunctionAlarms(props.AlarmAction)
+	a.warnIngestConcurrency(cfg)
 	return a, nil
 }
 
@@ -344,4 +356,29 @@ func (a *IngestAPI) ThrottledMetric(source string, opts *awscloudwatch.MetricOpt
 		Period: opts.Period, Statistic: opts.Statistic, Label: opts.Label,
 		DimensionsMap: &map[string]*string{dimRoute: jsii.String(a.Route(source))},
 	})
+}
+
+// addFunctionAlarms adds the alarms on the ingest function itself: any
+// error (a crash or a timeout; ingest answers every failure it sees as an
+// HTTP answer, so an error is one it could not) and any throttle.
+func (a *IngestAPI) addFunctionAlarms(action awscloudwatch.IAlarmAction) {
+	opts := &awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Sum")}
+	a.FunctionErrors = newAlarm(a.Construct, "FunctionErrorsAlarm", a.Function.MetricErrors(opts), 0,
+		"Hookfan ingest: the function failed (crashed or timed out); API Gateway answered 5xx and events were not accepted. See the runbook FunctionErrorsAlarm in docs/operations.md.", action)
+	a.FunctionThrottles = newAlarm(a.Construct, "FunctionThrottlesAlarm", a.Function.MetricThrottles(opts), 0,
+		"Hookfan ingest: the function was throttled (the account's concurrency, or ingest.reservedConcurrency, is used up); API Gateway answered 5xx. See the runbook FunctionThrottlesAlarm in docs/operations.md.", action)
+}
+
+// warnIngestConcurrency warns at synthesis when nothing is reserved for
+// ingest and busy lanes with what the API admits at once could use up a
+// default account's concurrency: ingest would then be throttled, answered
+// 5xx, which GitHub never retries.
+func (a *IngestAPI) warnIngestConcurrency(cfg *config.Config) {
+	lanes, api := cfg.LaneConcurrency(), cfg.MinReservedConcurrency()
+	if cfg.Ingest.ReservedConcurrency > 0 || lanes+api <= config.DefaultAccountConcurrency {
+		return
+	}
+	awscdk.Annotations_Of(a.Function).AddWarningV2(jsii.String("hookfan:ingestConcurrency"), jsii.String(fmt.Sprintf(
+		"the lanes can run %d deliveries at once and the API admit %d requests at once, more than a default account's %d concurrent Lambda executions: busy lanes could starve ingest (5xx answers, which GitHub never retries). Set ingest.reservedConcurrency (at least %d), lower destinations' maxConcurrency, or raise the account's Lambda quota",
+		lanes, api, config.DefaultAccountConcurrency, api)), nil)
 }

@@ -98,8 +98,11 @@ type Lane struct {
 	// HeaderSecrets are the secrets the destination's headers carry, by
 	// name; the function may read them and nothing else of Secrets Manager.
 	HeaderSecrets map[string]awssecretsmanager.ISecret
-	EventSource   awslambdaeventsources.SqsEventSource
-	Alarms        LaneAlarms
+	// URLSecret holds the destination's URL when it is read from a secret
+	// (urlSecretName); nil otherwise.
+	URLSecret   awssecretsmanager.ISecret
+	EventSource awslambdaeventsources.SqsEventSource
+	Alarms      LaneAlarms
 	// ProbeSchedule ticks the deliver function every probeEvery, and
 	// SwitchPolicy lets it turn its own event source mapping off and on:
 	// both nil when the destination does not pause.
@@ -167,7 +170,7 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 			MaxReceiveCount: jsii.Number(float64(d.MaxReceiveCount())),
 		},
 		// In-flight messages of a removed destination have nowhere to go;
-		// the README says to drain a lane before removing it.
+		// docs/operations.md#remove-a-destination says to drain a lane first.
 		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 	})
 	l.SubscriptionDeadLetterQueue = awssqs.NewQueue(l.Construct, jsii.String("SubscriptionDeadLetterQueue"), &awssqs.QueueProps{
@@ -207,7 +210,7 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 			// the lane is gone, and a re-added destination gets a new one.
 			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 		})
-		suppress(l.Secret, suppression{id: "AwsSolutions-SMG4", reason: "A webhook signing secret is shared with the subscriber, so it cannot rotate unattended; it is rotated by hand with overlapping values (README: rotate a destination secret), which the Standard Webhooks signature header supports."})
+		suppress(l.Secret, suppression{id: "AwsSolutions-SMG4", reason: "A webhook signing secret is shared with the subscriber, so it cannot rotate unattended; it is rotated by hand with overlapping values (docs/operations.md#rotate-a-destination-secret), which the Standard Webhooks signature header supports."})
 	} else {
 		l.Secret = importSecret(l.Construct, "SigningSecret", d.SecretName)
 	}
@@ -255,6 +258,15 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 		s := importSecret(l.Construct, fmt.Sprintf("HeaderSecret%d", i), name)
 		s.GrantRead(l.Role, nil)
 		l.HeaderSecrets[name] = s
+	}
+	// The URL's secret, unless a header already reads it.
+	if name := d.URLSecretName; name != "" {
+		if s, ok := l.HeaderSecrets[name]; ok {
+			l.URLSecret = s
+		} else {
+			l.URLSecret = importSecret(l.Construct, "URLSecret", name)
+			l.URLSecret.GrantRead(l.Role, nil)
+		}
 	}
 	if props.PayloadBucketArn != nil {
 		grantPayloadGet(l.Role, props.PayloadBucketArn)
@@ -354,7 +366,7 @@ func (l *Lane) addAlarms(cfg *config.Config, action awscloudwatch.IAlarmAction) 
 	}
 	l.Alarms.DeadLetters = alarm("DeadLettersAlarm",
 		l.DeadLetterQueue.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: minute, Statistic: max}), 0,
-		fmt.Sprintf("Hookfan destination %s: messages in its DLQ. Fix the subscriber, then redrive the DLQ from the SQS console (README: redrive a DLQ).", name))
+		fmt.Sprintf("Hookfan destination %s: messages in its DLQ. Fix the subscriber, then redrive the DLQ from the SQS console (docs/operations.md#redrive-a-dlq-from-the-console).", name))
 	l.Alarms.SubscriptionDeadLetters = alarm("SubscriptionDeadLettersAlarm",
 		l.SubscriptionDeadLetterQueue.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: minute, Statistic: max}), 0,
 		fmt.Sprintf("Hookfan destination %s: SNS could not deliver to the lane's queue (check the queue and its policy).", name))
@@ -367,7 +379,7 @@ func (l *Lane) addAlarms(cfg *config.Config, action awscloudwatch.IAlarmAction) 
 		l.Alarms.Paused = alarm("PausedAlarm", awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
 			Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(metrics.LanePaused),
 			DimensionsMap: &map[string]*string{metrics.DimDestination: jsii.String(name)}, Statistic: max, Period: period,
-		}), 0, fmt.Sprintf("Hookfan destination %s: the lane is paused (its destination kept failing); events wait in its queue and a probe every %s resumes it once the destination answers 2xx (README: paused lanes).", name, rule.ProbeEvery))
+		}), 0, fmt.Sprintf("Hookfan destination %s: the lane is paused (its destination kept failing); events wait in its queue and a probe every %s resumes it once the destination answers 2xx (docs/operations.md#paused-lanes).", name, rule.ProbeEvery))
 	}
 	l.Alarms.Errors = alarm("ErrorsAlarm",
 		l.Function.MetricErrors(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}), 0,

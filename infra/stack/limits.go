@@ -2,6 +2,7 @@ package stack
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
@@ -9,6 +10,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/metrics"
 )
 
@@ -33,6 +35,47 @@ type SourceAlarms struct {
 	// Throttled fires when the route answered any 429 in a minute: a
 	// provider is being slowed down, and will retry.
 	Throttled awscloudwatch.Alarm
+	// ServerErrors fires when the route answered any 5xx in a minute
+	// (API Gateway's 5XXError: ingest's own 503s, its crashes, timeouts
+	// and throttles): some provider's event was not accepted, and GitHub
+	// never retries one.
+	ServerErrors awscloudwatch.Alarm
+	// IngestFailed fires on any IngestPublishFailed or any IngestRejected
+	// with a 5xx reason (ingest.ServerErrorCodes) in a minute: it names
+	// why ingest could not accept an event.
+	IngestFailed awscloudwatch.Alarm
+}
+
+// IngestFailedMetric is the count of a source's requests that ingest
+// answered 5xx, by its own metrics: IngestPublishFailed plus
+// IngestRejected under every 5xx reason the source can produce.
+func IngestFailedMetric(s config.Source, period awscdk.Duration) awscloudwatch.IMetric {
+	sum := jsii.String("Sum")
+	using := map[string]awscloudwatch.IMetric{
+		"failed": awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+			Namespace: jsii.String(metricsNamespace), MetricName: jsii.String(metrics.IngestPublishFailed),
+			Period: period, Statistic: sum, DimensionsMap: &map[string]*string{metrics.DimSource: jsii.String(s.Name)},
+		}),
+	}
+	ids := []string{"failed"}
+	for i, code := range ingest.ServerErrorCodes(s) {
+		if code == ingest.CodePublishFailed {
+			continue
+		}
+		id := fmt.Sprintf("r%d", i)
+		using[id] = awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+			Namespace: jsii.String(metricsNamespace), MetricName: jsii.String(metrics.IngestRejected),
+			Period: period, Statistic: sum,
+			DimensionsMap: &map[string]*string{metrics.DimSource: jsii.String(s.Name), metrics.DimReason: jsii.String(code)},
+		})
+		ids = append(ids, id)
+	}
+	return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+		Expression:   jsii.String("SUM([" + strings.Join(ids, ", ") + "])"),
+		UsingMetrics: &using,
+		Period:       period,
+		Label:        jsii.String("ingest 5xx answers of " + s.Name),
+	})
 }
 
 // addSourceAlarms makes the access-log metric filter counting 429s by route
@@ -66,7 +109,12 @@ func (a *IngestAPI) addSourceAlarms(cfg *config.Config, action awscloudwatch.IAl
 				fmt.Sprintf("Hookfan source %s: more than %d 4xx answers in five minutes on its route (bad signatures, WAF blocks or throttling). Check IngestRejected by reason on the dashboard and the access log.", s.Name, limit)),
 			Throttled: alarm("Throttled",
 				a.ThrottledMetric(s.Name, &awscloudwatch.MetricOptions{Period: minute, Statistic: sum}), 0,
-				fmt.Sprintf("Hookfan source %s: its route answered 429 (over %g requests/s, burst %d); the provider retries later. Raise sources[].limits if the traffic is real.", s.Name, s.Limits.Rate(cfg.API), s.Limits.Burst(cfg.API))),
+				fmt.Sprintf("Hookfan source %s: its route answered 429 (over %g requests/s, burst %d); most providers retry later, GitHub does not (redeliver by hand). Raise sources[].limits if the traffic is real.", s.Name, s.Limits.Rate(cfg.API), s.Limits.Burst(cfg.API))),
+			ServerErrors: alarm("ServerErrors",
+				a.SourceMetric(s.Name, "5xx", &awscloudwatch.MetricOptions{Period: minute, Statistic: sum}), 0,
+				fmt.Sprintf("Hookfan source %s: its route answered 5xx: events were not accepted (GitHub does not retry; redeliver by hand). See the runbook Source<Name>ServerErrorsAlarm in docs/operations.md.", s.Name)),
+			IngestFailed: alarm("IngestFailed", IngestFailedMetric(s, minute), 0,
+				fmt.Sprintf("Hookfan source %s: ingest answered 5xx (IngestPublishFailed, or IngestRejected with a 5xx reason): SNS, Secrets Manager, DynamoDB or S3 refused it. See the runbook Source<Name>IngestFailedAlarm in docs/operations.md.", s.Name)),
 		}
 	}
 }

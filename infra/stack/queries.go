@@ -21,8 +21,7 @@ const EventIDPlaceholder = "REPLACE_WITH_EVENT_ID"
 func QueryFolder(stackName string) string { return "Hookfan/" + stackName }
 
 // Logs Insights queries over the functions' JSON log lines (the fields the
-// ingest and deliver functions write; see the README's ingest and delivery
-// sections).
+// ingest and deliver functions write; docs/operations.md#logs).
 const (
 	eventTrailQuery = `fields @timestamp, @log, source, type, outcome, status, code, destination, attempt, latency_ms, retry_in_s, error, provider_event_id, message_id
 | filter id = "` + EventIDPlaceholder + `" or provider_event_id = "` + EventIDPlaceholder + `"

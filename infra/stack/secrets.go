@@ -36,7 +36,7 @@ type SourceSecretsProps struct {
 // name exists, without ever touching one that does: on each deploy a
 // CloudFormation custom resource calls CreateSecret with no value and
 // ignores ResourceExistsException. A created secret is empty until its value
-// is set (README: set a source secret); until then ingest answers 401 for the
+// is set (docs/providers.md#the-three-steps-for-every-provider); until then ingest answers 401 for the
 // source (fail closed). The stack never deletes or overwrites a source
 // secret: the provider's signing secret outlives any deployment. Secrets
 // named by ARN are taken to exist.
@@ -90,7 +90,7 @@ func NewSourceSecrets(scope constructs.Construct, id string, props *SourceSecret
 			Action:  jsii.String("CreateSecret"),
 			Parameters: map[string]any{
 				"Name":        name,
-				"Description": fmt.Sprintf("Hookfan source %s (%s): set the provider's signing secret with put-secret-value (see README)", src.Name, src.Verify.Kind),
+				"Description": fmt.Sprintf("Hookfan source %s (%s): set the provider's signing secret with put-secret-value (docs/providers.md#the-three-steps-for-every-provider)", src.Name, src.Verify.Kind),
 			},
 			IgnoreErrorCodesMatching: jsii.String("ResourceExistsException"),
 			PhysicalResourceId:       customresources.PhysicalResourceId_Of(jsii.String(name)),

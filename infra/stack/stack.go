@@ -83,6 +83,9 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("hookfan stack: %w", err)
 	}
+	if err := checkLocalDestinations(scope, cfg); err != nil {
+		return nil, err
+	}
 	builder := props.Builder
 	if builder == nil {
 		b, err := NewBuilder("")

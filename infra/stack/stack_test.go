@@ -19,6 +19,7 @@ import (
 
 	"github.com/hookfan/hookfan/infra/stack"
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/ddbitem"
 	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/replayguard"
@@ -76,6 +77,9 @@ func testConfig(t *testing.T, n int, email string) *config.Config {
 		case 1:
 			d["filter"] = map[string]any{"excludeTypes": []string{"ping", "installation"}}
 			d["secretName"] = "hookfan/destinations/legacy"
+			// An endpoint with a token in its URL: the URL from a secret.
+			delete(d, "url")
+			d["urlSecretName"] = fmt.Sprintf("hookfan/destinations/dest-%02d/url", i)
 		case 2:
 			d["retry"] = map[string]any{"schedule": []string{"1s", "10s", "1m"}, "jitter": 0}
 			d["batchWindowSeconds"] = 5
@@ -295,6 +299,17 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 		t.Errorf("%s: record days %v, sink %v", d.Name, env[config.EnvRecordDays], env[config.EnvMetricsSink])
 	}
 
+	// The index keeps the URL's scheme and host, never its path or query
+	// (a token may be there); a URL read from a secret is named by it.
+	_, param := only(t, res, "AWS::SSM::Parameter")
+	var index map[string]any
+	if err := json.Unmarshal([]byte(joined(param.Properties["Value"])), &index); err != nil {
+		t.Fatalf("%s: index value: %v", d.Name, err)
+	}
+	if index["url"] != d.URLHost() || index["urlSecretName"] != d.URLSecretName || strings.Contains(fmt.Sprint(index["url"]), "/hooks") {
+		t.Errorf("%s: index url %q, urlSecretName %q; want %q, %q", d.Name, index["url"], index["urlSecretName"], d.URLHost(), d.URLSecretName)
+	}
+
 	// Queues: the lane queue redrives to the DLQ; the subscription has its own DLQ.
 	queues := ofType(res, "AWS::SQS::Queue")
 	var queueID, dlqID, subDLQID string
@@ -431,13 +446,13 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 				}
 			case slices.Contains(actions, "secretsmanager:GetSecretValue"):
 				ok := strings.Contains(resource, "SigningSecret") || (d.SecretName != "" && strings.Contains(resource, d.SecretName+"-??????"))
-				for _, name := range d.HeaderSecrets() {
+				for _, name := range d.Secrets() {
 					if strings.Contains(resource, "secret:"+name+"-??????") {
 						ok, granted[name] = true, true
 					}
 				}
 				if !ok {
-					t.Errorf("%s: secret statement on %s, want its own secret or a header's", d.Name, resource)
+					t.Errorf("%s: secret statement on %s, want its own secret, a header's or its URL's", d.Name, resource)
 				}
 			case slices.Equal(actions, []string{"s3:GetObject"}):
 				// Large payloads: read the objects under the prefix, nothing else.
@@ -472,9 +487,9 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 			}
 		}
 	}
-	for _, name := range d.HeaderSecrets() {
+	for _, name := range d.Secrets() {
 		if !granted[name] {
-			t.Errorf("%s: the header secret %s is not readable by the function", d.Name, name)
+			t.Errorf("%s: the header or URL secret %s is not readable by the function", d.Name, name)
 		}
 	}
 }
@@ -585,7 +600,7 @@ func TestBase(t *testing.T) {
 			"KeySchema":            []any{map[string]any{"AttributeName": "pk", "KeyType": "HASH"}},
 			"AttributeDefinitions": []any{map[string]any{"AttributeName": "pk", "AttributeType": "S"}},
 			// The delivery records' and the replay records' expiry.
-			"TimeToLiveSpecification":          map[string]any{"AttributeName": replayguard.AttrExpiresAt, "Enabled": true},
+			"TimeToLiveSpecification":          map[string]any{"AttributeName": ddbitem.ExpiresAt, "Enabled": true},
 			"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
 		}
 		for k, want := range wantProps {
@@ -692,9 +707,10 @@ func TestBase(t *testing.T) {
 				for _, r := range asSlice(st["Resource"]) { // one statement for all secrets (minimizePolicies)
 					readable = append(readable, fmt.Sprint(r))
 				}
-			case slices.Equal(actions, []string{"dynamodb:UpdateItem"}):
-				// Replay protection: the conditional writes, on the replay
-				// records only; never a read, never another key.
+			case slices.Equal(actions, []string{"dynamodb:GetItem", "dynamodb:UpdateItem"}):
+				// Replay protection: the conditional writes, and the read of
+				// a copy that names no event, on the replay records only;
+				// never another key.
 				replayGrants++
 				want := map[string]any{"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": []any{replayguard.KeyPrefix + "*"}}}
 				if diff := cmp.Diff(want, st["Condition"]); diff != "" || refID(st["Resource"]) != tableID {

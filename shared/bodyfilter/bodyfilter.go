@@ -4,11 +4,28 @@
 // compiles a policy with SNS's own limits (Compile), and the deliver
 // function matches bodies with it (Filter.Match).
 //
-// The operators are the SNS ones Hookfan supports: exact string or number,
-// prefix, numeric comparisons and ranges, exists, and anything-but (a value,
-// a list of strings or of numbers, or a prefix). Keys nest through objects;
-// a key whose value is an array matches when any element does, and nested
-// keys under an array of objects must match within one element.
+// The operators are the SNS ones Hookfan supports, with the meaning SNS's
+// documentation gives them (the Amazon SNS Developer Guide's pages on
+// string, numeric and key matching; cases.Operators cites the section of
+// each rule):
+//
+//   - an exact string, case-sensitive, a prefix or a suffix of a string
+//     value, or equals-ignore-case: the string equal to it but for case;
+//   - a number, or numeric comparisons and ranges, of a number value, both
+//     compared within ±1e9 at five decimal places (a value outside that
+//     range compares with no number);
+//   - anything-but a list of strings, of numbers, or a prefix: a value of
+//     that kind which is none of them;
+//   - "exists": true: the key holds a leaf value that is neither null nor
+//     empty (not "", not [], not an object); "exists": false: the key is
+//     missing or holds null, "" or [].
+//
+// A key whose value is an array matches when one of its elements does (so
+// anything-but matches an array holding one value not listed). Keys nest
+// through objects; under an array of objects, the nested keys must match
+// within one element; where the body has no object at a nested key's
+// parent, the nested key is missing. A body with no properties ({})
+// matches no filter.
 //
 // A body matches only when it is one JSON object that SNS could read as it
 // is: valid UTF-8 of the characters SQS carries (no U+FFFE, U+FFFF or control
@@ -42,11 +59,14 @@ const (
 	// MaxCombinations bounds the product of the condition counts of the keys.
 	MaxCombinations = 150
 	// MaxNumber bounds a number in a policy: SNS compares numbers from -1e9
-	// to 1e9.
+	// to 1e9 (Filter policy constraints: numeric matching); Match compares
+	// a body's number outside it with no number.
 	MaxNumber = 1e9
-	// MaxDecimals is the precision SNS compares numbers with.
+	// MaxDecimals is the precision SNS compares numbers with, and Match
+	// too (both sides rounded to five decimal places).
 	MaxDecimals = 5
-	// MaxDepth bounds the nesting of keys.
+	// MaxDepth bounds the nesting of keys: Hookfan's own bound (SNS's
+	// documentation states none for payload-based filtering).
 	MaxDepth = 8
 	// MaxStringBytes bounds a string value in a policy.
 	MaxStringBytes = 1024
@@ -78,6 +98,8 @@ const (
 	condString condKind = iota
 	condNumber
 	condPrefix
+	condSuffix
+	condEqualsIgnoreCase
 	condExists
 	condAnythingBut       // strings or numbers
 	condAnythingButPrefix // a string prefix
@@ -196,25 +218,27 @@ func (f *Filter) Keys() int { return f.keys }
 func (f *Filter) Combinations() int { return f.combinations }
 
 // SNSSafe reports whether SNS's own MessageBody filtering with this policy
-// passes every JSON body Match accepts: every condition is one whose
-// meaning SNS and Match share exactly (exact strings, string prefixes,
-// anything-but on strings or a prefix, exists true). Numbers are left out
-// (SNS compares them to five decimal places of its own rounding), and so is
-// exists false (SNS's treatment of a key whose parent object is missing is
-// not documented).
+// provably passes every JSON body Match accepts, so that SNS may filter
+// before the queue (Match still runs after it). That holds when every
+// condition is an exact string or a string prefix: SNS documents both for
+// message bodies, case-sensitive, and that a key matches when one of its
+// values does, arrays included. Everything else is left to Match alone:
+//   - exists: SNS documents it only for leaf nodes with a non-null,
+//     non-empty value; what it does with an object, an array of nulls or a
+//     missing parent is not written down;
+//   - anything-but: its documentation both says an array matches when
+//     none of its elements is listed and shows one matching that holds a
+//     listed element beside another;
+//   - suffix and equals-ignore-case: newer than the rest, with no rule for
+//     a body array checked here, and no word on how case folds beyond
+//     ASCII (Match folds Unicode's simple case, strings.EqualFold);
+//   - numbers: SNS compares them at its own five-decimal precision and
+//     writes no rule for a body value outside ±1e9, or for a plain number
+//     in a policy (it shows numeric "=").
 func (f *Filter) SNSSafe() bool { return f.snsSafe }
 
 func (c condition) snsSafe() bool {
-	switch c.kind {
-	case condString, condPrefix, condAnythingButPrefix:
-		return true
-	case condExists:
-		return c.exists
-	case condAnythingBut:
-		return c.nums == nil
-	default:
-		return false
-	}
+	return c.kind == condString || c.kind == condPrefix
 }
 
 type compiler struct{ problems Problems }
@@ -298,14 +322,14 @@ func (c *compiler) condition(path []string, i int, v any) (condition, bool) {
 		return condition{kind: condNumber, num: n}, ok
 	case map[string]any:
 		if len(v) != 1 {
-			c.add(at(), "has %d operators; write each condition as an object with one of prefix, numeric, exists, anything-but", len(v))
+			c.add(at(), "has %d operators; write each condition as an object with one of prefix, suffix, equals-ignore-case, numeric, exists, anything-but", len(v))
 			return condition{}, false
 		}
 		for op, arg := range v {
 			return c.operator(at(), op, arg)
 		}
 	}
-	c.add(at(), "is %s; a condition is a string, a number, or an object with one of prefix, numeric, exists, anything-but", describe(v))
+	c.add(at(), "is %s; a condition is a string, a number, or an object with one of prefix, suffix, equals-ignore-case, numeric, exists, anything-but", describe(v))
 	return condition{}, false
 }
 
@@ -318,6 +342,16 @@ func (c *compiler) operator(at []string, op string, arg any) (condition, bool) {
 			return condition{}, false
 		}
 		return condition{kind: condPrefix, str: s}, true
+	case "suffix", "equals-ignore-case":
+		s, ok := arg.(string)
+		if !ok || s == "" || len(s) > MaxStringBytes {
+			c.add(at, "%s takes a non-empty string of at most %d bytes, such as {%q: %q}; got %s", op, MaxStringBytes, op, map[string]string{"suffix": "@example.com", "equals-ignore-case": "Paid"}[op], describe(arg))
+			return condition{}, false
+		}
+		if op == "suffix" {
+			return condition{kind: condSuffix, str: s}, true
+		}
+		return condition{kind: condEqualsIgnoreCase, str: s}, true
 	case "exists":
 		b, ok := arg.(bool)
 		if !ok {
@@ -330,7 +364,7 @@ func (c *compiler) operator(at []string, op string, arg any) (condition, bool) {
 	case "anything-but":
 		return c.anythingBut(at, arg)
 	}
-	c.add(at, "operator %q is not supported; use prefix, numeric, exists or anything-but (or a plain string or number for an exact match)", op)
+	c.add(at, "operator %q is not supported; use prefix, suffix, equals-ignore-case, numeric, exists or anything-but (or a plain string or number for an exact match)", op)
 	return condition{}, false
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 
@@ -44,17 +45,24 @@ func (f *Filter) Match(body []byte) (bool, error) {
 	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
 		return false, fmt.Errorf("%w: data after the object", ErrNotJSON)
 	}
+	// SNS matches no policy against a body without properties, not even
+	// "exists": false (Key matching: it needs at least one present).
+	if obj.members == 0 {
+		return false, nil
+	}
 	return obj.object(f.root), nil
 }
 
 type valueKind byte
 
 const (
-	vOther valueKind = iota // null, true, false, or a structure not read
-	vString
-	vNumber
-	vArray
-	vObject
+	vNull   valueKind = iota // null
+	vBool                    // true or false
+	vString                  // a string
+	vNumber                  // a number (num is ±Inf beyond float64)
+	vArray                   // an array, its elements in arr
+	vObject                  // an object, the policy's keys of it in obj
+	vStruct                  // an object or array under a key with conditions: not a leaf, not read
 )
 
 // value is the part of a body the filter reads: the values under the
@@ -65,6 +73,8 @@ type value struct {
 	num  float64
 	arr  []value
 	obj  map[string]value
+	// members counts an object's members, read or not.
+	members int
 }
 
 // readGuided reads the next value; objects keep only the names n has
@@ -81,6 +91,7 @@ func readGuided(dec *jsontext.Decoder, n *node) (value, error) {
 			if err != nil {
 				return value{}, err
 			}
+			v.members++
 			name := tok.String()
 			var child *node
 			var leaf bool
@@ -129,11 +140,12 @@ func readGuided(dec *jsontext.Decoder, n *node) (value, error) {
 }
 
 // readLeaf reads the value under a key with conditions: a scalar, or an
-// array whose scalar elements are kept.
+// array whose scalar elements are kept; an object, or an array in the
+// array, is a structure, not a leaf.
 func readLeaf(dec *jsontext.Decoder) (value, error) {
 	switch dec.PeekKind() {
 	case '{':
-		return value{kind: vOther}, dec.SkipValue()
+		return value{kind: vStruct}, dec.SkipValue()
 	case '[':
 		if _, err := dec.ReadToken(); err != nil {
 			return value{}, err
@@ -143,7 +155,7 @@ func readLeaf(dec *jsontext.Decoder) (value, error) {
 			var e value
 			var err error
 			if k := dec.PeekKind(); k == '{' || k == '[' {
-				e, err = value{kind: vOther}, dec.SkipValue()
+				e, err = value{kind: vStruct}, dec.SkipValue()
 			} else {
 				e, err = readScalar(dec)
 			}
@@ -170,90 +182,190 @@ func readScalar(dec *jsontext.Decoder) (value, error) {
 	case '0':
 		f, err := tok.Float()
 		if err != nil {
-			return value{kind: vOther}, nil // beyond float64: compares with nothing
+			// Beyond float64: a value, outside the range SNS compares.
+			f = math.Copysign(math.Inf(1), f)
 		}
 		return value{kind: vNumber, num: f}, nil
+	case 't', 'f':
+		return value{kind: vBool}, nil
 	default:
-		return value{kind: vOther}, nil
+		return value{kind: vNull}, nil
 	}
 }
 
-// object reports whether v, an object, satisfies every key of n: a nested
-// key needs its parent present (as SNS's MessageBody filtering does); under
-// an array of objects, one element must satisfy the whole level.
+// object reports whether v, an object, satisfies every key of n.
 func (v value) object(n *node) bool {
 	for _, name := range n.names {
 		got, present := v.obj[name]
 		if child, ok := n.children[name]; ok {
-			switch {
-			case !present:
-				return false
-			case got.kind == vObject:
-				if !got.object(child) {
-					return false
-				}
-			case got.kind == vArray:
-				if !slices.ContainsFunc(got.arr, func(e value) bool { return e.kind == vObject && e.object(child) }) {
-					return false
-				}
-			default:
+			if !got.nested(present, child) {
 				return false
 			}
 			continue
 		}
-		values := []value{got}
-		if got.kind == vArray {
-			values = got.arr
-		}
-		if !slices.ContainsFunc(n.leaves[name], func(c condition) bool { return c.match(present, values) }) {
+		if !slices.ContainsFunc(n.leaves[name], func(c condition) bool { return c.match(present, got) }) {
 			return false
 		}
 	}
 	return true
 }
 
-// match reports whether a key's values (its value, or its array's
-// elements) satisfy one condition.
-func (c condition) match(present bool, values []value) bool {
+// nested reports whether v, the body's value at a policy key with nested
+// keys, satisfies them: an object must; under an array of objects, one
+// element must satisfy the whole level. Where the body has no object at
+// the key (it is missing, null, a scalar), the nested keys are missing:
+// only "exists": false can hold.
+func (v value) nested(present bool, child *node) bool {
+	if present {
+		switch v.kind {
+		case vObject:
+			return v.object(child)
+		case vArray:
+			objects := false
+			for _, e := range v.arr {
+				if e.kind == vObject {
+					objects = true
+					if e.object(child) {
+						return true
+					}
+				}
+			}
+			if objects {
+				return false
+			}
+		}
+	}
+	return value{kind: vObject}.object(child)
+}
+
+// leafState is what a key's value is to "exists".
+type leafState int
+
+const (
+	stateEmpty  leafState = iota // missing, null, "", or an array of no value
+	stateValue                   // a non-empty string, a number, a boolean, or an array holding one
+	stateStruct                  // an object (or only structures in an array): not a leaf
+)
+
+func (v value) state() leafState {
+	switch v.kind {
+	case vString:
+		if v.str == "" {
+			return stateEmpty
+		}
+		return stateValue
+	case vNumber, vBool:
+		return stateValue
+	case vStruct, vObject:
+		return stateStruct
+	case vArray:
+		st := stateEmpty
+		for _, e := range v.arr {
+			switch e.state() {
+			case stateValue:
+				return stateValue
+			case stateStruct:
+				st = stateStruct
+			}
+		}
+		return st
+	}
+	return stateEmpty
+}
+
+// scalars are the values a key's conditions compare: its value, or its
+// array's elements.
+func (v value) scalars() []value {
+	if v.kind == vArray {
+		return v.arr
+	}
+	return []value{v}
+}
+
+// match reports whether a key's value satisfies one condition; on an
+// array, some element must satisfy it (for anything-but too: some element
+// is not one of the values).
+func (c condition) match(present bool, v value) bool {
 	if c.kind == condExists {
-		return present == c.exists
+		st := stateEmpty
+		if present {
+			st = v.state()
+		}
+		if c.exists {
+			return st == stateValue
+		}
+		return st == stateEmpty
 	}
 	if !present {
 		return false
 	}
+	return slices.ContainsFunc(v.scalars(), c.matchOne)
+}
+
+// matchOne reports whether one scalar satisfies the condition.
+func (c condition) matchOne(v value) bool {
 	switch c.kind {
 	case condString:
-		return slices.ContainsFunc(values, func(v value) bool { return v.kind == vString && v.str == c.str })
-	case condNumber:
-		return slices.ContainsFunc(values, func(v value) bool { return v.kind == vNumber && v.num == c.num })
+		return v.kind == vString && v.str == c.str
 	case condPrefix:
-		return slices.ContainsFunc(values, func(v value) bool { return v.kind == vString && strings.HasPrefix(v.str, c.str) })
-	case condAnythingBut:
-		return !slices.ContainsFunc(values, func(v value) bool {
-			return v.kind == vString && slices.Contains(c.strs, v.str) || v.kind == vNumber && slices.Contains(c.nums, v.num)
-		})
+		return v.kind == vString && strings.HasPrefix(v.str, c.str)
+	case condSuffix:
+		return v.kind == vString && strings.HasSuffix(v.str, c.str)
+	case condEqualsIgnoreCase:
+		return v.kind == vString && strings.EqualFold(v.str, c.str)
 	case condAnythingButPrefix:
-		return !slices.ContainsFunc(values, func(v value) bool { return v.kind != vString || strings.HasPrefix(v.str, c.str) })
+		return v.kind == vString && !strings.HasPrefix(v.str, c.str)
+	case condAnythingBut:
+		if c.nums == nil {
+			return v.kind == vString && !slices.Contains(c.strs, v.str)
+		}
+		x, ok := fixed(v)
+		return ok && !slices.ContainsFunc(c.nums, func(n float64) bool { y, _ := fixedNum(n); return y == x })
+	case condNumber:
+		x, ok := fixed(v)
+		y, _ := fixedNum(c.num)
+		return ok && x == y
 	case condNumeric:
-		return slices.ContainsFunc(values, func(v value) bool { return v.kind == vNumber && c.inRange(v.num) })
+		x, ok := fixed(v)
+		return ok && c.inRange(x)
 	}
 	return false
 }
 
-func (c condition) inRange(x float64) bool {
+// fixed is a number as SNS compares it: within ±1e9, to five decimal
+// places. Anything else compares with no number.
+func fixed(v value) (int64, bool) {
+	if v.kind != vNumber {
+		return 0, false
+	}
+	return fixedNum(v.num)
+}
+
+func fixedNum(x float64) (int64, bool) {
+	if math.IsNaN(x) || math.Abs(x) > MaxNumber {
+		return 0, false
+	}
+	return int64(math.Round(x * decimalScale)), true
+}
+
+// decimalScale is 10^MaxDecimals.
+const decimalScale = 1e5
+
+func (c condition) inRange(x int64) bool {
 	for _, cmp := range c.numeric {
+		bound, _ := fixedNum(cmp.value)
 		ok := false
 		switch cmp.op {
 		case ">":
-			ok = x > cmp.value
+			ok = x > bound
 		case ">=":
-			ok = x >= cmp.value
+			ok = x >= bound
 		case "<":
-			ok = x < cmp.value
+			ok = x < bound
 		case "<=":
-			ok = x <= cmp.value
+			ok = x <= bound
 		case "=":
-			ok = x == cmp.value
+			ok = x == bound
 		}
 		if !ok {
 			return false

@@ -44,12 +44,12 @@ func TestParseInvalid(t *testing.T) {
 		{
 			name: "unknown top-level field",
 			json: `{"sources": [], "destination": []}`,
-			want: []string{`unknown field "destination"; check its spelling against the configuration reference in README.md`},
+			want: []string{`unknown field "destination"; check its spelling against the configuration reference, docs/configuration.md#configuration-reference`},
 		},
 		{
 			name: "unknown nested field",
 			json: dst(`{"name": "a", "url": "https://a.example.com", "timeout": 5}`),
-			want: []string{`unknown field "timeout"; check its spelling against the configuration reference in README.md`},
+			want: []string{`unknown field "timeout"; check its spelling against the configuration reference, docs/configuration.md#configuration-reference`},
 		},
 		{
 			name: "wrong JSON type",
@@ -153,6 +153,7 @@ func TestParseInvalid(t *testing.T) {
 			]}`),
 			want: []string{
 				`destinations[0].headers[1].name: "authorization" is already set by destinations[0].headers[0] (header names ignore case); set each header once`,
+				`destinations[0].headers[1].value: is a static value for "authorization", a credential's header (its name has "authorization"): a static value lives in the configuration, the template and the function's environment; store it in Secrets Manager and name the secret with secretName instead of value (docs/configuration.md#destination-headers)`,
 				`destinations[0].headers[2].name: "Host" cannot be set: set from the destination's url`,
 				`destinations[0].headers[3].name: "Transfer-Encoding" cannot be set: a framing header the HTTP client manages`,
 				`destinations[0].headers[4].name: "webhook-signature" cannot be set: names starting with webhook-, svix-, hookfan- are the signature's and Hookfan's own headers`,
@@ -211,7 +212,7 @@ func TestParseInvalid(t *testing.T) {
 		{
 			name: "relative URL",
 			json: dst(`{"name": "a", "url": "/hooks"}`),
-			want: []string{`destinations[0].url: "/hooks" is not an absolute URL; use https://host/path`},
+			want: []string{`destinations[0].url: "/hooks" is not an absolute URL; use https://host/path (or urlSecretName, a secret holding it)`},
 		},
 		{
 			name: "private IPv4 host",
@@ -266,7 +267,77 @@ func TestParseInvalid(t *testing.T) {
 		{
 			name: "credentials in URL",
 			json: dst(`{"name": "a", "url": "https://user:pw@a.example.com/hooks"}`),
-			want: []string{`destinations[0].url: "https://REDACTED@a.example.com/hooks" carries credentials; remove them from the URL (deliveries are authenticated by their signature)`},
+			want: []string{`destinations[0].url: "https://REDACTED@a.example.com/hooks" carries credentials; remove them from the URL (deliveries are authenticated by their signature; a subscriber's credential goes in a header with secretName)`},
+		},
+		{
+			name: "credentials in URL without a password",
+			json: dst(`{"name": "a", "url": "https://tok_live_9f3@a.example.com/hooks"}`),
+			want: []string{`destinations[0].url: "https://REDACTED@a.example.com/hooks" carries credentials; remove them from the URL (deliveries are authenticated by their signature; a subscriber's credential goes in a header with secretName)`},
+		},
+		{
+			// The value is the credential: the message shows the host and the name.
+			name: "a credential in the URL's query",
+			json: dst(`{"name": "a", "url": "https://a.example.com/hooks/tok_path?api_key=k_secret&x=1&Token=t_secret"}`),
+			want: []string{
+				`destinations[0].url: the query of https://a.example.com names "Token", a credential's parameter (its name has "token"): the URL lives in the configuration, the template and the function's environment; store the whole URL in a Secrets Manager secret and name it with urlSecretName instead of url`,
+				`destinations[0].url: the query of https://a.example.com names "api_key", a credential's parameter (its name has "key"): the URL lives in the configuration, the template and the function's environment; store the whole URL in a Secrets Manager secret and name it with urlSecretName instead of url`,
+			},
+		},
+		{
+			name: "url and urlSecretName",
+			json: dst(`{"name": "a", "url": "https://a.example.com/hooks", "urlSecretName": "hookfan/dest/a/url"}`),
+			want: []string{`destinations[0]: both url and urlSecretName are set; keep one (urlSecretName when the URL carries a token in its path or query)`},
+		},
+		{
+			name: "neither url nor urlSecretName",
+			json: dst(`{"name": "a"}`),
+			want: []string{`destinations[0].url: "" is not an absolute URL; use https://host/path (or urlSecretName, a secret holding it)`},
+		},
+		{
+			name: "bad urlSecretName",
+			json: dst(`{"name": "a", "urlSecretName": "not a name"}`),
+			want: []string{`destinations[0].urlSecretName: "not a name" is not a valid Secrets Manager name or ARN; use letters, digits and /_+=.@- (at most 512)`},
+		},
+		{
+			// The value is a credential: the message names the header, never the value.
+			name: "static values of credential headers",
+			json: dst(`{"name": "a", "url": "https://a.example.com", "headers": [
+				{"name": "Authorization", "value": "Bearer sk_live_abc"},
+				{"name": "Cookie", "value": "session=s3cr3t"},
+				{"name": "x-api-key", "value": "k_123"},
+				{"name": "X-Auth-Token", "value": "t_1"},
+				{"name": "X-Client-Secret", "value": "c_1"},
+				{"name": "X-Password", "value": "p_1"},
+				{"name": "X-Tenant", "value": "acme"}
+			]}`),
+			want: []string{
+				`destinations[0].headers[0].value: is a static value for "Authorization", a credential's header (its name has "authorization"): a static value lives in the configuration, the template and the function's environment; store it in Secrets Manager and name the secret with secretName instead of value (docs/configuration.md#destination-headers)`,
+				`destinations[0].headers[1].value: is a static value for "Cookie", a credential's header (its name has "cookie"): a static value lives in the configuration, the template and the function's environment; store it in Secrets Manager and name the secret with secretName instead of value (docs/configuration.md#destination-headers)`,
+				`destinations[0].headers[2].value: is a static value for "x-api-key", a credential's header (its name has "x-api-key"): a static value lives in the configuration, the template and the function's environment; store it in Secrets Manager and name the secret with secretName instead of value (docs/configuration.md#destination-headers)`,
+				`destinations[0].headers[3].value: is a static value for "X-Auth-Token", a credential's header (its name has "token"): a static value lives in the configuration, the template and the function's environment; store it in Secrets Manager and name the secret with secretName instead of value (docs/configuration.md#destination-headers)`,
+				`destinations[0].headers[4].value: is a static value for "X-Client-Secret", a credential's header (its name has "secret"): a static value lives in the configuration, the template and the function's environment; store it in Secrets Manager and name the secret with secretName instead of value (docs/configuration.md#destination-headers)`,
+				`destinations[0].headers[5].value: is a static value for "X-Password", a credential's header (its name has "password"): a static value lives in the configuration, the template and the function's environment; store it in Secrets Manager and name the secret with secretName instead of value (docs/configuration.md#destination-headers)`,
+			},
+		},
+		{
+			name: "two sources sharing a secret",
+			json: `{"sources": [{"name": "stripe", "verify": {"kind": "stripe", "secretName": "hookfan/shared"}},
+				{"name": "github", "verify": {"kind": "github", "secretName": "hookfan/github"}},
+				{"name": "stripe-eu", "verify": {"kind": "stripe", "secretName": "hookfan/shared"}}]}`,
+			want: []string{`sources[2].verify.secretName: "hookfan/shared" is also the secret of sources[0] ("stripe"): a request signed for either source verifies at both, so a request captured at one is accepted at the other; give source "stripe-eu" a secret of its own (the provider issues one per endpoint)`},
+		},
+		{
+			name: "type patterns written as regular expressions",
+			json: dst(`{"name": "a", "url": "https://a.example.com", "filter": {"types": ["^charge\\.(refunded|failed)$", "invoice.paid", "charge.[a-z]+"], "excludeTypes": []}}`),
+			want: []string{
+				`destinations[0].filter.types[0]: "^charge\\.(refunded|failed)$" holds "^", which a type pattern does not interpret: a pattern is an exact type or a prefix ending in "*", never a regular expression, so this matches no event; list each type ("charge.refunded", "charge.failed") or a prefix ("charge.*")`,
+				`destinations[0].filter.types[2]: "charge.[a-z]+" holds "[", which a type pattern does not interpret: a pattern is an exact type or a prefix ending in "*", never a regular expression, so this matches no event; list each type ("charge.refunded", "charge.failed") or a prefix ("charge.*")`,
+			},
+		},
+		{
+			name: "exclude type with white space",
+			json: dst(`{"name": "a", "url": "https://a.example.com", "filter": {"excludeTypes": ["charge.refunded "]}}`),
+			want: []string{`destinations[0].filter.excludeTypes[0]: "charge.refunded " holds " ", which a type pattern does not interpret: a pattern is an exact type or a prefix ending in "*", never a regular expression, so this matches no event; list each type ("charge.refunded", "charge.failed") or a prefix ("charge.*")`},
 		},
 		{
 			name: "filter names an unknown source",
@@ -373,7 +444,7 @@ func TestParseInvalid(t *testing.T) {
 		{
 			name: "archive unknown field",
 			json: `{"sources": [{"name": "s", "verify": {"kind": "github", "secretName": "s"}}], "archive": {"bucket": "x"}}`,
-			want: []string{`unknown field "bucket"; check its spelling against the configuration reference in README.md`},
+			want: []string{`unknown field "bucket"; check its spelling against the configuration reference, docs/configuration.md#configuration-reference`},
 		},
 		{
 			name: "several problems reported at once",
@@ -622,7 +693,7 @@ func TestFromValueMatchesParse(t *testing.T) {
 		t.Errorf("source name = %q, want gh", c.Sources[0].Name)
 	}
 	v["extra"] = true
-	if _, err := FromValue(v); err == nil || err.Error() != `unknown field "extra"; check its spelling against the configuration reference in README.md` {
+	if _, err := FromValue(v); err == nil || err.Error() != `unknown field "extra"; check its spelling against the configuration reference, docs/configuration.md#configuration-reference` {
 		t.Errorf("FromValue(extra) = %v", err)
 	}
 }
@@ -652,7 +723,7 @@ func TestEnvRoundTrip(t *testing.T) {
 		t.Errorf("DecodeDestination(http) = %v, want %q", err, want)
 	}
 	_, err = DecodeSources(`[{"name": "x", "verify": {"kind": "github", "secretName": "s"}, "secret": "leak"}]`)
-	want = `HOOKFAN_SOURCES: unknown field "secret"; check its spelling against the configuration reference in README.md`
+	want = `HOOKFAN_SOURCES: unknown field "secret"; check its spelling against the configuration reference, docs/configuration.md#configuration-reference`
 	if err == nil || err.Error() != want {
 		t.Errorf("DecodeSources(unknown field) = %v, want %q", err, want)
 	}

@@ -22,6 +22,8 @@ func destinationsConfig(t *testing.T, large bool) *Config {
 	    {"name": "types", "url": "https://a.example.com", "filter": {"types": ["invoice.*"]}},
 	    {"name": "strings", "url": "https://a.example.com", "filter": {"body": {"data": {"object": {"status": ["paid"], "id": [{"prefix": "in_"}]}}}}},
 	    {"name": "numbers", "url": "https://a.example.com", "filter": {"body": {"amount": [{"numeric": [">", 100]}]}}},
+	    {"name": "exists", "url": "https://a.example.com", "filter": {"body": {"refund": [{"exists": true}]}}},
+	    {"name": "anything-but", "url": "https://a.example.com", "filter": {"body": {"currency": [{"anything-but": ["usd"]}]}}},
 	    {"name": "both", "url": "https://a.example.com", "filter": {"sources": ["stripe"], "body": {"status": ["paid"]}},
 	     "headers": [{"name": "Authorization", "secretName": "hookfan/dest/both/token"}, {"name": "X-Tenant", "value": "acme"},
 	                 {"name": "X-Other", "secretName": "hookfan/dest/both/token"}]}
@@ -42,6 +44,13 @@ func TestSubscriptionFilter(t *testing.T) {
 		// Numbers mean slightly different things to SNS (five decimal
 		// places): the deliver function alone filters.
 		"numbers": {"", ""},
+		// SNS drops {"refund": null} or "" (no value, its Key matching
+		// page): the function alone judges exists, so an event it
+		// accepts can never vanish before the queue.
+		"exists": {"", ""},
+		// SNS's page on anything-but says both that an array matches
+		// when no element is listed and that ["usd", "gbp"] matches.
+		"anything-but": {"", ""},
 		// One scope per policy: source and type at SNS, the body in the
 		// deliver function.
 		"both": {`{"source":["stripe"]}`, ScopeAttributes},

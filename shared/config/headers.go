@@ -15,6 +15,20 @@ const (
 	MaxHeaderValueBytes = 8192
 )
 
+// Header is one header a destination gets with every delivery. Exactly one
+// of Value and SecretName is set.
+type Header struct {
+	// Name is the header's name: an HTTP token, not one of the headers HTTP
+	// or Hookfan itself sets.
+	Name string `json:"name"`
+	// Value is a static value. It lives in the configuration, the template
+	// and the function's environment: use SecretName for credentials.
+	Value string `json:"value,omitempty"`
+	// SecretName is a Secrets Manager secret whose whole value is the
+	// header's value, verbatim (for example "Bearer eyJ…").
+	SecretName string `json:"secretName,omitempty"`
+}
+
 // reservedHeaders are names a destination's headers may not set: HTTP's
 // hop-by-hop and framing headers, which the client manages and a proxy
 // would act on, Expect (the client would wait for a 100 Continue), and the
@@ -76,6 +90,10 @@ func (d *Destination) validateHeaders(p *problems, at string) {
 		default:
 			if err := CheckHeaderValue(h.Value); err != nil {
 				p.add(field+".value", "%v", err)
+			}
+			// The value is never quoted: it may be the credential.
+			if why, ok := credentialHeader(h.Name); ok && isHeaderName(h.Name) {
+				p.add(field+".value", "is a static value for %q, a credential's header (its name has %q): a static value lives in the configuration, the template and the function's environment; store it in Secrets Manager and name the secret with secretName instead of value (docs/configuration.md#destination-headers)", h.Name, why)
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strings"
 )
 
@@ -54,7 +55,7 @@ func LoadCDKJSON(path string) (*Config, error) {
 		Context map[string]json.RawMessage `json:"context"`
 	}
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("cdk.json %s: %w", path, err)
+		return nil, fmt.Errorf("cdk.json %s: %w", path, DescribeSyntaxError(data, err))
 	}
 	raw, ok := doc.Context[ContextKey]
 	if !ok {
@@ -81,17 +82,46 @@ func decodeStrict(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return describeDecodeError(err)
+		return describeDecodeError(data, err)
 	}
+	end := dec.InputOffset()
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errors.New("decode config: unexpected data after the JSON object; remove it")
+		rest := bytes.TrimLeft(data[end:], " \t\r\n")
+		line, col := LineColumn(data, int64(len(data)-len(rest)))
+		return fmt.Errorf("decode config: unexpected data after the JSON object at line %d, column %d; remove it", line, col)
 	}
-	return nil
+	return checkKeys(data, reflect.TypeOf(v).Elem())
+}
+
+// LineColumn is the 1-based line and column (in bytes) of offset in data:
+// where an editor shows the byte encoding/json counts errors at.
+func LineColumn(data []byte, offset int64) (line, column int) {
+	offset = max(0, min(offset, int64(len(data))))
+	before := data[:offset]
+	line = bytes.Count(before, []byte("\n")) + 1
+	column = int(offset) - (bytes.LastIndexByte(before, '\n') + 1) + 1
+	return line, column
+}
+
+// DescribeSyntaxError gives a JSON syntax error of data its line and
+// column instead of its byte offset; other errors come back as they are.
+func DescribeSyntaxError(data []byte, err error) error {
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &syntaxErr):
+		// The offset counts the byte that broke the syntax.
+		line, col := LineColumn(data, syntaxErr.Offset-1)
+		return fmt.Errorf("invalid JSON at line %d, column %d: %s", line, col, syntaxErr.Error())
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		line, col := LineColumn(data, int64(len(data)))
+		return fmt.Errorf("invalid JSON: the document ends at line %d, column %d before it is complete; close every { and [ and string", line, col)
+	}
+	return err
 }
 
 // describeDecodeError turns encoding/json's errors into the config's style:
 // the field path first, then what is wrong and what would be valid.
-func describeDecodeError(err error) error {
+func describeDecodeError(data []byte, err error) error {
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
 	switch {
@@ -101,11 +131,11 @@ func describeDecodeError(err error) error {
 			field = "(top level)"
 		}
 		return fmt.Errorf("%s: got a JSON %s; want %s", field, typeErr.Value, describeGoType(typeErr.Type.String()))
-	case errors.As(err, &syntaxErr):
-		return fmt.Errorf("decode config: invalid JSON at byte %d: %v", syntaxErr.Offset, err)
+	case errors.As(err, &syntaxErr), errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("decode config: %w", DescribeSyntaxError(data, err))
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.TrimPrefix(err.Error(), "json: unknown field ")
-		return fmt.Errorf("unknown field %s; check its spelling against the configuration reference in README.md", name)
+		return fmt.Errorf("unknown field %s; check its spelling against the configuration reference, docs/configuration.md#configuration-reference", name)
 	case errors.Is(err, io.EOF):
 		return errors.New("decode config: empty document; want a JSON object")
 	default:

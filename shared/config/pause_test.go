@@ -61,7 +61,7 @@ func TestPauseInvalid(t *testing.T) {
 			`destinations[0].pause.maxPause: 72h0m0s cannot fit: the retry schedule alone needs 336h0m0s of the queue's 336h0m0s retention; shorten the schedule to make room for pauses`,
 		}},
 		{"unknown pause field", `, "pause": {"after": 3}`, []string{
-			`unknown field "after"; check its spelling against the configuration reference in README.md`,
+			`unknown field "after"; check its spelling against the configuration reference, docs/configuration.md#configuration-reference`,
 		}},
 		{"not a duration", `, "pause": {"maxPause": 3600}`, []string{
 			`destinations.pause.maxPause: got a JSON value 3600; want a duration string such as "30s", "2m" or "1h30m"`,

@@ -6,16 +6,6 @@ import "time"
 // longest time a message referring to an object can legitimately wait.
 const PayloadMarginDays = 1
 
-// MaxBodyBytes is the largest body this API type hands to the ingest
-// function (MaxBodyBytesREST or MaxBodyBytesHTTP): the ceiling of
-// sources[].maxBodyBytes.
-func (a API) MaxBodyBytes() int {
-	if a.Kind() == APITypeHTTP {
-		return MaxBodyBytesHTTP
-	}
-	return MaxBodyBytesREST
-}
-
 // LargePayloads reports whether any source accepts bodies larger than one
 // SNS message carries: the stack then has a payload bucket, ingest stores
 // bodies that do not fit a message there, and each deliver function reads

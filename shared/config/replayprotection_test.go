@@ -25,7 +25,7 @@ func replayConfig(source, block string) string {
 		if s[0] == source {
 			extra = `, "replayProtection": ` + block
 		}
-		b.WriteString(`{"name": "` + s[0] + `", "verify": {` + s[1] + `, "secretName": "x"}` + extra + `}`)
+		b.WriteString(`{"name": "` + s[0] + `", "verify": {` + s[1] + `, "secretName": "hookfan/sources/` + s[0] + `"}` + extra + `}`)
 	}
 	b.WriteString(`]}`)
 	return b.String()
@@ -47,7 +47,7 @@ func TestReplayInvalid(t *testing.T) {
 		{"shopify", `{"windowDays": 366}`, []string{`sources[2].replayProtection.windowDays: 366 is out of range; use 1 to 365 days (default 7)`}},
 		{"hmac", `{"enabled": false, "windowDays": 30}`, []string{`sources[5].replayProtection.windowDays: set while replayProtection.enabled is false; remove it, or turn replay protection back on`}},
 		{"token", `{"enabled": "no"}`, []string{`sources.replayProtection.enabled: got a JSON string; want true or false`}},
-		{"token", `{"window": "7d"}`, []string{`unknown field "window"; check its spelling against the configuration reference in README.md`}},
+		{"token", `{"window": "7d"}`, []string{`unknown field "window"; check its spelling against the configuration reference, docs/configuration.md#configuration-reference`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.source+" "+tt.block, func(t *testing.T) {

@@ -3,7 +3,9 @@
 // the lanes): strings, whole numbers and RFC 3339 times. A Reader reads an
 // item the way each store decodes it: a missing attribute is the zero
 // value; one of the wrong type, or a number or time that does not parse,
-// is an error naming it, and every such error is kept.
+// is an error naming it, and every such error is kept. It owns the table's
+// key schema: the partition key and the TTL attribute every store's items
+// carry, and that the stack and the local stack create the table with.
 package ddbitem
 
 import (
@@ -14,6 +16,29 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
+
+// The record table's schema. The delivery records (shared/dedupe), the
+// replay records (shared/replayguard) and the lanes share one table, told
+// apart by their keys; the stack (infra/stack) and the local stack create
+// it with these names.
+const (
+	// PartitionKey is the table's only key attribute, a string.
+	PartitionKey = "pk"
+	// ExpiresAt is the table's TTL attribute, in epoch seconds.
+	ExpiresAt = "expires_at"
+)
+
+// Key is the key of the item whose partition key is pk.
+func Key(pk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{PartitionKey: S(pk)}
+}
+
+// KeySchema is the table's key as CreateTable takes it.
+func KeySchema() ([]types.AttributeDefinition, []types.KeySchemaElement) {
+	name := PartitionKey
+	return []types.AttributeDefinition{{AttributeName: &name, AttributeType: types.ScalarAttributeTypeS}},
+		[]types.KeySchemaElement{{AttributeName: &name, KeyType: types.KeyTypeHash}}
+}
 
 // S is a string attribute value.
 func S(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }

@@ -13,9 +13,9 @@ import (
 	"github.com/hookfan/hookfan/shared/ddbitem"
 )
 
-// Attribute names of a delivery record.
+// Attribute names of a delivery record, besides the table's key and TTL
+// attribute (ddbitem.PartitionKey, ddbitem.ExpiresAt).
 const (
-	AttrPK             = "pk"
 	AttrStatus         = "status"
 	AttrLeaseToken     = "lease_token"
 	AttrLeaseUntil     = "lease_until" // epoch milliseconds
@@ -26,7 +26,6 @@ const (
 	AttrDeliveredAt    = "delivered_at"     // RFC 3339, UTC, milliseconds
 	AttrSource         = "source"
 	AttrType           = "type"
-	AttrExpiresAt      = "expires_at"      // epoch seconds, the table's TTL attribute
 	AttrNextAttemptAt  = "next_attempt_at" // RFC 3339, UTC, milliseconds; while FAILED
 	AttrHistory        = "history"         // list of maps, the last MaxHistory attempts
 	AttrReplays        = "replays"         // list of strings, the last MaxReplays finished replays
@@ -52,7 +51,7 @@ type DynamoDBAPI interface {
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 }
 
-// DynamoDB is the Store on a DynamoDB table whose partition key is "pk" (S).
+// DynamoDB is the Store on a DynamoDB table with ddbitem's key schema.
 type DynamoDB struct {
 	api   DynamoDBAPI
 	table string
@@ -81,8 +80,8 @@ const (
 
 var (
 	claimNames = map[string]string{
-		"#pk": AttrPK, "#status": AttrStatus, "#token": AttrLeaseToken, "#until": AttrLeaseUntil,
-		"#source": AttrSource, "#type": AttrType, "#expires": AttrExpiresAt, "#first": AttrFirstAttemptAt,
+		"#pk": ddbitem.PartitionKey, "#status": AttrStatus, "#token": AttrLeaseToken, "#until": AttrLeaseUntil,
+		"#source": AttrSource, "#type": AttrType, "#expires": ddbitem.ExpiresAt, "#first": AttrFirstAttemptAt,
 		"#attempts": AttrAttempts,
 	}
 	finishDeliveredNames = map[string]string{
@@ -107,10 +106,6 @@ var (
 	}()
 )
 
-func pkKey(pk string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{AttrPK: &types.AttributeValueMemberS{Value: pk}}
-}
-
 // claimInput renders the conditional UpdateItem of a claim.
 func (d *DynamoDB) claimInput(in ClaimInput, token string) *dynamodb.UpdateItemInput {
 	values := map[string]types.AttributeValue{
@@ -134,7 +129,7 @@ func (d *DynamoDB) claimInput(in ClaimInput, token string) *dynamodb.UpdateItemI
 	}
 	return &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(d.table),
-		Key:                                 pkKey(in.PK),
+		Key:                                 ddbitem.Key(in.PK),
 		UpdateExpression:                    aws.String(claimUpdate),
 		ConditionExpression:                 aws.String(condition),
 		ExpressionAttributeNames:            names,
@@ -204,7 +199,7 @@ func (d *DynamoDB) finishInput(lease Lease, out Outcome) *dynamodb.UpdateItemInp
 	}
 	return &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(d.table),
-		Key:                       pkKey(lease.PK),
+		Key:                       ddbitem.Key(lease.PK),
 		UpdateExpression:          aws.String(update),
 		ConditionExpression:       aws.String(finishCondition),
 		ExpressionAttributeNames:  names,
@@ -231,7 +226,7 @@ func (d *DynamoDB) Finish(ctx context.Context, lease Lease, out Outcome) error {
 
 // Get reads a record with a strongly consistent read.
 func (d *DynamoDB) Get(ctx context.Context, pk string) (Record, bool, error) {
-	out, err := d.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(d.table), Key: pkKey(pk), ConsistentRead: aws.Bool(true)})
+	out, err := d.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(d.table), Key: ddbitem.Key(pk), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return Record{}, false, fmt.Errorf("get %s: %w", pk, err)
 	}
@@ -250,7 +245,7 @@ func (d *DynamoDB) Get(ctx context.Context, pk string) (Record, bool, error) {
 func decodeRecord(item map[string]types.AttributeValue) (Record, error) {
 	var r Record
 	it := ddbitem.NewReader(item)
-	r.PK = it.String(AttrPK)
+	r.PK = it.String(ddbitem.PartitionKey)
 	r.Status = Status(it.String(AttrStatus))
 	r.LeaseToken = it.String(AttrLeaseToken)
 	if ms := it.Int(AttrLeaseUntil); ms != 0 {
@@ -263,7 +258,7 @@ func decodeRecord(item map[string]types.AttributeValue) (Record, error) {
 	r.DeliveredAt = it.Time(AttrDeliveredAt)
 	r.Source = it.String(AttrSource)
 	r.Type = it.String(AttrType)
-	if s := it.Int(AttrExpiresAt); s != 0 {
+	if s := it.Int(ddbitem.ExpiresAt); s != 0 {
 		r.ExpiresAt = time.Unix(s, 0)
 	}
 	r.NextAttemptAt = it.Time(AttrNextAttemptAt)

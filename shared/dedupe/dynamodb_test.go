@@ -138,40 +138,6 @@ func TestDynamoDBClaimInput(t *testing.T) {
 	}
 }
 
-// TestDynamoDBClaimConditions: a claim refuses the final states; an
-// operator's replay refuses only a live lease.
-func TestDynamoDBClaimConditions(t *testing.T) {
-	for _, tt := range []struct {
-		replay        string
-		wantCondition string
-		wantFinal     bool // :delivered and :gone are bound
-	}{
-		{"", "attribute_not_exists(#pk) OR (#status <> :delivered AND #status <> :gone AND (attribute_not_exists(#until) OR #until < :now))", true},
-		{"rpl_1", "attribute_not_exists(#pk) OR ((attribute_not_exists(#until) OR #until < :now) AND NOT contains(#replays, :replay))", false},
-	} {
-		f := &fakeDynamo{update: func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
-			return &dynamodb.UpdateItemOutput{Attributes: item("pk", "orders#e1", "status", "IN_PROGRESS", "attempts", int64(1))}, nil
-		}}
-		in := claimAt("orders#e1", t0, time.Minute)
-		in.Replay = tt.replay
-		if _, err := dedupe.NewDynamoDB(f, "deliveries").Claim(context.Background(), in); err != nil {
-			t.Fatal(err)
-		}
-		got := f.updates[0]
-		checkExpressions(t, got)
-		if c := aws.ToString(got.ConditionExpression); c != tt.wantCondition {
-			t.Errorf("replay %q: condition %q, want %q", tt.replay, c, tt.wantCondition)
-		}
-		if r, ok := got.ExpressionAttributeValues[":replay"].(*types.AttributeValueMemberS); (tt.replay != "") != ok || ok && r.Value != tt.replay {
-			t.Errorf("replay %q: :replay = %v", tt.replay, got.ExpressionAttributeValues[":replay"])
-		}
-		gone, ok := got.ExpressionAttributeValues[":gone"].(*types.AttributeValueMemberS)
-		if ok != tt.wantFinal || (ok && gone.Value != "GONE") {
-			t.Errorf("replay %v: :gone = %v, want bound to GONE: %v", tt.replay, got.ExpressionAttributeValues[":gone"], tt.wantFinal)
-		}
-	}
-}
-
 func TestDynamoDBClaimRefused(t *testing.T) {
 	until := t0.Add(20 * time.Second)
 	tests := []struct {
@@ -215,76 +181,6 @@ func TestDynamoDBClaimOtherError(t *testing.T) {
 	_, err := dedupe.NewDynamoDB(f, "t").Claim(context.Background(), claimAt("orders#e1", t0, time.Minute))
 	if !errors.Is(err, boom) || errors.Is(err, dedupe.ErrInFlight) || errors.Is(err, dedupe.ErrDuplicate) {
 		t.Fatalf("Claim error = %v, want the service error, not a refusal", err)
-	}
-}
-
-func TestDynamoDBFinish(t *testing.T) {
-	lease := dedupe.Lease{PK: "orders#e1", Token: "tok", Until: t0.Add(time.Minute), Attempts: 1}
-	tests := []struct {
-		name       string
-		out        dedupe.Outcome
-		answer     error
-		wantErr    error
-		wantUpdate string
-		wantValues map[string]string
-	}{
-		{
-			name: "delivered", out: dedupe.Outcome{Status: dedupe.StatusDelivered, HTTPStatus: 200, At: t0},
-			wantUpdate: "SET #status = :status, #last_status = :code, #delivered_at = :at_text, #history = :history, #replays = :replays REMOVE #token, #until, #last_error, #next",
-			wantValues: map[string]string{":token": "tok", ":status": "DELIVERED", ":code": "200", ":at_text": "2026-11-30T12:00:00.000Z"},
-		},
-		{
-			name: "failed", out: dedupe.Outcome{Status: dedupe.StatusFailed, HTTPStatus: 500, Error: "HTTP 500", At: t0, NextAttemptAt: t0.Add(30 * time.Second)},
-			wantUpdate: "SET #status = :status, #last_status = :code, #last_error = :error, #history = :history, #next = :next_text REMOVE #token, #until",
-			wantValues: map[string]string{":token": "tok", ":status": "FAILED", ":code": "500", ":error": "HTTP 500", ":next_text": "2026-11-30T12:00:30.000Z"},
-		},
-		{
-			name: "dead", out: dedupe.Outcome{Status: dedupe.StatusDead, Error: "dial: connection refused", At: t0},
-			wantUpdate: "SET #status = :status, #last_status = :code, #last_error = :error, #history = :history, #replays = :replays REMOVE #token, #until, #next",
-			wantValues: map[string]string{":token": "tok", ":status": "DEAD", ":code": "0", ":error": "dial: connection refused"},
-		},
-		{
-			name: "gone", out: dedupe.Outcome{Status: dedupe.StatusGone, HTTPStatus: 410, Error: "HTTP 410", At: t0},
-			wantUpdate: "SET #status = :status, #last_status = :code, #last_error = :error, #history = :history, #replays = :replays REMOVE #token, #until, #next",
-			wantValues: map[string]string{":token": "tok", ":status": "GONE", ":code": "410", ":error": "HTTP 410"},
-		},
-		{
-			name: "lease lost", out: dedupe.Outcome{Status: dedupe.StatusDelivered, HTTPStatus: 200, At: t0},
-			answer: sdkError(&types.ConditionalCheckFailedException{}), wantErr: dedupe.ErrLeaseLost,
-			wantUpdate: "SET #status = :status, #last_status = :code, #delivered_at = :at_text, #history = :history, #replays = :replays REMOVE #token, #until, #last_error, #next",
-			wantValues: map[string]string{":token": "tok", ":status": "DELIVERED", ":code": "200", ":at_text": "2026-11-30T12:00:00.000Z"},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f := &fakeDynamo{update: func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
-				return &dynamodb.UpdateItemOutput{}, tt.answer
-			}}
-			err := dedupe.NewDynamoDB(f, "t").Finish(context.Background(), lease, tt.out)
-			if !errors.Is(err, tt.wantErr) || (err != nil) != (tt.wantErr != nil) {
-				t.Fatalf("Finish error = %v, want %v", err, tt.wantErr)
-			}
-			in := f.updates[0]
-			checkExpressions(t, in)
-			if got := aws.ToString(in.UpdateExpression); got != tt.wantUpdate {
-				t.Errorf("update = %q, want %q", got, tt.wantUpdate)
-			}
-			if got := aws.ToString(in.ConditionExpression); got != "#token = :token" {
-				t.Errorf("condition = %q, want the lease token", got)
-			}
-			got := map[string]string{}
-			for k, v := range in.ExpressionAttributeValues {
-				switch v := v.(type) {
-				case *types.AttributeValueMemberS:
-					got[k] = v.Value
-				case *types.AttributeValueMemberN:
-					got[k] = v.Value
-				}
-			}
-			if diff := cmp.Diff(tt.wantValues, got); diff != "" {
-				t.Errorf("values (-want +got):\n%s", diff)
-			}
-		})
 	}
 }
 

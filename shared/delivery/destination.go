@@ -22,8 +22,8 @@ type Payloads interface {
 	Get(ctx context.Context, ref payload.Reference) ([]byte, error)
 }
 
-// HeaderSecrets reads the secrets a destination's headers carry, verbatim
-// (*secrets.Cache).
+// HeaderSecrets reads the secrets a destination's headers and its URL
+// (urlSecretName) carry, verbatim (*secrets.Cache).
 type HeaderSecrets interface {
 	Value(ctx context.Context, name string) (string, error)
 	RefreshValue(ctx context.Context, name string) (value string, changed bool, err error)
@@ -108,15 +108,40 @@ func (h *Handler) destinationHeaders(ctx context.Context) ([]header, error) {
 	return out, nil
 }
 
-// refreshHeaderSecrets reads the headers' secrets again after the
-// destination refused a delivery as unauthorized (401, 403): a credential
+// errURLSecret means the destination's URL secret could not be read or
+// holds no URL the destination may be sent to. Its text names the secret
+// and the URL's host at most, never the URL: its path or query carries a
+// token.
+var errURLSecret = errors.New("url secret unusable")
+
+// endpoint returns the URL deliveries are POSTed to: the configured url,
+// or the value of the urlSecretName secret (cached like the headers'),
+// checked as validation checks a configured one, so the address guard's
+// rules hold for it too before the transport's own check at connect time.
+func (h *Handler) endpoint(ctx context.Context) (string, error) {
+	name := h.dest.URLSecretName
+	if name == "" {
+		return h.dest.URL, nil
+	}
+	v, err := h.headerSecrets.Value(ctx, name)
+	if err != nil {
+		return "", fmt.Errorf("%w: secret %q: %w", errURLSecret, name, err)
+	}
+	if err := config.CheckURL(v, h.dest.AllowPrivateNetworks); err != nil {
+		return "", fmt.Errorf("%w: secret %q: %w", errURLSecret, name, err)
+	}
+	return v, nil
+}
+
+// refreshHeaderSecrets reads the headers' secrets (and the URL's) again
+// after the destination refused a delivery as unauthorized (401, 403): a credential
 // rotated at the subscriber's side is used from the next attempt on, not
 // after the cache's TTL. The cache bounds how often the store is asked.
 func (h *Handler) refreshHeaderSecrets(ctx context.Context, status int) {
 	if status != http.StatusUnauthorized && status != http.StatusForbidden {
 		return
 	}
-	for _, name := range h.dest.HeaderSecrets() {
+	for _, name := range h.dest.Secrets() {
 		_, _, _ = h.headerSecrets.RefreshValue(ctx, name) // a failure leaves the cached value in use
 	}
 }

@@ -250,3 +250,85 @@ func TestParseReferenceMessage(t *testing.T) {
 		t.Errorf("payload with an encoding: %v, want ErrMalformed", err)
 	}
 }
+
+func withURLSecret(hs *fakeHeaderSecrets, name string) func(*Options) {
+	return func(o *Options) {
+		o.Destination.URL, o.Destination.URLSecretName = "", name
+		o.HeaderSecrets = hs
+	}
+}
+
+// TestURLFromSecret: a destination whose URL carries a token reads it from
+// its secret; the token is in no log line.
+func TestURLFromSecret(t *testing.T) {
+	secret := newSecret(t)
+	sub := newSubscriber(t, secret, nil)
+	hs := &fakeHeaderSecrets{values: map[string]string{"hookfan/dest/orders/url": sub.URL + "/hooks/tok_do-not-log?key=k_do-not-log"}}
+	h := newHarness(t, "", secret, withURLSecret(hs, "hookfan/dest/orders/url"))
+	resp, _ := h.h.Handle(context.Background(), batch(sqsRecord("evt_u1", 1)))
+	if f := failures(resp); len(f) != 0 {
+		t.Fatalf("failures %v", f)
+	}
+	got := sub.requests()
+	if len(got) != 1 || got[0].uri != "/hooks/tok_do-not-log?key=k_do-not-log" || got[0].err != nil {
+		t.Fatalf("requests %+v, want one signed POST to the secret's path and query", got)
+	}
+	if strings.Contains(h.logs.b.String(), "do-not-log") {
+		t.Errorf("the URL's token reached the log: %s", h.logs.b.String())
+	}
+}
+
+// TestURLSecretProblems: a URL secret that cannot be read, or holds no URL
+// validation would accept, is a failure of ours: nothing is sent, the
+// message is backed off, and the log names the secret, never its value.
+func TestURLSecretProblems(t *testing.T) {
+	for name, hs := range map[string]*fakeHeaderSecrets{
+		"unavailable":         {err: secrets.ErrUnavailable},
+		"not a URL":           {values: map[string]string{"u": "tok_do-not-log"}},
+		"a trailing newline":  {values: map[string]string{"u": "https://a.example.com/tok_do-not-log\n"}},
+		"credentials in it":   {values: map[string]string{"u": "https://user:do-not-log@a.example.com/"}},
+		"another scheme":      {values: map[string]string{"u": "ftp://a.example.com/do-not-log"}},
+		"with a fragment":     {values: map[string]string{"u": "https://a.example.com/do-not-log#x"}},
+		"a relative URL":      {values: map[string]string{"u": "/hooks/do-not-log"}},
+		"an opaque reference": {values: map[string]string{"u": "mailto:do-not-log@example.com"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			secret := newSecret(t)
+			sub := newSubscriber(t, secret, nil)
+			h := newHarness(t, "", secret, withURLSecret(hs, "u"))
+			resp, _ := h.h.Handle(context.Background(), batch(sqsRecord("evt_u2", 1)))
+			if f := failures(resp); len(f) != 1 || len(sub.requests()) != 0 {
+				t.Fatalf("failures %v, %d requests; want the record failed and nothing sent", f, len(sub.requests()))
+			}
+			if v := h.sqs.visibility()["rh-evt_u2"]; len(v) != 1 || v[0] != 5 {
+				t.Errorf("visibility %v, want the schedule's first delay (5 s)", v)
+			}
+			logs := h.logs.b.String()
+			if !strings.Contains(logs, "url secret unavailable") || !strings.Contains(logs, `secret \"u\"`) || strings.Contains(logs, "do-not-log") {
+				t.Errorf("log %s", logs)
+			}
+		})
+	}
+}
+
+// TestURLSecretRefreshedOn401: a 401 reads the URL's secret again, as it
+// does the headers'.
+func TestURLSecretRefreshedOn401(t *testing.T) {
+	secret := newSecret(t)
+	sub := newSubscriber(t, secret, func(string) reply { return reply{status: http.StatusUnauthorized} })
+	hs := &fakeHeaderSecrets{values: map[string]string{"u": sub.URL + "/t"}}
+	h := newHarness(t, "", secret, withURLSecret(hs, "u"))
+	h.h.Handle(context.Background(), batch(sqsRecord("evt_u3", 1)))
+	if len(hs.refreshed) != 1 || hs.refreshed[0] != "u" {
+		t.Errorf("refreshed %v, want [u]", hs.refreshed)
+	}
+}
+
+func TestNewHandlerNeedsURLSecretReader(t *testing.T) {
+	dest := config.Destination{Name: "orders", URLSecretName: "u"}
+	_, err := NewHandler(Options{Destination: dest, QueueURL: "q", SecretID: "s", Store: dedupe.NewMemory(), SQS: &fakeSQS{},
+		Secrets: &fakeSecrets{}, Client: http.DefaultClient, Metrics: metrics.NewRecorder(&captureSink{})})
+	if err == nil || !strings.Contains(err.Error(), "HeaderSecrets") {
+		t.Errorf("NewHandler without HeaderSecrets: %v", err)
+	}
+}

@@ -254,7 +254,7 @@ func (h *Handler) deliver(ctx context.Context, started time.Time, rec parsedReco
 	if !ok {
 		return stop
 	}
-	res := h.send(ctx, p.msg, p.signer, p.headers, sendTimeout)
+	res := h.send(ctx, p.url, p.msg, p.signer, p.headers, sendTimeout)
 	h.refreshHeaderSecrets(ctx, res.status)
 	h.count(metrics.DeliveryAttempts)
 	h.metrics.Add(metrics.DeliveryLatency, metrics.Milliseconds, float64(res.latency.Milliseconds()), h.dim)
@@ -267,6 +267,7 @@ type prepared struct {
 	log     *slog.Logger
 	signer  *signing.Signer
 	headers []header  // the destination's own
+	url     string    // where to POST it
 	started time.Time // the invocation's start
 	now     time.Time // the claim's time
 	// send is the longest the POST may take; leaseUntil covers the claim,
@@ -304,6 +305,10 @@ func (h *Handler) prepare(ctx context.Context, started time.Time, rec parsedReco
 	if p.headers, err = h.destinationHeaders(ctx); err != nil {
 		h.count(metrics.DeliveryFailed)
 		return p, h.notAttempted(ctx, p, "header secret unavailable", err), false
+	}
+	if p.url, err = h.endpoint(ctx); err != nil {
+		h.count(metrics.DeliveryFailed)
+		return p, h.notAttempted(ctx, p, "url secret unavailable", err), false
 	}
 	p.now = h.now()
 	if p.send, p.leaseUntil, ok = h.budget(ctx, p.now); !ok {

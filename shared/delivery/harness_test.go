@@ -168,6 +168,7 @@ type received struct {
 	header http.Header
 	body   []byte
 	err    error // signature verification
+	uri    string
 }
 
 // reply is how the subscriber answers.
@@ -197,7 +198,7 @@ func newSubscriber(t testing.TB, secret string, answer func(id string) reply) *s
 		body, _ := io.ReadAll(r.Body)
 		verr := wh.Verify(body, r.Header)
 		s.mu.Lock()
-		s.got = append(s.got, received{header: r.Header.Clone(), body: body, err: verr})
+		s.got = append(s.got, received{header: r.Header.Clone(), body: body, err: verr, uri: r.URL.RequestURI()})
 		s.mu.Unlock()
 		rep := reply{status: http.StatusOK}
 		if s.answer != nil {

@@ -52,10 +52,10 @@ func NewHandler(o Options) (*Handler, error) {
 		name string
 		ok   bool
 	}{
-		{"Destination.Name", o.Destination.Name != ""}, {"Destination.URL", o.Destination.URL != ""},
+		{"Destination.Name", o.Destination.Name != ""}, {"Destination.URL or URLSecretName", o.Destination.URL != "" || o.Destination.URLSecretName != ""},
 		{"QueueURL", o.QueueURL != ""}, {"SecretID", o.SecretID != ""}, {"Store", o.Store != nil},
 		{"SQS", o.SQS != nil}, {"Secrets", o.Secrets != nil}, {"Client", o.Client != nil}, {"Metrics", o.Metrics != nil},
-		{"HeaderSecrets (the destination's headers name secrets)", o.HeaderSecrets != nil || len(o.Destination.HeaderSecrets()) == 0},
+		{"HeaderSecrets (the destination's headers or URL name secrets)", o.HeaderSecrets != nil || len(o.Destination.Secrets()) == 0},
 	}
 	var missing []error
 	for _, r := range required {

@@ -134,6 +134,10 @@ func (h *Handler) probe(ctx context.Context, s lane.State) lane.ProbeResult {
 	if err != nil {
 		return lane.ProbeResult{At: now, Error: "not sent: " + err.Error()}
 	}
+	to, err := h.endpoint(ctx)
+	if err != nil {
+		return lane.ProbeResult{At: now, Error: "not sent: " + err.Error()}
+	}
 	body, err := json.Marshal(ProbeBody{Type: ProbeType, Destination: h.dest.Name, PausedAt: s.PausedAt.UTC(), Reason: s.Reason, Probe: s.Probes})
 	if err != nil {
 		return lane.ProbeResult{At: now, Error: "not sent: " + err.Error()}
@@ -146,7 +150,7 @@ func (h *Handler) probe(ctx context.Context, s lane.State) lane.ProbeResult {
 	if deadline, ok := ctx.Deadline(); ok {
 		timeout = min(timeout, time.Until(deadline))
 	}
-	res := h.send(ctx, msg, signer, headers, timeout)
+	res := h.send(ctx, to, msg, signer, headers, timeout)
 	return lane.ProbeResult{At: h.now(), OK: res.verdict() == delivered, Status: res.status, Error: res.describe()}
 }
 

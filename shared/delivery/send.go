@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -94,14 +93,15 @@ func innermost(err error) string {
 	return err.Error()
 }
 
-// send POSTs one signed delivery within timeout, reads up to
+// send POSTs one signed delivery to the URL to within timeout, reads up to
 // MaxResponseBody of the answer and discards it.
-func (h *Handler) send(ctx context.Context, msg Message, signer *signing.Signer, extra []header, timeout time.Duration) result {
+func (h *Handler) send(ctx context.Context, to string, msg Message, signer *signing.Signer, extra []header, timeout time.Duration) result {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.dest.URL, bytes.NewReader(msg.Body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, to, bytes.NewReader(msg.Body))
 	if err != nil {
-		return result{err: fmt.Errorf("build request: %w", err)}
+		// Not the error itself: it quotes the URL.
+		return result{err: errors.New("build request: the URL is not usable")}
 	}
 	ts := h.now()
 	req.Header = http.Header{

@@ -2,8 +2,11 @@ package ingest
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/hookfan/hookfan/shared/config"
 )
 
 // Error codes of ingest's answers. They are part of the public contract:
@@ -40,7 +43,7 @@ type answer struct {
 	message string
 }
 
-// answers is the table of error answers (documented in the README).
+// answers is the table of error answers (documented in docs/providers.md#answers).
 var answers = map[string]answer{
 	CodeMethodNotAllowed:       {http.StatusMethodNotAllowed, "Webhooks must be sent with POST."},
 	CodeUnknownSource:          {http.StatusNotFound, "No webhook source is configured under this name."},
@@ -84,3 +87,31 @@ var errorBodies = func() map[string]string {
 // acceptedBody is the 202 answer's body, {"id":"<id>"}: an id is "evt_"
 // and hex digits, with nothing to escape.
 func acceptedBody(id string) string { return `{"id":"` + id + `"}` }
+
+// ServerErrorCodes are the codes ingest can answer source s with a 5xx,
+// sorted: what the provider is asked to retry, and what pages an operator
+// (the stack's IngestFailed alarms). The replay codes need replay
+// protection, CodePayloadStoreFailed bodies larger than one SNS message;
+// every other 5xx code can reach any source. CodePublishFailed counts as
+// IngestPublishFailed, the others as IngestRejected with their Reason.
+func ServerErrorCodes(s config.Source) []string {
+	var codes []string
+	for code, a := range answers {
+		if a.status < http.StatusInternalServerError {
+			continue
+		}
+		switch code {
+		case CodeReplayCheckUnavailable, CodeRequestInFlight:
+			if s.ReplayWindow() == 0 {
+				continue
+			}
+		case CodePayloadStoreFailed:
+			if s.BodyLimit() <= config.MaxBodyBytesCeiling {
+				continue
+			}
+		}
+		codes = append(codes, code)
+	}
+	slices.Sort(codes)
+	return codes
+}

@@ -29,6 +29,7 @@ func FuzzHandler(f *testing.F) {
 	f.Add([]byte(`{"id":"evt_1","type":"a\u0001"}`), "", true, "")
 	f.Add([]byte{0xff, 0x00}, "t=1764478800,v0=ab", false, "text/plain\x00")
 	f.Add([]byte(`{"id":"evt_1","type":"a","type":"b"}`), "", false, "application/json")
+	f.Add([]byte(`{"id":"evt_1","type":"a","ID":"evt_2"}`), "", false, "application/json")
 	f.Add([]byte("{\"id\":\"evt_1\",\"type\":\"a\",\"n\":\"\uffff\\u0000\xff\"} "), "", true, "application/json")
 	f.Fuzz(func(t *testing.T, body []byte, sig string, asBase64 bool, contentType string) {
 		r := newRig(t, testSources())

@@ -69,7 +69,7 @@ const maxLoggedSourceBytes = 64
 // reach five times the live heap (16 MB at least), a few percent of the
 // function's memory, for a quarter of the collections; Lambda runs one
 // request at a time per process, so the live heap does not grow with
-// traffic (README, ingest decisions).
+// traffic (docs/decisions.md#ingest-runs-with-gogc400).
 const GCPercent = 400
 
 // Options configures a Handler.
@@ -215,16 +215,16 @@ func (h *Handler) handle(ctx context.Context, req *events.APIGatewayProxyRequest
 	}
 	ident, err := src.kind.Identify(src.params, hdr, body)
 	if err != nil {
-		return reject(name, true, identifyCode(err), fmt.Errorf("%s event: %w", src.kind.Name, err))
+		return h.unidentified(ctx, src, hdr, body, received, reject(name, true, identifyCode(err), fmt.Errorf("%s event: %w", src.kind.Name, err)))
 	}
 	if ident.Handshake {
 		return challenge(name, ident.Challenge)
 	}
 	if !message.ValidAttribute(ident.ID) {
-		return reject(name, true, CodeEventIDInvalid, fmt.Errorf("event id %s", quoteStart(ident.ID)))
+		return h.unidentified(ctx, src, hdr, body, received, reject(name, true, CodeEventIDInvalid, fmt.Errorf("event id %s", quoteStart(ident.ID))))
 	}
 	if !message.ValidAttribute(ident.Type) {
-		return reject(name, true, CodeEventTypeInvalid, fmt.Errorf("event type %s", quoteStart(ident.Type)))
+		return h.unidentified(ctx, src, hdr, body, received, reject(name, true, CodeEventTypeInvalid, fmt.Errorf("event type %s", quoteStart(ident.Type))))
 	}
 	id := EventID(name, ident.ID)
 	text := message.Text
@@ -236,13 +236,15 @@ func (h *Handler) handle(ctx context.Context, req *events.APIGatewayProxyRequest
 		receivedAt: received.UTC().Format(message.ReceivedAtLayout),
 	}}
 	res := outcome{source: name, known: true, id: id, typ: ident.Type, providerID: ident.ID}
+	if src.replayWindow > 0 {
+		// The replay check first: a copy is answered as its original
+		// whatever message its unsigned headers would make.
+		return h.publishOnce(ctx, src, req, hdr, msg, res, received)
+	}
 	in, code, err := h.message(ctx, req, msg)
 	if code != "" {
 		res.status, res.code, res.detail = answers[code].status, code, err
 		return res
-	}
-	if src.replayWindow > 0 {
-		return h.publishOnce(ctx, src, req, hdr, ident, msg, in, res, received)
 	}
 	return h.publish(ctx, in, res)
 }

@@ -263,6 +263,11 @@ func TestRejections(t *testing.T) {
 		body("stripe duplicate type", "stripe", `{"id":"e1","type":"a","type":"b"}`, "body_duplicate_key"),
 		body("stripe duplicate id", "stripe", `{"id":"e1","type":"a","data":{},"id":"e2"}`, "body_duplicate_key"),
 		body("stripe duplicate through an escape", "stripe", `{"id":"e1","type":"a","typ\u0065":"b"}`, "body_duplicate_key"),
+		// Go's encoding/json reads "ID" as id, the last one winning: the
+		// subscriber would see event e2 where Hookfan deduplicated e1.
+		body("stripe id beside ID", "stripe", `{"id":"e1","type":"a","ID":"e2"}`, "body_duplicate_key"),
+		body("stripe type beside Type", "stripe", `{"Type":"b","id":"e1","type":"a"}`, "body_duplicate_key"),
+		body("slack event beside Event", "slack", `{"type":"event_callback","event_id":"Ev1","event":{"type":"a"},"Event":{"type":"b"}}`, "body_duplicate_key"),
 		body("stripe keys are case-sensitive", "stripe", `{"ID":"e1","type":"a"}`, "event_id_missing"),
 		body("stripe id a number", "stripe", `{"id":1,"type":"a"}`, "event_id_missing"),
 		body("stripe empty id", "stripe", `{"id":"","type":"a"}`, "event_id_invalid"),

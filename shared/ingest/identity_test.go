@@ -8,7 +8,7 @@ import (
 	"github.com/hookfan/hookfan/shared/provider"
 )
 
-// TestIdentityEdges covers the id and type rules the README documents for
+// TestIdentityEdges covers the id and type rules docs/providers.md#how-requests-are-read documents for
 // bodies the samples do not show.
 func TestIdentityEdges(t *testing.T) {
 	jsonHeader := func(kv ...string) http.Header {
@@ -29,7 +29,7 @@ func TestIdentityEdges(t *testing.T) {
 		{"github body not JSON", "github", provider.GitHub, "payload=%7B%7D", jsonHeader("X-GitHub-Delivery", "d-1", "X-GitHub-Event", "push"), "d-1", "push"},
 		{"github action not a string", "github", provider.GitHub, `{"action":{"x":1}}`, jsonHeader("X-GitHub-Delivery", "d-2", "X-GitHub-Event", "check_run"), "d-2", "check_run"},
 		{"github body JSON with garbage after it: not JSON, bare type", "github", provider.GitHub, `{"action":"created"} x`, jsonHeader("X-GitHub-Delivery", "d-3", "X-GitHub-Event", "label"), "d-3", "label"},
-		{"stripe keys match exactly", "stripe", provider.Stripe, `{"ID":"upper","id":"evt_1","TYPE":"upper","Type":"title","type":"charge.succeeded"}`, jsonHeader(), "evt_1", "charge.succeeded"},
+		{"stripe case variants off the path", "stripe", provider.Stripe, `{"id":"evt_1","Data":{"ID":"x"},"data":{},"type":"charge.succeeded"}`, jsonHeader(), "evt_1", "charge.succeeded"},
 		{"stripe escaped key", "stripe", provider.Stripe, `{"\u0069d":"evt_2","type":"charge.succeeded"}`, jsonHeader(), "evt_2", "charge.succeeded"},
 		{"stripe duplicate keys off the path", "stripe", provider.Stripe, `{"id":"evt_3","type":"t","data":{"x":1,"x":2},"id_":1,"object":"a","object":"b"}`, jsonHeader(), "evt_3", "t"},
 		{"stripe wanted keys nested elsewhere", "stripe", provider.Stripe, `{"data":{"id":"nested","type":"nested"},"id":"evt_4","type":"top"}`, jsonHeader(), "evt_4", "top"},

@@ -124,3 +124,48 @@ func TestNoStoreKeeps413(t *testing.T) {
 }
 
 func sha(b []byte) [32]byte { return sha256.Sum256(b) }
+
+// countingPayloads counts the bodies stored.
+type countingPayloads struct {
+	next *payload.Memory
+	puts int
+}
+
+func (c *countingPayloads) Put(ctx context.Context, eventID string, body []byte) (payload.Reference, error) {
+	c.puts++
+	return c.next.Put(ctx, eventID, body)
+}
+
+// TestLargeBodyCopyStoresNothing: with replay protection the claim comes
+// before the message is built, so a copy of a published large request —
+// under a new event id — stores no second body, and is answered as the
+// original.
+func TestLargeBodyCopyStoresNothing(t *testing.T) {
+	src := config.Source{Name: "acme", Verify: config.Verify{Kind: "hmac", SecretName: "hookfan/sources/acme", Header: "X-Signature"},
+		Event: config.EventFields{IDHeader: "X-Acme-Id"}, MaxBodyBytes: config.MaxBodyBytesREST}
+	r := newRig(t, []config.Source{src})
+	store := &countingPayloads{next: payload.NewMemory("hookfan-payloads")}
+	h, err := ingest.New(ingest.Options{
+		Sources: []config.Source{src}, TopicARN: topicARN, Publisher: r.pub, Secrets: r.sec, Replay: r.rep,
+		Metrics: metrics.NewRecorder(r.met), Logger: slog.New(slog.NewJSONHandler(r.log, nil)),
+		Now: func() time.Time { return r.now }, Payloads: store,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.h = h
+	s := events.Sample{Kind: "hmac", Name: "big", Body: bigBody(1<<20, 'a'), Header: http.Header{"X-Acme-Id": {"first"}}}
+	hdr, err := events.Sign(src.Verify, s, r.now, secretOf(src.Name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	original := acceptedID(t, r.do(t, events.ProxyRequest(src.Name, hdr, s.Body)))
+	copyHdr := hdr.Clone()
+	copyHdr.Set("X-Acme-Id", "second")
+	if id := acceptedID(t, r.do(t, events.ProxyRequest(src.Name, copyHdr, s.Body))); id != original {
+		t.Errorf("the copy answered %s, want the original's %s", id, original)
+	}
+	if store.puts != 1 || len(r.pub.published()) != 1 {
+		t.Errorf("%d bodies stored and %d published, want the original's one each", store.puts, len(r.pub.published()))
+	}
+}

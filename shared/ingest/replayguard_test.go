@@ -3,6 +3,7 @@ package ingest_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/provider"
 	"github.com/hookfan/hookfan/shared/replayguard"
 )
 
@@ -25,10 +27,10 @@ import (
 type spyGuard struct {
 	next *replayguard.Memory
 
-	mu                           sync.Mutex
-	claims                       []replayguard.ClaimInput
-	confirms, releases           int
-	claimErr, confirmErr, relErr error
+	mu                                   sync.Mutex
+	claims                               []replayguard.ClaimInput
+	confirms, releases, gets             int
+	claimErr, confirmErr, relErr, getErr error
 }
 
 func (g *spyGuard) Claim(ctx context.Context, in replayguard.ClaimInput) (replayguard.Lease, error) {
@@ -51,6 +53,17 @@ func (g *spyGuard) Confirm(ctx context.Context, l replayguard.Lease, at time.Tim
 		return err
 	}
 	return g.next.Confirm(ctx, l, at)
+}
+
+func (g *spyGuard) Get(ctx context.Context, key string) (replayguard.Record, bool, error) {
+	g.mu.Lock()
+	g.gets++
+	err := g.getErr
+	g.mu.Unlock()
+	if err != nil {
+		return replayguard.Record{}, false, err
+	}
+	return g.next.Get(ctx, key)
 }
 
 func (g *spyGuard) Release(ctx context.Context, l replayguard.Lease) error {
@@ -113,7 +126,7 @@ func (r *rig) publishedIDs() []string {
 // TestReplayAnsweredAsOriginal: a captured signed request sent again —
 // under a new event id, re-typed, with its signature re-spelled — is
 // answered 202 with the original's id and not published; what a replayer
-// cannot forge (another body, for Shopify another topic) is a new event.
+// cannot forge (another body) is a new event.
 func TestReplayAnsweredAsOriginal(t *testing.T) {
 	type send struct {
 		name   string
@@ -150,7 +163,8 @@ func TestReplayAnsweredAsOriginal(t *testing.T) {
 			{"new webhook id", header("X-Shopify-Webhook-Id", "c0ffee00-0000-4000-8000-000000000001"), nil, "original"},
 			{"the same order under another topic", func(req eventsRequest) eventsRequest {
 				return withHeader(withHeader(req, "X-Shopify-Topic", "orders/paid"), "X-Shopify-Webhook-Id", "c0ffee00-0000-4000-8000-000000000002")
-			}, nil, "new"},
+			}, nil, "original"},
+			{"another order", header("X-Shopify-Webhook-Id", "c0ffee00-0000-4000-8000-000000000003"), otherBody("shopify", "orders.create"), "new"},
 		}},
 		{"hmac", "hmac", "order.created", []send{
 			{"resent", nil, nil, "original"},
@@ -196,6 +210,197 @@ func TestReplayAnsweredAsOriginal(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReplayUnsignedHeaderVariants: for every kind with replay protection,
+// a captured request whose unsigned headers a replayer rewrote — each
+// header alone, then all at once — gets exactly the original's answer
+// (status, headers and body: 202 with the original's id) and publishes
+// nothing — also when the rewrite leaves it naming no usable event (an id
+// or type removed, or one SQS refuses). The signature covers the body
+// alone, so nothing else may tell a copy from the original (issue 19,
+// point 3: Shopify's topic).
+func TestReplayUnsignedHeaderVariants(t *testing.T) {
+	type variant struct {
+		name string
+		edit func(h http.Header)
+	}
+	set := func(name, value string) func(http.Header) {
+		return func(h http.Header) { h.Set(name, value) }
+	}
+	del := func(name string) func(http.Header) {
+		return func(h http.Header) { h.Del(name) }
+	}
+	// respell keeps a header's value under a lower-case name, as another
+	// client or proxy spells it.
+	respell := func(name string) func(http.Header) {
+		return func(h http.Header) {
+			v := h.Values(name)
+			h.Del(name)
+			h[strings.ToLower(name)] = v
+		}
+	}
+	repeat := func(name string) func(http.Header) {
+		return func(h http.Header) { h.Add(name, h.Get(name)) }
+	}
+	// common are the edits every kind's copy may carry: headers no kind signs.
+	common := []variant{
+		{"another user agent", set("User-Agent", "curl/8.11.1")},
+		{"another content type", set("Content-Type", "text/plain")},
+		{"no content type", del("Content-Type")},
+		{"a forwarded-for", set("X-Forwarded-For", "203.0.113.7")},
+	}
+	hmacHeaders := config.Source{Name: "hmac-headers", Verify: config.Verify{Kind: provider.HMAC, SecretName: "hookfan/sources/hmac-headers",
+		Header: "X-Acme-Signature", Algorithm: "sha512", Encoding: "base64", Prefix: "sha512="},
+		Event: config.EventFields{IDHeader: "X-Acme-Id", TypeHeader: "X-Acme-Event"}}
+	tests := []struct {
+		source   config.Source
+		sample   string
+		header   map[string]string // set on the sample before it is signed
+		variants []variant
+	}{
+		{sourceConfig(t, "github"), "github/push", nil, []variant{
+			{"new delivery id", set("X-GitHub-Delivery", "0d5bf6a2-0000-4000-8000-0000000000aa")},
+			{"another event", set("X-GitHub-Event", "release")},
+			{"re-cased event", set("X-GitHub-Event", "Push")},
+			{"event with a dot", set("X-GitHub-Event", "push.")},
+			{"another hook id", set("X-GitHub-Hook-ID", "1")},
+			{"the delivery header respelled", respell("X-GitHub-Delivery")},
+			{"the event header repeated", repeat("X-GitHub-Event")},
+			{"the signature repeated", repeat("X-Hub-Signature-256")},
+			{"the signature in upper-case hex", func(h http.Header) {
+				h.Set("X-Hub-Signature-256", "sha256="+strings.ToUpper(strings.TrimPrefix(h.Get("X-Hub-Signature-256"), "sha256=")))
+			}},
+			{"no legacy sha1 signature", del("X-Hub-Signature")},
+			{"a wrong legacy sha1 signature", set("X-Hub-Signature", "sha1="+strings.Repeat("0", 40))},
+			{"no delivery id", del("X-GitHub-Delivery")},
+			{"no event", del("X-GitHub-Event")},
+			{"an event SQS refuses", set("X-GitHub-Event", "push\x01")},
+			{"a delivery id over 256 bytes", set("X-GitHub-Delivery", strings.Repeat("d", 257))},
+		}},
+		{sourceConfig(t, "shopify"), "shopify/orders.create", nil, []variant{
+			{"new webhook id", set("X-Shopify-Webhook-Id", "c0ffee00-0000-4000-8000-0000000000aa")},
+			{"re-cased topic", set("X-Shopify-Topic", "orders/Create")},
+			{"topic with a dot", set("X-Shopify-Topic", "orders/create.")},
+			{"invented topic", set("X-Shopify-Topic", "orders/x")},
+			{"another real topic", set("X-Shopify-Topic", "orders/paid")},
+			{"the topic header respelled", respell("X-Shopify-Topic")},
+			{"another shop", set("X-Shopify-Shop-Domain", "other-shop.myshopify.com")},
+			{"another api version", set("X-Shopify-API-Version", "2020-01")},
+			{"new triggered-at", set("X-Shopify-Triggered-At", "2030-01-01T00:00:00Z")},
+			{"new event id", set("X-Shopify-Event-Id", "00000000-0000-4000-8000-000000000000")},
+			{"the signature in url-safe base64", func(h http.Header) {
+				h.Set("X-Shopify-Hmac-Sha256", strings.NewReplacer("+", "-", "/", "_").Replace(h.Get("X-Shopify-Hmac-Sha256")))
+			}},
+			{"the signature unpadded", func(h http.Header) {
+				h.Set("X-Shopify-Hmac-Sha256", strings.TrimRight(h.Get("X-Shopify-Hmac-Sha256"), "="))
+			}},
+			{"no topic", del("X-Shopify-Topic")},
+			{"no webhook id", del("X-Shopify-Webhook-Id")},
+			{"a topic SQS refuses", set("X-Shopify-Topic", "orders/\x7f")},
+		}},
+		{hmacHeaders, "hmac/order.created", map[string]string{"X-Acme-Id": "acme-1", "X-Acme-Event": "order.created"}, []variant{
+			{"new id", set("X-Acme-Id", "acme-2")},
+			{"another type", set("X-Acme-Event", "order.refunded")},
+			{"re-cased type", set("X-Acme-Event", "Order.Created")},
+			{"the type header respelled", respell("X-Acme-Event")},
+			{"no id", del("X-Acme-Id")},
+			{"no type", del("X-Acme-Event")},
+			{"the signature in url-safe base64", func(h http.Header) {
+				h.Set("X-Acme-Signature", strings.NewReplacer("+", "-", "/", "_").Replace(h.Get("X-Acme-Signature")))
+			}},
+		}},
+		{sourceConfig(t, "hmac"), "hmac/order.created", nil, nil},
+		{sourceConfig(t, "token"), "token/build.finished", nil, []variant{
+			{"new request id", set("X-Request-Id", "f00d0000-0000-4000-8000-0000000000aa")},
+			{"the id header respelled", respell("X-Request-Id")},
+			{"the token repeated", repeat("X-Hook-Token")},
+			{"no request id", del("X-Request-Id")},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.source.Name, func(t *testing.T) {
+			r, _ := newReplayRig(t, []config.Source{tt.source})
+			kind, name, _ := strings.Cut(tt.sample, "/")
+			s := events.MustLoad(kind, name)
+			for k, v := range tt.header {
+				s.Header.Set(k, v)
+			}
+			h, err := events.Sign(tt.source.Verify, s, r.now, secretOf(tt.source.Name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := r.do(t, events.ProxyRequest(tt.source.Name, h, s.Body))
+			acceptedID(t, want)
+			edits := append(append([]variant(nil), tt.variants...), common...)
+			variants := append(edits, variant{"every edit at once", func(h http.Header) {
+				for _, v := range edits {
+					v.edit(h)
+				}
+			}})
+			for _, v := range variants {
+				c := h.Clone()
+				v.edit(c)
+				r.now = r.now.Add(time.Minute)
+				if diff := cmp.Diff(want, r.do(t, events.ProxyRequest(tt.source.Name, c, s.Body))); diff != "" {
+					t.Errorf("%s: answer differs from the original's (-original +copy):\n%s", v.name, diff)
+				}
+			}
+			if got := len(r.pub.published()); got != 1 {
+				t.Errorf("%d messages published for one request and %d copies, want the original alone", got, len(variants))
+			}
+		})
+	}
+}
+
+// TestReplayUnidentifiedRefused: a verified request that names no usable
+// event is refused as before unless it is a copy of a published request:
+// when nothing was published, when the original is still being published,
+// after the window, and when the store cannot be read (nothing is
+// published either way; the log says why).
+func TestReplayUnidentifiedRefused(t *testing.T) {
+	noType := func(req eventsRequest) eventsRequest { return withHeader(req, "X-GitHub-Event", "") }
+	t.Run("never published", func(t *testing.T) {
+		r, g := newReplayRig(t, []config.Source{sourceConfig(t, "github")})
+		resp := r.do(t, noType(signed(t, "github", "github", "push", r.now)))
+		if resp.StatusCode != http.StatusBadRequest || errorCode(t, resp.Body) != ingest.CodeEventTypeMissing || g.gets != 1 || len(g.claims) != 0 {
+			t.Errorf("answer %d %s after %d reads and %d claims, want 400 event_type_missing after one read", resp.StatusCode, resp.Body, g.gets, len(g.claims))
+		}
+	})
+	t.Run("being published", func(t *testing.T) {
+		r, g := newReplayRig(t, []config.Source{sourceConfig(t, "github")})
+		captured := signed(t, "github", "github", "push", r.now)
+		r.pub.err, g.relErr = errBoom, errors.New("throttled") // the record stays PENDING under its lease
+		r.do(t, captured)
+		if resp := r.do(t, noType(captured)); resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("answer %d %s, want 400", resp.StatusCode, resp.Body)
+		}
+	})
+	t.Run("after the window", func(t *testing.T) {
+		r, _ := newReplayRig(t, []config.Source{sourceConfig(t, "github")})
+		captured := signed(t, "github", "github", "push", r.now)
+		acceptedID(t, r.do(t, captured))
+		r.now = r.now.Add(config.DefaultReplayWindowDays*24*time.Hour + time.Second)
+		if resp := r.do(t, noType(captured)); resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("answer %d %s, want 400", resp.StatusCode, resp.Body)
+		}
+	})
+	t.Run("store unreadable", func(t *testing.T) {
+		r, g := newReplayRig(t, []config.Source{sourceConfig(t, "github")})
+		captured := signed(t, "github", "github", "push", r.now)
+		acceptedID(t, r.do(t, captured))
+		g.getErr = errors.New("operation error DynamoDB: GetItem, ProvisionedThroughputExceededException")
+		resp := r.do(t, noType(captured))
+		if resp.StatusCode != http.StatusBadRequest || errorCode(t, resp.Body) != ingest.CodeEventTypeMissing {
+			t.Errorf("answer %d %s, want 400 event_type_missing", resp.StatusCode, resp.Body)
+		}
+		if l := r.log.lines(t); !strings.Contains(fmt.Sprint(l[1]["error"]), "replay lookup: operation error DynamoDB") {
+			t.Errorf("log = %v", l[1])
+		}
+		if len(r.pub.published()) != 1 {
+			t.Errorf("published %d", len(r.pub.published()))
+		}
+	})
 }
 
 // TestReplayMetricsAndLog: a replay counts IngestReplayBlocked and logs the

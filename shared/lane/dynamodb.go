@@ -119,7 +119,7 @@ func (u *update) input(table, dest string) *dynamodb.UpdateItemInput {
 }
 
 func key(dest string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{dedupe.AttrPK: ddbitem.S(Key(dest))}
+	return ddbitem.Key(Key(dest))
 }
 
 func ms(t time.Time) types.AttributeValue { return ddbitem.N(t.UnixMilli()) }

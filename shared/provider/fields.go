@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -22,7 +23,8 @@ type field struct {
 // strings is tolerated, and reported per value), keys match exactly after
 // unescaping, and a key on the way to a wanted value, or the wanted key
 // itself, that appears twice in the same object is ErrDuplicateKey, since
-// parsers disagree on which one counts. Anything but one document is
+// parsers disagree on which one counts; a key differing from it only in
+// case ("ID" beside "id") counts as a second appearance. Anything but one document is
 // ErrNotJSON, which takes precedence.
 //
 // text reports that the whole body is valid UTF-8. The read checks it as
@@ -83,17 +85,21 @@ func (r *fieldReader) object(dec *jsontext.Decoder, want uint64, depth int) erro
 		if err != nil {
 			return err
 		}
-		leaf, deeper := r.match(want, depth, name.String())
+		leaf, deeper, variant := r.match(want, depth, name.String())
+		// A key that differs from a wanted one only in case counts as a
+		// second copy of it: encoding/json, as many subscribers read a
+		// body, matches keys to fields ignoring case and lets the last one
+		// win, so {"id":"a","ID":"b"} is event b to them.
+		if seen&(leaf|deeper|variant) != 0 {
+			r.duplicate = true
+		}
+		seen |= leaf | deeper | variant
 		if leaf|deeper == 0 {
 			if _, err := dec.ReadValue(); err != nil {
 				return err
 			}
 			continue
 		}
-		if seen&(leaf|deeper) != 0 {
-			r.duplicate = true
-		}
-		seen |= leaf | deeper
 		if leaf == 0 && dec.PeekKind() == '{' {
 			if err := r.object(dec, deeper, depth+1); err != nil {
 				return err
@@ -118,10 +124,18 @@ func (r *fieldReader) object(dec *jsontext.Decoder, want uint64, depth int) erro
 }
 
 // match returns the paths in want whose depth-th segment is key: those
-// that end there and those that go on.
-func (r *fieldReader) match(want uint64, depth int, key string) (leaf, deeper uint64) {
+// that end there and those that go on; and those whose segment equals key
+// only ignoring case (as strings.EqualFold, which is encoding/json's
+// matching of keys to fields).
+func (r *fieldReader) match(want uint64, depth int, key string) (leaf, deeper, variant uint64) {
 	for i, p := range r.paths {
-		if want&(1<<i) == 0 || p[depth] != key {
+		if want&(1<<i) == 0 {
+			continue
+		}
+		if p[depth] != key {
+			if strings.EqualFold(p[depth], key) {
+				variant |= 1 << i
+			}
 			continue
 		}
 		if len(p) == depth+1 {
@@ -130,7 +144,7 @@ func (r *fieldReader) match(want uint64, depth int, key string) (leaf, deeper ui
 			deeper |= 1 << i
 		}
 	}
-	return leaf, deeper
+	return leaf, deeper, variant
 }
 
 // record keeps v as the value of the paths in mask.

@@ -31,7 +31,7 @@ var hmacKind = Kind{
 	},
 	Identify: identifyGeneric,
 	// The signature alone, as GitHub's: an id or type header is not signed.
-	Fingerprint: func(p Params, h verify.Header, _ []byte, _ Identity) ([]byte, error) {
+	Fingerprint: func(p Params, h verify.Header, _ []byte) ([]byte, error) {
 		d, err := verify.NewHMAC(p.Header, p.algorithm(), p.encoding(), p.Prefix)
 		if err != nil {
 			return nil, err
@@ -80,7 +80,7 @@ var tokenKind = Kind{
 	// identifies nothing. The same body sent twice is one event resent;
 	// whoever holds the token can still send any other body (token is the
 	// weakest kind).
-	Fingerprint: func(_ Params, _ verify.Header, body []byte, _ Identity) ([]byte, error) {
+	Fingerprint: func(_ Params, _ verify.Header, body []byte) ([]byte, error) {
 		sum := sha256.Sum256(body)
 		return sum[:], nil
 	},

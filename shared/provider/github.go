@@ -63,7 +63,7 @@ var githubKind = Kind{
 	// signed, and one body is never sent as two events (each event type
 	// has its own payload), so a copy re-typed to reach other destinations
 	// is a replay too.
-	Fingerprint: func(_ Params, h verify.Header, _ []byte, _ Identity) ([]byte, error) {
+	Fingerprint: func(_ Params, h verify.Header, _ []byte) ([]byte, error) {
 		return fingerprintBySignature(verify.GitHub(), h)
 	},
 }

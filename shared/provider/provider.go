@@ -77,11 +77,14 @@ type Kind struct {
 	// Fingerprint returns what identifies one verified request of a kind that
 	// signs no timestamp, for replay protection: ingest remembers the
 	// SHA-256 of the source name and these bytes (shared/replayguard), and
-	// answers a later request with the same ones as the original. It is
-	// nil for the timestamped kinds, whose tolerance already refuses a
-	// replayed request. Called only after the request verified, with what
-	// Identify read.
-	Fingerprint func(p Params, h verify.Header, body []byte, id Identity) ([]byte, error)
+	// answers a later request with the same ones as the original. The
+	// bytes depend on what the kind's signature covers and nothing else —
+	// never on an unsigned header (an event id, a type, a topic), which a
+	// replayer rewrites without the secret — so it is not given what
+	// Identify read. It is nil for the timestamped kinds, whose tolerance
+	// already refuses a replayed request. Called only after the request
+	// verified.
+	Fingerprint func(p Params, h verify.Header, body []byte) ([]byte, error)
 }
 
 // Params is what a source's configuration says to its kind.

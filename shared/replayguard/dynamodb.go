@@ -13,11 +13,11 @@ import (
 	"github.com/hookfan/hookfan/shared/ddbitem"
 )
 
-// Attribute names of a replay record. The key, status, lease, source,
-// type and expiry share their names with the delivery records of the same
-// table (shared/dedupe); expires_at is the table's TTL attribute.
+// Attribute names of a replay record, besides the table's key and TTL
+// attribute (ddbitem.PartitionKey, ddbitem.ExpiresAt). The status, lease,
+// source and type share their names with the delivery records of the same
+// table (shared/dedupe).
 const (
-	AttrPK          = "pk"
 	AttrStatus      = "status"
 	AttrEventID     = "event_id"
 	AttrType        = "type"
@@ -27,7 +27,6 @@ const (
 	AttrLeaseUntil  = "lease_until"   // epoch milliseconds
 	AttrFirstSeenAt = "first_seen_at" // RFC 3339, UTC, milliseconds
 	AttrPublishedAt = "published_at"  // RFC 3339, UTC, milliseconds
-	AttrExpiresAt   = "expires_at"    // epoch seconds, the table's TTL attribute
 )
 
 // timeLayout is the layout of the audit timestamps.
@@ -41,7 +40,7 @@ type DynamoDBAPI interface {
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 }
 
-// DynamoDB is the store on a table whose partition key is "pk" (S): the
+// DynamoDB is the store on a table with ddbitem's key schema: the
 // delivery-record table, under keys that start with KeyPrefix.
 type DynamoDB struct {
 	api   DynamoDBAPI
@@ -72,24 +71,20 @@ const (
 
 var (
 	claimNames = map[string]string{
-		"#pk": AttrPK, "#status": AttrStatus, "#event_id": AttrEventID, "#type": AttrType, "#content_type": AttrContentType,
+		"#pk": ddbitem.PartitionKey, "#status": AttrStatus, "#event_id": AttrEventID, "#type": AttrType, "#content_type": AttrContentType,
 		"#source": AttrSource, "#token": AttrLeaseToken, "#until": AttrLeaseUntil, "#first": AttrFirstSeenAt,
-		"#expires": AttrExpiresAt, "#published": AttrPublishedAt,
+		"#expires": ddbitem.ExpiresAt, "#published": AttrPublishedAt,
 	}
-	takeoverNames = map[string]string{"#status": AttrStatus, "#token": AttrLeaseToken, "#until": AttrLeaseUntil, "#expires": AttrExpiresAt}
+	takeoverNames = map[string]string{"#status": AttrStatus, "#token": AttrLeaseToken, "#until": AttrLeaseUntil, "#expires": ddbitem.ExpiresAt}
 	confirmNames  = map[string]string{"#status": AttrStatus, "#published": AttrPublishedAt, "#token": AttrLeaseToken, "#until": AttrLeaseUntil}
 	releaseNames  = map[string]string{"#token": AttrLeaseToken, "#status": AttrStatus, "#until": AttrLeaseUntil}
 )
-
-func pkKey(key string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{AttrPK: &types.AttributeValueMemberS{Value: key}}
-}
 
 // claimInput renders the conditional UpdateItem that creates a record.
 func (d *DynamoDB) claimInput(in ClaimInput, token string) *dynamodb.UpdateItemInput {
 	return &dynamodb.UpdateItemInput{
 		TableName:                aws.String(d.table),
-		Key:                      pkKey(in.Key),
+		Key:                      ddbitem.Key(in.Key),
 		UpdateExpression:         aws.String(claimUpdate),
 		ConditionExpression:      aws.String(claimCondition),
 		ExpressionAttributeNames: claimNames,
@@ -114,7 +109,7 @@ func (d *DynamoDB) claimInput(in ClaimInput, token string) *dynamodb.UpdateItemI
 func (d *DynamoDB) takeoverInput(in ClaimInput, old Record, token string) *dynamodb.UpdateItemInput {
 	return &dynamodb.UpdateItemInput{
 		TableName:                aws.String(d.table),
-		Key:                      pkKey(in.Key),
+		Key:                      ddbitem.Key(in.Key),
 		UpdateExpression:         aws.String(takeoverUpdate),
 		ConditionExpression:      aws.String(takeoverCondition),
 		ExpressionAttributeNames: takeoverNames,
@@ -185,7 +180,7 @@ func refused(err error) (Record, error) {
 func (d *DynamoDB) Confirm(ctx context.Context, l Lease, at time.Time) error {
 	_, err := d.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                aws.String(d.table),
-		Key:                      pkKey(l.Key),
+		Key:                      ddbitem.Key(l.Key),
 		UpdateExpression:         aws.String(confirmUpdate),
 		ConditionExpression:      aws.String(confirmCondition),
 		ExpressionAttributeNames: confirmNames,
@@ -203,7 +198,7 @@ func (d *DynamoDB) Confirm(ctx context.Context, l Lease, at time.Time) error {
 func (d *DynamoDB) Release(ctx context.Context, l Lease) error {
 	_, err := d.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                aws.String(d.table),
-		Key:                      pkKey(l.Key),
+		Key:                      ddbitem.Key(l.Key),
 		UpdateExpression:         aws.String(releaseUpdate),
 		ConditionExpression:      aws.String(releaseCondition),
 		ExpressionAttributeNames: releaseNames,
@@ -230,7 +225,7 @@ func finishErr(op, key string, err error) error {
 
 // Get reads a record (expired or not) with a strongly consistent read.
 func (d *DynamoDB) Get(ctx context.Context, key string) (Record, bool, error) {
-	out, err := d.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(d.table), Key: pkKey(key), ConsistentRead: aws.Bool(true)})
+	out, err := d.api.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(d.table), Key: ddbitem.Key(key), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return Record{}, false, fmt.Errorf("get %s: %w", key, err)
 	}
@@ -249,7 +244,7 @@ func (d *DynamoDB) Get(ctx context.Context, key string) (Record, bool, error) {
 func decodeRecord(item map[string]types.AttributeValue) (Record, error) {
 	it := ddbitem.NewReader(item)
 	r := Record{
-		Key:    it.String(AttrPK),
+		Key:    it.String(ddbitem.PartitionKey),
 		Status: Status(it.String(AttrStatus)),
 		Event:  Event{ID: it.String(AttrEventID), Type: it.String(AttrType), ContentType: it.String(AttrContentType)},
 		Source: it.String(AttrSource),
@@ -261,7 +256,7 @@ func decodeRecord(item map[string]types.AttributeValue) (Record, error) {
 	if ms := it.Int(AttrLeaseUntil); ms != 0 {
 		r.LeaseUntil = time.UnixMilli(ms)
 	}
-	if s := it.Int(AttrExpiresAt); s != 0 {
+	if s := it.Int(ddbitem.ExpiresAt); s != 0 {
 		r.ExpiresAt = time.Unix(s, 0)
 	}
 	switch r.Status {

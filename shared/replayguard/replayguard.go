@@ -154,6 +154,12 @@ func live(r Record, exists bool, now time.Time) bool {
 	return exists && (r.ExpiresAt.IsZero() || now.Unix() < r.ExpiresAt.Unix())
 }
 
+// Replays reports whether the record, as stored, answers a copy of its
+// request at now: PUBLISHED, and its window not over.
+func (r Record) Replays(now time.Time) bool {
+	return r.Status == StatusPublished && live(r, true, now)
+}
+
 // stale reports whether a live record can be taken over: PENDING under a
 // lease that has ended (milliseconds, as stored).
 func stale(r Record, now time.Time) bool {

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/hookfan/hookfan/infra/local/devstate"
 	"github.com/hookfan/hookfan/shared/archive"
 	"github.com/hookfan/hookfan/shared/config"
 )
@@ -29,7 +30,7 @@ const archiveVisibility = 60 * time.Second
 // subscription with no filter, whose messages are the SNS envelopes
 // Firehose would receive.
 func provisionArchive(ctx context.Context, c Clients, topicARN, prefix string, days int) (ArchiveResources, error) {
-	a := ArchiveResources{Bucket: ArchiveBucketName(prefix), Days: days}
+	a := ArchiveResources{Bucket: devstate.ArchiveBucketName(prefix), Days: days}
 	in := &s3.CreateBucketInput{Bucket: &a.Bucket}
 	if region := c.S3.Options().Region; region != "" && region != "us-east-1" {
 		in.CreateBucketConfiguration = &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(region)}
@@ -52,7 +53,7 @@ func provisionArchive(ctx context.Context, c Clients, topicARN, prefix string, d
 		return a, fmt.Errorf("bucket %s lifecycle: %w", a.Bucket, err)
 	}
 	var queueARN string
-	if a.QueueURL, queueARN, err = createQueue(ctx, c.SQS, ArchiveQueueName(prefix), map[string]string{
+	if a.QueueURL, queueARN, err = createQueue(ctx, c.SQS, devstate.ArchiveQueueName(prefix), map[string]string{
 		"VisibilityTimeout":      strconv.Itoa(int(archiveVisibility.Seconds())),
 		"MessageRetentionPeriod": strconv.Itoa(int(config.MaxRetention.Seconds())),
 	}); err != nil {

@@ -74,6 +74,11 @@ func (s *replayLocked) Release(ctx context.Context, l replayguard.Lease) error {
 	return s.next.Release(ctx, l)
 }
 
+func (s *replayLocked) Get(ctx context.Context, key string) (replayguard.Record, bool, error) {
+	defer lockKey(s.locks, key)()
+	return s.next.Get(ctx, key)
+}
+
 // laneLocked does for the lane items what itemLocked does for the delivery
 // records: the lane's conditional writes (one pause wins, one probe at a
 // time) rely on DynamoDB's per-item atomicity.

@@ -14,46 +14,23 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/hookfan/hookfan/infra/local/devstate"
 )
 
-// Files a persistent emulator keeps in its state directory.
+// Files a persistent emulator keeps in its state directory, besides its
+// record (devstate.EmulatorStateFile).
 const (
-	EmulatorStateFile = "emulator.json"
-	emulatorLockFile  = "emulator.lock"
-	emulatorLogFile   = "moto.log"
+	emulatorLockFile = "emulator.lock"
+	emulatorLogFile  = "moto.log"
 )
-
-// EmulatorState records a moto server that outlives the process that
-// started it, so the next local stack reuses it and finds everything it
-// held: queued events, delivery records, the archive, generated secrets.
-type EmulatorState struct {
-	URL       string    `json:"url"`
-	PID       int       `json:"pid"`
-	Log       string    `json:"log"`
-	StartedAt time.Time `json:"started_at"`
-}
-
-// ReadEmulatorState reads dir's state file; ok is false when there is none.
-func ReadEmulatorState(dir string) (s EmulatorState, ok bool, err error) {
-	data, err := os.ReadFile(filepath.Join(dir, EmulatorStateFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return EmulatorState{}, false, nil
-	}
-	if err != nil {
-		return EmulatorState{}, false, fmt.Errorf("read emulator state: %w", err)
-	}
-	if err := json.Unmarshal(data, &s); err != nil || s.URL == "" || s.PID <= 0 {
-		return EmulatorState{}, false, fmt.Errorf("emulator state %s is unreadable (%v); remove it, stopping pid %d by hand if it runs", filepath.Join(dir, EmulatorStateFile), err, s.PID)
-	}
-	return s, true, nil
-}
 
 // EnsureMoto returns the persistent moto server recorded in dir when it
 // still answers, and otherwise starts one (in its own session, so it
 // survives this process and its terminal's signals) and records it. Two
 // local stacks starting at once share one emulator: dir is locked while
 // this runs.
-func EnsureMoto(ctx context.Context, dir string) (s EmulatorState, reused bool, err error) {
+func EnsureMoto(ctx context.Context, dir string) (s devstate.EmulatorState, reused bool, err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return s, false, fmt.Errorf("emulator state directory: %w", err)
 	}
@@ -62,7 +39,7 @@ func EnsureMoto(ctx context.Context, dir string) (s EmulatorState, reused bool, 
 		return s, false, err
 	}
 	defer unlock()
-	s, ok, err := ReadEmulatorState(dir)
+	s, ok, err := devstate.ReadEmulatorState(dir)
 	if err != nil {
 		return s, false, err
 	}
@@ -89,7 +66,7 @@ func EnsureMoto(ctx context.Context, dir string) (s EmulatorState, reused bool, 
 	if err := cmd.Start(); err != nil {
 		return s, false, fmt.Errorf("start moto_server: %w", err)
 	}
-	s = EmulatorState{URL: fmt.Sprintf("http://127.0.0.1:%d", port), PID: cmd.Process.Pid, Log: logPath, StartedAt: time.Now().UTC()}
+	s = devstate.EmulatorState{URL: fmt.Sprintf("http://127.0.0.1:%d", port), PID: cmd.Process.Pid, Log: logPath, StartedAt: time.Now().UTC()}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
 	if err := waitReady(ctx, s.URL, exited); err != nil {
@@ -97,7 +74,7 @@ func EnsureMoto(ctx context.Context, dir string) (s EmulatorState, reused bool, 
 		return s, false, err
 	}
 	data, _ := json.MarshalIndent(s, "", "  ")
-	if err := writeFileAtomic(filepath.Join(dir, EmulatorStateFile), append(data, '\n')); err != nil {
+	if err := writeFileAtomic(filepath.Join(dir, devstate.EmulatorStateFile), append(data, '\n')); err != nil {
 		_ = syscall.Kill(-s.PID, syscall.SIGTERM)
 		return s, false, err
 	}
@@ -107,7 +84,7 @@ func EnsureMoto(ctx context.Context, dir string) (s EmulatorState, reused bool, 
 // StopEmulator stops the persistent emulator recorded in dir (its whole
 // session) and removes the record; everything it held is gone. stopped is
 // false when none was recorded or it had already exited.
-func StopEmulator(ctx context.Context, dir string) (s EmulatorState, stopped bool, err error) {
+func StopEmulator(ctx context.Context, dir string) (s devstate.EmulatorState, stopped bool, err error) {
 	unlock, err := lockFile(filepath.Join(dir, emulatorLockFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, false, nil
@@ -116,7 +93,7 @@ func StopEmulator(ctx context.Context, dir string) (s EmulatorState, stopped boo
 		return s, false, err
 	}
 	defer unlock()
-	s, ok, err := ReadEmulatorState(dir)
+	s, ok, err := devstate.ReadEmulatorState(dir)
 	if err != nil || !ok {
 		return s, false, err
 	}
@@ -136,7 +113,7 @@ func StopEmulator(ctx context.Context, dir string) (s EmulatorState, stopped boo
 			}
 		}
 	}
-	if err := os.Remove(filepath.Join(dir, EmulatorStateFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Remove(filepath.Join(dir, devstate.EmulatorStateFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return s, stopped, err
 	}
 	return s, stopped, nil

@@ -10,7 +10,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hookfan/hookfan/infra/local/devstate"
 	"github.com/hookfan/hookfan/shared/archive"
+	"github.com/hookfan/hookfan/shared/awsconfig/lambdaenv"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/delivery"
@@ -78,7 +80,7 @@ type Stack struct {
 	// Lanes keeps the pause state of the lanes that pause, and Mappings
 	// their event source mapping switches (a queue tag each).
 	Lanes    lane.Store
-	Mappings map[string]TagSwitch
+	Mappings map[string]devstate.TagSwitch
 	pollers  []*Poller
 	tickers  []ticker
 	opts     Options
@@ -91,7 +93,7 @@ type Stack struct {
 // the emulator's clients.
 func New(ctx context.Context, o Options) (*Stack, error) {
 	if o.Log == nil {
-		o.Log = slog.New(slog.NewJSONHandler(os.Stdout, nil))
+		o.Log = lambdaenv.Logger()
 	}
 	if o.EMF == nil {
 		o.EMF = os.Stdout
@@ -107,11 +109,11 @@ func New(ctx context.Context, o Options) (*Stack, error) {
 		return nil, err
 	}
 	s := &Stack{Topology: topo, Deliver: map[string]*delivery.Handler{}, Store: dedupe.NewDynamoDB(o.Clients.DynamoDB, topo.TableName),
-		Mappings: map[string]TagSwitch{}, opts: o}
+		Mappings: map[string]devstate.TagSwitch{}, opts: o}
 	s.Lanes = newLaneLocked(lane.NewDynamoDB(o.Clients.DynamoDB, topo.TableName), &s.locks)
 	for _, l := range topo.Lanes {
 		if _, pauses := l.Destination.PauseRule(); pauses {
-			s.Mappings[l.Destination.Name] = TagSwitch{SQS: o.Clients.SQS, QueueURL: l.QueueURL}
+			s.Mappings[l.Destination.Name] = devstate.TagSwitch{SQS: o.Clients.SQS, QueueURL: l.QueueURL}
 		}
 	}
 	sink, err := s.newSink()
@@ -171,7 +173,7 @@ func New(ctx context.Context, o Options) (*Stack, error) {
 	}
 	if a := topo.Archive; a.QueueURL != "" {
 		s.Archiver = &Archiver{
-			SQS: o.Clients.SQS, QueueURL: a.QueueURL, Writer: archive.NewWriter(o.Clients.S3, a.Bucket, ArchiveQueueName(topo.Prefix)),
+			SQS: o.Clients.SQS, QueueURL: a.QueueURL, Writer: archive.NewWriter(o.Clients.S3, a.Bucket, devstate.ArchiveQueueName(topo.Prefix)),
 			Buffer: o.ArchiveBuffer, WaitTime: o.PollWait, Log: o.Log.With("component", "archiver"),
 		}
 	}

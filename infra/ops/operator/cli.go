@@ -17,7 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/smithy-go/logging"
 
-	"github.com/hookfan/hookfan/infra/local/devstack"
+	"github.com/hookfan/hookfan/infra/local/devstate"
 	"github.com/hookfan/hookfan/shared/archive"
 	"github.com/hookfan/hookfan/shared/awsconfig"
 	"github.com/hookfan/hookfan/shared/config"
@@ -89,9 +89,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&g.Stack, "stack", "", "a deployed stack's name")
 	fs.StringVar(&g.Region, "region", "", "the deployed stack's region (default: the AWS configuration's)")
 	fs.StringVar(&g.ConfigFile, "config", "infra/local/dev.json", "the local stack's config")
-	fs.StringVar(&g.Prefix, "prefix", "hookfan-dev", "the local stack's resource prefix")
+	fs.StringVar(&g.Prefix, "prefix", devstate.DefaultPrefix, "the local stack's resource prefix")
 	fs.StringVar(&g.Endpoint, "endpoint", os.Getenv("AWS_ENDPOINT_URL"), "the local stack's emulator")
-	fs.StringVar(&g.State, "state-dir", "infra/local/.state", "where make dev records its emulator")
+	fs.StringVar(&g.State, "state-dir", devstate.DefaultStateDir, "where make dev records its emulator")
 	if err := fs.Parse(args); err != nil {
 		return flagError(err)
 	}
@@ -99,11 +99,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usagef("no command")
 	}
 	command, rest := fs.Arg(0), fs.Args()[1:]
-	cmd, ok := commands[command]
+	build, ok := commands[command]
 	if !ok {
 		return usagef("unknown command %q", command)
 	}
-	c := cmd()
+	c := build(command)
 	positional, err := parseInterleaved(c.flags, rest)
 	if err != nil {
 		return err
@@ -126,14 +126,16 @@ type command struct {
 	run   func(ctx context.Context, op *Operator, args []string) error
 }
 
-// commands build each command.
-var commands = map[string]func() command{
-	"status": func() command {
+// commands is the table of commands: each name, and what builds the
+// command given its name. run dispatches through it, and a test ties its
+// names to the ones Usage lists.
+var commands = map[string]func(name string) command{
+	"status": func(name string) command {
 		return command{
-			flags: newFlags("status"),
+			flags: newFlags(name),
 			check: func(args []string) error {
 				if len(args) != 1 {
-					return usagef("status takes one EVENT")
+					return usagef("%s takes one EVENT", name)
 				}
 				_, err := EventID(args[0])
 				return err
@@ -144,14 +146,14 @@ var commands = map[string]func() command{
 			},
 		}
 	},
-	"dlq": func() command {
-		fs := newFlags("dlq")
+	"dlq": func(name string) command {
+		fs := newFlags(name)
 		max := fs.Int("max", DefaultDLQPage, "messages to list")
 		return command{
 			flags: fs,
 			check: func(args []string) error {
 				if len(args) != 1 {
-					return usagef("dlq takes one DESTINATION")
+					return usagef("%s takes one DESTINATION", name)
 				}
 				if *max < 1 {
 					return usagef("--max %d: list at least 1", *max)
@@ -164,8 +166,8 @@ var commands = map[string]func() command{
 			},
 		}
 	},
-	"redrive": func() command {
-		fs := newFlags("redrive")
+	"redrive": func(name string) command {
+		fs := newFlags(name)
 		var o RedriveOptions
 		fs.BoolVar(&o.Copy, "copy", false, "copy message by message even where a move task is available")
 		fs.IntVar(&o.Rate, "rate", 0, "a move task's messages per second (default: as fast as SQS moves them)")
@@ -176,7 +178,7 @@ var commands = map[string]func() command{
 			check: func(args []string) error {
 				switch {
 				case len(args) != 1:
-					return usagef("redrive takes one DESTINATION")
+					return usagef("%s takes one DESTINATION", name)
 				case o.Rate < 0 || o.Rate > 500:
 					return usagef("--rate %d: SQS moves 1 to 500 messages per second", o.Rate)
 				case o.Visibility < time.Second || o.Visibility > 12*time.Hour:
@@ -192,12 +194,12 @@ var commands = map[string]func() command{
 			},
 		}
 	},
-	"lanes": func() command {
+	"lanes": func(name string) command {
 		return command{
-			flags: newFlags("lanes"),
+			flags: newFlags(name),
 			check: func(args []string) error {
 				if len(args) != 0 {
-					return usagef("lanes takes no arguments")
+					return usagef("%s takes no arguments", name)
 				}
 				return nil
 			},
@@ -207,42 +209,42 @@ var commands = map[string]func() command{
 			},
 		}
 	},
-	"lane": func() command {
+	"lane": func(name string) command {
 		return command{
-			flags: newFlags("lane"),
-			check: oneDestination("lane"),
+			flags: newFlags(name),
+			check: oneDestination(name),
 			run: func(ctx context.Context, op *Operator, args []string) error {
 				_, err := op.Lane(ctx, args[0])
 				return err
 			},
 		}
 	},
-	"pause": func() command {
-		fs := newFlags("pause")
+	"pause": func(name string) command {
+		fs := newFlags(name)
 		reason := fs.String("reason", "paused by an operator", "why, as the lane records it")
 		return command{
 			flags: fs,
-			check: oneDestination("pause"),
+			check: oneDestination(name),
 			run: func(ctx context.Context, op *Operator, args []string) error {
 				_, err := op.PauseLane(ctx, args[0], *reason)
 				return err
 			},
 		}
 	},
-	"resume": func() command {
-		fs := newFlags("resume")
+	"resume": func(name string) command {
+		fs := newFlags(name)
 		reason := fs.String("reason", "resumed by an operator", "why, as the lane records it")
 		return command{
 			flags: fs,
-			check: oneDestination("resume"),
+			check: oneDestination(name),
 			run: func(ctx context.Context, op *Operator, args []string) error {
 				_, err := op.ResumeLane(ctx, args[0], *reason)
 				return err
 			},
 		}
 	},
-	"replay": func() command {
-		fs := newFlags("replay")
+	"replay": func(name string) command {
+		fs := newFlags(name)
 		var o ReplayOptions
 		var since, until string
 		fs.StringVar(&o.Destination, "destination", "", "the destination to replay to (required)")
@@ -271,10 +273,10 @@ var commands = map[string]func() command{
 			flags: fs,
 			check: func(args []string) error {
 				if len(args) != 0 {
-					return usagef("replay takes flags only; unexpected %q", args[0])
+					return usagef("%s takes flags only; unexpected %q", name, args[0])
 				}
 				if o.Destination == "" {
-					return usagef("replay needs --destination")
+					return usagef("%s needs --destination", name)
 				}
 				if err := times(time.Now()); err != nil {
 					return err
@@ -357,7 +359,7 @@ func Build(ctx context.Context, g Global, stdout, stderr io.Writer) (*Operator, 
 	} else {
 		endpoint := g.Endpoint
 		if endpoint == "" {
-			s, ok, err := devstack.ReadEmulatorState(g.State)
+			s, ok, err := devstate.ReadEmulatorState(g.State)
 			if err != nil {
 				return nil, err
 			}
@@ -381,7 +383,7 @@ func Build(ctx context.Context, g Global, stdout, stderr io.Writer) (*Operator, 
 		sqsClient = sqs.NewFromConfig(awsCfg)
 		resolver = Local{SQS: sqsClient, Config: cfg, Prefix: g.Prefix, Endpoint: endpoint}
 		queues := sqsClient
-		switchFor = func(l Lane) lane.Switch { return devstack.TagSwitch{SQS: queues, QueueURL: l.QueueURL} }
+		switchFor = func(l Lane) lane.Switch { return devstate.TagSwitch{SQS: queues, QueueURL: l.QueueURL} }
 	}
 	res, err := resolver.Resolve(ctx)
 	if err != nil {

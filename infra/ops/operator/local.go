@@ -8,7 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/hookfan/hookfan/infra/local/devstack"
+	"github.com/hookfan/hookfan/infra/local/devstate"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/lane"
 )
@@ -20,8 +20,8 @@ type LocalQueueAPI interface {
 }
 
 // Local resolves the local stack's resources (make dev, or a test's
-// devstack): they are named from its prefix, as devstack.Provision names
-// them, and the config supplies the destinations and the archive setting.
+// devstack): they are named from its prefix by devstate, as the local stack
+// provisions them, and the config supplies the destinations and the archive setting.
 type Local struct {
 	SQS      LocalQueueAPI
 	Config   *config.Config
@@ -31,9 +31,9 @@ type Local struct {
 
 // Resolve finds each destination's queues on the emulator.
 func (r Local) Resolve(ctx context.Context) (Resources, error) {
-	res := Resources{Where: fmt.Sprintf("the local stack %q on %s", r.Prefix, r.Endpoint), Table: devstack.TableName(r.Prefix)}
+	res := Resources{Where: fmt.Sprintf("the local stack %q on %s", r.Prefix, r.Endpoint), Table: devstate.TableName(r.Prefix)}
 	if r.Config.Archive.Enabled() {
-		res.ArchiveBucket = devstack.ArchiveBucketName(r.Prefix)
+		res.ArchiveBucket = devstate.ArchiveBucketName(r.Prefix)
 		res.ArchiveDays = r.Config.Archive.RetentionDays()
 	}
 	for _, d := range r.Config.Destinations {
@@ -42,10 +42,10 @@ func (r Local) Resolve(ctx context.Context) (Resources, error) {
 			l.Pause = &policy
 		}
 		var err error
-		if l.QueueURL, l.QueueARN, err = r.queue(ctx, devstack.QueueName(r.Prefix, d.Name)); err != nil {
+		if l.QueueURL, l.QueueARN, err = r.queue(ctx, devstate.QueueName(r.Prefix, d.Name)); err != nil {
 			return res, err
 		}
-		if l.DLQURL, l.DLQARN, err = r.queue(ctx, devstack.DLQName(r.Prefix, d.Name)); err != nil {
+		if l.DLQURL, l.DLQARN, err = r.queue(ctx, devstate.DLQName(r.Prefix, d.Name)); err != nil {
 			return res, err
 		}
 		res.Lanes = append(res.Lanes, l)

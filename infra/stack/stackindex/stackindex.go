@@ -45,8 +45,11 @@ type Stack struct {
 
 // Lane is a destination lane's parameter value.
 type Lane struct {
-	Destination        string `json:"destination"`
+	Destination string `json:"destination"`
+	// URL is the destination's scheme and host (https://host[:port]),
+	// never its path or query; "" when URLSecretName holds the URL.
 	URL                string `json:"url"`
+	URLSecretName      string `json:"urlSecretName"`
 	QueueURL           string `json:"queueUrl"`
 	QueueARN           string `json:"queueArn"`
 	DLQURL             string `json:"dlqUrl"`

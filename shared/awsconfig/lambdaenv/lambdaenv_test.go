@@ -62,28 +62,3 @@ func TestFunctionsLinkNoCredentialProviders(t *testing.T) {
 		}
 	}
 }
-
-// TestFunctionsLinkNoServiceSchemas keeps the SDK service packages'
-// schemas packages out of the Lambda binaries. Service releases with
-// schema-based (de)serialization (DynamoDB from v1.69.0, Lambda from
-// v1.109.0, SQS from v1.49.0, Secrets Manager from v1.50.0, SNS from
-// v1.48.0) build every operation's and shape's schema at package
-// initialisation: 2.3 ms of each deliver cold start, more than the rest
-// of the SDK's initialisation together. go.mod keeps those services at
-// their last release without it; an upgrade that brings the schemas back
-// fails here, and docs/decisions.md says what to weigh before taking it.
-func TestFunctionsLinkNoServiceSchemas(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "-tags", "lambda.norpc",
-		"github.com/hookfan/hookfan/functions/ingest", "github.com/hookfan/hookfan/functions/deliver").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	for _, pkg := range strings.Fields(string(out)) {
-		// CloudWatch's client (the PutMetricData sink) is at a release
-		// with schemas: every binary links it (docs/decisions.md).
-		if strings.HasPrefix(pkg, "github.com/aws/aws-sdk-go-v2/service/") && strings.HasSuffix(pkg, "/schemas") &&
-			pkg != "github.com/aws/aws-sdk-go-v2/service/cloudwatch/schemas" {
-			t.Errorf("a function links %s", pkg)
-		}
-	}
-}

@@ -18,6 +18,14 @@ const (
 // APITypes lists the API types, the default first.
 var APITypes = []string{APITypeREST, APITypeHTTP}
 
+// The API stage's defaults.
+const (
+	DefaultRateLimit  = 100
+	DefaultBurstLimit = 200
+
+	DefaultLogRetentionDays = 30
+)
+
 // Edge limits and defaults.
 const (
 	// DefaultWAFRateLimit is the web ACL's per-IP limit: requests per five
@@ -39,6 +47,194 @@ const (
 	// per source and address family).
 	MaxAllowedIPs = 10000
 )
+
+// The largest bodies an API type hands to the ingest function.
+const (
+	// MaxLambdaPayloadBytes is Lambda's limit on a synchronous invocation's
+	// request payload (6 MB: 6,291,456 bytes), which holds API Gateway's
+	// whole event, the body inside it.
+	MaxLambdaPayloadBytes = 6 * 1024 * 1024
+	// LambdaEventReserveBytes is kept for the event's other fields. API
+	// Gateway bounds the request line and headers together at 10,240 bytes;
+	// the REST proxy event carries the headers twice (headers and
+	// multiValueHeaders) and the path up to four times, each JSON-escaped
+	// (at most 6 bytes per byte), plus the request context: under 250 KB.
+	LambdaEventReserveBytes = 256 * 1024
+	// MaxBodyBytesREST is the largest body a REST API delivers to the ingest
+	// function: with binary media types */* the body is base64 in the event
+	// (4 bytes per 3), so (6 MiB - 256 KiB) / 4 × 3 = 4,521,984 bytes.
+	MaxBodyBytesREST = (MaxLambdaPayloadBytes - LambdaEventReserveBytes) / 4 * 3
+	// MaxBodyBytesHTTP is the largest body an HTTP API delivers whatever its
+	// bytes: an HTTP API passes a body whose content type it takes for text
+	// as a JSON string, where a control character takes 6 bytes (\u0001), so
+	// (6 MiB - 256 KiB) / 6 = 1,004,885 bytes.
+	MaxBodyBytesHTTP = (MaxLambdaPayloadBytes - LambdaEventReserveBytes) / 6
+)
+
+// API holds the front door's settings: the API type, its stage throttling
+// and access logs, the optional WAF and the optional custom domain.
+type API struct {
+	// Type is "rest" (default: API Gateway REST API) or "http" (API Gateway
+	// HTTP API: cheaper, no WAF).
+	Type string `json:"type,omitempty"`
+	// RateLimit and BurstLimit are the stage default: they throttle requests
+	// to unknown sources and are each source's default (sources[].limits).
+	RateLimit        float64 `json:"rateLimit,omitempty"`
+	BurstLimit       int     `json:"burstLimit,omitempty"`
+	LogRetentionDays int     `json:"logRetentionDays,omitempty"`
+	// WAF associates a web ACL with the REST stage.
+	WAF WAF `json:"waf,omitzero"`
+	// DomainName is a custom domain for the API (regional), so a recreated
+	// API keeps its URLs. It needs CertificateArn, or HostedZoneID and
+	// HostedZoneName to create a DNS-validated certificate.
+	DomainName     string `json:"domainName,omitempty"`
+	CertificateArn string `json:"certificateArn,omitempty"`
+	// HostedZoneID and HostedZoneName name the Route 53 public zone holding
+	// DomainName: the stack creates the alias record there (and the
+	// certificate, when CertificateArn is empty).
+	HostedZoneID   string `json:"hostedZoneId,omitempty"`
+	HostedZoneName string `json:"hostedZoneName,omitempty"`
+}
+
+// WAF configures the web ACL in front of a REST API.
+type WAF struct {
+	// Enabled creates a regional web ACL associated with the stage.
+	Enabled bool `json:"enabled,omitempty"`
+	// RateLimit is how many requests one IP address may send in five
+	// minutes before the web ACL blocks it. Default 2000.
+	RateLimit int `json:"rateLimit,omitempty"`
+}
+
+// SourceLimits are one source's limits at the API.
+type SourceLimits struct {
+	// RateLimit and BurstLimit throttle this source's route; default the
+	// stage's api.rateLimit and api.burstLimit, in a bucket of its own.
+	RateLimit  float64 `json:"rateLimit,omitempty"`
+	BurstLimit int     `json:"burstLimit,omitempty"`
+	// ClientErrorAlarm is how many 4xx answers (throttling included) on
+	// this source's route in five minutes raise its alarm. Default 50.
+	ClientErrorAlarm int `json:"clientErrorAlarm,omitempty"`
+	// AllowedIPs, when set, are the only addresses (CIDR blocks or single
+	// addresses, IPv4 or IPv6) the web ACL lets reach this source's route.
+	// Needs api.waf.enabled.
+	AllowedIPs []string `json:"allowedIps,omitempty"`
+}
+
+// Kind is the API type in force.
+func (a API) Kind() string {
+	if a.Type == "" {
+		return APITypeREST
+	}
+	return a.Type
+}
+
+// Rate is the stage's steady-state request rate limit.
+func (a API) Rate() float64 {
+	if a.RateLimit == 0 {
+		return DefaultRateLimit
+	}
+	return a.RateLimit
+}
+
+// Burst is the stage's burst limit.
+func (a API) Burst() int {
+	if a.BurstLimit == 0 {
+		return DefaultBurstLimit
+	}
+	return a.BurstLimit
+}
+
+// LogRetention is the access log retention in days.
+func (a API) LogRetention() int {
+	if a.LogRetentionDays == 0 {
+		return DefaultLogRetentionDays
+	}
+	return a.LogRetentionDays
+}
+
+// MaxBodyBytes is the largest body this API type hands to the ingest
+// function (MaxBodyBytesREST or MaxBodyBytesHTTP): the ceiling of
+// sources[].maxBodyBytes.
+func (a API) MaxBodyBytes() int {
+	if a.Kind() == APITypeHTTP {
+		return MaxBodyBytesHTTP
+	}
+	return MaxBodyBytesREST
+}
+
+// HasDomain reports whether a custom domain is configured.
+func (a API) HasDomain() bool { return a.DomainName != "" }
+
+// HasHostedZone reports whether the stack manages the domain's DNS record.
+func (a API) HasHostedZone() bool { return a.HostedZoneID != "" }
+
+// Rate is the web ACL's per-IP limit in force (requests per five minutes).
+func (w WAF) Rate() int {
+	if w.RateLimit == 0 {
+		return DefaultWAFRateLimit
+	}
+	return w.RateLimit
+}
+
+// Rate is the source route's steady-state rate limit.
+func (l SourceLimits) Rate(a API) float64 {
+	if l.RateLimit == 0 {
+		return a.Rate()
+	}
+	return l.RateLimit
+}
+
+// Burst is the source route's burst limit.
+func (l SourceLimits) Burst(a API) int {
+	if l.BurstLimit == 0 {
+		return a.Burst()
+	}
+	return l.BurstLimit
+}
+
+// ClientErrorThreshold is the 4xx count in five minutes that raises the
+// source's alarm.
+func (l SourceLimits) ClientErrorThreshold() int {
+	if l.ClientErrorAlarm == 0 {
+		return DefaultClientErrorAlarm
+	}
+	return l.ClientErrorAlarm
+}
+
+// AllowedBlocks returns the allow-list as canonical CIDR blocks, IPv4 and
+// IPv6 apart (an AWS WAF IP set holds one family), each sorted. The list is
+// expected to be validated.
+func (l SourceLimits) AllowedBlocks() (v4, v6 []string) {
+	for _, s := range l.AllowedIPs {
+		p, err := ParseAllowedIP(s)
+		if err != nil {
+			continue
+		}
+		if p.Addr().Is4() {
+			v4 = append(v4, p.String())
+		} else {
+			v6 = append(v6, p.String())
+		}
+	}
+	slices.Sort(v4)
+	slices.Sort(v6)
+	return v4, v6
+}
+
+// logRetentionDays are the values CloudWatch Logs accepts.
+var logRetentionDays = []int{1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653}
+
+func (a *API) validate(p *problems) {
+	if a.RateLimit < 0 {
+		p.add("api.rateLimit", "%g is negative; use requests per second above 0 (default %d)", a.RateLimit, DefaultRateLimit)
+	}
+	if a.BurstLimit < 0 {
+		p.add("api.burstLimit", "%d is negative; use a request count above 0 (default %d)", a.BurstLimit, DefaultBurstLimit)
+	}
+	if a.LogRetentionDays != 0 && !slices.Contains(logRetentionDays, a.LogRetentionDays) {
+		p.add("api.logRetentionDays", "%d is not a CloudWatch Logs retention; use one of %v", a.LogRetentionDays, logRetentionDays)
+	}
+}
 
 // The API section's patterns are compiled on first use: every function
 // imports this package, and compiling them (the bounded repetitions expand)
@@ -189,71 +385,4 @@ func ParseAllowedIP(s string) (netip.Prefix, error) {
 		return netip.Prefix{}, fmt.Errorf("%q has host bits set; use %s", s, m)
 	}
 	return prefix, nil
-}
-
-// Kind is the API type in force.
-func (a API) Kind() string {
-	if a.Type == "" {
-		return APITypeREST
-	}
-	return a.Type
-}
-
-// HasDomain reports whether a custom domain is configured.
-func (a API) HasDomain() bool { return a.DomainName != "" }
-
-// HasHostedZone reports whether the stack manages the domain's DNS record.
-func (a API) HasHostedZone() bool { return a.HostedZoneID != "" }
-
-// Rate is the web ACL's per-IP limit in force (requests per five minutes).
-func (w WAF) Rate() int {
-	if w.RateLimit == 0 {
-		return DefaultWAFRateLimit
-	}
-	return w.RateLimit
-}
-
-// Rate is the source route's steady-state rate limit.
-func (l SourceLimits) Rate(a API) float64 {
-	if l.RateLimit == 0 {
-		return a.Rate()
-	}
-	return l.RateLimit
-}
-
-// Burst is the source route's burst limit.
-func (l SourceLimits) Burst(a API) int {
-	if l.BurstLimit == 0 {
-		return a.Burst()
-	}
-	return l.BurstLimit
-}
-
-// ClientErrorThreshold is the 4xx count in five minutes that raises the
-// source's alarm.
-func (l SourceLimits) ClientErrorThreshold() int {
-	if l.ClientErrorAlarm == 0 {
-		return DefaultClientErrorAlarm
-	}
-	return l.ClientErrorAlarm
-}
-
-// AllowedBlocks returns the allow-list as canonical CIDR blocks, IPv4 and
-// IPv6 apart (an AWS WAF IP set holds one family), each sorted. The list is
-// expected to be validated.
-func (l SourceLimits) AllowedBlocks() (v4, v6 []string) {
-	for _, s := range l.AllowedIPs {
-		p, err := ParseAllowedIP(s)
-		if err != nil {
-			continue
-		}
-		if p.Addr().Is4() {
-			v4 = append(v4, p.String())
-		} else {
-			v6 = append(v6, p.String())
-		}
-	}
-	slices.Sort(v4)
-	slices.Sort(v6)
-	return v4, v6
 }

@@ -1,0 +1,65 @@
+package operator
+
+import (
+	"bytes"
+	"context"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// usageCommands is the commands Usage lists: the first word of each line
+// of its Commands section indented by two spaces (deeper lines continue a
+// command).
+func usageCommands(t *testing.T) []string {
+	t.Helper()
+	_, section, ok := strings.Cut(Usage, "\nCommands:\n")
+	section, _, ok2 := strings.Cut(section, "\n\n")
+	if !ok || !ok2 {
+		t.Fatalf("Usage has no Commands section ending in a blank line:\n%s", Usage)
+	}
+	var names []string
+	for line := range strings.SplitSeq(section, "\n") {
+		if rest, ok := strings.CutPrefix(line, "  "); ok && rest != "" && rest[0] != ' ' {
+			names = append(names, strings.Fields(rest)[0])
+		}
+	}
+	return names
+}
+
+// TestUsageListsEveryCommand ties the command table to the help: every
+// command run dispatches to is listed in Usage, once, and every command
+// Usage lists is in the table.
+func TestUsageListsEveryCommand(t *testing.T) {
+	listed := usageCommands(t)
+	if len(listed) < 8 {
+		t.Fatalf("read %d commands from Usage: %q", len(listed), listed)
+	}
+	sorted := slices.Sorted(slices.Values(listed))
+	if compact := slices.Compact(slices.Clone(sorted)); len(compact) != len(sorted) {
+		t.Errorf("Usage lists a command twice: %q", listed)
+	}
+	if diff := cmp.Diff(slices.Sorted(maps.Keys(commands)), slices.Compact(sorted)); diff != "" {
+		t.Errorf("commands in the table (-) and in Usage (+):\n%s", diff)
+	}
+}
+
+// TestDispatchUsesTheTable: run finds every command of the table by its
+// name (an unknown flag is then the command's own complaint, before
+// anything is connected to), and refuses a name the table lacks.
+func TestDispatchUsesTheTable(t *testing.T) {
+	for name := range commands {
+		var out, errOut bytes.Buffer
+		code := Main(context.Background(), []string{"--state-dir", t.TempDir(), name, "--no-such-flag"}, &out, &errOut)
+		if code != 2 || !strings.Contains(errOut.String(), "flag provided but not defined: -no-such-flag") {
+			t.Errorf("%s --no-such-flag: exit %d, stderr %q; want the command's flag error", name, code, errOut.String())
+		}
+	}
+	var out, errOut bytes.Buffer
+	if code := Main(context.Background(), []string{"statuses"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), `unknown command "statuses"`) {
+		t.Errorf("statuses: exit %d, stderr %q", code, errOut.String())
+	}
+}

@@ -1,0 +1,33 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/hookfan/hookfan/shared/ddbitem"
+	"github.com/hookfan/hookfan/shared/dedupe"
+	"github.com/hookfan/hookfan/shared/dedupe/dedupetest"
+)
+
+// TestDedupeStoreOnDynamoDB runs the delivery-record store's protocol
+// against the emulator's DynamoDB over the wire, on a table made with the
+// key schema the stack gives the record table. Simultaneous claims are
+// left to the Memory twin's run: moto's conditional UpdateItem is not
+// atomic, so two of them can both succeed there.
+func TestDedupeStoreOnDynamoDB(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	table := uniquePrefix(t) + "-records"
+	attrs, key := ddbitem.KeySchema()
+	if _, err := clients.DynamoDB.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName: &table, BillingMode: ddbtypes.BillingModePayPerRequest, AttributeDefinitions: attrs, KeySchema: key,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	dedupetest.Run(t, dedupe.NewDynamoDB(clients.DynamoDB, table), dedupetest.Options{Destination: "orders"})
+}
