@@ -5,7 +5,10 @@
 //
 // Samples live in testdata/<kind>/<name>.json (the exact body bytes) and
 // testdata/<kind>/<name>.headers.json (a JSON object of header names to
-// values). No sample carries a real secret; signatures are computed by Sign.
+// values); a kind with replay protection also has testdata/<kind>/<name>.vary,
+// the dotted path of a body member that differs between real events (a
+// commit, an order id), which WithEventID changes to make each event's body
+// its own. No sample carries a real secret; signatures are computed by Sign.
 package events
 
 import (
@@ -32,12 +35,16 @@ type Sample struct {
 	Body []byte
 	// Header holds the provider's headers other than the signature.
 	Header http.Header
+	// Vary is the path of the body member that differs between events
+	// (the .vary file); nil when the sample has none.
+	Vary []string
 }
 
 // Clone returns a deep copy, so a test may tamper with it freely.
 func (s Sample) Clone() Sample {
 	s.Body = slices.Clone(s.Body)
 	s.Header = s.Header.Clone()
+	s.Vary = slices.Clone(s.Vary)
 	return s
 }
 
@@ -87,7 +94,11 @@ func Load(kind, name string) (Sample, error) {
 	for k, v := range hm {
 		h.Set(k, v)
 	}
-	return Sample{Kind: kind, Name: name, Body: body, Header: h}, nil
+	var vary []string
+	if raw, err := files.ReadFile(base + ".vary"); err == nil {
+		vary = strings.Split(strings.TrimSpace(string(raw)), ".")
+	}
+	return Sample{Kind: kind, Name: name, Body: body, Header: h, Vary: vary}, nil
 }
 
 // MustLoad is Load for tests and fixed sample names; it panics on error.

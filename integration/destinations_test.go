@@ -87,7 +87,7 @@ func TestLargePayloadTwoDestinations(t *testing.T) {
 		}
 	}
 	bucket := e.stack.Topology.PayloadBucket
-	list, err := clients.S3.ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: &bucket, Prefix: aws.String(payload.Prefix + ev.id + "/")})
+	list, err := clients.S3.ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: &bucket, Prefix: aws.String(payload.SourcePrefix("stripe") + ev.id + "/")})
 	if err != nil {
 		t.Fatal(err)
 	}

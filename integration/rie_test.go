@@ -132,7 +132,7 @@ func TestBuiltFunctionsUnderRIE(t *testing.T) {
 	// unknown source (404), an empty batch.
 	var unknown events.APIGatewayProxyResponse
 	ingestFn := startFunction(t, bin, prefix+"-ingest", "ingest", devstack.IngestTimeout,
-		ingest.FunctionEnv(cfg, topo.TopicARN, topo.PayloadBucket, topo.TableName).Render(),
+		ingest.FunctionEnv(cfg, topo.TopicARN, topo.PayloadBucket, topo.Archive.Bucket, topo.TableName).Render(),
 		events.APIGatewayProxyRequest{HTTPMethod: "POST", Resource: "/webhooks/{source}", Path: "/webhooks/unknown",
 			PathParameters: map[string]string{"source": "unknown"}, Body: "{}"}, &unknown)
 	if unknown.StatusCode != 404 {
@@ -140,7 +140,7 @@ func TestBuiltFunctionsUnderRIE(t *testing.T) {
 	}
 	var empty events.SQSEventResponse
 	deliverFn := startFunction(t, bin, prefix+"-deliver-orders", "deliver", d.FunctionTimeout(),
-		delivery.LaneEnv(cfg, d, topo.TableName, lane.QueueURL, lane.QueueARN, lane.SecretID, topo.PayloadBucket).Render(),
+		delivery.LaneEnv(cfg, d, topo.TableName, lane.QueueURL, lane.QueueARN, lane.SecretID, topo.PayloadBucket, topo.Archive.Bucket).Render(),
 		events.SQSEvent{Records: []events.SQSMessage{}}, &empty)
 	if len(empty.BatchItemFailures) != 0 {
 		t.Fatalf("deliver failed %v of an empty batch", empty.BatchItemFailures)

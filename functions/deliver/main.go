@@ -55,7 +55,7 @@ func build(logger *slog.Logger) (*delivery.Handler, error) {
 		Metrics: sink, Logger: logger,
 	}
 	if env.PayloadBucket != "" {
-		c.Payloads = lambdaenv.PayloadStore(cfg, env.PayloadBucket)
+		c.Payloads = lambdaenv.PayloadStore(cfg, env.PayloadBucket, env.PayloadArchiveBucket)
 	}
 	if env.Pauses() {
 		c.Lanes = lane.NewDynamoDB(ddb, env.TableName)

@@ -52,7 +52,7 @@ func setup(log *slog.Logger) (*ingest.Handler, ingest.Env, error) {
 	}
 	c := ingest.Clients{Publisher: sns.NewFromConfig(cfg), Secrets: secrets.NewCache(secretsmanager.NewFromConfig(cfg)), Metrics: sink, Logger: log}
 	if env.PayloadBucket != "" {
-		c.Payloads = lambdaenv.PayloadStore(cfg, env.PayloadBucket)
+		c.Payloads = lambdaenv.PayloadStore(cfg, env.PayloadBucket, env.PayloadArchiveBucket)
 	}
 	if env.ReplayTable != "" {
 		c.Replay = replayguard.NewDynamoDB(dynamodb.NewFromConfig(cfg), env.ReplayTable)

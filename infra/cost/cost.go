@@ -150,7 +150,7 @@ var Assumed = struct {
 	IngestMetrics:                    Figure{2, "metrics per source", "assumed: IngestAccepted and one IngestRejected reason in use"},
 	RouteMetrics:                     Figure{5, "metrics per source route", "API Gateway detailed metrics (Count, 4XXError, 5XXError, Latency, IntegrationLatency)"},
 	LaneMetrics:                      Figure{4, "metrics per destination", "DeliveryAttempts, DeliveryLatency, DeliverySucceeded, EventAge (more while deliveries fail)"},
-	KMSRequestsPerMonth:              Figure{17280, "requests", "Amazon SNS key management: 2 × (month ÷ 5 min data-key reuse) per publishing principal"},
+	KMSRequestsPerMonth:              Figure{17280 + 43200, "requests", "Amazon SNS key management: 2 × (month ÷ 5 min data-key reuse) per publishing principal; the archive: a data key per object Firehose writes, one a minute (large bodies add one per write and one per read)"},
 	ReplayWrites:                     Figure{2, "writes per accepted request", "measured: BenchmarkReplayCheck (claim and confirm)"},
 	ReplayRecordBytes:                Figure{300, "bytes", "a replay record (docs/security.md#replay-protection): one item of about 300 bytes per event for the window"},
 	SvixEventsPerMessage:             Figure{1, "message per event", "assumed: every destination is an endpoint of one Svix application"},
@@ -250,7 +250,8 @@ func Resources(cfg *config.Config) Counts {
 	}
 	c.Rules = pausing
 	c.Dashboards = 1 + max(0, d-1)/LanesPerDashboard
-	c.KMSKeys = 1
+	// The topic key, and the data key of the archive and payload buckets.
+	c.KMSKeys = 1 + b(archive || cfg.LargePayloads())
 	// The ingest function's and the stage's access log, each lane's, the
 	// archive stream's, and the secret-creating custom resource's.
 	c.LogGroups = 2 + d + b(archive) + b(c.EnsuredSecrets > 0)
@@ -424,7 +425,7 @@ func Fixed(n int) []Line {
 		{"CloudWatch: alarms", float64(c.AlarmMetrics) * p.Alarm.USD},
 		{"CloudWatch: dashboards", float64(c.Dashboards) * p.Dashboard.USD},
 		{"CloudWatch: custom metrics", metrics * p.Metric.USD},
-		{"KMS: the topic key and its requests", float64(c.KMSKeys)*p.KMSKey.USD + a.KMSRequestsPerMonth.Value/1e4*p.KMSRequests.USD},
+		{"KMS: the topic key, the data key (archive, large bodies) and their requests", float64(c.KMSKeys)*p.KMSKey.USD + a.KMSRequestsPerMonth.Value/1e4*p.KMSRequests.USD},
 		{"SQS: the event source mappings' idle long polls", float64(c.EventSourceMappings) * idleReceives / million * p.SQSRequest.USD},
 		{"S3: archive objects, one a minute", a.ArchiveObjects.Value / 1000 * p.S3Put.USD},
 	}

@@ -95,8 +95,8 @@ func Render() string {
 		if i > 0 {
 			w("; ")
 		}
-		w("%d destination%s: %d secrets, %d alarms (%d alarm metrics), %d dashboard%s, %d KMS key, %d queues, %d functions, %d log groups, %d subscriptions",
-			d, plural(d), c.BilledSecrets, c.Alarms, c.AlarmMetrics, c.Dashboards, plural(c.Dashboards), c.KMSKeys, c.Queues, c.Functions, c.LogGroups, c.Subscriptions)
+		w("%d destination%s: %d secrets, %d alarms (%d alarm metrics), %d dashboard%s, %d KMS key%s, %d queues, %d functions, %d log groups, %d subscriptions",
+			d, plural(d), c.BilledSecrets, c.Alarms, c.AlarmMetrics, c.Dashboards, plural(c.Dashboards), c.KMSKeys, plural(c.KMSKeys), c.Queues, c.Functions, c.LogGroups, c.Subscriptions)
 	}
 	w(".\nWith `api.waf.enabled`: %s a month (web ACL and two rules; $1 more per allow-listed source) and %s per million requests.\n",
 		usd(WAFFixed()), usd(WAFPerMillion()))

@@ -42,9 +42,34 @@ import (
 func main() {
 	log := lambdaenv.Logger()
 	if err := run(log); err != nil {
-		log.Error("local stack failed", "error", err.Error())
+		if !reportConfigError(os.Stderr, err) {
+			log.Error("local stack failed", "error", err.Error())
+		}
 		os.Exit(1)
 	}
+}
+
+// configError is a configuration that does not load: the developer reads
+// it in a terminal, so it prints as plain lines, not one JSON log line
+// with its newlines escaped.
+type configError struct{ err error }
+
+func (e configError) Error() string { return e.err.Error() }
+func (e configError) Unwrap() error { return e.err }
+
+// reportConfigError prints a configError as plain lines, one problem a
+// line, and says whether err was one.
+func reportConfigError(w io.Writer, err error) bool {
+	var ce configError
+	if !errors.As(err, &ce) {
+		return false
+	}
+	lines := strings.Split(ce.Error(), "\n")
+	fmt.Fprintf(w, "local: %s\n", lines[0])
+	for _, l := range lines[1:] {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
+	return true
 }
 
 func run(log *slog.Logger) error {
@@ -71,7 +96,7 @@ func run(log *slog.Logger) error {
 		cfg, err = config.LoadCDKJSON("cdk.json")
 	}
 	if err != nil {
-		return err
+		return configError{err}
 	}
 	secretValues, err := devstate.LoadSecrets(*secretsPath)
 	if err != nil {
@@ -189,6 +214,9 @@ func printBanner(w io.Writer, b banner) {
 	} else {
 		p("  archive    off (archive.days is 0)")
 	}
+	if len(t.Unsubscribed) > 0 {
+		p("  removed    from the topic, not in this configuration (they keep what they hold): %s", strings.Join(t.Unsubscribed, ", "))
+	}
 	p("\nSources (POST a signed webhook to the URL):")
 	for _, s := range b.cfg.Sources {
 		p("  %-12s %s/webhooks/%s   secret %s", s.Name, b.base, s.Name, s.Verify.SecretName)
@@ -204,14 +232,21 @@ func printBanner(w io.Writer, b banner) {
 		p("  %-12s   queue %s", "", l.QueueURL)
 		p("  %-12s   DLQ   %s", "", l.DLQURL)
 	}
-	p("\nThe aws CLI against the emulator:")
-	p("  export AWS_ENDPOINT_URL=%s AWS_REGION=%s AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test", b.emulator.url, b.region)
-	p("  aws sqs list-queues --queue-name-prefix %s", b.prefix)
-	p("  aws dynamodb scan --table-name %s --max-items 5", t.TableName)
+	// AWS CLI v1 reads neither AWS_ENDPOINT_URL nor AWS_REGION: the
+	// commands name the endpoint and the export sets the default region,
+	// which both versions read.
+	p("\nThe aws CLI (v1 or v2) against the emulator:")
+	p("  export AWS_DEFAULT_REGION=%s AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test", b.region)
+	p("  aws --endpoint-url %s sqs list-queues --queue-name-prefix %s", b.emulator.url, b.prefix)
+	p("  aws --endpoint-url %s dynamodb scan --table-name %s --max-items 5", b.emulator.url, t.TableName)
 	if t.Archive.Bucket != "" {
-		p("  aws s3 ls --recursive s3://%s/", t.Archive.Bucket)
+		p("  aws --endpoint-url %s s3 ls --recursive s3://%s/", b.emulator.url, t.Archive.Bucket)
 	}
+	makeDefaults := b.opsFlags() == " --config infra/local/dev.json" && b.secretsFile == "infra/local/dev-secrets.json" && b.base == "http://127.0.0.1:8080"
 	p("\nReceive (a subscriber that verifies and prints each delivery), in another terminal:")
+	if makeDefaults {
+		p("  make receive                  (ANSWER=500|410|429 RETRY_AFTER=30 DELAY=2s FAIL_FIRST=3 to misbehave)")
+	}
 	for _, cmd := range receiveCommands(b) {
 		p("  %s", cmd)
 	}
@@ -222,6 +257,9 @@ func printBanner(w io.Writer, b banner) {
 		}
 	}
 	p("\nSend a signed sample event, in a third terminal:")
+	if makeDefaults {
+		p("  make send SOURCE=%s          (BODY=captured.json to send your own payload)", src)
+	}
 	p("  go run ./events/send%s --source %s", b.sendFlags(), src)
 	dest := "DESTINATION"
 	if len(t.Lanes) > 0 {
@@ -233,6 +271,7 @@ func printBanner(w io.Writer, b banner) {
 	} else {
 		p("\nOperate (go run ./infra/ops%s COMMAND):", opsFlags)
 	}
+	p("  events --since 10m                    recent events, newest first, with each destination's state")
 	p("  status EVENT                          an event (evt_… or source:provider-id) at every destination")
 	p("  dlq %-33s what waits in a DLQ", dest)
 	p("  redrive %-29s move the DLQ back to the queue", dest)
@@ -259,7 +298,7 @@ func receiveCommands(b banner) []string {
 			cmds = append(cmds, fmt.Sprintf("go run ./events/receive%s --secrets %s --secret-name %s", listen, b.secretsFile, l.SecretID))
 			continue
 		}
-		cmds = append(cmds, fmt.Sprintf(`go run ./events/receive%s --secret "$(AWS_ENDPOINT_URL=%s AWS_REGION=%s AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test aws secretsmanager get-secret-value --secret-id %s --query SecretString --output text)"`,
+		cmds = append(cmds, fmt.Sprintf(`go run ./events/receive%s --secret "$(AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test aws --endpoint-url %s --region %s secretsmanager get-secret-value --secret-id %s --query SecretString --output text)"`,
 			listen, b.emulator.url, b.region, l.SecretID))
 	}
 	sort.Strings(cmds)

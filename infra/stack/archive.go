@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskinesisfirehose"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/hookfan/hookfan/shared/archive"
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/payload"
 )
 
 // ArchiveBufferSeconds is how long Firehose gathers records before writing
@@ -36,19 +38,24 @@ type ArchiveProps struct {
 	BufferSeconds *float64
 	// AlarmAction receives the archive's alarm; nil: an alarm without actions.
 	AlarmAction awscloudwatch.IAlarmAction
+	// Key encrypts the bucket's objects (the stack's data key) (required).
+	Key awskms.IKey
 }
 
 // Archive keeps every accepted event: an SNS subscription (raw message
 // delivery off, so each record is the notification envelope with the body,
 // every attribute and SNS's timestamp) to a Firehose stream that writes
-// newline-delimited, gzip-compressed objects into an encrypted, TLS-only,
-// private bucket under keys partitioned by hour (shared/archive's layout),
-// expired after Days.
+// newline-delimited, gzip-compressed objects into a TLS-only, private
+// bucket encrypted with the stack's data key under keys partitioned by hour
+// (shared/archive's layout), expired after Days. The bucket also holds, under
+// payload.Prefix, ingest's copy of each body too large for one SNS message
+// (whose archived message is only its reference), for as long.
 type Archive struct {
 	constructs.Construct
 	// Days is how long an archived event is kept.
 	Days   int
 	Bucket awss3.Bucket
+	Key    awskms.IKey
 	Stream awskinesisfirehose.CfnDeliveryStream
 	// StreamRole is what Firehose assumes to write the bucket.
 	StreamRole awsiam.Role
@@ -64,8 +71,8 @@ type Archive struct {
 
 // NewArchive builds the archive.
 func NewArchive(scope constructs.Construct, id string, props *ArchiveProps) (*Archive, error) {
-	if props == nil || props.Topic == nil || props.LogRetention == "" {
-		return nil, errors.New("archive: Topic and LogRetention are required")
+	if props == nil || props.Topic == nil || props.LogRetention == "" || props.Key == nil {
+		return nil, errors.New("archive: Topic, LogRetention and Key are required")
 	}
 	if props.Days < 1 {
 		return nil, fmt.Errorf("archive: Days is %d; want at least 1 (config.archive.days 0 builds no archive)", props.Days)
@@ -74,10 +81,12 @@ func NewArchive(scope constructs.Construct, id string, props *ArchiveProps) (*Ar
 	if props.BufferSeconds != nil {
 		buffer = *props.BufferSeconds
 	}
-	a := &Archive{Construct: constructs.NewConstruct(scope, jsii.String(id)), Days: props.Days}
+	a := &Archive{Construct: constructs.NewConstruct(scope, jsii.String(id)), Days: props.Days, Key: props.Key}
 
 	a.Bucket = awss3.NewBucket(a.Construct, jsii.String("Bucket"), &awss3.BucketProps{
-		Encryption:        awss3.BucketEncryption_S3_MANAGED,
+		Encryption:        awss3.BucketEncryption_KMS,
+		EncryptionKey:     props.Key,
+		BucketKeyEnabled:  jsii.Bool(false),
 		EnforceSSL:        jsii.Bool(true),
 		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
 		ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
@@ -90,7 +99,7 @@ func NewArchive(scope constructs.Construct, id string, props *ArchiveProps) (*Ar
 		// the stack like the delivery records, and its lifecycle empties it.
 		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
 	})
-	suppress(a.Bucket, suppression{id: "AwsSolutions-S1", reason: "The archive bucket is written only by the archive's Firehose stream (its own role) and read by operators replaying events; S3 server access logs would need a second bucket of their own, and CloudTrail data events are the audit trail for object reads where one is wanted."})
+	suppress(a.Bucket, suppression{id: "AwsSolutions-S1", reason: reasonBodyBucketLogs})
 
 	a.LogGroup = awslogs.NewLogGroup(a.Construct, jsii.String("Logs"), &awslogs.LogGroupProps{
 		Retention:     props.LogRetention,
@@ -110,6 +119,7 @@ func NewArchive(scope constructs.Construct, id string, props *ArchiveProps) (*Ar
 		Actions:   jsii.Strings("s3:AbortMultipartUpload", "s3:GetObject", "s3:PutObject"),
 		Resources: jsii.Strings(*a.Bucket.ArnForObjects(jsii.String("*"))),
 	}))
+	grantKeyViaS3(a.StreamRole, props.Key.KeyArn(), "kms:Decrypt", "kms:GenerateDataKey")
 	a.LogGroup.GrantWrite(a.StreamRole)
 	suppress(a.StreamRole, suppression{
 		id:             "AwsSolutions-IAM5",
@@ -134,6 +144,9 @@ func NewArchive(scope constructs.Construct, id string, props *ArchiveProps) (*Ar
 			Prefix:            jsii.String(archive.FirehosePrefix),
 			ErrorOutputPrefix: jsii.String(archive.FirehoseErrorPrefix),
 			CompressionFormat: jsii.String("GZIP"),
+			EncryptionConfiguration: &awskinesisfirehose.CfnDeliveryStream_EncryptionConfigurationProperty{
+				KmsEncryptionConfig: &awskinesisfirehose.CfnDeliveryStream_KMSEncryptionConfigProperty{AwskmsKeyArn: props.Key.KeyArn()},
+			},
 			BufferingHints: &awskinesisfirehose.CfnDeliveryStream_BufferingHintsProperty{
 				IntervalInSeconds: jsii.Number(buffer), SizeInMBs: jsii.Number(5),
 			},
@@ -191,4 +204,15 @@ func NewArchive(scope constructs.Construct, id string, props *ArchiveProps) (*Ar
 		"Hookfan archive: SNS could not put events into the archive stream; they wait in the archive subscription's DLQ (deliveries are not affected).",
 		props.AlarmAction)
 	return a, nil
+}
+
+// GrantPayloadCopies lets role (ingest) write its copy of each large body:
+// s3:PutObject under payload.Prefix of the archive bucket, beside the
+// events Firehose writes, and kms:GenerateDataKey on the key through S3.
+func (a *Archive) GrantPayloadCopies(role awsiam.IRole) {
+	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions: jsii.Strings("s3:PutObject"), Resources: &[]*string{a.Bucket.ArnForObjects(jsii.String(payload.Prefix + "*"))},
+	}))
+	grantKeyViaS3(role, a.Key.KeyArn(), "kms:GenerateDataKey")
+	suppressObjects(role, "PutObject")
 }

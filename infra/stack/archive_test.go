@@ -29,12 +29,14 @@ func TestArchiveAndQueries(t *testing.T) {
 	}
 	_, res := templateOf(t, h.Stack)
 
-	// The bucket: encrypted, private, TLS-only, expiring after archive.days, retained.
+	// The bucket: encrypted with the data key, private, TLS-only, expiring
+	// after archive.days, retained.
 	bucketID, bucket := only(t, res, "AWS::S3::Bucket")
 	bp := bucket.Properties
 	enc := fmt.Sprint(bp["BucketEncryption"])
 	rules, _ := json.Marshal(bp["LifecycleConfiguration"])
-	if !strings.Contains(enc, "AES256") || bucket.DeletionPolicy != "Retain" ||
+	dataKey := *h.Stack.GetLogicalId(h.DataKey.Node().DefaultChild().(awscdk.CfnElement))
+	if enc != "map[ServerSideEncryptionConfiguration:[map[BucketKeyEnabled:false ServerSideEncryptionByDefault:map[KMSMasterKeyID:map[Fn::GetAtt:["+dataKey+" Arn]] SSEAlgorithm:aws:kms]]]]" || bucket.DeletionPolicy != "Retain" ||
 		!strings.Contains(string(rules), `"ExpirationInDays":7`) || !strings.Contains(string(rules), `"DaysAfterInitiation":1`) {
 		t.Errorf("bucket: encryption %s, deletion %q, lifecycle %s", enc, bucket.DeletionPolicy, rules)
 	}
@@ -52,10 +54,12 @@ func TestArchiveAndQueries(t *testing.T) {
 		fmt.Sprint(sp["DeliveryStreamEncryptionConfigurationInput"]), sp["DeliveryStreamType"], refID(dest["BucketARN"]),
 		dest["Prefix"], dest["ErrorOutputPrefix"], dest["CompressionFormat"], fmt.Sprint(dest["ProcessingConfiguration"]),
 		num(dest["BufferingHints"].(map[string]any)["IntervalInSeconds"]),
+		fmt.Sprint(dest["EncryptionConfiguration"]),
 	}
 	want := []any{
 		"map[KeyType:AWS_OWNED_CMK]", "DirectPut", bucketID, archive.FirehosePrefix, archive.FirehoseErrorPrefix, "GZIP",
 		"map[Enabled:true Processors:[map[Type:AppendDelimiterToRecord]]]", float64(stack.ArchiveBufferSeconds),
+		"map[KMSEncryptionConfig:map[AWSKMSKeyARN:map[Fn::GetAtt:[" + dataKey + " Arn]]]]",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("stream (-want +got):\n%s", diff)
@@ -106,6 +110,7 @@ func TestArchiveAndQueries(t *testing.T) {
 	}
 	wantGrants := map[string][]string{
 		streamRole: {
+			"kms:Decrypt,kms:GenerateDataKey on " + dataKey,
 			"logs:CreateLogStream,logs:PutLogEvents on " + refID(dest["CloudWatchLoggingOptions"].(map[string]any)["LogGroupName"]),
 			"s3:AbortMultipartUpload,s3:GetObject,s3:PutObject on " + bucketID + "/*",
 			"s3:GetBucketLocation,s3:ListBucket,s3:ListBucketMultipartUploads on " + bucketID,

@@ -108,6 +108,13 @@ func newStackIndex(scope constructs.Construct, h *Hookfan, dashboards []*string)
 		value["archiveBucket"] = h.Archive.Bucket.BucketName()
 		value["archiveDays"] = h.Archive.Days
 	}
+	// The large bodies ("" and 0 without them), which the operator writes
+	// again before their messages return to a queue, and the operator's role.
+	value["payloadBucket"], value["payloadDays"] = "", 0
+	if h.Payloads != nil {
+		value["payloadBucket"], value["payloadDays"] = h.Payloads.Bucket.BucketName(), h.Payloads.ExpirationDays
+	}
+	value["operatorRoleArn"] = h.Operator.Role.RoleArn()
 	return awsssm.NewStringParameter(scope, jsii.String("Index"), &awsssm.StringParameterProps{
 		ParameterName: jsii.String(StackParameterName(stackName)),
 		Description:   jsii.String("Hookfan stack " + stackName + ": API URL, topic, table, dashboards, and where each lane's parameter is (JSON)"),

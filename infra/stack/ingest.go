@@ -124,7 +124,7 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 	if replayProtected {
 		replayTable = *props.Table.TableName()
 	}
-	a.Env = ingest.FunctionEnv(cfg, *props.Topic.TopicArn(), bucket, replayTable)
+	a.Env = ingest.FunctionEnv(cfg, *props.Topic.TopicArn(), bucket, "", replayTable) // the archive bucket joins later (stack.New)
 	parts, err := newFunction(a.Construct, functionSpec{
 		description: "Hookfan ingest: verifies webhooks and publishes them to the fan-out topic",
 		code:        props.Code,

@@ -54,8 +54,17 @@ type LaneProps struct {
 	// LogRetention of the function's logs; "": the config's api.logRetentionDays.
 	LogRetention awslogs.RetentionDays
 	// PayloadBucketName and PayloadBucketArn name the payload bucket the
-	// function reads large bodies from; nil: the deployment has none.
-	PayloadBucketName, PayloadBucketArn *string
+	// function reads large bodies from, PayloadKeyArn the key encrypting
+	// it; nil: the deployment has none.
+	PayloadBucketName, PayloadBucketArn, PayloadKeyArn *string
+	// ArchiveBucketName and ArchiveBucketArn name the archive bucket, whose
+	// copy of a large body the function reads once the payload object is
+	// gone; nil: no archive (or no payload bucket).
+	ArchiveBucketName, ArchiveBucketArn *string
+	// OperatorRoleArn is the stack's operator role: besides SNS (from
+	// Topic) and, in a lane that pauses, its own function, the one
+	// principal the queue's policy lets send to it (required).
+	OperatorRoleArn *string
 }
 
 // LaneAlarms are a lane's alarms.
@@ -115,8 +124,8 @@ type Lane struct {
 
 // NewLane builds a destination lane.
 func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, error) {
-	if props == nil || props.Config == nil || props.Topic == nil || props.Table == nil || props.Code == nil {
-		return nil, errors.New("lane: Config, Topic, Table and Code are required")
+	if props == nil || props.Config == nil || props.Topic == nil || props.Table == nil || props.Code == nil || props.OperatorRoleArn == nil {
+		return nil, errors.New("lane: Config, Topic, Table, Code and OperatorRoleArn are required")
 	}
 	d := props.Destination
 	cfg := props.Config
@@ -221,11 +230,14 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 	if d.SecretName != "" && !isSecretARN(d.SecretName) {
 		secretID = d.SecretName
 	}
-	var bucket string
+	var bucket, archive string
 	if props.PayloadBucketName != nil {
 		bucket = *props.PayloadBucketName
+		if props.ArchiveBucketName != nil {
+			archive = *props.ArchiveBucketName
+		}
 	}
-	l.Env = delivery.LaneEnv(cfg, d, *props.Table.TableName(), *l.Queue.QueueUrl(), *l.Queue.QueueArn(), secretID, bucket)
+	l.Env = delivery.LaneEnv(cfg, d, *props.Table.TableName(), *l.Queue.QueueUrl(), *l.Queue.QueueArn(), secretID, bucket, archive)
 	rule, pauses := d.PauseRule()
 	parts, err := newFunction(l.Construct, functionSpec{
 		description: "Hookfan deliver: destination " + d.Name,
@@ -269,7 +281,11 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 		}
 	}
 	if props.PayloadBucketArn != nil {
-		grantPayloadGet(l.Role, props.PayloadBucketArn)
+		buckets := []*string{props.PayloadBucketArn}
+		if props.ArchiveBucketArn != nil {
+			buckets = append(buckets, props.ArchiveBucketArn)
+		}
+		grantPayloadGet(l.Role, buckets, props.PayloadKeyArn, payloadPrefixes(d.Filter))
 	}
 	l.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:   jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"),
@@ -294,8 +310,53 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 	if pauses {
 		l.addPause(rule)
 	}
+	l.guardQueues(props.Topic.TopicArn(), props.OperatorRoleArn, pauses)
 	l.addAlarms(cfg, props.AlarmAction)
 	return l, nil
+}
+
+// Queue actions the operator role is given on a lane's queue and on its
+// DLQ (by their policies, so the role's own policy does not grow with the
+// lanes): what ops redrive and ops replay call, and what SQS requires of
+// whoever starts a DLQ redrive (StartMessageMoveTask) or follows one.
+var (
+	operatorQueueActions = []string{"sqs:SendMessage", "sqs:GetQueueAttributes"}
+	operatorDLQActions   = []string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes",
+		"sqs:StartMessageMoveTask", "sqs:ListMessageMoveTasks", "sqs:CancelMessageMoveTask"}
+)
+
+// guardQueues makes the operator role the one principal that can inject a
+// delivery: sending to the lane's queue is denied to everyone but SNS
+// delivering from the fan-out topic (aws:SourceArn), the operator role and,
+// when the lane pauses, its own function (which re-queues a message at its
+// last receive). A DLQ redrive sends as whoever starts it, so it is run
+// under the operator role too (ops redrive, or the console after switching
+// to the role). A message only reaches a subscriber from the queue, and a
+// message in the DLQ only gets back to the queue by a redrive: the DLQ
+// itself is left to SQS's redrive policy (which moves messages without a
+// SendMessage call) and gets the operator's receive and move calls.
+func (l *Lane) guardQueues(topicArn, operatorArn *string, pauses bool) {
+	senders := []*string{operatorArn}
+	if pauses {
+		senders = append(senders, l.Role.RoleArn())
+	}
+	l.Queue.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:        jsii.String("OnlySNSAndTheOperatorSend"),
+		Effect:     awsiam.Effect_DENY,
+		Principals: &[]awsiam.IPrincipal{awsiam.NewAnyPrincipal()},
+		Actions:    jsii.Strings("sqs:SendMessage"),
+		Resources:  &[]*string{l.Queue.QueueArn()},
+		Conditions: &map[string]any{"ArnNotEquals": map[string]any{"aws:PrincipalArn": senders, "aws:SourceArn": topicArn}},
+	}))
+	operator := awsiam.NewArnPrincipal(operatorArn)
+	l.Queue.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid: jsii.String("TheOperatorSends"), Principals: &[]awsiam.IPrincipal{operator},
+		Actions: jsii.Strings(operatorQueueActions...), Resources: &[]*string{l.Queue.QueueArn()},
+	}))
+	l.DeadLetterQueue.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid: jsii.String("TheOperatorRedrives"), Principals: &[]awsiam.IPrincipal{operator},
+		Actions: jsii.Strings(operatorDLQActions...), Resources: &[]*string{l.DeadLetterQueue.QueueArn()},
+	}))
 }
 
 // reasonProbe is the Serverless-LambdaDLQ suppression of a lane that

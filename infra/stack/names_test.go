@@ -85,18 +85,18 @@ func TestOutputsDoNotGrowWithDestinations(t *testing.T) {
 	cfg := &config.Config{Sources: make([]config.Source, 3)}
 	for _, n := range []int{0, 98, 99, 300, 1000} {
 		cfg.Destinations = make([]config.Destination, n)
-		if got := outputCount(cfg); got != 6 {
-			t.Errorf("%d destinations: %d outputs, want 6 (API, 3 sources, dashboard, index)", n, got)
+		if got := outputCount(cfg); got != 7 {
+			t.Errorf("%d destinations: %d outputs, want 7 (API, 3 sources, dashboard, index, operator role)", n, got)
 		}
 		if err := checkOutputCount(cfg); err != nil {
 			t.Errorf("%d destinations: %v", n, err)
 		}
 	}
 	cfg.API = config.API{DomainName: "hooks.example.com", CertificateArn: "arn:aws:acm:eu-west-1:123456789012:certificate/x"}
-	if got := outputCount(cfg); got != 7 {
-		t.Errorf("with a domain and no hosted zone: %d outputs, want 7 (its DNS target too)", got)
+	if got := outputCount(cfg); got != 8 {
+		t.Errorf("with a domain and no hosted zone: %d outputs, want 8 (its DNS target too)", got)
 	}
-	cfg.Sources = make([]config.Source, MaxOutputs-3)
+	cfg.Sources = make([]config.Source, MaxOutputs-4)
 	if err := checkOutputCount(cfg); err == nil || !strings.Contains(err.Error(), "split the configuration") {
 		t.Errorf("%d sources: got %v, want the limit and the fix", len(cfg.Sources), err)
 	}

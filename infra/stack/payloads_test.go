@@ -14,11 +14,13 @@ import (
 
 // TestLargePayloads synthesizes (under cdk-nag) a stack whose stripe
 // source takes bodies up to the REST ceiling: the payload bucket is
-// private, encrypted, TLS-only and expires its objects after the derived
-// lifecycle; ingest may only put objects under the prefix, each lane only
-// get them; both functions are told the bucket.
+// private, encrypted with the data key, TLS-only and expires its objects
+// after the derived lifecycle; ingest may only put objects under the
+// prefix (and its copy into the archive), each lane only get those of its
+// filter's sources; both functions are told the bucket; the data key is
+// granted to exactly the roles that write or read bodies.
 func TestLargePayloads(t *testing.T) {
-	cfg := testConfig(t, 2, "")
+	cfg := testConfig(t, 4, "")
 	cfg.Sources[0].MaxBodyBytes = config.MaxBodyBytesREST
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
@@ -31,6 +33,12 @@ func TestLargePayloads(t *testing.T) {
 	checkFunctionBuilds(t, outdir)
 	_, parent := templateOf(t, h.Stack)
 	bucketID := *h.Stack.GetLogicalId(h.Payloads.Bucket.Node().DefaultChild().(awscdk.CfnElement))
+	keyID := *h.Stack.GetLogicalId(h.DataKey.Node().DefaultChild().(awscdk.CfnElement))
+	archiveID := *h.Stack.GetLogicalId(h.Archive.Bucket.Node().DefaultChild().(awscdk.CfnElement))
+	roleID := func(r awscdk.Resource) string {
+		return *h.Stack.GetLogicalId(r.Node().DefaultChild().(awscdk.CfnElement))
+	}
+	ingestRole, operatorRole, streamRole := roleID(h.Ingest.Role), roleID(h.Operator.Role), roleID(h.Archive.StreamRole)
 	bucket := parent[bucketID]
 	bp := bucket.Properties
 	t.Run("bucket", func(t *testing.T) {
@@ -38,8 +46,12 @@ func TestLargePayloads(t *testing.T) {
 			t.Errorf("deletion policy %q, want Retain (queued messages may still refer to objects)", bucket.DeletionPolicy)
 		}
 		enc := fmt.Sprint(bp["BucketEncryption"])
-		if !strings.Contains(enc, "AES256") {
-			t.Errorf("encryption %s, want SSE-S3", enc)
+		if want := "map[ServerSideEncryptionConfiguration:[map[BucketKeyEnabled:false ServerSideEncryptionByDefault:map[KMSMasterKeyID:map[Fn::GetAtt:[" + keyID + " Arn]] SSEAlgorithm:aws:kms]]]]"; enc != want {
+			t.Errorf("encryption %s, want SSE-KMS with the data key, no bucket key (%s)", enc, want)
+		}
+		key := parent[keyID]
+		if key.Properties["EnableKeyRotation"] != true || key.DeletionPolicy != "Retain" {
+			t.Errorf("data key %v (deletion %q), want rotation on and retained with the buckets", key.Properties, key.DeletionPolicy)
 		}
 		want := map[string]any{"BlockPublicAcls": true, "BlockPublicPolicy": true, "IgnorePublicAcls": true, "RestrictPublicBuckets": true}
 		if diff := cmp.Diff(want, bp["PublicAccessBlockConfiguration"]); diff != "" {
@@ -81,23 +93,22 @@ func TestLargePayloads(t *testing.T) {
 		}
 	})
 	t.Run("ingest puts under the prefix only", func(t *testing.T) {
-		var puts []string
-		for _, pol := range ofType(parent, "AWS::IAM::Policy") {
-			for _, st := range statements(pol.Properties["PolicyDocument"]) {
-				actions := anyStrings(st["Action"])
-				if !strings.Contains(fmt.Sprint(st["Resource"]), bucketID) {
-					continue // the archive's bucket, its own tests
-				}
-				if slices.ContainsFunc(actions, func(a string) bool { return strings.HasPrefix(a, "s3:") }) {
-					puts = append(puts, fmt.Sprint(actions, st["Resource"]))
-					if !slices.Equal(actions, []string{"s3:PutObject"}) || !strings.Contains(fmt.Sprint(st["Resource"]), "/payloads/*") || !strings.Contains(fmt.Sprint(st["Resource"]), bucketID) {
-						t.Errorf("S3 statement %v", st)
-					}
+		// Every S3 grant in the parent on the payload bucket, or on the
+		// archive's copies of large bodies, by role.
+		want := map[string][]string{
+			ingestRole:   {"s3:PutObject on " + archiveID + "/payloads/*, " + bucketID + "/payloads/*"},
+			operatorRole: {"s3:GetObject,s3:PutObject on " + bucketID + "/payloads/*"},
+		}
+		got := map[string][]string{}
+		for role, sts := range roleStatements(parent) {
+			for _, st := range sts {
+				if strings.HasPrefix(st, "s3:") && (strings.Contains(st, bucketID) || strings.Contains(st, "/payloads/")) {
+					got[role] = append(got[role], st)
 				}
 			}
 		}
-		if len(puts) != 1 {
-			t.Errorf("S3 statements in the parent %v, want ingest's one", puts)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("S3 grants on the bodies by role (-want +got):\n%s", diff)
 		}
 		found := false
 		for _, fn := range ofType(parent, "AWS::Lambda::Function") {
@@ -107,31 +118,152 @@ func TestLargePayloads(t *testing.T) {
 				continue
 			}
 			found = true
-			if refID(env[config.EnvPayloadBucket]) != bucketID {
-				t.Errorf("ingest %s = %v, want the bucket", config.EnvPayloadBucket, env[config.EnvPayloadBucket])
+			if refID(env[config.EnvPayloadBucket]) != bucketID || refID(env[config.EnvPayloadArchiveBucket]) != archiveID {
+				t.Errorf("ingest %s = %v, %s = %v; want the payload bucket and the archive's", config.EnvPayloadBucket, env[config.EnvPayloadBucket],
+					config.EnvPayloadArchiveBucket, env[config.EnvPayloadArchiveBucket])
 			}
 		}
 		if !found {
 			t.Error("no ingest function")
 		}
 	})
-	t.Run("lanes get under the prefix only", func(t *testing.T) {
+	t.Run("lanes get their sources' objects only", func(t *testing.T) {
 		for i, d := range cfg.Destinations {
 			_, res := templateOf(t, h.LaneStacks[i])
 			checkLane(t, d, cfg, res, false)
-			gets := 0
-			for _, pol := range ofType(res, "AWS::IAM::Policy") {
-				for _, st := range statements(pol.Properties["PolicyDocument"]) {
-					if slices.Equal(anyStrings(st["Action"]), []string{"s3:GetObject"}) {
-						gets++
+			// In the payload bucket, then the archive's copies.
+			var want []string
+			for _, bucket := range []string{"<bucket>", "<archive>"} {
+				if len(d.Filter.Sources) == 0 {
+					want = append(want, bucket+"/payloads/*")
+				}
+				for _, src := range d.Filter.Sources {
+					want = append(want, bucket+"/payloads/"+src+"/*")
+				}
+			}
+			var got []string
+			for _, sts := range roleStatements(res) {
+				for _, st := range sts {
+					action, targets, _ := strings.Cut(st, " on ")
+					if !strings.HasPrefix(action, "s3:") {
+						continue
+					}
+					for _, target := range strings.Split(targets, ", ") {
+						bucket, prefix, _ := strings.Cut(target, "/")
+						switch {
+						case strings.HasPrefix(bucket, "referencetoHookfanPayloadsBucket"):
+							bucket = "<bucket>"
+						case strings.HasPrefix(bucket, "referencetoHookfanArchiveBucket"):
+							bucket = "<archive>"
+						}
+						got = append(got, action+" on "+bucket+"/"+prefix)
 					}
 				}
 			}
+			for i := range want {
+				want[i] = "s3:GetObject on " + want[i]
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s (sources %v): S3 grants (-want +got):\n%s", d.Name, d.Filter.Sources, diff)
+			}
 			_, fn := only(t, res, "AWS::Lambda::Function")
 			env := fn.Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
-			if gets != 1 || env[config.EnvPayloadBucket] == nil {
-				t.Errorf("%s: %d GetObject statements, %s = %v; want one and the bucket", d.Name, gets, config.EnvPayloadBucket, env[config.EnvPayloadBucket])
+			if env[config.EnvPayloadBucket] == nil || env[config.EnvPayloadArchiveBucket] == nil {
+				t.Errorf("%s: %s = %v, %s = %v; want both buckets", d.Name, config.EnvPayloadBucket, env[config.EnvPayloadBucket], config.EnvPayloadArchiveBucket, env[config.EnvPayloadArchiveBucket])
 			}
 		}
 	})
+	t.Run("the data key is granted to who writes or reads bodies", func(t *testing.T) {
+		via := " if kms:ViaService s3"
+		want := map[string]string{
+			ingestRole:   "kms:GenerateDataKey" + via,
+			streamRole:   "kms:Decrypt,kms:GenerateDataKey" + via,
+			operatorRole: "kms:Decrypt,kms:GenerateDataKey" + via,
+		}
+		got := map[string]string{}
+		collect := func(prefix string, res map[string]resource) {
+			for role, sts := range roleStatements(res) {
+				for _, st := range sts {
+					if strings.HasPrefix(st, "kms:") && (strings.Contains(st, " on DataKey") || strings.Contains(st, " on referencetoHookfanDataKey")) {
+						if got[prefix+role] != "" {
+							t.Errorf("%s%s: a second data key grant %s", prefix, role, st)
+						}
+						got[prefix+role] = strings.Split(st, " on ")[0] + via
+						if !strings.HasSuffix(st, via) {
+							t.Errorf("%s%s: %s, want it through S3 only", prefix, role, st)
+						}
+					}
+				}
+			}
+		}
+		collect("", parent)
+		for i, d := range cfg.Destinations {
+			_, res := templateOf(t, h.LaneStacks[i])
+			laneRole := *h.LaneStacks[i].GetLogicalId(h.Lanes[i].Role.Node().DefaultChild().(awscdk.CfnElement))
+			want[d.Name+"/"+laneRole] = "kms:Decrypt" + via
+			collect(d.Name+"/", res)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("data key grants by role (-want +got):\n%s", diff)
+		}
+		// The key's own policy is CDK's default (the account, so that the
+		// grants above are what decides), and names no other principal.
+		pol := fmt.Sprint(parent[keyID].Properties["KeyPolicy"])
+		if strings.Count(pol, "Principal:") != 1 || !strings.Contains(pol, ":root") {
+			t.Errorf("data key policy %s, want the account's statement only", pol)
+		}
+	})
+}
+
+// roleStatements renders every IAM policy statement of a template by the
+// role it is attached to: "action,action on resource[, resource] [if
+// condition]", resources with their literal parts ("Bucket/payloads/*"),
+// sorted.
+func roleStatements(res map[string]resource) map[string][]string {
+	out := map[string][]string{}
+	for _, p := range ofType(res, "AWS::IAM::Policy") {
+		for _, r := range asSlice(p.Properties["Roles"]) {
+			role := refID(r)
+			for _, st := range statements(p.Properties["PolicyDocument"]) {
+				actions := anyStrings(st["Action"])
+				slices.Sort(actions)
+				var targets []string
+				for _, r := range asSlice(st["Resource"]) {
+					targets = append(targets, resourceText(r))
+				}
+				line := strings.Join(actions, ",") + " on " + strings.Join(targets, ", ")
+				if cond, ok := st["Condition"].(map[string]any); ok {
+					if eq, ok := cond["StringEquals"].(map[string]any); ok && strings.Contains(fmt.Sprint(eq["kms:ViaService"]), "s3.") {
+						line += " if kms:ViaService s3"
+					}
+				}
+				out[role] = append(out[role], line)
+			}
+		}
+	}
+	for _, l := range out {
+		slices.Sort(l)
+	}
+	return out
+}
+
+// resourceText renders a policy resource: a string as it is, a reference
+// by its logical ID, a join of both by its parts.
+func resourceText(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case map[string]any:
+		if j, ok := x["Fn::Join"].([]any); ok && len(j) == 2 {
+			var b strings.Builder
+			for _, part := range asSlice(j[1]) {
+				b.WriteString(resourceText(part))
+			}
+			return b.String()
+		}
+		return refID(x)
+	}
+	return fmt.Sprint(v)
 }

@@ -114,7 +114,7 @@ func TestThreeHundredDestinationsFitCloudFormation(t *testing.T) {
 		t.Errorf("ParentResources() = %d, the template has %d", got, len(p.Resources))
 	}
 	t.Logf("this configuration (3 sources, alarm e-mail) holds at most %d destinations", h.MostDestinations())
-	if want := 3 + len(cfg.Sources); len(p.Outputs) != want {
+	if want := 4 + len(cfg.Sources); len(p.Outputs) != want {
 		t.Errorf("parent has %d outputs, want %d: lanes must add none", len(p.Outputs), want)
 	}
 

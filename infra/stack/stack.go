@@ -43,6 +43,13 @@ type Hookfan struct {
 	// Payloads holds bodies larger than one SNS message; nil when no
 	// source takes them (config.LargePayloads).
 	Payloads *PayloadBucket
+	// DataKey encrypts the payload and archive buckets, which hold every
+	// accepted body; nil when the stack has neither.
+	DataKey awskms.Key
+	// Operator is the role operators assume for ops redrive, ops replay
+	// and a console DLQ redrive: the one principal, besides SNS, that may
+	// send to a lane's queue.
+	Operator *OperatorRole
 	Sources  *SourceSecrets
 	Ingest   *IngestAPI
 	// AlarmTopic receives every alarm; nil when config.alarms.email is unset.
@@ -165,8 +172,26 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 		action = awscloudwatchactions.NewSnsAction(h.AlarmTopic)
 	}
 
+	if cfg.LargePayloads() || cfg.Archive.Enabled() {
+		h.DataKey = awskms.NewKey(stack, jsii.String("DataKey"), &awskms.KeyProps{
+			Description:       jsii.String("Hookfan: encrypts the payload and archive buckets (every accepted body)"),
+			EnableKeyRotation: jsii.Bool(true),
+			// The buckets outlive the stack, and their objects need the key.
+			RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
+		})
+	}
 	if cfg.LargePayloads() {
-		h.Payloads = NewPayloadBucket(stack, "Payloads", &PayloadBucketProps{Config: cfg})
+		if h.Payloads, err = NewPayloadBucket(stack, "Payloads", &PayloadBucketProps{Config: cfg, Key: h.DataKey}); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Archive.Enabled() {
+		h.Archive, err = NewArchive(stack, "Archive", &ArchiveProps{
+			Topic: h.Topic, Days: cfg.Archive.RetentionDays(), LogRetention: retention, AlarmAction: action, Key: h.DataKey,
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	h.Ingest, err = NewIngestAPI(stack, "Ingest", &IngestAPIProps{
 		Config: cfg, Topic: h.Topic, Code: code("ingest"), SourceSecrets: h.Sources.Secrets, Table: h.Table, AlarmAction: action, Payloads: h.Payloads,
@@ -174,14 +199,18 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Archive.Enabled() {
-		h.Archive, err = NewArchive(stack, "Archive", &ArchiveProps{
-			Topic: h.Topic, Days: cfg.Archive.RetentionDays(), LogRetention: retention, AlarmAction: action,
-		})
-		if err != nil {
-			return nil, err
-		}
+	if h.Payloads != nil && h.Archive != nil {
+		// Ingest writes each large body into the archive too (shared/payload).
+		// The archive is built after the function: its variable joins the
+		// contract, and the function's environment, now.
+		h.Ingest.Env.PayloadArchiveBucket = *h.Archive.Bucket.BucketName()
+		h.Ingest.Function.AddEnvironment(jsii.String(config.EnvPayloadArchiveBucket), jsii.String(h.Ingest.Env.Render()[config.EnvPayloadArchiveBucket]), nil)
+		h.Archive.GrantPayloadCopies(h.Ingest.Role)
 	}
+	guardTopic(h.Topic, h.Ingest.Role)
+	h.Operator = NewOperatorRole(stack, "Operator", &OperatorRoleProps{
+		Config: cfg, Table: h.Table, Payloads: h.Payloads, Archive: h.Archive, Key: h.DataKey,
+	})
 
 	filtered := 0
 	for _, d := range cfg.Destinations {
@@ -195,9 +224,13 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 		// reference to the topic keeps it from depending on the parent stack
 		// (which CloudFormation cannot express for a nested stack).
 		topic := awssns.Topic_FromTopicArn(ns, jsii.String("Topic"), h.Topic.TopicArn())
-		lp := &LaneProps{Destination: d, Config: cfg, Topic: topic, Table: h.Table, Code: code("deliver"), AlarmAction: action}
+		lp := &LaneProps{Destination: d, Config: cfg, Topic: topic, Table: h.Table, Code: code("deliver"), AlarmAction: action,
+			OperatorRoleArn: h.Operator.Role.RoleArn()}
 		if h.Payloads != nil {
-			lp.PayloadBucketName, lp.PayloadBucketArn = h.Payloads.Bucket.BucketName(), h.Payloads.Bucket.BucketArn()
+			lp.PayloadBucketName, lp.PayloadBucketArn, lp.PayloadKeyArn = h.Payloads.Bucket.BucketName(), h.Payloads.Bucket.BucketArn(), h.DataKey.KeyArn()
+			if h.Archive != nil {
+				lp.ArchiveBucketName, lp.ArchiveBucketArn = h.Archive.Bucket.BucketName(), h.Archive.Bucket.BucketArn()
+			}
 		}
 		lane, err := NewLane(ns, "Lane", lp)
 		if err != nil {
@@ -352,6 +385,7 @@ func (h *Hookfan) addOutputs(cfg *config.Config) {
 	}
 	out("DashboardName", "CloudWatch dashboard", h.Dashboard.DashboardName())
 	out("IndexParameter", "SSM parameter describing the stack; each destination's lane is described under "+IndexPrefix(*h.Stack.StackName())+"destinations/", h.Index.ParameterName())
+	out("OperatorRoleArn", "Role to assume for ops redrive, ops replay and a console DLQ redrive: the only principal, besides SNS, that may send to a lane's queue", h.Operator.Role.RoleArn())
 }
 
 // outputID turns a source or destination name ([a-z0-9-]) into the
@@ -371,11 +405,11 @@ func outputID(name string) string {
 const MaxOutputs = 200
 
 // outputCount is how many outputs the parent stack declares: the API URL,
-// one URL per source, the domain's DNS target, the dashboard name and the
-// index parameter. Destinations add none: their lanes are described in
-// their own nested stacks and SSM parameters.
+// one URL per source, the domain's DNS target, the dashboard name, the
+// index parameter and the operator role. Destinations add none: their lanes
+// are described in their own nested stacks and SSM parameters.
 func outputCount(cfg *config.Config) int {
-	n := 3 + len(cfg.Sources)
+	n := 4 + len(cfg.Sources)
 	if cfg.API.HasDomain() && !cfg.API.HasHostedZone() {
 		n++
 	}

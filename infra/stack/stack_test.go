@@ -455,9 +455,15 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 					t.Errorf("%s: secret statement on %s, want its own secret, a header's or its URL's", d.Name, resource)
 				}
 			case slices.Equal(actions, []string{"s3:GetObject"}):
-				// Large payloads: read the objects under the prefix, nothing else.
-				if !cfg.LargePayloads() || !strings.Contains(resource, "/payloads/*") {
+				// Large payloads: read the objects under the prefix (of its
+				// sources: TestLargePayloads), nothing else.
+				if !cfg.LargePayloads() || !strings.Contains(resource, "/payloads/") {
 					t.Errorf("%s: payload statement on %s", d.Name, resource)
+				}
+			case slices.Equal(actions, []string{"kms:Decrypt"}):
+				// Large payloads: the data key, through S3 only.
+				if !cfg.LargePayloads() || !strings.Contains(resource, "DataKey") || !strings.Contains(fmt.Sprint(st["Condition"]), "kms:ViaService") {
+					t.Errorf("%s: key statement %v", d.Name, st)
 				}
 			case slices.Contains(actions, "dynamodb:UpdateItem"):
 				if !slices.Equal(actions, []string{"dynamodb:GetItem", "dynamodb:UpdateItem"}) || !strings.Contains(resource, "DeliveryRecords") {
@@ -748,13 +754,13 @@ func TestBase(t *testing.T) {
 
 	// Outputs: the API, each source and the dashboard; lanes add none.
 	outputs := *tmpl.FindOutputs(jsii.String("*"), nil)
-	for _, id := range []string{"ApiUrl", "SourceStripeUrl", "SourceGithubUrl", "SourceShopUrl", "DashboardName", "IndexParameter"} {
+	for _, id := range []string{"ApiUrl", "SourceStripeUrl", "SourceGithubUrl", "SourceShopUrl", "DashboardName", "IndexParameter", "OperatorRoleArn"} {
 		if _, ok := outputs[id]; !ok {
 			t.Errorf("no output %s (have %d outputs)", id, len(outputs))
 		}
 	}
-	if want := 3 + len(cfg.Sources); len(outputs) != want {
-		t.Errorf("got %d outputs, want %d (API, sources, dashboard, index)", len(outputs), want)
+	if want := 4 + len(cfg.Sources); len(outputs) != want {
+		t.Errorf("got %d outputs, want %d (API, sources, dashboard, index, operator role)", len(outputs), want)
 	}
 	if url := fmt.Sprint(*outputs["SourceStripeUrl"]); !strings.Contains(url, "webhooks/stripe") {
 		t.Errorf("SourceStripeUrl = %s", url)
@@ -777,6 +783,8 @@ var starAllowed = map[string]string{
 	"xray:PutTraceSegments":    "X-Ray has no resource-level permissions",
 	"xray:PutTelemetryRecords": "X-Ray has no resource-level permissions",
 	"cloudwatch:PutMetricData": "no resource-level permissions; limited by the cloudwatch:namespace condition",
+	// The operator role's (ops pause/resume), and a pausing lane's switch.
+	"lambda:ListEventSourceMappings": "no resource-level permissions",
 }
 
 // TestNoWildcardResources checks every identity policy (IAM policies and

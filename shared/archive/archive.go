@@ -16,6 +16,13 @@
 //
 // Reader serves both: it lists the hours a query covers, reads their
 // objects and yields each matching event once.
+//
+// A body too large for one SNS message is published, and so archived, as
+// its payload.Reference. Its bytes are in the archive bucket too, under the
+// reference's key (payload.Prefix, outside EventsPrefix): ingest writes
+// them there beside the payload bucket's object (payload.S3 with Archive
+// set), so the archive keeps every body for its retention, and a replay or
+// a late redrive finds it after the payload bucket's lifecycle.
 package archive
 
 import (

@@ -22,6 +22,8 @@ type Config struct {
 	Alarms       Alarms        `json:"alarms"`
 	Archive      Archive       `json:"archive,omitzero"`
 	Ingest       Ingest        `json:"ingest,omitzero"`
+	// Operators may assume the stack's operator role (Operators).
+	Operators Operators `json:"operators,omitzero"`
 }
 
 // Source finds a source by name.
@@ -74,6 +76,7 @@ func (c *Config) Validate() error {
 	c.validateDedupe(&p)
 	c.Archive.validate(&p)
 	c.validateIngest(&p)
+	c.Operators.validate(&p)
 	return errors.Join(p...)
 }
 

@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -79,15 +80,23 @@ func TestLargePayloads(t *testing.T) {
 	if !c.LargePayloads() {
 		t.Error("no LargePayloads with a source taking 4,000,000 bytes")
 	}
-	// Default retention ≈ 40 h: 2 days (rounded up with the DLQ's 14), the
-	// archive's 30 days (a replay on its last day waits again), + 1.
-	if got := c.PayloadExpirationDays(); got != 16+30+1 {
-		t.Errorf("PayloadExpirationDays = %d, want 47 with the default schedule and archive", got)
+	// The DLQ's 14 days (counted from the first enqueue), then a whole
+	// queue retention after a redrive at their last moment (≈ 40 h by
+	// default), rounded up to days, + 1: 17. The archive's days are not
+	// added: a replay writes the body again (from the archive's own copy).
+	if got := c.PayloadExpirationDays(); got != 17 {
+		t.Errorf("PayloadExpirationDays = %d, want 17 with the default schedule", got)
 	}
 	off := 0
 	c.Archive.Days = &off
 	if got := c.PayloadExpirationDays(); got != 17 {
 		t.Errorf("PayloadExpirationDays without the archive = %d, want 17", got)
+	}
+	// A lane kept longer (a pause reserve) lengthens it by its retention.
+	c.Destinations[0].Pause = &Pause{}
+	want := int(roundUp(DLQRetention+c.Destinations[0].Retention(), 24*time.Hour)/(24*time.Hour)) + 1
+	if got := c.PayloadExpirationDays(); got != want || got <= 17 {
+		t.Errorf("PayloadExpirationDays with a pausing lane = %d, want %d", got, want)
 	}
 	if MaxBodyBytesREST != 4521984 || MaxBodyBytesHTTP != 1004885 {
 		t.Errorf("ceilings %d, %d; want 4521984 (REST) and 1004885 (HTTP)", MaxBodyBytesREST, MaxBodyBytesHTTP)
@@ -136,6 +145,35 @@ func TestCheckHeaderValue(t *testing.T) {
 		err := CheckHeaderValue(v)
 		if err == nil || err.Error() != want {
 			t.Errorf("CheckHeaderValue(%.20q) = %v, want %q", v, err, want)
+		}
+	}
+}
+
+// TestOperatorPrincipals: operators.principals takes IAM root, role and
+// user ARNs, each once; anything else is refused naming the entry and the
+// forms that work.
+func TestOperatorPrincipals(t *testing.T) {
+	c := destinationsConfig(t, false)
+	c.Operators.Principals = []string{"arn:aws:iam::123456789012:root", "arn:aws:iam::123456789012:role/ops/Oncall", "arn:aws-us-gov:iam::123456789012:user/alice"}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("good principals refused: %v", err)
+	}
+	for _, bad := range []string{"arn:aws:iam::12345678901:root", "arn:aws:sts::123456789012:assumed-role/x/y", "arn:aws:iam::123456789012:role/", "arn:aws-:iam::123456789012:root",
+		"arn:aws:iam:eu-west-1:123456789012:root", "arn:aws:iam::123456789012:role/a b"} {
+		c.Operators.Principals = []string{bad}
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "is not an IAM principal ARN") {
+			t.Errorf("%q: %v, want it refused", bad, err)
+		}
+	}
+	c.Operators.Principals = []string{"123456789012", "arn:aws:iam::123456789012:group/ops", "arn:aws:iam::123456789012:root", "arn:aws:iam::123456789012:root"}
+	err := c.Validate()
+	for _, want := range []string{
+		`operators.principals[0]: "123456789012" is not an IAM principal ARN; use arn:aws:iam::<account id>:root`,
+		`operators.principals[1]: "arn:aws:iam::123456789012:group/ops" is not an IAM principal ARN`,
+		`operators.principals[3]: "arn:aws:iam::123456789012:root" is listed twice`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v\nwant it to say %q", err, want)
 		}
 	}
 }

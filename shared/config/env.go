@@ -24,6 +24,10 @@ const (
 	// EnvPayloadBucket names the bucket of bodies larger than one SNS
 	// message (both functions); unset when no source takes such bodies.
 	EnvPayloadBucket = "HOOKFAN_PAYLOAD_BUCKET"
+	// EnvPayloadArchiveBucket names the archive bucket, where ingest writes
+	// a copy of each such body and a deliver function reads it once the
+	// payload bucket's lifecycle removed the object (both, with the archive on).
+	EnvPayloadArchiveBucket = "HOOKFAN_PAYLOAD_ARCHIVE_BUCKET"
 )
 
 // EncodeSources renders sources for EnvSources: what ingest needs, so

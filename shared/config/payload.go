@@ -20,17 +20,22 @@ func (c *Config) LargePayloads() bool {
 }
 
 // PayloadExpirationDays is the payload bucket's lifecycle: how long a
-// stored body is kept. A message refers to it while it waits in its queue
-// (at most the longest queue retention) and then in the DLQ (14 days), so a
-// redrive near their end still finds it. With the archive on, the archive
-// keeps the reference message for archive.days, and an operator's replay on
-// its last day starts that wait again: the archive's days are added. Plus
-// a margin of a day.
+// stored body is kept, counted from when its object was written. A
+// message refers to it while it waits in its queue and then in the DLQ,
+// whose 14 days count from the message's first enqueue; a DLQ redrive
+// (the console's StartMessageMoveTask, which nothing in the stack sees)
+// makes it a new message with a fresh queue retention. So the object must
+// outlive the DLQ's retention plus a whole queue retention after a redrive
+// at the DLQ's last moment: DLQRetention + the longest queue retention,
+// rounded up to days, plus a margin of a day. What goes back to a queue
+// later goes through the operator, which writes the body again first
+// (ops redrive and ops replay), so the object's days start again; and the
+// archive keeps its own copy of every body for archive.days.
 func (c *Config) PayloadExpirationDays() int {
 	longest := time.Duration(0)
 	for _, d := range c.Destinations {
 		longest = max(longest, d.Retention())
 	}
-	need := roundUp(longest+DLQRetention, 24*time.Hour)
-	return int(need/(24*time.Hour)) + c.Archive.RetentionDays() + PayloadMarginDays
+	need := roundUp(DLQRetention+longest, 24*time.Hour)
+	return int(need/(24*time.Hour)) + PayloadMarginDays
 }

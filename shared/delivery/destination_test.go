@@ -182,7 +182,7 @@ func TestBodyFilter(t *testing.T) {
 // refRecord is the record ingest publishes for a body stored in S3.
 func refRecord(t *testing.T, store *payload.Memory, id string, body []byte) events.SQSMessage {
 	t.Helper()
-	ref, err := store.Put(context.Background(), id, body)
+	ref, err := store.Put(context.Background(), "stripe", id, body)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,6 +39,9 @@ type Env struct {
 	// PayloadBucket holds the bodies larger than one SNS message; "" when
 	// no source takes such bodies.
 	PayloadBucket string
+	// PayloadArchiveBucket keeps each large body's copy, read once the
+	// payload object is gone; "" without the archive (or large bodies).
+	PayloadArchiveBucket string
 	// FunctionName is the function's own name: set by Lambda, not
 	// rendered; read only when the destination pauses.
 	FunctionName string
@@ -46,10 +49,15 @@ type Env struct {
 
 // LaneEnv is destination d's contract under cfg, given where its
 // resources are (names, URLs and ARNs; CDK tokens in the stack, the
-// emulator's names locally). payloadBucket is "" without large payloads.
-func LaneEnv(cfg *config.Config, d config.Destination, table, queueURL, queueARN, secretID, payloadBucket string) Env {
-	return Env{Destination: d, TableName: table, QueueURL: queueURL, QueueARN: queueARN, SecretID: secretID,
+// emulator's names locally). payloadBucket is "" without large payloads,
+// archiveBucket "" without the archive.
+func LaneEnv(cfg *config.Config, d config.Destination, table, queueURL, queueARN, secretID, payloadBucket, archiveBucket string) Env {
+	e := Env{Destination: d, TableName: table, QueueURL: queueURL, QueueARN: queueARN, SecretID: secretID,
 		RecordDays: int(cfg.RecordTTL() / (24 * time.Hour)), MetricsSink: cfg.Metrics.SinkName(), PayloadBucket: payloadBucket}
+	if payloadBucket != "" {
+		e.PayloadArchiveBucket = archiveBucket
+	}
+	return e
 }
 
 // Pauses reports whether the destination pauses (and so the function
@@ -71,6 +79,9 @@ func (e Env) Render() map[string]string {
 	}
 	if e.PayloadBucket != "" {
 		env[config.EnvPayloadBucket] = e.PayloadBucket
+	}
+	if e.PayloadArchiveBucket != "" {
+		env[config.EnvPayloadArchiveBucket] = e.PayloadArchiveBucket
 	}
 	if e.Pauses() {
 		env[config.EnvQueueARN] = e.QueueARN
@@ -98,6 +109,8 @@ func ReadEnv(lookup func(string) string) (Env, error) {
 		MetricsSink:   lookup(config.EnvMetricsSink),
 		PayloadBucket: lookup(config.EnvPayloadBucket),
 		RecordDays:    config.DefaultRecordDays,
+		// Read with the payload bucket only, as it is rendered.
+		PayloadArchiveBucket: lookup(config.EnvPayloadArchiveBucket),
 	}
 	if v := require(config.EnvDestination, "the destination, as JSON", byStack); v != "" {
 		d, err := config.DecodeDestination(v)

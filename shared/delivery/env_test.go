@@ -39,7 +39,7 @@ func TestEnvRoundTrip(t *testing.T) {
 	} {
 		cfg := contractConfig(t, dest)
 		d := cfg.Destinations[0]
-		want := LaneEnv(cfg, d, "records", "https://sqs/queue", "arn:aws:sqs:us-east-1:1:queue", "orders-secret", "payloads")
+		want := LaneEnv(cfg, d, "records", "https://sqs/queue", "arn:aws:sqs:us-east-1:1:queue", "orders-secret", "payloads", "archive")
 		rendered := want.Render()
 		if want.Pauses() {
 			want.FunctionName = "hookfan-orders" // set by Lambda, not rendered
@@ -90,7 +90,7 @@ func TestReadEnvEveryProblem(t *testing.T) {
 // naming what is missing otherwise.
 func TestAssemble(t *testing.T) {
 	cfg := contractConfig(t, `{"name": "orders", "url": "https://orders.example.com/hooks", "pause": {"afterFailures": 10, "failureRate": 0.9, "probeEvery": "2m", "maxPause": "12h"}}`)
-	env := LaneEnv(cfg, cfg.Destinations[0], "records", "https://sqs/queue", "arn:aws:sqs:us-east-1:1:queue", "orders-secret", "payloads")
+	env := LaneEnv(cfg, cfg.Destinations[0], "records", "https://sqs/queue", "arn:aws:sqs:us-east-1:1:queue", "orders-secret", "payloads", "archive")
 	complete := func() Clients {
 		return Clients{Store: dedupe.NewMemory(), SQS: sqs.New(sqs.Options{Region: "us-east-1"}),
 			Secrets:  secrets.NewCache(secretsmanager.New(secretsmanager.Options{Region: "us-east-1"})),

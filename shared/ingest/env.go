@@ -34,6 +34,10 @@ type Env struct {
 	// PayloadBucket holds the bodies larger than one SNS message; "" when
 	// no source takes such bodies.
 	PayloadBucket string
+	// PayloadArchiveBucket is where ingest also writes each large body, so
+	// the deliverers can read it once the payload object is gone; "" without
+	// the archive (or large bodies).
+	PayloadArchiveBucket string
 	// ReplayTable keeps replay protection's records; "" when no source
 	// has replay protection.
 	ReplayTable string
@@ -41,11 +45,14 @@ type Env struct {
 
 // FunctionEnv is the ingest function's contract under cfg, given where its
 // resources are (CDK tokens in the stack, the emulator's names locally).
-// payloadBucket is "" without large payloads; replayTable is used only when
-// a source has replay protection.
-func FunctionEnv(cfg *config.Config, topicARN, payloadBucket, replayTable string) Env {
+// payloadBucket is "" without large payloads, archiveBucket "" without the
+// archive; replayTable is used only when a source has replay protection.
+func FunctionEnv(cfg *config.Config, topicARN, payloadBucket, archiveBucket, replayTable string) Env {
 	e := Env{Sources: config.IngestSources(cfg.Sources), TopicARN: topicARN, APIType: cfg.API.Kind(),
 		MetricsSink: cfg.Metrics.SinkName(), PayloadBucket: payloadBucket}
+	if payloadBucket != "" {
+		e.PayloadArchiveBucket = archiveBucket
+	}
 	if config.ReplayProtected(cfg.Sources) {
 		e.ReplayTable = replayTable
 	}
@@ -64,6 +71,9 @@ func (e Env) Render() map[string]string {
 	if e.PayloadBucket != "" {
 		env[config.EnvPayloadBucket] = e.PayloadBucket
 	}
+	if e.PayloadArchiveBucket != "" {
+		env[config.EnvPayloadArchiveBucket] = e.PayloadArchiveBucket
+	}
 	if e.ReplayTable != "" {
 		env[config.EnvReplayTable] = e.ReplayTable
 	}
@@ -77,7 +87,8 @@ func ReadEnv(lookup func(string) string) (Env, error) {
 	var errs []error
 	e := Env{
 		TopicARN: lookup(config.EnvTopicARN), APIType: lookup(config.EnvAPIType), MetricsSink: lookup(config.EnvMetricsSink),
-		PayloadBucket: lookup(config.EnvPayloadBucket), ReplayTable: lookup(config.EnvReplayTable),
+		PayloadBucket: lookup(config.EnvPayloadBucket), PayloadArchiveBucket: lookup(config.EnvPayloadArchiveBucket),
+		ReplayTable: lookup(config.EnvReplayTable),
 	}
 	const byStack = "the stack sets it for the ingest function"
 	if v := lookup(config.EnvSources); v == "" {

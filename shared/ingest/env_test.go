@@ -34,7 +34,7 @@ func envConfig(t *testing.T, api string) *config.Config {
 // travel without their limits, and GOGC is ingest.GCPercent.
 func TestEnvRoundTrip(t *testing.T) {
 	for _, api := range []string{config.APITypeREST, config.APITypeHTTP} {
-		want := ingest.FunctionEnv(envConfig(t, api), "arn:aws:sns:us-east-1:1:events", "payloads", "records")
+		want := ingest.FunctionEnv(envConfig(t, api), "arn:aws:sns:us-east-1:1:events", "payloads", "archive", "records")
 		rendered := want.Render()
 		if rendered[ingest.EnvGOGC] != strconv.Itoa(ingest.GCPercent) {
 			t.Errorf("GOGC = %q, want %d", rendered[ingest.EnvGOGC], ingest.GCPercent)
@@ -71,7 +71,7 @@ func TestReadEnvEveryProblem(t *testing.T) {
 // TestAssemble: a handler from a complete contract and clients; an error
 // naming what is missing otherwise.
 func TestAssemble(t *testing.T) {
-	env := ingest.FunctionEnv(envConfig(t, config.APITypeREST), "arn:aws:sns:us-east-1:1:events", "payloads", "records")
+	env := ingest.FunctionEnv(envConfig(t, config.APITypeREST), "arn:aws:sns:us-east-1:1:events", "payloads", "archive", "records")
 	c := ingest.Clients{Publisher: &fakePublisher{}, Secrets: &fakeSecrets{}, Payloads: payload.NewMemory("payloads"),
 		Replay: replayguard.NewMemory(), Metrics: metrics.NewEMF(io.Discard), Logger: slog.New(slog.DiscardHandler)}
 	if h, err := ingest.Assemble(env, c); err != nil || h == nil {

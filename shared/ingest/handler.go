@@ -36,7 +36,7 @@ type Publisher interface {
 
 // Payloads stores bodies larger than one SNS message: *payload.S3.
 type Payloads interface {
-	Put(ctx context.Context, eventID string, body []byte) (payload.Reference, error)
+	Put(ctx context.Context, source, eventID string, body []byte) (payload.Reference, error)
 }
 
 // Secrets reads source secrets: *secrets.Cache.
@@ -257,7 +257,7 @@ func (h *Handler) handle(ctx context.Context, req *events.APIGatewayProxyRequest
 func (h *Handler) message(ctx context.Context, req *events.APIGatewayProxyRequest, msg draft) (in *sns.PublishInput, code string, err error) {
 	in, err = newMessage(h.topicARN, req, msg.body, msg.text, msg.attrs)
 	if errors.Is(err, errMessageTooLarge) && h.payloads != nil {
-		ref, perr := h.payloads.Put(ctx, msg.attrs.id, msg.body)
+		ref, perr := h.payloads.Put(ctx, msg.attrs.source, msg.attrs.id, msg.body)
 		if perr != nil {
 			return nil, CodePayloadStoreFailed, perr
 		}

@@ -75,8 +75,8 @@ func TestLargeBodyStoredThenReferenced(t *testing.T) {
 			if err != nil || !bytes.Equal(got, tc.body) {
 				t.Fatalf("stored object: %d bytes, %v; want the %d bytes sent", len(got), err, len(tc.body))
 			}
-			if ref.Key != payload.Key(id, sha(tc.body)) {
-				t.Errorf("key %s is not derived from the event id %s", ref.Key, id)
+			if ref.Key != payload.Key("hmac-plain", id, sha(tc.body)) {
+				t.Errorf("key %s is not derived from the source and the event id %s", ref.Key, id)
 			}
 		})
 	}
@@ -131,9 +131,9 @@ type countingPayloads struct {
 	puts int
 }
 
-func (c *countingPayloads) Put(ctx context.Context, eventID string, body []byte) (payload.Reference, error) {
+func (c *countingPayloads) Put(ctx context.Context, source, eventID string, body []byte) (payload.Reference, error) {
 	c.puts++
-	return c.next.Put(ctx, eventID, body)
+	return c.next.Put(ctx, source, eventID, body)
 }
 
 // TestLargeBodyCopyStoresNothing: with replay protection the claim comes

@@ -1,8 +1,15 @@
 // Package payload carries bodies larger than one SNS message: ingest stores
-// the body in S3 under a key derived from the event id and publishes a
-// Reference (a small JSON body and the attribute payload=s3); each deliver
-// function reads the object back and checks its size and SHA-256 before
-// sending the exact bytes.
+// the body in S3 under a key derived from its source and event id and
+// publishes a Reference (a small JSON body and the attribute payload=s3);
+// each deliver function reads the object back and checks its size and
+// SHA-256 before sending the exact bytes.
+//
+// With the archive on, ingest also writes each such body into the archive
+// bucket under the same key, where it is kept for the archive's retention:
+// the archived message is the reference, and the body it names outlives
+// the payload bucket's lifecycle there. An operator's redrive or replay
+// re-stores the body in the payload bucket (Restore) before the message
+// goes back to a queue, so the object's lifecycle starts again with it.
 //
 // S3 is the store in AWS, Memory its twin for tests; the interfaces are
 // declared where they are used (shared/ingest, shared/delivery).
@@ -19,8 +26,13 @@ import (
 )
 
 // Prefix starts every object key; the bucket's lifecycle rule and the
-// functions' grants are scoped to it.
+// functions' grants are scoped to it, and under it SourcePrefix to each
+// source's objects.
 const Prefix = "payloads/"
+
+// SourcePrefix starts the keys of one source's objects: a lane whose
+// filter names sources may read those prefixes only.
+func SourcePrefix(source string) string { return Prefix + source + "/" }
 
 // MaxSize bounds a reference's size: the largest body any API type hands
 // to ingest (config.MaxBodyBytesREST). It is repeated here so that this
@@ -38,6 +50,10 @@ var (
 	ErrReference = errors.New("invalid payload reference")
 )
 
+// IsGone reports whether err means a body is not where it was looked for:
+// missing, or not the body referred to.
+func IsGone(err error) bool { return errors.Is(err, ErrNotFound) || errors.Is(err, ErrMismatch) }
+
 // Reference is the body of a message whose event body is in S3.
 type Reference struct {
 	Bucket string `json:"bucket"`
@@ -48,18 +64,19 @@ type Reference struct {
 	SHA256 string `json:"sha256"`
 }
 
-// Key is the object key of an event's body: under Prefix, named by the
-// event id and the body's SHA-256, so a provider's retry of the event (same
-// id, same bytes) overwrites the object it wrote before instead of adding
-// one, and no other body can ever stand in for the one a message refers to.
-func Key(eventID string, sum [sha256.Size]byte) string {
-	return Prefix + eventID + "/" + hex.EncodeToString(sum[:])
+// Key is the object key of an event's body: under its source's prefix
+// (SourcePrefix), named by the event id and the body's SHA-256, so a
+// provider's retry of the event (same id, same bytes) overwrites the object
+// it wrote before instead of adding one, and no other body can ever stand
+// in for the one a message refers to.
+func Key(source, eventID string, sum [sha256.Size]byte) string {
+	return SourcePrefix(source) + eventID + "/" + hex.EncodeToString(sum[:])
 }
 
-// NewReference describes body stored in bucket for an event.
-func NewReference(bucket, eventID string, body []byte) Reference {
+// NewReference describes body stored in bucket for an event of source.
+func NewReference(bucket, source, eventID string, body []byte) Reference {
 	sum := sha256.Sum256(body)
-	return Reference{Bucket: bucket, Key: Key(eventID, sum), Size: len(body), SHA256: hex.EncodeToString(sum[:])}
+	return Reference{Bucket: bucket, Key: Key(source, eventID, sum), Size: len(body), SHA256: hex.EncodeToString(sum[:])}
 }
 
 // JSON is the reference as a message body.

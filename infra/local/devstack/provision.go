@@ -3,11 +3,11 @@ package devstack
 import (
 	"context"
 	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
@@ -73,6 +73,9 @@ type Topology struct {
 	Lanes         []Lane
 	// Archive is the event archive; its zero value when config.archive.days is 0.
 	Archive ArchiveResources
+	// Unsubscribed names the queues Provision unsubscribed from the topic:
+	// lanes (or an archive) of an earlier configuration under the prefix.
+	Unsubscribed []string
 }
 
 // ArchiveResources are the local archive's bucket and the queue of the
@@ -122,7 +125,7 @@ func Provision(ctx context.Context, c Clients, cfg *config.Config, secrets map[s
 		}
 	}
 	if cfg.LargePayloads() {
-		t.PayloadBucket = prefix + "-payloads"
+		t.PayloadBucket = devstate.PayloadBucketName(prefix)
 		if err := createPayloadBucket(ctx, c.S3, t.PayloadBucket, cfg.PayloadExpirationDays()); err != nil {
 			return nil, err
 		}
@@ -149,19 +152,75 @@ func Provision(ctx context.Context, c Clients, cfg *config.Config, secrets map[s
 		}
 		t.Lanes = append(t.Lanes, lane)
 	}
+	keep := map[string]bool{}
+	for _, l := range t.Lanes {
+		keep[devstate.QueueName(prefix, l.Destination.Name)] = true
+	}
 	if cfg.Archive.Enabled() {
 		if t.Archive, err = provisionArchive(ctx, c, t.TopicARN, prefix, cfg.Archive.RetentionDays()); err != nil {
 			return nil, fmt.Errorf("archive: %w", err)
 		}
+		keep[devstate.ArchiveQueueName(prefix)] = true
+	}
+	if t.Unsubscribed, err = unsubscribeOthers(ctx, c.SNS, t.TopicARN, keep); err != nil {
+		return nil, err
 	}
 	return t, nil
 }
 
-// NewDestinationSecret returns a fresh "whsec_" secret over 32 random bytes.
+// unsubscribeOthers removes the topic's queue subscriptions but those of
+// the queues named in keep: a make dev with another configuration under the
+// same prefix leaves the previous one's lanes (and an archive turned off)
+// holding what they have, but receiving nothing more. It returns the
+// queues it unsubscribed.
+func unsubscribeOthers(ctx context.Context, api *sns.Client, topicARN string, keep map[string]bool) ([]string, error) {
+	var gone []string
+	in := &sns.ListSubscriptionsByTopicInput{TopicArn: &topicARN}
+	for {
+		out, err := api.ListSubscriptionsByTopic(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("list subscriptions: %w", err)
+		}
+		for _, sub := range out.Subscriptions {
+			endpoint := aws.ToString(sub.Endpoint)
+			queue := endpoint[strings.LastIndex(endpoint, ":")+1:]
+			if aws.ToString(sub.Protocol) != "sqs" || keep[queue] {
+				continue
+			}
+			if _, err := api.Unsubscribe(ctx, &sns.UnsubscribeInput{SubscriptionArn: sub.SubscriptionArn}); err != nil {
+				return nil, fmt.Errorf("unsubscribe %s, not in the configuration: %w", queue, err)
+			}
+			gone = append(gone, queue)
+		}
+		if out.NextToken == nil {
+			return gone, nil
+		}
+		in.NextToken = out.NextToken
+	}
+}
+
+// GeneratedSecretLength is the length of a generated destination secret,
+// the deployed stack's (infra/stack.SigningSecretLength): 32 letters and
+// digits, as Secrets Manager generates without punctuation, which decode
+// as standard base64 to 24 bytes. Subscribers verify with "whsec_" and it.
+const GeneratedSecretLength = 32
+
+// NewDestinationSecret returns a fresh destination secret in the form the
+// deployed stack generates: GeneratedSecretLength letters and digits.
 func NewDestinationSecret() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails on Linux
-	return "whsec_" + base64.StdEncoding.EncodeToString(b)
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	out := make([]byte, 0, GeneratedSecretLength)
+	var buf [64]byte
+	for len(out) < GeneratedSecretLength {
+		_, _ = rand.Read(buf[:]) // crypto/rand.Read never fails on Linux
+		for _, c := range buf {
+			// Below 248 (4 × 62) every character is equally likely.
+			if c < 248 && len(out) < GeneratedSecretLength {
+				out = append(out, alphabet[c%62])
+			}
+		}
+	}
+	return string(out)
 }
 
 func provisionLane(ctx context.Context, c Clients, cfg *config.Config, topicARN, prefix string, d config.Destination) (Lane, error) {

@@ -121,9 +121,12 @@ func New(ctx context.Context, o Options) (*Stack, error) {
 		return nil, err
 	}
 	if topo.PayloadBucket != "" {
-		s.Payloads = &payload.S3{API: o.Clients.S3, Bucket: topo.PayloadBucket}
+		// Ingest also writes each body into the archive bucket, and the
+		// deliverers read it there once the payload object is gone, as the
+		// deployed functions do (the archive keeps the bodies).
+		s.Payloads = &payload.S3{API: o.Clients.S3, Bucket: topo.PayloadBucket, Archive: topo.Archive.Bucket}
 	}
-	env := ingest.FunctionEnv(o.Config, topo.TopicARN, topo.PayloadBucket, topo.TableName)
+	env := ingest.FunctionEnv(o.Config, topo.TopicARN, topo.PayloadBucket, topo.Archive.Bucket, topo.TableName)
 	c := ingest.Clients{Publisher: o.Clients.SNS, Secrets: secrets.NewCache(o.Clients.Secrets, secrets.WithTTL(o.SecretTTL)),
 		Metrics: sink, Logger: o.Log.With("function", "ingest")}
 	if s.Payloads != nil {
@@ -248,7 +251,7 @@ func (s *Stack) newDeliver(ln Lane) (*delivery.Handler, error) {
 	if sw, pauses := s.Mappings[d.Name]; pauses {
 		c.Switch = sw
 	}
-	return delivery.Assemble(delivery.LaneEnv(s.opts.Config, d, s.Topology.TableName, ln.QueueURL, ln.QueueARN, ln.SecretID, s.Topology.PayloadBucket), c)
+	return delivery.Assemble(delivery.LaneEnv(s.opts.Config, d, s.Topology.TableName, ln.QueueURL, ln.QueueARN, ln.SecretID, s.Topology.PayloadBucket, s.Topology.Archive.Bucket), c)
 }
 
 func (s *Stack) newPoller(ln Lane, h *delivery.Handler, concurrency int) *Poller {

@@ -22,6 +22,7 @@ func QueueName(prefix, destination string) string    { return prefix + "-" + des
 func DLQName(prefix, destination string) string      { return prefix + "-" + destination + "-dlq" }
 func SubscriptionDLQName(prefix, dest string) string { return prefix + "-" + dest + "-sub-dlq" }
 func ArchiveBucketName(prefix string) string         { return prefix + "-archive" }
+func PayloadBucketName(prefix string) string         { return prefix + "-payloads" }
 func ArchiveQueueName(prefix string) string          { return prefix + "-archive" }
 
 // DestinationSecretName is the secret a lane signs with: the configured one,

@@ -23,6 +23,7 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/lane"
+	"github.com/hookfan/hookfan/shared/payload"
 )
 
 // Usage is the command's help.
@@ -32,6 +33,9 @@ Commands:
   status EVENT                 the event at every destination: its delivery record (state,
                                attempts with their history, next attempt) and whether it is in the DLQ;
                                EVENT is a Hookfan event id (evt_…) or source:provider-event-id
+  events [--since TIME]        recent events, newest first, with each destination's state (read
+      [--source S] [--type T]  from the delivery records); TIME as for replay, default 1h
+      [--destination D] [--max N]
   dlq DESTINATION [--max N]    how many messages the destination's DLQ holds, and a page of them
                                (event, source, type, last error), read without consuming them
   redrive DESTINATION          move the destination's DLQ back to its queue (SQS's move task, or
@@ -130,6 +134,7 @@ type command struct {
 // command given its name. run dispatches through it, and a test ties its
 // names to the ones Usage lists.
 var commands = map[string]func(name string) command{
+	"events": func(string) command { return eventsCommand() },
 	"status": func(name string) command {
 		return command{
 			flags: newFlags(name),
@@ -392,11 +397,15 @@ func Build(ctx context.Context, g Global, stdout, stderr io.Writer) (*Operator, 
 	ddb := dynamodb.NewFromConfig(awsCfg)
 	op := &Operator{
 		Resources: res, SQS: sqsClient, Records: dedupe.NewDynamoDB(ddb, res.Table),
-		LaneStore: lane.NewDynamoDB(ddb, res.Table), Switch: switchFor,
+		LaneStore: lane.NewDynamoDB(ddb, res.Table), Switch: switchFor, Recent: scanner(ddb, res.Table, g.Stack != ""),
 		Out: stdout, Progress: stderr,
 	}
+	s3Client := archive.NewS3Client(awsCfg)
 	if res.ArchiveBucket != "" {
-		op.Archive = archive.NewReader(archive.NewS3Client(awsCfg), res.ArchiveBucket)
+		op.Archive = archive.NewReader(s3Client, res.ArchiveBucket)
+	}
+	if res.PayloadBucket != "" {
+		op.Payloads = &payload.S3{API: s3Client, Bucket: res.PayloadBucket, Archive: res.ArchiveBucket}
 	}
 	return op, nil
 }

@@ -50,6 +50,7 @@ func (r Deployed) Resolve(ctx context.Context) (Resources, error) {
 		return res, fmt.Errorf("parameter %s is not a Hookfan stack index (%v); was it written by this version's stack?", name, err)
 	}
 	res.Table, res.ArchiveBucket, res.ArchiveDays = st.TableName, st.ArchiveBucket, st.ArchiveDays
+	res.PayloadBucket, res.PayloadDays = st.PayloadBucket, st.PayloadDays
 	path := st.DestinationsPath
 	if path == "" {
 		path = stackindex.DestinationsPath(r.Stack)

@@ -36,6 +36,9 @@ func (r Local) Resolve(ctx context.Context) (Resources, error) {
 		res.ArchiveBucket = devstate.ArchiveBucketName(r.Prefix)
 		res.ArchiveDays = r.Config.Archive.RetentionDays()
 	}
+	if r.Config.LargePayloads() {
+		res.PayloadBucket, res.PayloadDays = devstate.PayloadBucketName(r.Prefix), r.Config.PayloadExpirationDays()
+	}
 	for _, d := range r.Config.Destinations {
 		l := Lane{Destination: d.Name, Filter: d.Filter, Retention: d.Retention()}
 		if policy, pauses := lane.PolicyFor(d); pauses {

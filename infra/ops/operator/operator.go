@@ -51,7 +51,11 @@ type Resources struct {
 	ArchiveBucket string
 	// ArchiveDays is how far back the archive reaches.
 	ArchiveDays int
-	Lanes       []Lane
+	// PayloadBucket holds the bodies larger than one SNS message, kept
+	// PayloadDays; "" when no source takes them.
+	PayloadBucket string
+	PayloadDays   int
+	Lanes         []Lane
 }
 
 // Lane finds a destination's lane, or says which exist.
@@ -98,8 +102,13 @@ type Operator struct {
 	Resources Resources
 	SQS       QueueAPI
 	Records   RecordStore
+	// Recent lists recent delivery records (the events command).
+	Recent RecordLister
 	// Archive is nil when the archive is off.
 	Archive ArchiveReader
+	// Payloads is the payload store (with the archive's copies); nil when
+	// no source takes bodies larger than one SNS message.
+	Payloads PayloadStore
 	// LaneStore keeps the lanes' pause state (lane.DynamoDB on the record
 	// table), and Switch gives a lane's event source mapping switch (the
 	// mapping itself, or the local stack's queue tag).

@@ -12,6 +12,8 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/hookfan/hookfan/shared/message"
 )
 
 // Redrive options.
@@ -38,6 +40,9 @@ type RedriveResult struct {
 	Moved  int
 	// Left is what the DLQ still holds when the redrive ends.
 	Left int
+	// Lost are the messages left in the DLQ because their bodies exist
+	// nowhere any more (each error names the event, its age and the fix).
+	Lost []error
 }
 
 // Redrive moves a destination's DLQ back to its queue, where each message
@@ -50,12 +55,22 @@ type RedriveResult struct {
 // unsent message is still in the DLQ) and doubles no delivery (a message
 // sent but not yet deleted is sent again, and its second copy finds the
 // event's record DELIVERED, or its lease held, and is acknowledged).
+//
+// A stack with a payload bucket is always copied: each message whose body
+// is in S3 has that body written again before it is sent (restoreBody), so
+// its object lives as long as the message's new life can last; a move task
+// cannot do that. A message whose body exists nowhere stays in the DLQ and
+// the redrive fails naming it.
 func (o *Operator) Redrive(ctx context.Context, destination string, opt RedriveOptions) (RedriveResult, error) {
 	l, err := o.Resources.Lane(destination)
 	if err != nil {
 		return RedriveResult{}, err
 	}
 	res := RedriveResult{Destination: destination}
+	if !opt.Copy && o.Payloads != nil {
+		o.progressf("redrive %s: %s keeps large bodies in S3; copying the messages one by one, each large body written again first (a move task cannot)\n", destination, o.Resources.Where)
+		opt.Copy = true
+	}
 	if !opt.Copy {
 		res.Method = "move task"
 		moved, err := o.moveTask(ctx, l, opt)
@@ -67,14 +82,19 @@ func (o *Operator) Redrive(ctx context.Context, destination string, opt RedriveO
 		if !errors.As(err, &unsupported) {
 			return res, err
 		}
-		o.progressf("redrive %s: StartMessageMoveTask is not available at this endpoint (%v); copying the messages one by one\n", destination, unsupported.cause)
+		// One calm line: the SDK's error says nothing an operator acts on.
+		o.progressf("redrive %s: this endpoint has no SQS move task (StartMessageMoveTask; emulators such as moto lack it), so redrive copies the messages one by one, as --copy does\n", destination)
 	}
 	res.Method = "copy"
-	res.Moved, err = o.copyDLQ(ctx, l, opt)
+	res.Moved, res.Lost, err = o.copyDLQ(ctx, l, opt)
 	if err != nil {
 		return res, err
 	}
-	return o.redriveDone(ctx, l, res)
+	res, err = o.redriveDone(ctx, l, res)
+	if err == nil && len(res.Lost) > 0 {
+		err = fmt.Errorf("%d message(s) left in the DLQ of %s:\n%w", len(res.Lost), destination, errors.Join(res.Lost...))
+	}
+	return res, err
 }
 
 func (o *Operator) redriveDone(ctx context.Context, l Lane, res RedriveResult) (RedriveResult, error) {
@@ -167,8 +187,10 @@ func (o *Operator) moveTask(ctx context.Context, l Lane, opt RedriveOptions) (in
 // copyDLQ moves the DLQ's messages one by one: receive, send to the queue
 // with the same body and every attribute, and delete from the DLQ only
 // after the send succeeded. It waits (up to opt.Wait) for messages held in
-// flight to show again, so an interrupted earlier run's are moved too.
-func (o *Operator) copyDLQ(ctx context.Context, l Lane, opt RedriveOptions) (int, error) {
+// flight to show again, so an interrupted earlier run's are moved too. A
+// message whose body is lost is left in the DLQ, hidden for the rest of
+// the run, and returned in lost.
+func (o *Operator) copyDLQ(ctx context.Context, l Lane, opt RedriveOptions) (moved int, lost []error, err error) {
 	visibility, wait := opt.Visibility, opt.Wait
 	if visibility <= 0 {
 		visibility = time.Minute
@@ -178,9 +200,9 @@ func (o *Operator) copyDLQ(ctx context.Context, l Lane, opt RedriveOptions) (int
 	}
 	start, err := o.depth(ctx, l.DLQURL)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	moved := 0
+	refused := map[string]bool{} // message ids whose bodies are lost
 	lastReport := o.now()
 	var waitingSince time.Time // when the DLQ last showed nothing while holding messages
 	for ctx.Err() == nil {
@@ -193,7 +215,7 @@ func (o *Operator) copyDLQ(ctx context.Context, l Lane, opt RedriveOptions) (int
 			if ctx.Err() != nil {
 				break
 			}
-			return moved, fmt.Errorf("receive from the DLQ (%d moved so far; run redrive again to move the rest): %w", moved, err)
+			return moved, lost, fmt.Errorf("receive from the DLQ (%d moved so far; run redrive again to move the rest): %w", moved, err)
 		}
 		for i, m := range out.Messages {
 			if ctx.Err() != nil {
@@ -201,13 +223,23 @@ func (o *Operator) copyDLQ(ctx context.Context, l Lane, opt RedriveOptions) (int
 				o.release(context.WithoutCancel(ctx), l.DLQURL, receipts(out.Messages[i:]))
 				break
 			}
+			if refused[aws.ToString(m.MessageId)] {
+				continue // shown again: it stays hidden until the run ends
+			}
 			// Finish a message once begun: an interrupt between its send and
 			// its delete would leave a second copy.
-			if err := o.copyOne(context.WithoutCancel(ctx), l, m); err != nil {
+			err := o.copyOne(context.WithoutCancel(ctx), l, m)
+			if errors.Is(err, errBodyLost) {
+				refused[aws.ToString(m.MessageId)] = true
+				lost = append(lost, err)
+				o.progressf("redrive %s: %v\n", l.Destination, err)
+				continue
+			}
+			if err != nil {
 				if i+1 < len(out.Messages) {
 					o.release(context.WithoutCancel(ctx), l.DLQURL, receipts(out.Messages[i+1:]))
 				}
-				return moved, fmt.Errorf("%w (%d moved so far; run redrive again to move the rest)", err, moved)
+				return moved, lost, fmt.Errorf("%w (%d moved so far; run redrive again to move the rest)", err, moved)
 			}
 			moved++
 		}
@@ -215,24 +247,24 @@ func (o *Operator) copyDLQ(ctx context.Context, l Lane, opt RedriveOptions) (int
 			o.progressf("redrive %s: moved %d of about %d\n", l.Destination, moved, start.total())
 			lastReport = now
 		}
-		if len(out.Messages) > 0 {
+		if len(out.Messages) > len(refusedIn(out.Messages, refused)) {
 			waitingSince = time.Time{}
 			continue
 		}
 		d, err := o.depth(ctx, l.DLQURL)
 		if err != nil {
-			return moved, err
+			return moved, lost, err
 		}
-		if d.total() == 0 {
-			return moved, nil
+		if d.total() <= len(refused) {
+			return moved, lost, nil
 		}
 		first := waitingSince.IsZero()
 		if first {
 			waitingSince = o.now()
 		}
 		if o.now().Sub(waitingSince) > wait {
-			o.progressf("redrive %s: %d message(s) still held in flight in the DLQ after %s; run redrive again later to move them\n", l.Destination, d.total(), wait)
-			return moved, nil
+			o.progressf("redrive %s: %d message(s) still held in flight in the DLQ after %s; run redrive again later to move them\n", l.Destination, d.total()-len(refused), wait)
+			return moved, lost, nil
 		}
 		if d.Visible == 0 {
 			if now := o.now(); first || now.Sub(lastReport) >= o.progressEvery() {
@@ -243,7 +275,18 @@ func (o *Operator) copyDLQ(ctx context.Context, l Lane, opt RedriveOptions) (int
 		}
 	}
 	o.progressf("redrive %s: interrupted after moving %d; run it again to move the rest (nothing is lost or sent twice)\n", l.Destination, moved)
-	return moved, ctx.Err()
+	return moved, lost, ctx.Err()
+}
+
+// refusedIn lists the messages of a receive already refused this run.
+func refusedIn(msgs []sqstypes.Message, refused map[string]bool) []sqstypes.Message {
+	var out []sqstypes.Message
+	for _, m := range msgs {
+		if refused[aws.ToString(m.MessageId)] {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 func receipts(msgs []sqstypes.Message) []*string {
@@ -254,8 +297,13 @@ func receipts(msgs []sqstypes.Message) []*string {
 	return out
 }
 
-// copyOne sends a DLQ message to the queue and then deletes it.
+// copyOne sends a DLQ message to the queue and then deletes it; a body
+// stored in S3 is written again first (restoreBody).
 func (o *Operator) copyOne(ctx context.Context, l Lane, m sqstypes.Message) error {
+	if err := o.restoreBody(ctx, stored{id: eventIDOf(m), receivedAt: attr(m, message.AttrReceivedAt), ref: isReference(attr(m, message.AttrPayload)),
+		body: aws.ToString(m.Body), outcome: "it is not sent and stays in the DLQ of " + l.Destination + " (delete it there once the provider has sent the event again)"}); err != nil {
+		return err
+	}
 	if _, err := o.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &l.QueueURL, MessageBody: m.Body, MessageAttributes: m.MessageAttributes}); err != nil {
 		return fmt.Errorf("send message %s to the queue (it stays in the DLQ): %w", aws.ToString(m.MessageId), err)
 	}

@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/message"
+	"github.com/hookfan/hookfan/shared/payload"
 )
 
 // ReplayOptions select what a replay sends. Either Event or Since is set.
@@ -66,7 +69,11 @@ type ReplayResult struct {
 	// Filtered counts events the destination's filter does not select.
 	Filtered   int
 	Unreadable int
-	DryRun     bool
+	// NotSent are the events not sent, each error saying why and what to
+	// do: its body exists nowhere any more (errBodyLost, with its age), or
+	// is in S3 under a source the destination's function may not read.
+	NotSent []error
+	DryRun  bool
 }
 
 // Replay sends archived events to a destination's queue again, exactly as
@@ -94,10 +101,20 @@ func (o *Operator) Replay(ctx context.Context, opt ReplayOptions) (ReplayResult,
 			res.Filtered++
 			return nil
 		}
+		if err := unreadableBody(l, ev); err != nil {
+			res.NotSent = append(res.NotSent, err)
+			o.progressf("replay: %v\n", err)
+			return nil
+		}
 		if opt.DryRun {
 			o.printf("would replay %s  %s  %s  received %s\n", ev.ID, ev.Source, ev.Type, stamp(ev.ReceivedAt))
 		} else {
 			msgID, err := o.sendReplay(ctx, l, ev, res.ID)
+			if errors.Is(err, errBodyLost) {
+				res.NotSent = append(res.NotSent, err)
+				o.progressf("replay: %v\n", err)
+				return nil
+			}
 			if err != nil {
 				return fmt.Errorf("replay %s: %w (%d sent; run the same command with --id %s to send the rest, and what was sent is not sent twice)", ev.ID, err, len(res.Events), res.ID)
 			}
@@ -134,10 +151,14 @@ func (o *Operator) Replay(ctx context.Context, opt ReplayOptions) (ReplayResult,
 		o.printf("; %d other(s) in range are not for %s (its filter; --ignore-filter sends them too)", res.Filtered, l.Destination)
 	}
 	o.printf("\n")
+	var errs []error
 	if res.Unreadable > 0 {
-		return res, fmt.Errorf("%d archive record(s) could not be read (listed above) and were not replayed", res.Unreadable)
+		errs = append(errs, fmt.Errorf("%d archive record(s) could not be read (listed above) and were not replayed", res.Unreadable))
 	}
-	return res, nil
+	if len(res.NotSent) > 0 {
+		errs = append(errs, fmt.Errorf("%d event(s) not replayed:\n%w", len(res.NotSent), errors.Join(res.NotSent...)))
+	}
+	return res, errors.Join(errs...)
 }
 
 func (o *Operator) replayRange(ctx context.Context, opt ReplayOptions, opts archive.Options, send func(archive.Event) error) error {
@@ -222,11 +243,28 @@ func (o *Operator) lastWritten(ctx context.Context, id string) (time.Time, bool,
 	return latest, !latest.IsZero(), nil
 }
 
+// unreadableBody refuses an event whose body is in S3 under a source the
+// lane's function may not read (its grant covers its filter's sources
+// only): sent with --ignore-filter, it could not be delivered.
+func unreadableBody(l Lane, ev archive.Event) error {
+	if !isReference(ev.Attributes[message.AttrPayload].Value) || len(l.Filter.Sources) == 0 || slices.Contains(l.Filter.Sources, ev.Source) {
+		return nil
+	}
+	return fmt.Errorf("event %s of source %s: its body is in S3 under %s, which %s's function may not read (it reads its filter's sources' only: %s); it is not replayed. Fix: add %s to %s's filter.sources and deploy, or replay it to a destination that takes %s",
+		ev.ID, ev.Source, payload.SourcePrefix(ev.Source), l.Destination, strings.Join(l.Filter.Sources, ", "), ev.Source, l.Destination, ev.Source)
+}
+
 // sendReplay sends an archived event to the lane's queue with its
-// attributes and the replay attribute.
+// attributes and the replay attribute. A body stored in S3 is written to
+// the payload bucket again first, from the archive's copy once the
+// bucket's lifecycle removed it (restoreBody).
 func (o *Operator) sendReplay(ctx context.Context, l Lane, ev archive.Event, replayID string) (string, error) {
 	attrs, err := replayAttributes(ev, replayID)
 	if err != nil {
+		return "", err
+	}
+	if err := o.restoreBody(ctx, stored{id: ev.ID, receivedAt: ev.Attributes[message.AttrReceivedAt].Value,
+		ref: isReference(ev.Attributes[message.AttrPayload].Value), body: ev.Message, outcome: "it is not replayed"}); err != nil {
 		return "", err
 	}
 	out, err := o.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &l.QueueURL, MessageBody: &ev.Message, MessageAttributes: attrs})

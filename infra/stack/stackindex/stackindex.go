@@ -41,6 +41,14 @@ type Stack struct {
 	// ArchiveBucket is "" and ArchiveDays 0 when the archive is off.
 	ArchiveBucket string `json:"archiveBucket"`
 	ArchiveDays   int    `json:"archiveDays"`
+	// PayloadBucket holds the bodies larger than one SNS message, kept
+	// PayloadDays; "" and 0 when no source takes them. The operator writes
+	// a body there again before its message goes back to a queue.
+	PayloadBucket string `json:"payloadBucket"`
+	PayloadDays   int    `json:"payloadDays"`
+	// OperatorRole is the role that may send to the lanes' queues (redrive,
+	// replay): the operator command is run under it.
+	OperatorRole string `json:"operatorRoleArn"`
 }
 
 // Lane is a destination lane's parameter value.

@@ -15,13 +15,15 @@ import (
 // Payloads is the store of bodies larger than one SNS message, as the
 // functions use it: ingest puts, deliver gets (payload.S3 in AWS).
 type Payloads interface {
-	Put(ctx context.Context, eventID string, body []byte) (payload.Reference, error)
+	Put(ctx context.Context, source, eventID string, body []byte) (payload.Reference, error)
 	Get(ctx context.Context, ref payload.Reference) ([]byte, error)
 }
 
-// PayloadStore builds the S3 store of large bodies in bucket.
-func PayloadStore(cfg aws.Config, bucket string) Payloads {
-	return &payload.S3{API: payload.NewS3Client(cfg), Bucket: bucket}
+// PayloadStore builds the S3 store of large bodies in bucket; with archive
+// set (the archive on), Put also writes each body's copy there and Get
+// reads it once the bucket's object is gone.
+func PayloadStore(cfg aws.Config, bucket, archive string) Payloads {
+	return &payload.S3{API: payload.NewS3Client(cfg), Bucket: bucket, Archive: archive}
 }
 
 // MetricsSink builds the metrics sink called name (config.EnvMetricsSink):

@@ -1,0 +1,154 @@
+package stack_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hookfan/hookfan/shared/config"
+)
+
+// TestOperatorRoleGuardsTheQueues: the stack makes an operator role,
+// assumable by operators.principals and output with the index, and each
+// lane's queue denies SendMessage to everyone but SNS from the fan-out
+// topic, the operator role and (a lane that pauses) its own function; the
+// operator role gets the queue and DLQ calls ops redrive, ops replay and a
+// console DLQ redrive make; only ingest may publish to the topic.
+func TestOperatorRoleGuardsTheQueues(t *testing.T) {
+	cfg := testConfig(t, 2, "")
+	cfg.Destinations[1].Pause = &config.Pause{}
+	cfg.Operators.Principals = []string{"arn:aws:iam::123456789012:role/oncall"}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	h, _ := synth(t, cfg, builder, "")
+	tmpl, parent := templateOf(t, h.Stack)
+	operatorID := *h.Stack.GetLogicalId(h.Operator.Role.Node().DefaultChild().(awscdk.CfnElement))
+	ingestID := *h.Stack.GetLogicalId(h.Ingest.Role.Node().DefaultChild().(awscdk.CfnElement))
+
+	// Who may assume it: exactly the configured principal.
+	trust := statements(parent[operatorID].Properties["AssumeRolePolicyDocument"])
+	if len(trust) != 1 || fmt.Sprint(trust[0]["Principal"]) != "map[AWS:arn:aws:iam::123456789012:role/oncall]" || trust[0]["Action"] != "sts:AssumeRole" {
+		t.Errorf("operator role trust %v, want the configured role only", trust)
+	}
+	// Output and in the index.
+	outputs := *tmpl.FindOutputs(jsii.String("OperatorRoleArn"), nil)
+	if got := fmt.Sprint(outputs["OperatorRoleArn"]); !strings.Contains(got, operatorID) {
+		t.Errorf("output OperatorRoleArn %s, want the role's ARN", got)
+	}
+	index := fmt.Sprint(parent[*h.Stack.GetLogicalId(h.Index.Node().DefaultChild().(awscdk.CfnElement))].Properties["Value"])
+	if !strings.Contains(index, `"operatorRoleArn":" map[Fn::GetAtt:[`+operatorID+` Arn]]`) {
+		t.Errorf("stack index %s, want operatorRoleArn", index)
+	}
+	// Its own policy: the index, records, mappings; no SQS (the queues'
+	// policies give that, lane by lane), nothing on the topic.
+	for _, st := range roleStatements(parent)[operatorID] {
+		if strings.HasPrefix(st, "sqs:") || strings.HasPrefix(st, "sns:") {
+			t.Errorf("operator role's own policy grants %s", st)
+		}
+	}
+
+	// Only ingest publishes to the fan-out topic.
+	topicID, _ := topicOf(t, parent)
+	denied := false
+	for _, p := range ofType(parent, "AWS::SNS::TopicPolicy") {
+		if !slices.ContainsFunc(asSlice(p.Properties["Topics"]), func(r any) bool { return refID(r) == topicID }) {
+			continue
+		}
+		for _, st := range statements(p.Properties["PolicyDocument"]) {
+			if st["Effect"] == "Deny" && st["Action"] == "sns:Publish" && fmt.Sprint(st["Principal"]) == "map[AWS:*]" &&
+				fmt.Sprint(st["Condition"]) == fmt.Sprintf("map[ArnNotEquals:map[aws:PrincipalArn:map[Fn::GetAtt:[%s Arn]]]]", ingestID) {
+				denied = true
+			}
+		}
+	}
+	if !denied {
+		t.Error("the fan-out topic does not deny sns:Publish to everyone but ingest")
+	}
+
+	for i, d := range cfg.Destinations {
+		_, res := templateOf(t, h.LaneStacks[i])
+		queueID := *h.LaneStacks[i].GetLogicalId(h.Lanes[i].Queue.Node().DefaultChild().(awscdk.CfnElement))
+		dlqID := *h.LaneStacks[i].GetLogicalId(h.Lanes[i].DeadLetterQueue.Node().DefaultChild().(awscdk.CfnElement))
+		roleID := *h.LaneStacks[i].GetLogicalId(h.Lanes[i].Role.Node().DefaultChild().(awscdk.CfnElement))
+		byQueue := map[string][]map[string]any{}
+		for _, p := range ofType(res, "AWS::SQS::QueuePolicy") {
+			for _, q := range asSlice(p.Properties["Queues"]) {
+				byQueue[refID(q)] = append(byQueue[refID(q)], statements(p.Properties["PolicyDocument"])...)
+			}
+		}
+		find := func(queue, sid string) map[string]any {
+			for _, st := range byQueue[queue] {
+				if st["Sid"] == sid {
+					return st
+				}
+			}
+			t.Errorf("%s: no statement %s on %s", d.Name, sid, queue)
+			return map[string]any{}
+		}
+		deny := find(queueID, "OnlySNSAndTheOperatorSend")
+		cond, _ := deny["Condition"].(map[string]any)["ArnNotEquals"].(map[string]any)
+		var senders []string
+		for _, s := range asSlice(cond["aws:PrincipalArn"]) {
+			if r := resourceText(s); strings.HasPrefix(r, "referencetoHookfanOperatorRole") {
+				senders = append(senders, "operator")
+			} else {
+				senders = append(senders, r)
+			}
+		}
+		wantSenders := []string{"operator"}
+		if d.Pause != nil {
+			wantSenders = append(wantSenders, roleID)
+		}
+		if deny["Effect"] != "Deny" || deny["Action"] != "sqs:SendMessage" || fmt.Sprint(deny["Principal"]) != "map[AWS:*]" ||
+			!strings.Contains(fmt.Sprint(cond["aws:SourceArn"]), "Topic") || !cmp.Equal(wantSenders, senders) {
+			t.Errorf("%s: queue's send guard %v; want a deny to all but %v and SNS from the topic", d.Name, deny, wantSenders)
+		}
+		// SNS's own allow is still there, conditioned on the topic.
+		snsAllowed := false
+		for _, st := range byQueue[queueID] {
+			if st["Effect"] == "Allow" && fmt.Sprint(st["Principal"]) == "map[Service:sns.amazonaws.com]" && strings.Contains(fmt.Sprint(st["Condition"]), "aws:SourceArn") {
+				snsAllowed = true
+			}
+		}
+		if !snsAllowed {
+			t.Errorf("%s: the queue no longer lets SNS send from the topic", d.Name)
+		}
+		checkOperatorAllow(t, d.Name, find(queueID, "TheOperatorSends"), []string{"sqs:GetQueueAttributes", "sqs:SendMessage"})
+		checkOperatorAllow(t, d.Name, find(dlqID, "TheOperatorRedrives"), []string{"sqs:CancelMessageMoveTask", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage",
+			"sqs:GetQueueAttributes", "sqs:ListMessageMoveTasks", "sqs:ReceiveMessage", "sqs:StartMessageMoveTask"})
+		// SQS's redrive policy moves messages into the DLQ without a
+		// SendMessage: nothing there denies it.
+		for _, st := range byQueue[dlqID] {
+			if st["Effect"] == "Deny" && strings.Contains(fmt.Sprint(st["Action"]), "SendMessage") {
+				t.Errorf("%s: the DLQ denies %v", d.Name, st)
+			}
+		}
+	}
+
+	// Without operators.principals, the account assumes it (its principals'
+	// own policies decide who).
+	cfg = testConfig(t, 1, "")
+	h, _ = synth(t, cfg, builder, "")
+	_, parent = templateOf(t, h.Stack)
+	operatorID = *h.Stack.GetLogicalId(h.Operator.Role.Node().DefaultChild().(awscdk.CfnElement))
+	doc, _ := json.Marshal(parent[operatorID].Properties["AssumeRolePolicyDocument"])
+	if !strings.Contains(string(doc), `":root"`) || strings.Count(string(doc), "sts:AssumeRole") != 1 {
+		t.Errorf("default trust %s, want the account root", doc)
+	}
+}
+
+func checkOperatorAllow(t *testing.T, lane string, st map[string]any, actions []string) {
+	t.Helper()
+	got := anyStrings(st["Action"])
+	slices.Sort(got)
+	if st["Effect"] != "Allow" || !strings.Contains(fmt.Sprint(st["Principal"]), "OperatorRole") || !cmp.Equal(actions, got) {
+		t.Errorf("%s: operator statement %v, want %v for the operator role", lane, st, actions)
+	}
+}
