@@ -1,12 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,7 +17,7 @@ import (
 	"github.com/hookfan/hookfan/shared/delivery"
 )
 
-func setEnv(t *testing.T, skip string) {
+func setEnv(t *testing.T, skip ...string) {
 	t.Helper()
 	env := map[string]string{
 		"AWS_REGION":            "us-east-1",
@@ -31,7 +31,7 @@ func setEnv(t *testing.T, skip string) {
 		config.EnvMetricsSink:   "emf",
 	}
 	for k, v := range env {
-		if k == skip {
+		if slices.Contains(skip, k) {
 			v = ""
 		}
 		t.Setenv(k, v)
@@ -41,45 +41,52 @@ func setEnv(t *testing.T, skip string) {
 func TestBuild(t *testing.T) {
 	tests := []struct {
 		name    string
-		unset   string
+		unset   []string
 		sink    string
 		bucket  string
-		wantErr string
+		wantErr []string
 	}{
 		{name: "complete"},
-		// Built without lambdaenv.CloudWatchBuildTag (make unit runs both
-		// builds), the function refuses the sink, naming the tag.
-		{name: "cloudwatch sink", sink: config.SinkCloudWatch, wantErr: cloudWatchSinkErr()},
-		{name: "no destination", unset: config.EnvDestination, wantErr: config.EnvDestination},
-		{name: "no table", unset: config.EnvTableName, wantErr: config.EnvTableName},
-		{name: "no queue", unset: config.EnvQueueURL, wantErr: config.EnvQueueURL},
-		{name: "no secret", unset: config.EnvSecretID, wantErr: config.EnvSecretID},
-		{name: "unknown sink", sink: "statsd", wantErr: config.EnvMetricsSink},
-		// Built with lambdaenv.NoPayloadsBuildTag (make unit runs that
-		// build too), the function refuses a payload bucket, naming the tag.
-		{name: "payload bucket", bucket: "hookfan-payloads", wantErr: featureErr(lambdaenv.PayloadsLinked, lambdaenv.NoPayloadsBuildTag)},
-		{name: "no region", unset: "AWS_REGION", wantErr: "AWS_REGION"},
-		{name: "no credentials", unset: "AWS_ACCESS_KEY_ID", wantErr: "AWS_ACCESS_KEY_ID"},
+		// Every binary links the PutMetricData sink and the payload store.
+		{name: "cloudwatch sink", sink: config.SinkCloudWatch},
+		{name: "payload bucket", bucket: "hookfan-payloads"},
+		{name: "no destination", unset: []string{config.EnvDestination}, wantErr: []string{config.EnvDestination}},
+		{name: "no table", unset: []string{config.EnvTableName}, wantErr: []string{config.EnvTableName}},
+		{name: "no queue", unset: []string{config.EnvQueueURL}, wantErr: []string{config.EnvQueueURL}},
+		{name: "no secret", unset: []string{config.EnvSecretID}, wantErr: []string{config.EnvSecretID}},
+		{name: "unknown sink", sink: "statsd", wantErr: []string{config.EnvMetricsSink, "statsd"}},
+		{name: "no region", unset: []string{"AWS_REGION"}, wantErr: []string{"AWS_REGION"}},
+		{name: "no credentials", unset: []string{"AWS_ACCESS_KEY_ID"}, wantErr: []string{"AWS_ACCESS_KEY_ID"}},
+		// Every problem at once: the contract's and Lambda's.
+		{name: "several", unset: []string{config.EnvTableName, config.EnvSecretID, "AWS_REGION"}, sink: "statsd",
+			wantErr: []string{config.EnvTableName, config.EnvSecretID, "AWS_REGION", "statsd"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			setEnv(t, tt.unset)
+			setEnv(t, tt.unset...)
 			if tt.sink != "" {
 				t.Setenv(config.EnvMetricsSink, tt.sink)
 			}
 			t.Setenv(config.EnvPayloadBucket, tt.bucket)
-			var logs bytes.Buffer
-			h, err := build(context.Background(), slog.New(slog.NewJSONHandler(&logs, nil)))
-			if tt.wantErr == "" {
-				if err != nil || h == nil {
-					t.Fatalf("build = %v, %v; want a handler", h, err)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Fatalf("build error = %v, want one naming %s", err, tt.wantErr)
-			}
+			h, err := build(slog.New(slog.DiscardHandler))
+			checkBuild(t, h, err, tt.wantErr)
 		})
+	}
+}
+
+// checkBuild: a handler when want is empty, else an error naming each of want.
+func checkBuild(t *testing.T, h *delivery.Handler, err error, want []string) {
+	t.Helper()
+	if len(want) == 0 {
+		if err != nil || h == nil {
+			t.Fatalf("build = %v, %v; want a handler", h, err)
+		}
+		return
+	}
+	for _, w := range want {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("build error = %v, want one naming %s", err, w)
+		}
 	}
 }
 
@@ -88,33 +95,26 @@ func TestBuild(t *testing.T) {
 func TestBuildPausingLane(t *testing.T) {
 	pausing := config.EncodeDestination(config.Destination{Name: "orders", URL: "https://orders.example.com/hooks", Pause: &config.Pause{}})
 	for _, tt := range []struct {
-		name, unset, wantErr string
+		name    string
+		unset   []string
+		wantErr []string
 	}{
-		// Built with lambdaenv.NoPauseBuildTag (make unit runs that build
-		// too), the function refuses a pausing destination, naming the tag.
-		{name: "complete", wantErr: featureErr(pauseLinked, lambdaenv.NoPauseBuildTag)},
-		{name: "no queue ARN", unset: config.EnvQueueARN, wantErr: config.EnvQueueARN},
-		{name: "no function name", unset: "AWS_LAMBDA_FUNCTION_NAME", wantErr: "AWS_LAMBDA_FUNCTION_NAME"},
+		{name: "complete"},
+		{name: "no queue ARN", unset: []string{config.EnvQueueARN}, wantErr: []string{config.EnvQueueARN}},
+		{name: "no function name", unset: []string{delivery.EnvFunctionName}, wantErr: []string{delivery.EnvFunctionName}},
+		{name: "neither", unset: []string{config.EnvQueueARN, delivery.EnvFunctionName}, wantErr: []string{config.EnvQueueARN, delivery.EnvFunctionName}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			setEnv(t, "")
+			setEnv(t)
 			t.Setenv(config.EnvDestination, pausing)
-			for k, v := range map[string]string{config.EnvQueueARN: "arn:aws:sqs:us-east-1:123456789012:orders", "AWS_LAMBDA_FUNCTION_NAME": "hookfan-orders"} {
-				if k == tt.unset {
+			for k, v := range map[string]string{config.EnvQueueARN: "arn:aws:sqs:us-east-1:123456789012:orders", delivery.EnvFunctionName: "hookfan-orders"} {
+				if slices.Contains(tt.unset, k) {
 					v = ""
 				}
 				t.Setenv(k, v)
 			}
-			h, err := build(context.Background(), slog.New(slog.NewJSONHandler(&bytes.Buffer{}, nil)))
-			if tt.wantErr == "" {
-				if err != nil || h == nil {
-					t.Fatalf("build = %v, %v; want a handler", h, err)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Fatalf("build error = %v, want one naming %s", err, tt.wantErr)
-			}
+			h, err := build(slog.New(slog.DiscardHandler))
+			checkBuild(t, h, err, tt.wantErr)
 		})
 	}
 }
@@ -148,23 +148,4 @@ func TestLoggerCarriesRequestID(t *testing.T) {
 	if !found {
 		t.Fatalf("no log line in:\n%s", out)
 	}
-}
-
-// cloudWatchSinkErr is what the error for metrics.sink "cloudwatch" must
-// name: the build tag when this build lacks the sink, nothing otherwise.
-func cloudWatchSinkErr() string {
-	if lambdaenv.PutMetricDataLinked {
-		return ""
-	}
-	return lambdaenv.CloudWatchBuildTag
-}
-
-// featureErr is what the error for a configuration needing a feature must
-// name: the build tag that left the feature out of this build, nothing
-// when the build links it.
-func featureErr(linked bool, tag string) string {
-	if linked {
-		return ""
-	}
-	return tag
 }

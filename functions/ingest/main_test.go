@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -20,41 +21,50 @@ import (
 func TestSetup(t *testing.T) {
 	sources := config.EncodeSources([]config.Source{{Name: "stripe", Verify: config.Verify{Kind: provider.Stripe, SecretName: "hookfan/sources/stripe"}}})
 	github := config.EncodeSources([]config.Source{{Name: "github", Verify: config.Verify{Kind: provider.GitHub, SecretName: "hookfan/sources/github"}}})
+	const topic = "arn:aws:sns:us-east-1:123456789012:t"
 	tests := []struct {
 		name    string
 		env     map[string]string
-		wantErr string
+		wantErr []string
 	}{
-		{"valid, EMF", map[string]string{config.EnvSources: sources, config.EnvTopicARN: "arn:aws:sns:us-east-1:123456789012:t"}, ""},
-		// Built without lambdaenv.CloudWatchBuildTag (make unit runs both
-		// builds), the function refuses the sink, naming the tag.
-		{"PutMetricData", map[string]string{config.EnvSources: sources, config.EnvTopicARN: "arn:aws:sns:us-east-1:123456789012:t", config.EnvMetricsSink: "cloudwatch"}, cloudWatchSinkErr()},
-		{"no sources", map[string]string{config.EnvTopicARN: "arn:aws:sns:us-east-1:123456789012:t"}, config.EnvSources},
-		{"invalid source", map[string]string{config.EnvSources: `[{"name":"Bad Name","verify":{"kind":"stripe","secretName":"s"}}]`, config.EnvTopicARN: "arn"}, "sources[0].name"},
-		{"no topic", map[string]string{config.EnvSources: sources}, config.EnvTopicARN},
-		{"unknown sink", map[string]string{config.EnvSources: sources, config.EnvTopicARN: "arn", config.EnvMetricsSink: "statsd"}, config.EnvMetricsSink},
-		// Built with lambdaenv.NoReplayBuildTag (make unit runs that build
-		// too), the function refuses a replay-protected source, naming it.
-		{"replay protection with its table", map[string]string{config.EnvSources: github, config.EnvTopicARN: "arn", config.EnvReplayTable: "records"}, featureErr(replayLinked, lambdaenv.NoReplayBuildTag)},
-		// Built with lambdaenv.NoPayloadsBuildTag, it refuses a payload
-		// bucket, naming the tag.
-		{"payload bucket", map[string]string{config.EnvSources: sources, config.EnvTopicARN: "arn", config.EnvPayloadBucket: "hookfan-payloads"}, featureErr(lambdaenv.PayloadsLinked, lambdaenv.NoPayloadsBuildTag)},
-		{"replay protection without its table", map[string]string{config.EnvSources: github, config.EnvTopicARN: "arn"}, config.EnvReplayTable},
+		{"valid, EMF", map[string]string{config.EnvSources: sources, config.EnvTopicARN: topic}, nil},
+		// Every binary links the PutMetricData sink, replay protection's
+		// store and the payload store.
+		{"PutMetricData", map[string]string{config.EnvSources: sources, config.EnvTopicARN: topic, config.EnvMetricsSink: "cloudwatch"}, nil},
+		{"replay protection with its table", map[string]string{config.EnvSources: github, config.EnvTopicARN: topic, config.EnvReplayTable: "records"}, nil},
+		{"payload bucket", map[string]string{config.EnvSources: sources, config.EnvTopicARN: topic, config.EnvPayloadBucket: "hookfan-payloads"}, nil},
+		{"HTTP API", map[string]string{config.EnvSources: sources, config.EnvTopicARN: topic, config.EnvAPIType: config.APITypeHTTP}, nil},
+		{"no sources", map[string]string{config.EnvTopicARN: topic}, []string{config.EnvSources}},
+		{"invalid source", map[string]string{config.EnvSources: `[{"name":"Bad Name","verify":{"kind":"stripe","secretName":"s"}}]`, config.EnvTopicARN: "arn"}, []string{"sources[0].name"}},
+		{"no topic", map[string]string{config.EnvSources: sources}, []string{config.EnvTopicARN}},
+		{"unknown sink", map[string]string{config.EnvSources: sources, config.EnvTopicARN: "arn", config.EnvMetricsSink: "statsd"}, []string{config.EnvMetricsSink, "statsd"}},
+		{"unknown API type", map[string]string{config.EnvSources: sources, config.EnvTopicARN: "arn", config.EnvAPIType: "grpc"}, []string{config.EnvAPIType, "grpc"}},
+		{"replay protection without its table", map[string]string{config.EnvSources: github, config.EnvTopicARN: "arn"}, []string{config.EnvReplayTable}},
+		// Every problem at once.
+		{"several", map[string]string{config.EnvSources: github, config.EnvMetricsSink: "statsd"}, []string{config.EnvTopicARN, config.EnvReplayTable, "statsd"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, k := range []string{config.EnvSources, config.EnvTopicARN, config.EnvMetricsSink, config.EnvReplayTable, config.EnvPayloadBucket} {
+			for _, k := range []string{config.EnvSources, config.EnvTopicARN, config.EnvMetricsSink, config.EnvReplayTable, config.EnvPayloadBucket, config.EnvAPIType} {
 				t.Setenv(k, tt.env[k])
 			}
 			t.Setenv("AWS_REGION", "us-east-1")
 			t.Setenv("AWS_ACCESS_KEY_ID", "test")
 			t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-			h, err := setup(context.Background(), slog.New(slog.DiscardHandler))
-			switch {
-			case tt.wantErr == "" && (err != nil || h == nil):
-				t.Fatalf("setup = %v, %v; want a handler", h, err)
-			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-				t.Fatalf("setup error = %v, want one naming %s", err, tt.wantErr)
+			h, env, err := setup(slog.New(slog.DiscardHandler))
+			if len(tt.wantErr) == 0 {
+				if err != nil || h == nil {
+					t.Fatalf("setup = %v, %v; want a handler", h, err)
+				}
+				if want := cmp.Or(tt.env[config.EnvAPIType], config.APITypeREST); env.APIType != want {
+					t.Errorf("API type %q, want %q", env.APIType, want)
+				}
+				return
+			}
+			for _, w := range tt.wantErr {
+				if err == nil || !strings.Contains(err.Error(), w) {
+					t.Errorf("setup error = %v, want one naming %s", err, w)
+				}
 			}
 		})
 	}
@@ -70,7 +80,7 @@ func TestLogsCarryRequestID(t *testing.T) {
 		t.Setenv(config.EnvSources, sources)
 		t.Setenv(config.EnvTopicARN, "arn:aws:sns:us-east-1:123456789012:t")
 		t.Setenv(config.EnvMetricsSink, config.SinkEMF)
-		h, err := setup(context.Background(), lambdaenv.Logger())
+		h, _, err := setup(lambdaenv.Logger())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,23 +109,4 @@ func TestLogsCarryRequestID(t *testing.T) {
 	if !found {
 		t.Fatalf("no log line in:\n%s", out)
 	}
-}
-
-// cloudWatchSinkErr is what the error for metrics.sink "cloudwatch" must
-// name: the build tag when this build lacks the sink, nothing otherwise.
-func cloudWatchSinkErr() string {
-	if lambdaenv.PutMetricDataLinked {
-		return ""
-	}
-	return lambdaenv.CloudWatchBuildTag
-}
-
-// featureErr is what the error for a configuration needing a feature must
-// name: the build tag that left the feature out of this build, nothing
-// when the build links it.
-func featureErr(linked bool, tag string) string {
-	if linked {
-		return ""
-	}
-	return tag
 }

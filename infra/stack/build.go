@@ -54,17 +54,17 @@ func NewBuilder(outDir string) (*Builder, error) {
 	return &Builder{ModuleDir: root, OutDir: outDir}, nil
 }
 
-// Build compiles ./functions/<name>, with the build tags given besides
-// lambda.norpc, and returns the directory holding its bootstrap binary.
-// Each set of tags gets its own directory.
-func (b *Builder) Build(name string, tags ...string) (string, error) {
+// Build compiles ./functions/<name> and returns the directory holding its
+// bootstrap binary. The build is the same whatever the configuration: one
+// asset per function serves every lane, so a change to one destination
+// rebuilds and redeploys nothing else.
+func (b *Builder) Build(name string) (string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	variant := strings.Join(append([]string{name}, tags...), "+")
-	if dir, ok := b.built[variant]; ok {
+	if dir, ok := b.built[name]; ok {
 		return dir, nil
 	}
-	dir := filepath.Join(b.OutDir, variant)
+	dir := filepath.Join(b.OutDir, name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("build %s: %w", name, err)
 	}
@@ -77,7 +77,7 @@ func (b *Builder) Build(name string, tags ...string) (string, error) {
 	tmp.Close()
 	defer os.Remove(tmp.Name())
 
-	args := append([]string{"build", "-tags", strings.Join(append([]string{lambdaTag}, tags...), ",")}, lambdaBuildFlags...)
+	args := append([]string{"build", "-tags", lambdaTag}, lambdaBuildFlags...)
 	args = append(args, "-o", tmp.Name(), "./functions/"+name)
 	cmd := exec.Command("go", args...)
 	cmd.Dir = b.ModuleDir
@@ -96,6 +96,6 @@ func (b *Builder) Build(name string, tags ...string) (string, error) {
 	if b.built == nil {
 		b.built = map[string]string{}
 	}
-	b.built[variant] = dir
+	b.built[name] = dir
 	return dir, nil
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
@@ -94,6 +93,9 @@ type IngestAPI struct {
 	FunctionErrors, FunctionThrottles awscloudwatch.Alarm
 	// Throttled counts 429 answers from the access log, by route.
 	Throttled awslogs.MetricFilter
+	// Env is the function's environment contract; its Render is the
+	// function's Environment.
+	Env ingest.Env
 }
 
 // NewIngestAPI builds the API, its stage and the ingest function.
@@ -115,20 +117,14 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 		return nil, err
 	}
 	a := &IngestAPI{Construct: constructs.NewConstruct(scope, jsii.String(id)), Type: cfg.API.Kind()}
-	env := map[string]string{
-		config.EnvSources:     config.EncodeSources(cfg.Sources),
-		config.EnvTopicARN:    *props.Topic.TopicArn(),
-		config.EnvMetricsSink: cfg.Metrics.SinkName(),
-		config.EnvAPIType:     a.Type,
-		// The Go runtime reads it at start (see ingest.GCPercent).
-		"GOGC": strconv.Itoa(ingest.GCPercent),
-	}
+	var bucket, replayTable string
 	if props.Payloads != nil {
-		env[config.EnvPayloadBucket] = *props.Payloads.Bucket.BucketName()
+		bucket = *props.Payloads.Bucket.BucketName()
 	}
 	if replayProtected {
-		env[config.EnvReplayTable] = *props.Table.TableName()
+		replayTable = *props.Table.TableName()
 	}
+	a.Env = ingest.FunctionEnv(cfg, *props.Topic.TopicArn(), bucket, "", replayTable) // the archive bucket joins later (stack.New)
 	parts, err := newFunction(a.Construct, functionSpec{
 		description:    "Hookfan ingest: verifies webhooks and publishes them to the fan-out topic",
 		code:           props.Code,
@@ -138,7 +134,7 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 		metricsSink:    cfg.Metrics.SinkName(),
 		timeout:        awscdk.Duration_Seconds(jsii.Number(IngestTimeout)),
 		retention:      retention,
-		env:            env,
+		env:            a.Env.Render(),
 	})
 	if err != nil {
 		return nil, err

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -118,6 +117,9 @@ type Lane struct {
 	// both nil when the destination does not pause.
 	ProbeSchedule awsevents.Rule
 	SwitchPolicy  awsiam.Policy
+	// Env is the function's environment contract; its Render is the
+	// function's Environment.
+	Env delivery.Env
 }
 
 // NewLane builds a destination lane.
@@ -228,27 +230,18 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 	if d.SecretName != "" && !isSecretARN(d.SecretName) {
 		secretID = d.SecretName
 	}
-	env := map[string]string{
-		config.EnvDestination: config.EncodeDestination(d),
-		config.EnvTableName:   *props.Table.TableName(),
-		config.EnvQueueURL:    *l.Queue.QueueUrl(),
-		config.EnvSecretID:    secretID,
-		config.EnvRecordDays:  strconv.Itoa(int(cfg.RecordTTL() / (24 * time.Hour))),
-		config.EnvMetricsSink: cfg.Metrics.SinkName(),
-	}
+	var bucket, archive string
 	if props.PayloadBucketName != nil {
-		env[config.EnvPayloadBucket] = *props.PayloadBucketName
+		bucket = *props.PayloadBucketName
 		if props.ArchiveBucketName != nil {
-			env[config.EnvPayloadArchiveBucket] = *props.ArchiveBucketName
+			archive = *props.ArchiveBucketName
 		}
 	}
+	l.Env = delivery.LaneEnv(cfg, d, *props.Table.TableName(), *l.Queue.QueueUrl(), *l.Queue.QueueArn(), secretID, bucket, archive)
 	rule, pauses := d.PauseRule()
-	if pauses {
-		env[config.EnvQueueARN] = *l.Queue.QueueArn()
-	}
 	_, deliverTracing := tracingModes(cfg.TracingMode())
 	if deliverTracing != awslambda.Tracing_DISABLED {
-		env[config.EnvTracing] = cfg.TracingMode()
+		l.Env.Tracing = cfg.TracingMode()
 	}
 	parts, err := newFunction(l.Construct, functionSpec{
 		description:    "Hookfan deliver: destination " + d.Name,
@@ -259,7 +252,7 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 		metricsSink:    cfg.Metrics.SinkName(),
 		timeout:        seconds(d.FunctionTimeout()),
 		retention:      retention,
-		env:            env,
+		env:            l.Env.Render(),
 	})
 	if err != nil {
 		return nil, err

@@ -6,7 +6,6 @@ package stack
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -22,7 +21,6 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/hookfan/hookfan/shared/awsconfig/lambdaenv"
 	"github.com/hookfan/hookfan/shared/config"
 )
 
@@ -108,7 +106,7 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 	// same asset hash, so the asset is staged and uploaded once.
 	dirs := map[string]string{}
 	for _, fn := range []string{"ingest", "deliver"} {
-		dir, err := builder.Build(fn, functionTags(cfg, fn)...)
+		dir, err := builder.Build(fn)
 		if err != nil {
 			return nil, err
 		}
@@ -217,7 +215,10 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 	}
 	if h.Payloads != nil && h.Archive != nil {
 		// Ingest writes each large body into the archive too (shared/payload).
-		h.Ingest.Function.AddEnvironment(jsii.String(config.EnvPayloadArchiveBucket), h.Archive.Bucket.BucketName(), nil)
+		// The archive is built after the function: its variable joins the
+		// contract, and the function's environment, now.
+		h.Ingest.Env.PayloadArchiveBucket = *h.Archive.Bucket.BucketName()
+		h.Ingest.Function.AddEnvironment(jsii.String(config.EnvPayloadArchiveBucket), jsii.String(h.Ingest.Env.Render()[config.EnvPayloadArchiveBucket]), nil)
 		h.Archive.GrantPayloadCopies(h.Ingest.Role)
 	}
 	if cfg.TopicKeyKind() == config.TopicKeyAWSManaged {
@@ -469,34 +470,6 @@ func checkOutputIDs(cfg *config.Config) error {
 	check("source", src)
 	check("destination", dst)
 	return errors.Join(errs...)
-}
-
-// functionTags are the build tags of function fn beyond lambda.norpc: the
-// PutMetricData sink when the configuration selects it, and a tag leaving
-// out each feature's client the configuration does not use (the S3 store
-// without large payloads; deliver's Lambda client when no destination
-// pauses; ingest's DynamoDB store when no source has replay protection).
-// An SDK service package costs every cold start its initialisation whether
-// or not its client is built.
-func functionTags(cfg *config.Config, fn string) []string {
-	var tags []string
-	if cfg.Metrics.SinkName() == config.SinkCloudWatch {
-		tags = append(tags, lambdaenv.CloudWatchBuildTag)
-	}
-	if !cfg.LargePayloads() {
-		tags = append(tags, lambdaenv.NoPayloadsBuildTag)
-	}
-	switch fn {
-	case "ingest":
-		if !config.ReplayProtected(cfg.Sources) {
-			tags = append(tags, lambdaenv.NoReplayBuildTag)
-		}
-	case "deliver":
-		if !slices.ContainsFunc(cfg.Destinations, func(d config.Destination) bool { _, pauses := d.PauseRule(); return pauses }) {
-			tags = append(tags, lambdaenv.NoPauseBuildTag)
-		}
-	}
-	return tags
 }
 
 // topicTracing is the fan-out topic's tracing: with "sampled" it passes the

@@ -244,21 +244,6 @@ func TestIngestSourcesDropLimits(t *testing.T) {
 	}
 }
 
-func TestAPITypeFromEnv(t *testing.T) {
-	for _, tt := range []struct{ env, want, err string }{
-		{"", "rest", ""},
-		{"rest", "rest", ""},
-		{"http", "http", ""},
-		{"HTTP", "", `HOOKFAN_API_TYPE: unknown API type "HTTP"; want "rest" or "http"`},
-	} {
-		t.Setenv(EnvAPIType, tt.env)
-		got, err := APITypeFromEnv()
-		if got != tt.want || (err == nil) != (tt.err == "") || (err != nil && err.Error() != tt.err) {
-			t.Errorf("%q: got %q, %v; want %q, %q", tt.env, got, err, tt.want, tt.err)
-		}
-	}
-}
-
 // FuzzParseAllowedIP: whatever ParseAllowedIP accepts is a canonical block
 // that reads back as itself, never the whole address space, and never an
 // IPv4-mapped IPv6 block.

@@ -729,29 +729,6 @@ func TestEnvRoundTrip(t *testing.T) {
 	}
 }
 
-func TestRecordDaysFromEnv(t *testing.T) {
-	for _, tt := range []struct {
-		env     string
-		want    int
-		wantErr string
-	}{
-		{"", 30, ""},
-		{"45", 45, ""},
-		{"0", 0, `HOOKFAN_RECORD_DAYS: "0" is not a whole number of days from 1 to 3650`},
-		{"ten", 0, `HOOKFAN_RECORD_DAYS: "ten" is not a whole number of days from 1 to 3650`},
-	} {
-		t.Setenv(EnvRecordDays, tt.env)
-		got, err := RecordDaysFromEnv()
-		gotErr := ""
-		if err != nil {
-			gotErr = err.Error()
-		}
-		if got != tt.want || gotErr != tt.wantErr {
-			t.Errorf("RecordDaysFromEnv(%q) = %d, %q; want %d, %q", tt.env, got, gotErr, tt.want, tt.wantErr)
-		}
-	}
-}
-
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(base))
 	f.Add([]byte(`{"sources": [{"name": "x", "verify": {"kind": "hmac", "secretName": "s", "header": "X"}}]}`))

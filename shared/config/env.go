@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
 )
 
 // Environment variables through which the CDK stack and the local stack hand
@@ -46,19 +44,6 @@ func IngestSources(sources []Source) []Source {
 		out[i].Limits = SourceLimits{}
 	}
 	return out
-}
-
-// APITypeFromEnv reads EnvAPIType: the event shape the ingest function is
-// invoked with. Empty means APITypeREST.
-func APITypeFromEnv() (string, error) {
-	switch v := os.Getenv(EnvAPIType); v {
-	case "":
-		return APITypeREST, nil
-	case APITypeREST, APITypeHTTP:
-		return v, nil
-	default:
-		return "", fmt.Errorf("%s: unknown API type %q; want %q or %q", EnvAPIType, v, APITypeREST, APITypeHTTP)
-	}
 }
 
 // EncodeDestination renders a destination for EnvDestination.
@@ -101,28 +86,6 @@ func DecodeDestination(data string) (Destination, error) {
 		return Destination{}, fmt.Errorf("%s: %w", EnvDestination, err)
 	}
 	return d, nil
-}
-
-// Getenv returns the variable or an error naming it when it is unset.
-func Getenv(name string) (string, error) {
-	v, ok := os.LookupEnv(name)
-	if !ok || v == "" {
-		return "", fmt.Errorf("environment variable %s is not set", name)
-	}
-	return v, nil
-}
-
-// RecordDaysFromEnv reads EnvRecordDays, defaulting to DefaultRecordDays.
-func RecordDaysFromEnv() (int, error) {
-	v := os.Getenv(EnvRecordDays)
-	if v == "" {
-		return DefaultRecordDays, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > MaxRecordDays {
-		return 0, fmt.Errorf("%s: %q is not a whole number of days from 1 to %d", EnvRecordDays, v, MaxRecordDays)
-	}
-	return n, nil
 }
 
 func mustJSON(v any) string {

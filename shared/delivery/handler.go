@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"slices"
 	"sync"
@@ -20,7 +19,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/aws/smithy-go"
 
 	"github.com/hookfan/hookfan/shared/bodyfilter"
 	"github.com/hookfan/hookfan/shared/config"
@@ -90,44 +88,6 @@ const (
 	MaxResponseBody = 64 << 10
 )
 
-// Options configures a Handler. Destination, QueueURL, SecretID, Store,
-// SQS, Secrets, Client and Metrics are required.
-type Options struct {
-	Destination config.Destination
-	// QueueURL is the destination's queue, for ChangeMessageVisibility.
-	QueueURL string
-	// SecretID names the destination's signing secret in Secrets Manager.
-	SecretID string
-	// RecordTTL is how long delivery records are kept (default 30 days).
-	RecordTTL time.Duration
-	Store     Store
-	SQS       VisibilityAPI
-	Secrets   SecretSource
-	Client    Doer
-	Metrics   Metrics
-	// Payloads reads bodies stored in S3; required when any source takes
-	// large payloads (without it such a message is backed off).
-	Payloads Payloads
-	// HeaderSecrets reads the secrets of the destination's headers;
-	// required when a header names a secret.
-	HeaderSecrets HeaderSecrets
-	// Logger receives one JSON line per attempt (default slog.Default()).
-	Logger *slog.Logger
-	// Concurrency bounds the records delivered at once (default 10).
-	Concurrency int
-	// Lane is the lane's pause machinery (*lane.Lane), and Requeue the
-	// queue a paused lane sends fresh copies to: both required when the
-	// destination pauses (Destination.Pause), and unused otherwise.
-	Lane    Lane
-	Requeue RequeueAPI
-	// Now and Random replace the clock and the jitter source, for tests.
-	Now    func() time.Time
-	Random func() float64
-	// Tracing adds a W3C traceparent header, derived from the message's
-	// X-Ray trace header, to each delivery (config tracing on).
-	Tracing bool
-}
-
 // Handler delivers SQS batches for one destination. It is safe for
 // concurrent use; build it once per process.
 type Handler struct {
@@ -157,59 +117,6 @@ type Handler struct {
 	mu         sync.Mutex
 	signerFrom []string // the secret values signer was built from
 	signer     *signing.Signer
-}
-
-// NewHandler checks the options and returns a Handler.
-func NewHandler(o Options) (*Handler, error) {
-	required := []struct {
-		name string
-		ok   bool
-	}{
-		{"Destination.Name", o.Destination.Name != ""}, {"Destination.URL or URLSecretName", o.Destination.URL != "" || o.Destination.URLSecretName != ""},
-		{"QueueURL", o.QueueURL != ""}, {"SecretID", o.SecretID != ""}, {"Store", o.Store != nil},
-		{"SQS", o.SQS != nil}, {"Secrets", o.Secrets != nil}, {"Client", o.Client != nil}, {"Metrics", o.Metrics != nil},
-		{"HeaderSecrets (the destination's headers or URL name secrets)", o.HeaderSecrets != nil || len(o.Destination.Secrets()) == 0},
-	}
-	var missing []error
-	for _, r := range required {
-		if !r.ok {
-			missing = append(missing, fmt.Errorf("delivery: option %s is required", r.name))
-		}
-	}
-	missing = append(missing, checkPauseOptions(o)...)
-	if len(missing) > 0 {
-		return nil, errors.Join(missing...)
-	}
-	bf, err := compileBodyFilter(o.Destination)
-	if err != nil {
-		return nil, err
-	}
-	h := &Handler{
-		dest: o.Destination, policy: PolicyFor(o.Destination), queueURL: o.QueueURL, secretID: o.SecretID,
-		ttl: o.RecordTTL, store: o.Store, sqs: o.SQS, secrets: o.Secrets, client: o.Client, metrics: o.Metrics,
-		payloads: o.Payloads, headerSecrets: o.HeaderSecrets, bodyFilter: bf,
-		log: o.Logger, concurrency: o.Concurrency, now: o.Now, random: o.Random,
-		dim:  metrics.Dimension{Name: metrics.DimDestination, Value: o.Destination.Name},
-		lane: o.Lane, requeue: o.Requeue, tracing: o.Tracing,
-	}
-	h.pause, _ = o.Destination.PauseRule()
-	if h.ttl <= 0 {
-		h.ttl = config.DefaultRecordDays * 24 * time.Hour
-	}
-	if h.log == nil {
-		h.log = slog.Default()
-	}
-	if h.concurrency <= 0 {
-		h.concurrency = DefaultConcurrency
-	}
-	if h.now == nil {
-		h.now = time.Now
-	}
-	if h.random == nil {
-		h.random = rand.Float64
-	}
-	h.log = h.log.With("destination", h.dest.Name)
-	return h, nil
 }
 
 // Handle delivers the records of a batch concurrently and returns the ones
@@ -512,32 +419,6 @@ func (h *Handler) budget(ctx context.Context, now time.Time) (send time.Duration
 	return send, now.Add(ClaimTimeout + send + RecordReserve), true
 }
 
-// visibilityLimit is the longest a released message may be hidden for now.
-// SQS hides a message at most 12 h from its receive and refuses a
-// ChangeMessageVisibility past that. The event carries no receive time; the
-// event source mapping receives the messages of a batch at most its
-// batching window before the invocation starts, plus the invoke call's own
-// time (a cold start included), which VisibilityCapMargin covers. So the
-// time since the receive is at most the time since the invocation started
-// plus the window plus the margin.
-func (h *Handler) visibilityLimit(started time.Time) time.Duration {
-	return config.MaxVisibility - h.now().Sub(started) - h.dest.BatchWindow() - config.VisibilityCapMargin
-}
-
-// pessimisticLimit is the longest a released message may be hidden if the
-// event source mapping held it for the queue's whole visibility timeout
-// before invoking (it retries a throttled invocation within it; any longer
-// and the message would have been received again, leaving this receipt
-// handle stale).
-func (h *Handler) pessimisticLimit(started time.Time) time.Duration {
-	return config.MaxVisibility - h.now().Sub(started) - h.policy.Visibility - config.VisibilityCapMargin
-}
-
-// hide cuts a delay to what SQS allows now.
-func (h *Handler) hide(started time.Time, d time.Duration) time.Duration {
-	return max(min(d, h.visibilityLimit(started)), 0)
-}
-
 // currentSigner returns a signer for the secret's active values, rebuilt
 // only when they change.
 func (h *Handler) currentSigner(ctx context.Context) (*signing.Signer, error) {
@@ -637,43 +518,3 @@ func claimedBy(ctx context.Context) string {
 	}
 	return ""
 }
-
-// changeVisibility hides a released message for d, cut to what SQS allows
-// (visibilityLimit). Should SQS refuse the value all the same, it asks once
-// more for the largest value under the pessimistic bound. If the call
-// fails, the message still comes back, after the queue's default
-// visibility timeout.
-func (h *Handler) changeVisibility(ctx context.Context, started time.Time, rec *events.SQSMessage, d time.Duration) {
-	secs := min(visibilitySeconds(d), wholeSeconds(h.visibilityLimit(started)))
-	err := h.setVisibility(ctx, rec, secs)
-	if refusedValue(err) && secs > 0 {
-		h.log.InfoContext(ctx, LogMessage, "outcome", "visibility_refused", "reason", "past SQS's 12 h limit; asking for less", "message_id", rec.MessageId, "visibility_s", secs)
-		secs = min(secs, wholeSeconds(h.pessimisticLimit(started)))
-		err = h.setVisibility(ctx, rec, secs)
-	}
-	if err != nil {
-		h.log.WarnContext(ctx, LogMessage, "outcome", "visibility_not_changed", "reason", "the message returns after the queue's default visibility timeout",
-			"message_id", rec.MessageId, "visibility_s", secs, "error", err.Error())
-	}
-}
-
-func (h *Handler) setVisibility(ctx context.Context, rec *events.SQSMessage, secs int32) error {
-	vctx, cancel := context.WithTimeout(ctx, VisibilityCallTimeout)
-	defer cancel()
-	_, err := h.sqs.ChangeMessageVisibility(vctx, &sqs.ChangeMessageVisibilityInput{
-		QueueUrl: &h.queueURL, ReceiptHandle: &rec.ReceiptHandle, VisibilityTimeout: secs,
-	})
-	return err
-}
-
-// refusedValue reports whether SQS refused a ChangeMessageVisibility for its
-// value: the error code SQS sends when the total visibility would pass 12 h
-// from the receive.
-func refusedValue(err error) bool {
-	var api smithy.APIError
-	return errors.As(err, &api) && api.ErrorCode() == errCodeInvalidParameterValue
-}
-
-// errCodeInvalidParameterValue is the SQS error code of a refused value; the
-// SDK has no type of its own for it.
-const errCodeInvalidParameterValue = "InvalidParameterValue"

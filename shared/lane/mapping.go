@@ -1,10 +1,3 @@
-//go:build !hookfan.nopause
-
-// The switch is left out of a deliver binary built with the hookfan.nopause
-// tag (lambdaenv.NoPauseBuildTag), which the stack's builder sets when no
-// destination pauses: the Lambda client's package initialisation would
-// cost every cold start.
-
 package lane
 
 import (

@@ -1,5 +1,3 @@
-//go:build !hookfan.nopause
-
 package lane_test
 
 import (

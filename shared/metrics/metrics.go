@@ -125,15 +125,23 @@ func (r *Recorder) Flush(ctx context.Context) error {
 // putMetricData, the PutMetricData sink (package putmetricdata; nil when
 // the program has none).
 func NewSink(name string, w io.Writer, putMetricData Sink) (Sink, error) {
-	switch name {
-	case "", config.SinkEMF:
-		return NewEMF(w), nil
-	case config.SinkCloudWatch:
-		if putMetricData == nil {
-			return nil, fmt.Errorf("metrics sink %q needs a PutMetricData sink (putmetricdata.New)", name)
-		}
-		return putMetricData, nil
-	default:
-		return nil, fmt.Errorf("unknown metrics sink %q; use %q or %q", name, config.SinkEMF, config.SinkCloudWatch)
+	if err := CheckSink(name); err != nil {
+		return nil, err
 	}
+	if name != config.SinkCloudWatch {
+		return NewEMF(w), nil
+	}
+	if putMetricData == nil {
+		return nil, fmt.Errorf("metrics sink %q needs a PutMetricData sink (putmetricdata.New)", name)
+	}
+	return putMetricData, nil
+}
+
+// CheckSink refuses a sink name NewSink does not know ("" is EMF).
+func CheckSink(name string) error {
+	switch name {
+	case "", config.SinkEMF, config.SinkCloudWatch:
+		return nil
+	}
+	return fmt.Errorf("unknown metrics sink %q; use %q or %q", name, config.SinkEMF, config.SinkCloudWatch)
 }

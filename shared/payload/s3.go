@@ -1,10 +1,3 @@
-//go:build !hookfan.nopayloads
-
-// The S3 store is left out of a Lambda binary built with the
-// hookfan.nopayloads tag (lambdaenv.NoPayloadsBuildTag), which the stack's
-// builder sets when no body goes through S3: the S3 client's package
-// initialisation would cost every cold start.
-
 package payload
 
 import (

@@ -1,10 +1,3 @@
-//go:build !hookfan.noreplay
-
-// The DynamoDB store is left out of an ingest binary built with the
-// hookfan.noreplay tag (lambdaenv.NoReplayBuildTag), which the stack's
-// builder sets when no source has replay protection: ingest then links no
-// DynamoDB client, whose package initialisation would cost every cold start.
-
 package replayguard
 
 import (

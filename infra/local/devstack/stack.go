@@ -87,8 +87,10 @@ type Stack struct {
 	locks    sync.Map // per-record locks shared by every deliver instance (see itemLocked)
 }
 
-// New provisions the topology and builds the functions the way their
-// main.go does, with the emulator's clients.
+// New provisions the topology and builds the functions with the assembly
+// their mains call (ingest.Assemble, delivery.Assemble) from the contract
+// the stack renders for them (ingest.FunctionEnv, delivery.LaneEnv), on
+// the emulator's clients.
 func New(ctx context.Context, o Options) (*Stack, error) {
 	if o.Log == nil {
 		o.Log = lambdaenv.Logger()
@@ -114,39 +116,33 @@ func New(ctx context.Context, o Options) (*Stack, error) {
 			s.Mappings[l.Destination.Name] = devstate.TagSwitch{SQS: o.Clients.SQS, QueueURL: l.QueueURL}
 		}
 	}
-	rec, err := s.newRecorder()
+	sink, err := s.newSink()
 	if err != nil {
 		return nil, err
 	}
-	var ingestPayloads ingest.Payloads
 	if topo.PayloadBucket != "" {
 		// Ingest also writes each body into the archive bucket, and the
 		// deliverers read it there once the payload object is gone, as the
 		// deployed functions do (the archive keeps the bodies).
 		s.Payloads = &payload.S3{API: o.Clients.S3, Bucket: topo.PayloadBucket, Archive: topo.Archive.Bucket}
-		ingestPayloads = s.Payloads
 	}
-	ingestOpts := ingest.Options{
-		Payloads:  ingestPayloads,
-		Sources:   o.Config.Sources,
-		TopicARN:  topo.TopicARN,
-		Publisher: o.Clients.SNS,
-		Secrets:   secrets.NewCache(o.Clients.Secrets, secrets.WithTTL(o.SecretTTL)),
-		Metrics:   rec,
-		Logger:    o.Log.With("function", "ingest"),
+	env := ingest.FunctionEnv(o.Config, topo.TopicARN, topo.PayloadBucket, topo.Archive.Bucket, topo.TableName)
+	c := ingest.Clients{Publisher: o.Clients.SNS, Secrets: secrets.NewCache(o.Clients.Secrets, secrets.WithTTL(o.SecretTTL)),
+		Metrics: sink, Logger: o.Log.With("function", "ingest")}
+	if s.Payloads != nil {
+		c.Payloads = s.Payloads
 	}
 	if o.WrapPublisher != nil {
-		ingestOpts.Publisher = o.WrapPublisher(ingestOpts.Publisher)
+		c.Publisher = o.WrapPublisher(c.Publisher)
 	}
-	if config.ReplayProtected(o.Config.Sources) {
+	if env.ReplayTable != "" {
 		s.Replay = replayguard.NewDynamoDB(o.Clients.DynamoDB, topo.TableName)
-		ingestOpts.Replay = &replayLocked{next: s.Replay, locks: &s.locks}
+		c.Replay = &replayLocked{next: s.Replay, locks: &s.locks}
 		if o.WrapReplay != nil {
-			ingestOpts.Replay = o.WrapReplay(ingestOpts.Replay)
+			c.Replay = o.WrapReplay(c.Replay)
 		}
 	}
-	s.Ingest, err = ingest.New(ingestOpts)
-	if err != nil {
+	if s.Ingest, err = ingest.Assemble(env, c); err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
 	names := make([]string, len(o.Config.Sources))
@@ -227,18 +223,19 @@ func (s *Stack) Run(ctx context.Context) {
 	wg.Wait()
 }
 
-func (s *Stack) newRecorder() (*metrics.Recorder, error) {
-	sink, err := metrics.NewSink(s.opts.Config.Metrics.SinkName(), s.opts.EMF, putmetricdata.New(s.opts.Clients.CloudWatch))
-	if err != nil {
-		return nil, err
-	}
-	return metrics.NewRecorder(sink), nil
+// newSink is the metrics sink the configuration names: EMF lines to
+// Options.EMF, or PutMetricData on the emulator.
+func (s *Stack) newSink() (metrics.Sink, error) {
+	return metrics.NewSink(s.opts.Config.Metrics.SinkName(), s.opts.EMF, putmetricdata.New(s.opts.Clients.CloudWatch))
 }
 
-// newDeliver builds one deliver function instance for a lane, as its main.go does.
+// newDeliver builds one deliver function instance for a lane with
+// delivery.Assemble, as its main does, on the emulator's clients: the
+// record store and the lanes' state serialized per item (see itemLocked),
+// the event source mapping a queue tag (TagSwitch).
 func (s *Stack) newDeliver(ln Lane) (*delivery.Handler, error) {
 	d := ln.Destination
-	rec, err := s.newRecorder()
+	sink, err := s.newSink()
 	if err != nil {
 		return nil, err
 	}
@@ -246,38 +243,15 @@ func (s *Stack) newDeliver(ln Lane) (*delivery.Handler, error) {
 	if s.opts.WrapStore != nil {
 		store = s.opts.WrapStore(store)
 	}
-	cache := secrets.NewCache(s.opts.Clients.Secrets, secrets.WithTTL(s.opts.SecretTTL))
-	var payloads delivery.Payloads
+	c := delivery.Clients{Store: store, SQS: s.opts.Clients.SQS, Secrets: secrets.NewCache(s.opts.Clients.Secrets, secrets.WithTTL(s.opts.SecretTTL)),
+		Lanes: s.Lanes, Metrics: sink, Logger: s.opts.Log.With("function", "deliver-"+d.Name)}
 	if s.Payloads != nil {
-		payloads = s.Payloads
+		c.Payloads = s.Payloads
 	}
-	o := delivery.Options{
-		Destination:   d,
-		QueueURL:      ln.QueueURL,
-		SecretID:      ln.SecretID,
-		RecordTTL:     s.opts.Config.RecordTTL(),
-		Store:         store,
-		SQS:           s.opts.Clients.SQS,
-		Secrets:       cache,
-		HeaderSecrets: cache,
-		Payloads:      payloads,
-		Client:        delivery.NewClient(d),
-		Metrics:       rec,
-		Logger:        s.opts.Log.With("function", "deliver-"+d.Name),
+	if sw, pauses := s.Mappings[d.Name]; pauses {
+		c.Switch = sw
 	}
-	if policy, pauses := lane.PolicyFor(d); pauses {
-		l, err := lane.New(lane.Options{Destination: d.Name, Policy: policy, Store: s.Lanes, Switch: s.Mappings[d.Name],
-			ProbeTimeout: delivery.ProbeTimeout(d)})
-		if err != nil {
-			return nil, fmt.Errorf("deliver %s: %w", d.Name, err)
-		}
-		o.Lane, o.Requeue = l, s.opts.Clients.SQS
-	}
-	h, err := delivery.NewHandler(o)
-	if err != nil {
-		return nil, fmt.Errorf("deliver %s: %w", d.Name, err)
-	}
-	return h, nil
+	return delivery.Assemble(delivery.LaneEnv(s.opts.Config, d, s.Topology.TableName, ln.QueueURL, ln.QueueARN, ln.SecretID, s.Topology.PayloadBucket, s.Topology.Archive.Bucket), c)
 }
 
 func (s *Stack) newPoller(ln Lane, h *delivery.Handler, concurrency int) *Poller {

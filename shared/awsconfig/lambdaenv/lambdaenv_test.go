@@ -62,39 +62,3 @@ func TestFunctionsLinkNoCredentialProviders(t *testing.T) {
 		}
 	}
 }
-
-// TestFeatureTagsLeaveClientsOut: built with every No*BuildTag, ingest
-// links neither S3 nor DynamoDB and deliver neither S3 nor Lambda; built
-// without them, each links the clients of every feature.
-func TestFeatureTagsLeaveClientsOut(t *testing.T) {
-	const sdk = "github.com/aws/aws-sdk-go-v2/service/"
-	trim := strings.Join([]string{NoPayloadsBuildTag, NoPauseBuildTag, NoReplayBuildTag}, ",")
-	for _, tt := range []struct {
-		function, tags string
-		want, not      []string
-	}{
-		{"ingest", "lambda.norpc," + trim, []string{"sns", "secretsmanager"}, []string{"s3", "dynamodb", "lambda"}},
-		{"deliver", "lambda.norpc," + trim, []string{"dynamodb", "sqs", "secretsmanager"}, []string{"s3", "lambda"}},
-		{"ingest", "lambda.norpc", []string{"sns", "secretsmanager", "s3", "dynamodb"}, []string{"lambda"}},
-		{"deliver", "lambda.norpc", []string{"dynamodb", "sqs", "secretsmanager", "s3", "lambda"}, nil},
-	} {
-		out, err := exec.Command("go", "list", "-deps", "-tags", tt.tags, "github.com/hookfan/hookfan/functions/"+tt.function).Output()
-		if err != nil {
-			t.Fatalf("go list: %v", err)
-		}
-		linked := map[string]bool{}
-		for _, pkg := range strings.Fields(string(out)) {
-			linked[strings.TrimPrefix(pkg, sdk)] = strings.HasPrefix(pkg, sdk)
-		}
-		for _, svc := range tt.want {
-			if !linked[svc] {
-				t.Errorf("%s built with %s does not link %s%s", tt.function, tt.tags, sdk, svc)
-			}
-		}
-		for _, svc := range tt.not {
-			if linked[svc] {
-				t.Errorf("%s built with %s links %s%s", tt.function, tt.tags, sdk, svc)
-			}
-		}
-	}
-}

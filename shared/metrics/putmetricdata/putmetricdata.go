@@ -3,11 +3,10 @@
 // read Embedded Metric Format lines, such as the local stack on an
 // emulator.
 //
-// It is its own package so that a program links the CloudWatch client only
-// when it uses this sink: the client's packages cost every cold start about
-// 0.7 ms of initialisation. The Lambda functions link it only when built
-// with the lambdaenv.CloudWatchBuildTag build tag, which the stack's
-// builder adds when the configuration selects this sink.
+// It is its own package so that a program that never uses this sink (the
+// operator command, the cost model) need not link the CloudWatch client.
+// The Lambda functions always link it: one binary per function serves
+// every configuration (docs/decisions.md).
 package putmetricdata
 
 import (

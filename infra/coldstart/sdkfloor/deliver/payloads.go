@@ -1,5 +1,0 @@
-//go:build !hookfan.nopayloads
-
-package main
-
-import _ "github.com/aws/aws-sdk-go-v2/service/s3"

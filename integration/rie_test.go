@@ -1,0 +1,211 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/hookfan/hookfan/infra/local/devstack"
+	"github.com/hookfan/hookfan/infra/local/devstate"
+	"github.com/hookfan/hookfan/infra/rie"
+	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/dedupe"
+	"github.com/hookfan/hookfan/shared/delivery"
+	"github.com/hookfan/hookfan/shared/ingest"
+)
+
+// lambdaBin is the directory holding aws-lambda-rie and <function>/bootstrap
+// for this machine: make integration builds it (make integration-bin) and
+// names it in HOOKFAN_LAMBDA_BIN; without it the test runs that target into
+// a directory of its own, so the same build serves `go test` alone.
+func lambdaBin(t *testing.T) string {
+	t.Helper()
+	if dir := os.Getenv("HOOKFAN_LAMBDA_BIN"); dir != "" {
+		return dir
+	}
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		t.Fatalf("find the module: %v", err)
+	}
+	dir := t.TempDir()
+	build := exec.Command("make", "-s", "integration-bin", "BUILD_DIR="+dir)
+	build.Dir = filepath.Dir(strings.TrimSpace(string(out)))
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("make integration-bin: %v\n%s", err, out)
+	}
+	return filepath.Join(dir, "integration")
+}
+
+// startFunction runs a built function under the RIE with the environment
+// Lambda gives it and vars, its contract's rendering, on the emulator, and
+// starts it with prime, an event that needs no AWS call. A start lost to
+// the machine (rie.Function.Unreached) is retried on a fresh RIE.
+func startFunction(t *testing.T, bin, name, function string, timeout time.Duration, vars map[string]string, prime, answer any) *rie.Function {
+	t.Helper()
+	vars = maps.Clone(vars)
+	vars["AWS_REGION"], vars["AWS_DEFAULT_REGION"] = awsCfg.Region, awsCfg.Region
+	for attempt := 1; ; attempt++ {
+		fn, err := rie.Start(t.Context(), filepath.Join(bin, "aws-lambda-rie"), filepath.Join(bin, function, "bootstrap"),
+			rie.Env(name, os.Getenv("AWS_ENDPOINT_URL"), timeout, vars))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = invoke(t.Context(), fn, prime, answer)
+		if err != nil && fn.Unreached() && attempt < 3 {
+			t.Logf("%s could not reach the RIE's runtime API; again on a fresh RIE", name)
+			fn.Stop()
+			continue
+		}
+		t.Cleanup(func() {
+			fn.Stop()
+			if t.Failed() {
+				t.Logf("%s under the RIE:\n%s", name, fn.Logs())
+			}
+		})
+		if err != nil {
+			t.Fatalf("%s: the first invocation: %v", name, err)
+		}
+		return fn
+	}
+}
+
+// invoke sends one event to fn and decodes its answer into out.
+func invoke(ctx context.Context, fn *rie.Function, event, out any) error {
+	payload, err := json.Marshal(event)
+	if err != nil {
+		return err
+	}
+	body, err := fn.Invoke(ctx, payload)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(body, out); err != nil {
+		return fmt.Errorf("the function answered %s: %w", body, err)
+	}
+	return nil
+}
+
+// TestBuiltFunctionsUnderRIE delivers one event through the binaries the
+// stack deploys: the built ingest and deliver bootstraps, each under the
+// Lambda Runtime Interface Emulator with the environment its contract
+// renders (the rendering the CDK stack writes into the template,
+// TestFunctionEnvironmentIsTheContract in infra/stack), their AWS calls
+// going to the emulator. The test plays API Gateway (the local gateway's
+// proxy events, invoking ingest through the RIE's Invoke API) and the
+// event source mapping (the local poller: receive from the lane's queue,
+// invoke deliver with the batch, delete what the partial-batch answer does
+// not name); the receiver verifies the Standard Webhooks signature.
+func TestBuiltFunctionsUnderRIE(t *testing.T) {
+	bin := lambdaBin(t)
+	rc := newReceiver(t, nil)
+	prefix := uniquePrefix(t)
+	cfg, err := config.Parse(fmt.Appendf(nil, `{"sources": [{"name": "stripe", "verify": {"kind": "stripe", "secretName": "%s/sources/stripe"}}],
+	  "destinations": [%s], "metrics": {"sink": "emf"}}`, prefix, destJSON("orders", rc, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := cfg.Destinations[0]
+	secretValues := map[string][]string{prefix + "/sources/stripe": {stripeSecret}, devstate.DestinationSecretName(prefix, d): rc.secrets}
+	topo, err := devstack.Provision(t.Context(), clients, cfg, secretValues, prefix)
+	if err != nil {
+		t.Fatalf("provision: %v", err)
+	}
+	lane := topo.Lanes[0]
+
+	// Each started with an event that needs no AWS call: a request for an
+	// unknown source (404), an empty batch.
+	var unknown events.APIGatewayProxyResponse
+	ingestFn := startFunction(t, bin, prefix+"-ingest", "ingest", devstack.IngestTimeout,
+		ingest.FunctionEnv(cfg, topo.TopicARN, topo.PayloadBucket, topo.Archive.Bucket, topo.TableName).Render(),
+		events.APIGatewayProxyRequest{HTTPMethod: "POST", Resource: "/webhooks/{source}", Path: "/webhooks/unknown",
+			PathParameters: map[string]string{"source": "unknown"}, Body: "{}"}, &unknown)
+	if unknown.StatusCode != 404 {
+		t.Fatalf("ingest answered %d %s for an unknown source, want 404", unknown.StatusCode, unknown.Body)
+	}
+	var empty events.SQSEventResponse
+	deliverFn := startFunction(t, bin, prefix+"-deliver-orders", "deliver", d.FunctionTimeout(),
+		delivery.LaneEnv(cfg, d, topo.TableName, lane.QueueURL, lane.QueueARN, lane.SecretID, topo.PayloadBucket, topo.Archive.Bucket).Render(),
+		events.SQSEvent{Records: []events.SQSMessage{}}, &empty)
+	if len(empty.BatchItemFailures) != 0 {
+		t.Fatalf("deliver failed %v of an empty batch", empty.BatchItemFailures)
+	}
+
+	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	gateway := httptest.NewServer(devstack.Gateway(func(ctx context.Context, req events.APIGatewayProxyRequest) (resp events.APIGatewayProxyResponse, err error) {
+		return resp, invoke(ctx, ingestFn, req, &resp)
+	}, []string{"stripe"}, devstack.IngestTimeout, log))
+	t.Cleanup(gateway.Close)
+	poller := &devstack.Poller{
+		SQS: clients.SQS, QueueURL: lane.QueueURL, QueueARN: lane.QueueARN, Region: awsCfg.Region,
+		BatchSize: d.Batch(), Concurrency: 1, WaitTime: time.Second, FunctionTimeout: d.FunctionTimeout(), Log: log,
+		Handler: func(ctx context.Context, ev events.SQSEvent) (resp events.SQSEventResponse, err error) {
+			return resp, invoke(ctx, deliverFn, ev, &resp)
+		},
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	polled := make(chan struct{})
+	go func() { _ = poller.Run(ctx); close(polled) }()
+	t.Cleanup(func() { stop(); <-polled }) // Run returns at once when already stopped
+
+	e := &env{t: t, prefix: prefix, cfg: cfg, gateway: gateway}
+	ev := e.send("stripe", "stripe", "payment_intent.succeeded", "evt_rie_1", nil)
+
+	// Generous on a loaded machine: most of what the test has left.
+	timeout := 3 * time.Minute
+	if deadline, ok := t.Deadline(); ok {
+		timeout = max(time.Until(deadline)*3/4, 30*time.Second)
+	}
+	store := dedupe.NewDynamoDB(clients.DynamoDB, topo.TableName)
+	var rec dedupe.Record
+	waitFor(t, timeout, "the delivery recorded as delivered", func() bool {
+		r, ok, err := store.Get(context.Background(), dedupe.Key(d.Name, ev.id))
+		if err != nil {
+			t.Fatalf("read the record: %v", err)
+		}
+		rec = r
+		return ok && r.Status == dedupe.StatusDelivered
+	})
+	got := rc.deliveries()
+	if len(got) != 1 || !got[0].verified || got[0].header.Get("webhook-id") != ev.id || rc.accepted(ev.id) != 1 {
+		t.Fatalf("receiver got %d requests (first verified %v, webhook-id %q), want one verified delivery of %s",
+			len(got), len(got) > 0 && got[0].verified, firstID(got), ev.id)
+	}
+	if rec.Attempts != 1 || rec.Source != "stripe" || rec.Type != "payment_intent.succeeded" {
+		t.Errorf("record %+v, want one attempt of a stripe payment_intent.succeeded", rec)
+	}
+	// The poller deleted the delivered message: once it stops, the queue
+	// holds nothing, visible or in flight.
+	stop()
+	<-polled
+	out, err := clients.SQS.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: &lane.QueueURL,
+		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages, sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, f := out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessages)], out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible)]; n != "0" || f != "0" {
+		t.Errorf("the lane's queue holds %s messages and %s in flight, want none", n, f)
+	}
+}
+
+func firstID(got []got) string {
+	if len(got) == 0 {
+		return ""
+	}
+	return got[0].header.Get("webhook-id")
+}

@@ -1,0 +1,82 @@
+package delivery
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/hookfan/hookfan/shared/lane"
+	"github.com/hookfan/hookfan/shared/metrics"
+)
+
+// QueueAPI is the part of the SQS client a deliver function uses: the
+// visibility of its records and, when the lane pauses, fresh copies.
+type QueueAPI interface {
+	VisibilityAPI
+	RequeueAPI
+}
+
+// Secrets reads the signing secret and the headers' secrets (*secrets.Cache).
+type Secrets interface {
+	SecretSource
+	HeaderSecrets
+}
+
+// Clients are what a deliver function calls, built once per process: on
+// the AWS SDK by its main (functions/deliver), on the emulator by the local
+// stack (infra/local/devstack).
+type Clients struct {
+	// Store keeps the delivery records, in Env.TableName.
+	Store   Store
+	SQS     QueueAPI
+	Secrets Secrets
+	// Payloads reads the bodies in Env.PayloadBucket; required when it is set.
+	Payloads Payloads
+	// Lanes keeps the pause state and Switch turns the lane's event
+	// source mapping off and on: both required when the destination pauses.
+	Lanes  lane.Store
+	Switch lane.Switch
+	// Metrics is the sink Env.MetricsSink names.
+	Metrics metrics.Sink
+	Logger  *slog.Logger
+}
+
+// Assemble builds a deliver function from its contract and its clients:
+// the one wiring the deployed function and the local stack share.
+func Assemble(env Env, c Clients) (*Handler, error) {
+	var errs []error
+	if env.PayloadBucket != "" && c.Payloads == nil {
+		errs = append(errs, fmt.Errorf("deliver %s: a payload bucket is set (%s) but no payload store was given", env.Destination.Name, env.PayloadBucket))
+	}
+	if c.Metrics == nil {
+		errs = append(errs, fmt.Errorf("deliver %s: no metrics sink was given", env.Destination.Name))
+	}
+	policy, pauses := lane.PolicyFor(env.Destination)
+	if pauses && (c.Lanes == nil || c.Switch == nil) {
+		errs = append(errs, fmt.Errorf("deliver %s: the destination pauses but the lane's store or event source mapping switch was not given", env.Destination.Name))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	o := Options{
+		Destination: env.Destination, QueueURL: env.QueueURL, SecretID: env.SecretID,
+		RecordTTL: time.Duration(env.RecordDays) * 24 * time.Hour,
+		Store:     c.Store, SQS: c.SQS, Secrets: c.Secrets, HeaderSecrets: c.Secrets, Payloads: c.Payloads,
+		Client: NewClient(env.Destination), Metrics: metrics.NewRecorder(c.Metrics), Logger: c.Logger,
+		Tracing: env.Tracing != "",
+	}
+	if pauses {
+		l, err := lane.New(lane.Options{Destination: env.Destination.Name, Policy: policy, Store: c.Lanes, Switch: c.Switch,
+			ProbeTimeout: ProbeTimeout(env.Destination)})
+		if err != nil {
+			return nil, fmt.Errorf("deliver %s: %w", env.Destination.Name, err)
+		}
+		o.Lane, o.Requeue = l, c.SQS
+	}
+	h, err := NewHandler(o)
+	if err != nil {
+		return nil, fmt.Errorf("deliver %s: %w", env.Destination.Name, err)
+	}
+	return h, nil
+}

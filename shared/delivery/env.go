@@ -1,0 +1,144 @@
+package delivery
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/metrics"
+)
+
+// EnvFunctionName is set by Lambda for every function: a lane that pauses
+// finds its event source mapping by it.
+const EnvFunctionName = "AWS_LAMBDA_FUNCTION_NAME"
+
+// Env is the deliver function's environment contract, written once: the
+// CDK stack renders it for each lane's function (Render), the function
+// reads it at start (ReadEnv), the cold-start harness and the RIE test run
+// the built binary with what Render gives. Secrets never travel here, only
+// their names.
+type Env struct {
+	Destination config.Destination
+	// TableName is the delivery-record table (the lane's pause state
+	// lives there too).
+	TableName string
+	// QueueURL is the lane's queue, for ChangeMessageVisibility and, when
+	// the lane pauses, the fresh copies.
+	QueueURL string
+	// QueueARN is the lane's queue's ARN: rendered only when the
+	// destination pauses, to find the lane's event source mapping.
+	QueueARN string
+	// SecretID is the signing secret's name or ARN.
+	SecretID string
+	// RecordDays is the delivery records' TTL in days.
+	RecordDays int
+	// MetricsSink is config.SinkEMF or config.SinkCloudWatch.
+	MetricsSink string
+	// PayloadBucket holds the bodies larger than one SNS message; "" when
+	// no source takes such bodies.
+	PayloadBucket string
+	// PayloadArchiveBucket keeps each large body's copy, read once the
+	// payload object is gone; "" without the archive (or large bodies).
+	PayloadArchiveBucket string
+	// Tracing is config tracing ("sampled" or "all") when the lane's
+	// function passes the trace on; "" (not rendered) when it is off.
+	Tracing string
+	// FunctionName is the function's own name: set by Lambda, not
+	// rendered; read only when the destination pauses.
+	FunctionName string
+}
+
+// LaneEnv is destination d's contract under cfg, given where its
+// resources are (names, URLs and ARNs; CDK tokens in the stack, the
+// emulator's names locally). payloadBucket is "" without large payloads,
+// archiveBucket "" without the archive.
+func LaneEnv(cfg *config.Config, d config.Destination, table, queueURL, queueARN, secretID, payloadBucket, archiveBucket string) Env {
+	e := Env{Destination: d, TableName: table, QueueURL: queueURL, QueueARN: queueARN, SecretID: secretID,
+		RecordDays: int(cfg.RecordTTL() / (24 * time.Hour)), MetricsSink: cfg.Metrics.SinkName(), PayloadBucket: payloadBucket}
+	if payloadBucket != "" {
+		e.PayloadArchiveBucket = archiveBucket
+	}
+	return e
+}
+
+// Pauses reports whether the destination pauses (and so the function
+// needs its lane's state and event source mapping).
+func (e Env) Pauses() bool {
+	_, pauses := e.Destination.PauseRule()
+	return pauses
+}
+
+// Render returns the variables of the function's environment.
+func (e Env) Render() map[string]string {
+	env := map[string]string{
+		config.EnvDestination: config.EncodeDestination(e.Destination),
+		config.EnvTableName:   e.TableName,
+		config.EnvQueueURL:    e.QueueURL,
+		config.EnvSecretID:    e.SecretID,
+		config.EnvRecordDays:  strconv.Itoa(e.RecordDays),
+		config.EnvMetricsSink: e.MetricsSink,
+	}
+	if e.PayloadBucket != "" {
+		env[config.EnvPayloadBucket] = e.PayloadBucket
+	}
+	if e.PayloadArchiveBucket != "" {
+		env[config.EnvPayloadArchiveBucket] = e.PayloadArchiveBucket
+	}
+	if e.Pauses() {
+		env[config.EnvQueueARN] = e.QueueARN
+	}
+	if e.Tracing != "" {
+		env[config.EnvTracing] = e.Tracing
+	}
+	return env
+}
+
+// ReadEnv reads the contract through lookup (os.Getenv in the function)
+// and reports every problem at once, each naming the variable, its value
+// and the fix.
+func ReadEnv(lookup func(string) string) (Env, error) {
+	var errs []error
+	require := func(name, what, fix string) string {
+		v := lookup(name)
+		if v == "" {
+			errs = append(errs, fmt.Errorf("environment variable %s (%s) is not set; %s", name, what, fix))
+		}
+		return v
+	}
+	const byStack = "the stack sets it for every lane's function"
+	e := Env{
+		TableName:     require(config.EnvTableName, "the delivery-record table", byStack),
+		QueueURL:      require(config.EnvQueueURL, "the lane's queue URL", byStack),
+		SecretID:      require(config.EnvSecretID, "the signing secret's name or ARN", byStack),
+		MetricsSink:   lookup(config.EnvMetricsSink),
+		PayloadBucket: lookup(config.EnvPayloadBucket),
+		RecordDays:    config.DefaultRecordDays,
+		// Read with the payload bucket only, as it is rendered.
+		PayloadArchiveBucket: lookup(config.EnvPayloadArchiveBucket),
+		Tracing:              lookup(config.EnvTracing),
+	}
+	if v := require(config.EnvDestination, "the destination, as JSON", byStack); v != "" {
+		d, err := config.DecodeDestination(v)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		e.Destination = d
+	}
+	if v := lookup(config.EnvRecordDays); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > config.MaxRecordDays {
+			errs = append(errs, fmt.Errorf("%s = %q: want a whole number of days from 1 to %d (dedupe.recordDays)", config.EnvRecordDays, v, config.MaxRecordDays))
+		}
+		e.RecordDays = n
+	}
+	if err := metrics.CheckSink(e.MetricsSink); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w (metrics.sink)", config.EnvMetricsSink, err))
+	}
+	if e.Pauses() {
+		e.QueueARN = require(config.EnvQueueARN, "the lane's queue ARN", "the stack sets it when the destination pauses")
+		e.FunctionName = require(EnvFunctionName, "the function's name, to find the lane's event source mapping", "Lambda sets it for every function")
+	}
+	return e, errors.Join(errs...)
+}

@@ -1,0 +1,114 @@
+package delivery
+
+import (
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/dedupe"
+	"github.com/hookfan/hookfan/shared/lane"
+	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/payload"
+	"github.com/hookfan/hookfan/shared/secrets"
+)
+
+func contractConfig(t *testing.T, dest string) *config.Config {
+	t.Helper()
+	cfg, err := config.Parse([]byte(`{"sources": [{"name": "stripe", "verify": {"kind": "stripe", "secretName": "s"}}],
+	  "destinations": [` + dest + `], "dedupe": {"recordDays": 40}, "metrics": {"sink": "cloudwatch"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// TestEnvRoundTrip: what Render writes, ReadEnv reads back, for a lane
+// that pauses and one that does not.
+func TestEnvRoundTrip(t *testing.T) {
+	for _, dest := range []string{
+		`{"name": "orders", "url": "https://orders.example.com/hooks"}`,
+		`{"name": "orders", "url": "https://orders.example.com/hooks", "pause": {"afterFailures": 10, "failureRate": 0.9, "probeEvery": "2m", "maxPause": "12h"},
+		  "headers": [{"name": "Authorization", "secretName": "orders/token"}]}`,
+	} {
+		cfg := contractConfig(t, dest)
+		d := cfg.Destinations[0]
+		want := LaneEnv(cfg, d, "records", "https://sqs/queue", "arn:aws:sqs:us-east-1:1:queue", "orders-secret", "payloads", "archive")
+		if want.Pauses() {
+			want.Tracing = config.TracingSampled // rendered only when tracing is on
+		}
+		rendered := want.Render()
+		if want.Pauses() {
+			want.FunctionName = "hookfan-orders" // set by Lambda, not rendered
+			rendered[EnvFunctionName] = want.FunctionName
+		} else {
+			if _, ok := rendered[config.EnvQueueARN]; ok {
+				t.Errorf("%s rendered for a lane that does not pause", config.EnvQueueARN)
+			}
+			want.QueueARN = ""
+		}
+		got, err := ReadEnv(func(k string) string { return rendered[k] })
+		if err != nil {
+			t.Fatalf("ReadEnv(Render()): %v", err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("round trip (-rendered +read):\n%s", diff)
+		}
+		if got.RecordDays != 40 || got.MetricsSink != config.SinkCloudWatch {
+			t.Errorf("record days %d, sink %q; want the config's 40 and cloudwatch", got.RecordDays, got.MetricsSink)
+		}
+	}
+}
+
+// TestReadEnvEveryProblem: every problem at once, each naming the
+// variable and, for a bad value, the value.
+func TestReadEnvEveryProblem(t *testing.T) {
+	env := map[string]string{
+		config.EnvDestination: `{"name": "orders", "url": "https://orders.example.com/hooks", "pause": {}}`,
+		config.EnvRecordDays:  "forever",
+		config.EnvMetricsSink: "statsd",
+	}
+	_, err := ReadEnv(func(k string) string { return env[k] })
+	if err == nil {
+		t.Fatal("ReadEnv accepted an incomplete environment")
+	}
+	for _, want := range []string{config.EnvTableName, config.EnvQueueURL, config.EnvSecretID, config.EnvQueueARN, EnvFunctionName,
+		config.EnvRecordDays, `"forever"`, config.EnvMetricsSink, `"statsd"`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %s", err, want)
+		}
+	}
+	if _, err := ReadEnv(func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), config.EnvDestination) {
+		t.Errorf("ReadEnv of nothing = %v, want an error naming %s", err, config.EnvDestination)
+	}
+}
+
+// TestAssemble: a handler from a complete contract and clients; an error
+// naming what is missing otherwise.
+func TestAssemble(t *testing.T) {
+	cfg := contractConfig(t, `{"name": "orders", "url": "https://orders.example.com/hooks", "pause": {"afterFailures": 10, "failureRate": 0.9, "probeEvery": "2m", "maxPause": "12h"}}`)
+	env := LaneEnv(cfg, cfg.Destinations[0], "records", "https://sqs/queue", "arn:aws:sqs:us-east-1:1:queue", "orders-secret", "payloads", "archive")
+	complete := func() Clients {
+		return Clients{Store: dedupe.NewMemory(), SQS: sqs.New(sqs.Options{Region: "us-east-1"}),
+			Secrets:  secrets.NewCache(secretsmanager.New(secretsmanager.Options{Region: "us-east-1"})),
+			Payloads: payload.NewMemory("payloads"), Lanes: lane.NewMemory(), Switch: &lane.MemorySwitch{},
+			Metrics: metrics.NewEMF(io.Discard), Logger: slog.New(slog.DiscardHandler)}
+	}
+	if h, err := Assemble(env, complete()); err != nil || h.lane == nil || h.requeue == nil || h.payloads == nil || h.ttl != 40*24*time.Hour {
+		t.Fatalf("Assemble = %+v, %v; want a handler with the lane, the requeue, the payloads and 40 days of records", h, err)
+	}
+	c := complete()
+	c.Payloads, c.Switch, c.Metrics = nil, nil, nil
+	_, err := Assemble(env, c)
+	for _, want := range []string{"payload", "event source mapping", "metrics"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Assemble without payloads, switch and metrics = %v, want an error naming the %s", err, want)
+		}
+	}
+}
