@@ -372,3 +372,47 @@ func TestOperatorPausesAndResumes(t *testing.T) {
 }
 
 func regexpMatch(pattern, s string) bool { return regexp.MustCompile(pattern).MatchString(s) }
+
+// TestResumedLaneWithItsMappingOff: an operator's resume raced a pause
+// (the pause's disable landed after the resume), leaving the lane recorded
+// active with its mapping off. The next tick turns the mapping on, and an
+// event sent meanwhile is delivered instead of waiting to expire.
+func TestResumedLaneWithItsMappingOff(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rc := newReceiver(t, nil)
+	e := startEnv(t, []string{destJSON("raced", rc, `"pause": {}`)},
+		map[string]*receiver{"raced": rc}, func(o *devstack.Options) { o.ProbeInterval = time.Second })
+	ln, _ := e.stack.Topology.Lane("raced")
+	policy, _ := lane.PolicyFor(ln.Destination)
+	sw := e.stack.Mappings["raced"]
+	operator, err := lane.New(lane.Options{Destination: "raced", Policy: policy, Store: e.stack.Lanes, Switch: sw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := operator.Pause(ctx, lane.ByOperator, "maintenance"); err != nil || c.Kind != lane.Pausing {
+		t.Fatalf("operator pause: %+v, %v", c, err)
+	}
+	if c, err := operator.Resume(ctx, lane.ByOperator, "maintenance over"); err != nil || c.Kind != lane.Resuming {
+		t.Fatalf("operator resume: %+v, %v", c, err)
+	}
+	// The racing pause's disable, landing last.
+	if err := sw.Disable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ev := e.send("stripe", "stripe", "payment_intent.succeeded", "evt_raced", nil)
+	waitFor(t, 60*time.Second, "a tick turning the active lane's mapping on", func() bool {
+		on, err := sw.Enabled(ctx)
+		return err == nil && on
+	})
+	waitFor(t, 60*time.Second, "the event delivered", func() bool {
+		r, _ := e.record("raced", ev.id)
+		return r.Status == dedupe.StatusDelivered
+	})
+	if s := e.lane("raced"); s.IsPaused() {
+		t.Errorf("lane %+v; want active", s)
+	}
+	if !strings.Contains(e.logs.String(), "the event source mapping was off while the lane is active; turned on") {
+		t.Error("no tick logged the reconciliation")
+	}
+}

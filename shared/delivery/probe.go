@@ -104,8 +104,11 @@ func (h *Handler) Tick(ctx context.Context) (TickReport, error) {
 			attrs = append(attrs, "probe_error", res.Probe.Error)
 		}
 	}
-	if res.Reconciled {
+	switch res.Reconciled {
+	case "off":
 		attrs = append(attrs, "reconciled", "the event source mapping was on while the lane is paused; turned off")
+	case "on":
+		attrs = append(attrs, "reconciled", "the event source mapping was off while the lane is active; turned on")
 	}
 	if res.Busy {
 		attrs = append(attrs, "busy", "another probe is running")

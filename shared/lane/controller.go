@@ -242,6 +242,17 @@ func (l *Lane) pause(ctx context.Context, s State, by By, reason string) (Change
 	}
 	if err := l.sw.Disable(ctx); err != nil {
 		c.SwitchErr = err
+		return c, nil
+	}
+	// A resume may have landed between the pause's write and the disable
+	// (an operator's, turning the mapping on before recording the lane
+	// active): the disable would then leave an active lane with its mapping
+	// off. Read the state again and turn the mapping back on if so; should
+	// that fail, the next tick does it.
+	if now, err := l.State(ctx); err == nil && !now.IsPaused() {
+		if err := l.sw.Enable(ctx); err != nil {
+			c.SwitchErr = fmt.Errorf("the lane was resumed meanwhile and its mapping stays off until the next tick: %w", err)
+		}
 	}
 	return c, nil
 }
@@ -289,6 +300,39 @@ func (l *Lane) resume(ctx context.Context, s State, by By, reason string) (Chang
 	return Change{Kind: Resuming, Reason: reason, By: by, At: now, PausedFor: now.Sub(s.PausedAt)}, nil
 }
 
+// reconcile switches the mapping to agree with s, the lane's recorded
+// mode, and says which way it switched it ("" when they agreed). A
+// mismatch is acted on only if the state is still s once the mapping was
+// read: a pause or resume in progress switches the mapping itself (a pause
+// writes the state, then turns the mapping off; a resume turns it on,
+// then writes the state), and the next tick sees what it left.
+func (l *Lane) reconcile(ctx context.Context, s State) (string, error) {
+	on, err := l.sw.Enabled(ctx)
+	if err != nil {
+		return "", err
+	}
+	if on != s.IsPaused() {
+		return "", nil
+	}
+	again, err := l.State(ctx)
+	if err != nil {
+		return "", err
+	}
+	if again.Version != s.Version || again.Mode != s.Mode {
+		return "", nil
+	}
+	if on {
+		if err := l.sw.Disable(ctx); err != nil {
+			return "", fmt.Errorf("lane %s is paused and its mapping on; turning it off: %w", l.dest, err)
+		}
+		return "off", nil
+	}
+	if err := l.sw.Enable(ctx); err != nil {
+		return "", fmt.Errorf("lane %s is active and its mapping off; turning it on: %w", l.dest, err)
+	}
+	return "on", nil
+}
+
 // ProbeFunc sends one probe to a paused lane's destination.
 type ProbeFunc func(ctx context.Context, s State) ProbeResult
 
@@ -300,35 +344,34 @@ type TickResult struct {
 	Probe *ProbeResult
 	// Change is the resume the tick made, if any.
 	Change Change
-	// Reconciled is true when the lane was paused with its mapping on (a
-	// deploy or the console turned it on) and the tick turned it off.
-	Reconciled bool
+	// Reconciled is set when the lane's event source mapping disagreed with
+	// its recorded mode and the tick switched it: "off" for a paused lane
+	// whose mapping was on (a deploy or the console turned it on), "on" for
+	// an active lane whose mapping was off (a resume that raced a pause).
+	Reconciled string
 	// Busy is true when another probe of the lane was running.
 	Busy bool
 }
 
-// Tick runs on a schedule. For a paused lane, it turns the mapping off if
-// something turned it on; resumes the lane when its pause reached its
-// bound; and, unless an operator paused it, sends one probe and resumes
-// the lane when the destination answered 2xx.
+// Tick runs on a schedule, on every lane that pauses. It first makes the
+// event source mapping agree with the lane's recorded mode: on while
+// active, off while paused. For a paused lane it then resumes the lane when
+// its pause reached its bound, or, unless an operator paused it, sends one
+// probe and resumes the lane when the destination answered 2xx.
 func (l *Lane) Tick(ctx context.Context, probe ProbeFunc) (TickResult, error) {
 	s, err := l.State(ctx)
 	if err != nil {
 		return TickResult{}, err
 	}
 	res := TickResult{State: s}
-	if !s.IsPaused() {
-		return res, nil
-	}
 	var errs []error
-	if on, err := l.sw.Enabled(ctx); err != nil {
+	if r, err := l.reconcile(ctx, s); err != nil {
 		errs = append(errs, err)
-	} else if on {
-		if err := l.sw.Disable(ctx); err != nil {
-			errs = append(errs, err)
-		} else {
-			res.Reconciled = true
-		}
+	} else {
+		res.Reconciled = r
+	}
+	if !s.IsPaused() {
+		return res, errors.Join(errs...)
 	}
 	now := l.now()
 	if !now.Before(s.ResumeBy) {

@@ -35,8 +35,15 @@ func (c *clock) Advance(d time.Duration) {
 // flakySwitch is a MemorySwitch whose calls can fail.
 type flakySwitch struct {
 	lane.MemorySwitch
-	mu   sync.Mutex
-	fail error
+	mu         sync.Mutex
+	fail       error
+	enableFail error // Enable alone fails with it
+}
+
+func (f *flakySwitch) failEnable(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.enableFail = err
 }
 
 func (f *flakySwitch) err() error {
@@ -53,6 +60,12 @@ func (f *flakySwitch) setFail(err error) {
 
 func (f *flakySwitch) Enable(ctx context.Context) error {
 	if err := f.err(); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	err := f.enableFail
+	f.mu.Unlock()
+	if err != nil {
 		return err
 	}
 	return f.MemorySwitch.Enable(ctx)
@@ -327,8 +340,102 @@ func TestTickReconciles(t *testing.T) {
 	}
 	f.sw.setFail(nil)
 	res, err := l.Tick(ctx, func(context.Context, lane.State) lane.ProbeResult { return lane.ProbeResult{Status: 500} })
-	if err != nil || !res.Reconciled || f.sw.on(t) {
+	if err != nil || res.Reconciled != "off" || f.sw.on(t) {
 		t.Errorf("tick: %+v, %v; want the mapping turned off", res, err)
+	}
+}
+
+// racingSwitch runs before once, just before the first Disable: what lands
+// between a pause's write and its mapping's disable.
+type racingSwitch struct {
+	*flakySwitch
+	once   sync.Once
+	before func()
+}
+
+func (r *racingSwitch) Disable(ctx context.Context) error {
+	r.once.Do(r.before)
+	return r.flakySwitch.Disable(ctx)
+}
+
+// TestResumeRacingAPause: an operator's resume lands between the
+// deliverer's pause write and its disable, so the disable turns off the
+// mapping of a lane recorded active. The pause notices and turns it on
+// again; when that fails too, the next tick does.
+func TestResumeRacingAPause(t *testing.T) {
+	for _, enableFails := range []bool{false, true} {
+		t.Run(map[bool]string{false: "the pause turns it back on", true: "the tick turns it back on"}[enableFails], func(t *testing.T) {
+			ctx := context.Background()
+			f := newFixture(config.PauseRule{AfterFailures: 1})
+			op, err := lane.New(lane.Options{Destination: "orders", Policy: f.pol, Store: f.store, Switch: f.sw, Now: f.clock.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			race := &racingSwitch{flakySwitch: f.sw, before: func() {
+				if c, err := op.Resume(ctx, lane.ByOperator, "ops resume"); err != nil || c.Kind != lane.Resuming {
+					t.Errorf("operator resume in the race: %+v, %v", c, err)
+				}
+				if enableFails {
+					f.sw.failEnable(errors.New("throttled"))
+				}
+			}}
+			l, err := lane.New(lane.Options{Destination: "orders", Policy: f.pol, Store: f.store, Switch: race, Now: f.clock.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := l.Observe(ctx, tally(false))
+			if err != nil || c.Kind != lane.Pausing {
+				t.Fatalf("pause: %+v, %v", c, err)
+			}
+			if f.state(t).IsPaused() {
+				t.Fatal("want the lane recorded active: the resume came last")
+			}
+			if !enableFails {
+				if !f.sw.on(t) {
+					t.Error("the lane is active and its mapping off after the race")
+				}
+				return
+			}
+			if c.SwitchErr == nil || f.sw.on(t) {
+				t.Fatalf("pause: %+v, mapping on %v; want the failed re-enable reported and the mapping off", c, f.sw.on(t))
+			}
+			f.sw.failEnable(nil)
+			f.clock.Advance(time.Minute)
+			res, err := l.Tick(ctx, func(context.Context, lane.State) lane.ProbeResult {
+				t.Error("probed an active lane")
+				return lane.ProbeResult{}
+			})
+			if err != nil || res.Reconciled != "on" || !f.sw.on(t) {
+				t.Errorf("tick: %+v, %v; want the active lane's mapping turned on", res, err)
+			}
+		})
+	}
+}
+
+// TestTickTurnsOnAnActiveLanesMapping: a lane recorded active whose
+// mapping is off (however it came to be) is turned on by the next tick;
+// one that agrees is left alone.
+func TestTickTurnsOnAnActiveLanesMapping(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(config.PauseRule{AfterFailures: 1})
+	l := f.instance(t)
+	noProbe := func(context.Context, lane.State) lane.ProbeResult {
+		t.Error("probed an active lane")
+		return lane.ProbeResult{}
+	}
+	res, err := l.Tick(ctx, noProbe)
+	if err != nil || res.Reconciled != "" || !f.sw.on(t) || f.sw.Flips() != 0 {
+		t.Fatalf("tick of an active lane, mapping on: %+v, %v; want nothing done", res, err)
+	}
+	if err := f.sw.MemorySwitch.Disable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	res, err = l.Tick(ctx, noProbe)
+	if err != nil || res.Reconciled != "on" || !f.sw.on(t) {
+		t.Errorf("tick: %+v, %v; want the mapping turned on", res, err)
+	}
+	if f.state(t).IsPaused() {
+		t.Error("the tick paused the lane")
 	}
 }
 
