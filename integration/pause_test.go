@@ -225,10 +225,10 @@ func TestLaneStoreOnDynamoDB(t *testing.T) {
 
 // TestPausedLaneTurnedOnBehindItsBack: an operator paused a lane, then
 // its mapping was turned on behind its back (a deploy, the console). What
-// the pollers receive meanwhile is held, not sent; a message at its last
-// receive, which SQS would move to the DLQ unattempted at the next, is
-// sent to the queue again as a fresh copy; the next tick turns the
-// mapping off again. Nothing is sent, nothing reaches the DLQ, the event
+// the pollers receive meanwhile is held, not sent: sent to the queue again
+// as a fresh copy, so not even a message at its last receive, which SQS
+// would move to the DLQ unattempted at the next, loses anything; the next
+// tick turns the mapping off again. Nothing is sent, nothing reaches the DLQ, the event
 // stays in the queue; the operator's resume turns the mapping on.
 func TestPausedLaneTurnedOnBehindItsBack(t *testing.T) {
 	t.Parallel()
@@ -414,5 +414,70 @@ func TestResumedLaneWithItsMappingOff(t *testing.T) {
 	}
 	if !strings.Contains(e.logs.String(), "the event source mapping was off while the lane is active; turned on") {
 		t.Error("no tick logged the reconciliation")
+	}
+}
+
+// TestHeldMessageKeepsItsSchedule: a message held again and again while
+// its lane is paused (its mapping turned on behind the lane's back, each
+// receive answered without a POST) keeps its whole schedule: once the
+// lane resumes, the failing destination sees every one of its attempts,
+// numbered from 1, and only then does the DLQ take it.
+func TestHeldMessageKeepsItsSchedule(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	down := newOutage(t)
+	e := startEnv(t, []string{destJSON("kept", down.receiver, `"retry": {"schedule": ["1s", "1s"], "jitter": 0}, "timeoutSeconds": 2, "pause": {}`)},
+		map[string]*receiver{"kept": down.receiver}, func(o *devstack.Options) { o.ProbeInterval = time.Second })
+	ln, _ := e.stack.Topology.Lane("kept")
+	policy, _ := lane.PolicyFor(ln.Destination)
+	sw := e.stack.Mappings["kept"]
+	operator, err := lane.New(lane.Options{Destination: "kept", Policy: policy, Store: e.stack.Lanes, Switch: sw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := operator.Pause(ctx, lane.ByOperator, "subscriber maintenance"); err != nil || c.Kind != lane.Pausing {
+		t.Fatalf("operator pause: %+v, %v", c, err)
+	}
+	time.Sleep(2 * time.Second) // the long polls begun before the pause end
+	ev := e.send("stripe", "stripe", "payment_intent.succeeded", "evt_held_often", nil)
+
+	// More holds than the message has receives (maxReceiveCount 3): the
+	// ticks keep turning the mapping off, so turn it on again each time.
+	const holds = 5
+	waitFor(t, 90*time.Second, fmt.Sprintf("%d holds", holds), func() bool {
+		if strings.Count(e.logs.String(), `"outcome":"requeued"`) >= holds {
+			return true
+		}
+		if on, err := sw.Enabled(ctx); err == nil && !on {
+			if err := sw.Enable(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return false
+	})
+	if attempts, _, _ := down.counts(); len(attempts[ev.id]) != 0 {
+		t.Fatalf("attempts while paused: %v", attempts[ev.id])
+	}
+	if n := depth(t, ln.DLQURL); n != 0 {
+		t.Fatalf("the DLQ holds %d messages while the lane is paused", n)
+	}
+
+	if c, err := operator.Resume(ctx, lane.ByOperator, "maintenance over"); err != nil || c.Kind != lane.Resuming {
+		t.Fatalf("operator resume: %+v, %v", c, err)
+	}
+	var dlq []string
+	waitFor(t, 90*time.Second, "the event in the DLQ after its attempts", func() bool {
+		dlq = append(dlq, queueIDs(t, ln.DLQURL, time.Second)...)
+		return len(dlq) > 0
+	})
+	if diff := cmp.Diff([]string{ev.id}, dlq); diff != "" {
+		t.Errorf("DLQ (-want +got):\n%s", diff)
+	}
+	attempts, _, _ := down.counts()
+	if diff := cmp.Diff([]int{1, 2, 3}, attempts[ev.id]); diff != "" {
+		t.Errorf("attempts the destination saw (-want +got):\n%s", diff)
+	}
+	if r, _ := e.record("kept", ev.id); r.Status != dedupe.StatusDead || r.Attempts != 3 {
+		t.Errorf("record %s after %d attempts; want DEAD after 3", r.Status, r.Attempts)
 	}
 }

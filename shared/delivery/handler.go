@@ -120,6 +120,10 @@ type Options struct {
 	// destination pauses (Destination.Pause), and unused otherwise.
 	Lane    Lane
 	Requeue RequeueAPI
+	// HoldFor is how long a message received while the lane is paused
+	// waits before it can be received again (default the pause's
+	// probeEvery; a copy waits at most MaxHoldDelay).
+	HoldFor time.Duration
 	// Now and Random replace the clock and the jitter source, for tests.
 	Now    func() time.Time
 	Random func() float64
@@ -149,6 +153,7 @@ type Handler struct {
 	lane          Lane
 	requeue       RequeueAPI
 	pause         config.PauseRule // when lane is set
+	holdFor       time.Duration
 
 	mu         sync.Mutex
 	signerFrom []string // the secret values signer was built from
@@ -189,6 +194,10 @@ func NewHandler(o Options) (*Handler, error) {
 		lane: o.Lane, requeue: o.Requeue,
 	}
 	h.pause, _ = o.Destination.PauseRule()
+	h.holdFor = o.HoldFor
+	if h.holdFor <= 0 {
+		h.holdFor = h.pause.ProbeEvery
+	}
 	if h.ttl <= 0 {
 		h.ttl = config.DefaultRecordDays * 24 * time.Hour
 	}
@@ -380,6 +389,14 @@ func (h *Handler) prepare(ctx context.Context, started time.Time, rec parsedReco
 	p.log = h.log.With("id", msg.ID, "source", msg.Source, "type", msg.Type, "attempt", msg.Attempt, "message_id", msg.MessageID)
 	if msg.Replay != "" {
 		p.log = p.log.With("replay", msg.Replay)
+	}
+	if msg.Carried > 0 && msg.Attempt > h.policy.Attempts() {
+		// A copy a paused lane sent, which carried its earlier attempts,
+		// made its last one; SQS counts only the copy's receives and moves
+		// it to the DLQ once they reach maxReceiveCount. Until then each
+		// receive is released at once, unsent.
+		p.log.InfoContext(ctx, LogMessage, "outcome", "spent", "reason", "its last attempt was made; released for the DLQ", "carried", msg.Carried)
+		return p, retryIn(0), false
 	}
 	if stop, ok := h.loadBody(ctx, &p); !ok {
 		return p, stop, false

@@ -4,15 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookfan/hookfan/shared/lane"
+	"github.com/hookfan/hookfan/shared/message"
 	"github.com/hookfan/hookfan/shared/metrics"
 )
 
@@ -93,59 +94,78 @@ func (h *Handler) lanePaused(ctx context.Context) bool {
 	return paused
 }
 
+// MaxHoldDelay is SQS's longest DelaySeconds: a held message's copy waits
+// at most this long before it can be received.
+const MaxHoldDelay = 15 * time.Minute
+
 // hold answers a batch received while the lane is paused (its event source
-// mapping winding down, or turned on behind the lane's back): nothing is
-// sent. Each message is hidden until about the next probe; that receive
-// counts toward its maxReceiveCount, so a message at its last receive —
-// which SQS would move to the DLQ when it is next received — is sent to
-// the queue again as a fresh copy (same body and attributes, no receives
-// yet, a full schedule again, as a redrive would give it) and the original
-// acknowledged.
+// mapping winding down after the pause, or turned on behind the lane's
+// back): nothing is sent. Such a receive is no attempt, but SQS counts it
+// toward the message's maxReceiveCount, so a message only hidden until the
+// next probe would lose one attempt of its schedule per hold. Instead each
+// message is sent to the queue again as a fresh copy (same body and
+// attributes, no receives yet) carrying the attempts it had made
+// (message.AttrAttempted), delayed by Options.HoldFor, and the original is
+// acknowledged: the copy goes on with the rest of its schedule, however
+// often it is held. Should the copy fail, the message is hidden for
+// HoldFor, spending that receive.
 func (h *Handler) hold(ctx context.Context, ev events.SQSEvent) events.SQSEventResponse {
 	started := h.now()
 	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
-	held, requeued := 0, 0
+	held, requeued, spent := 0, 0, 0
 	for i := range ev.Records {
 		rec := &ev.Records[i]
-		if receives, err := strconv.Atoi(rec.Attributes[sqsReceiveCount]); err == nil && receives >= h.dest.MaxReceiveCount() {
-			err := h.requeueCopy(ctx, rec)
+		msg, perr := ParseMessage(*rec)
+		switch {
+		case perr == nil && msg.Carried > 0 && msg.Attempt > h.policy.Attempts():
+			// Its attempts were made: on its way to the DLQ, as in delivery.
+			spent++
+			h.changeVisibility(ctx, started, rec, 0)
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
+			continue
+		case perr == nil:
+			err := h.requeueCopy(ctx, rec, msg.Attempt-1)
 			if err == nil {
 				requeued++
 				continue // acknowledged: the copy carries the event
 			}
-			h.log.ErrorContext(ctx, LogMessage, "outcome", "requeue_failed", "reason", "the message goes to the DLQ at its next receive; redrive it once the lane resumes",
+			h.log.ErrorContext(ctx, LogMessage, "outcome", "requeue_failed", "reason", "the message is hidden instead, spending this receive of its schedule",
 				"message_id", rec.MessageId, "error", err.Error())
 		}
+		// A malformed message is hidden too: it fails on every receive
+		// until the DLQ takes it.
 		held++
-		h.changeVisibility(ctx, started, rec, h.pause.ProbeEvery)
+		h.changeVisibility(ctx, started, rec, h.holdFor)
 		resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
 	}
-	h.log.InfoContext(ctx, LogMessage, "outcome", "held", "reason", "the lane is paused", "held", held, "requeued", requeued,
-		"retry_in_s", visibilitySeconds(h.pause.ProbeEvery))
+	h.log.InfoContext(ctx, LogMessage, "outcome", "held", "reason", "the lane is paused", "held", held, "requeued", requeued, "spent", spent,
+		"retry_in_s", visibilitySeconds(h.holdFor))
 	return resp
 }
 
 // requeueCopy sends a message's body and attributes to the queue as a new
-// message.
-func (h *Handler) requeueCopy(ctx context.Context, rec *events.SQSMessage) error {
-	attrs := make(map[string]sqstypes.MessageAttributeValue, len(rec.MessageAttributes))
+// message, delayed by HoldFor (at most MaxHoldDelay), carrying attempted,
+// the attempts the event's message made so far.
+func (h *Handler) requeueCopy(ctx context.Context, rec *events.SQSMessage, attempted int) error {
+	attrs := make(map[string]sqstypes.MessageAttributeValue, len(rec.MessageAttributes)+1)
 	for k, v := range rec.MessageAttributes {
 		dt := v.DataType
 		attrs[k] = sqstypes.MessageAttributeValue{DataType: &dt, StringValue: v.StringValue, BinaryValue: v.BinaryValue}
 	}
+	delete(attrs, message.AttrAttempted)
+	if attempted > 0 {
+		attrs[message.AttrAttempted] = sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(FormatAttempted(attempted, h.now()))}
+	}
 	sctx, cancel := context.WithTimeout(ctx, RequeueTimeout)
 	defer cancel()
 	body := rec.Body
-	out, err := h.requeue.SendMessage(sctx, &sqs.SendMessageInput{QueueUrl: &h.queueURL, MessageBody: &body, MessageAttributes: attrs})
+	out, err := h.requeue.SendMessage(sctx, &sqs.SendMessageInput{QueueUrl: &h.queueURL, MessageBody: &body, MessageAttributes: attrs,
+		DelaySeconds: visibilitySeconds(min(h.holdFor, MaxHoldDelay))})
 	if err != nil {
 		return fmt.Errorf("send a fresh copy of %s: %w", rec.MessageId, err)
 	}
-	copyID := ""
-	if out.MessageId != nil {
-		copyID = *out.MessageId
-	}
-	h.log.InfoContext(ctx, LogMessage, "outcome", "requeued", "reason", "last receive while the lane is paused",
-		"message_id", rec.MessageId, "copy_message_id", copyID)
+	h.log.InfoContext(ctx, LogMessage, "outcome", "requeued", "reason", "held while the lane is paused; the copy keeps the rest of the schedule",
+		"message_id", rec.MessageId, "copy_message_id", aws.ToString(out.MessageId), "attempted", attempted)
 	return nil
 }
 

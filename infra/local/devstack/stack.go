@@ -270,7 +270,9 @@ func (s *Stack) newDeliver(ln Lane) (*delivery.Handler, error) {
 		if err != nil {
 			return nil, fmt.Errorf("deliver %s: %w", d.Name, err)
 		}
-		o.Lane, o.Requeue = l, s.opts.Clients.SQS
+		// A held message waits for the next tick, as in AWS it waits for
+		// the next probe.
+		o.Lane, o.Requeue, o.HoldFor = l, s.opts.Clients.SQS, s.opts.ProbeInterval
 	}
 	h, err := delivery.NewHandler(o)
 	if err != nil {
