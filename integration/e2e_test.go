@@ -563,7 +563,7 @@ func TestRetryAfterPastTwelveHours(t *testing.T) {
 		msgs = out.Messages
 		return len(msgs) == 1
 	})
-	fctx, cancel := context.WithTimeout(ctx, lane.Destination.FunctionTimeout())
+	fctx, cancel := context.WithTimeout(ctx, e.stack.FunctionTimeout(lane.Destination))
 	resp, err := e.stack.Deliver["day"].Handle(fctx, devstack.SQSEvent(msgs, lane.QueueARN, awsCfg.Region))
 	cancel()
 	if err != nil || len(resp.BatchItemFailures) != 1 {

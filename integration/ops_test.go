@@ -95,17 +95,19 @@ func (e *env) operator(sqsAPI operator.QueueAPI) *operator.Operator {
 		Archive: archive.NewReader(clients.S3, res.ArchiveBucket), Out: &out, Progress: &out}
 }
 
-// depth is a queue's visible plus in-flight messages.
+// depth is a queue's visible, in-flight and delayed messages.
 func depth(t *testing.T, url string) int {
 	t.Helper()
 	out, err := clients.SQS.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: &url,
-		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages, sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible}})
+		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages, sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
+			sqstypes.QueueAttributeNameApproximateNumberOfMessagesDelayed}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	a, _ := strconv.Atoi(out.Attributes["ApproximateNumberOfMessages"])
 	b, _ := strconv.Atoi(out.Attributes["ApproximateNumberOfMessagesNotVisible"])
-	return a + b
+	c, _ := strconv.Atoi(out.Attributes["ApproximateNumberOfMessagesDelayed"])
+	return a + b + c
 }
 
 // failingDestination starts a stack whose destination d answers 500 until

@@ -124,10 +124,41 @@ type Options struct {
 	// waits before it can be received again (default the pause's
 	// probeEvery; a copy waits at most MaxHoldDelay).
 	HoldFor time.Duration
+	// Timeouts bound the calls to AWS; zero fields take the defaults, set
+	// for AWS (the local stack lengthens them for an emulator on a busy
+	// machine).
+	Timeouts CallTimeouts
 	// Now and Random replace the clock and the jitter source, for tests.
 	Now    func() time.Time
 	Random func() float64
 }
+
+// CallTimeouts bound the handler's calls to AWS. Each zero field takes its
+// default: ClaimTimeout, FinishTimeout, VisibilityCallTimeout,
+// LaneReadTimeout, LaneTimeout and RequeueTimeout. The lease and the POST's
+// budget leave room for them within the function's deadline, so longer
+// ones leave less of it for the POST.
+type CallTimeouts struct {
+	Claim, Finish, Visibility, LaneRead, Lane, Requeue time.Duration
+}
+
+// withDefaults fills the zero fields.
+func (t CallTimeouts) withDefaults() CallTimeouts {
+	for _, f := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&t.Claim, ClaimTimeout}, {&t.Finish, FinishTimeout}, {&t.Visibility, VisibilityCallTimeout},
+		{&t.LaneRead, LaneReadTimeout}, {&t.Lane, LaneTimeout}, {&t.Requeue, RequeueTimeout}} {
+		if *f.v <= 0 {
+			*f.v = f.def
+		}
+	}
+	return t
+}
+
+// recordReserve is RecordReserve for these timeouts: the outcome's write
+// and a second.
+func (t CallTimeouts) recordReserve() time.Duration { return t.Finish + RecordReserve - FinishTimeout }
 
 // Handler delivers SQS batches for one destination. It is safe for
 // concurrent use; build it once per process.
@@ -154,6 +185,7 @@ type Handler struct {
 	requeue       RequeueAPI
 	pause         config.PauseRule // when lane is set
 	holdFor       time.Duration
+	timeouts      CallTimeouts
 
 	mu         sync.Mutex
 	signerFrom []string // the secret values signer was built from
@@ -194,6 +226,7 @@ func NewHandler(o Options) (*Handler, error) {
 		lane: o.Lane, requeue: o.Requeue,
 	}
 	h.pause, _ = o.Destination.PauseRule()
+	h.timeouts = o.Timeouts.withDefaults()
 	h.holdFor = o.HoldFor
 	if h.holdFor <= 0 {
 		h.holdFor = h.pause.ProbeEvery
@@ -426,7 +459,7 @@ func (h *Handler) prepare(ctx context.Context, started time.Time, rec parsedReco
 // !ok, stop says what happens to the message: acknowledged as a duplicate,
 // or backed off.
 func (h *Handler) claim(ctx context.Context, p prepared) (lease dedupe.Lease, send time.Duration, stop decision, ok bool) {
-	cctx, cancel := context.WithTimeout(ctx, ClaimTimeout)
+	cctx, cancel := context.WithTimeout(ctx, h.timeouts.Claim)
 	lease, err := h.store.Claim(cctx, dedupe.ClaimInput{
 		PK: dedupe.Key(h.dest.Name, p.msg.ID), Source: p.msg.Source, Type: p.msg.Type,
 		Now: p.now, LeaseUntil: p.leaseUntil, ExpiresAt: p.now.Add(h.ttl),
@@ -436,7 +469,7 @@ func (h *Handler) claim(ctx context.Context, p prepared) (lease dedupe.Lease, se
 	var refused *dedupe.RefusedError
 	switch {
 	case err == nil:
-		send = min(p.send, lease.Until.Sub(h.now())-RecordReserve)
+		send = min(p.send, lease.Until.Sub(h.now())-h.timeouts.recordReserve())
 		if send < MinSendTime {
 			return lease, 0, h.releaseUnsent(ctx, p, lease), false
 		}
@@ -487,7 +520,7 @@ func (h *Handler) releaseUnsent(ctx context.Context, p prepared, lease dedupe.Le
 
 // finish writes an attempt's outcome within FinishTimeout.
 func (h *Handler) finish(ctx context.Context, lease dedupe.Lease, out dedupe.Outcome) error {
-	fctx, cancel := context.WithTimeout(ctx, FinishTimeout)
+	fctx, cancel := context.WithTimeout(ctx, h.timeouts.Finish)
 	defer cancel()
 	return h.store.Finish(fctx, lease, out)
 }
@@ -512,12 +545,12 @@ func (h *Handler) notAttempted(ctx context.Context, p prepared, why string, err 
 func (h *Handler) budget(ctx context.Context, now time.Time) (send time.Duration, leaseUntil time.Time, ok bool) {
 	send = h.dest.Timeout()
 	if deadline, has := ctx.Deadline(); has {
-		send = min(send, deadline.Sub(now)-ClaimTimeout-RecordReserve-VisibilityCallTimeout)
+		send = min(send, deadline.Sub(now)-h.timeouts.Claim-h.timeouts.recordReserve()-h.timeouts.Visibility)
 	}
 	if send < MinSendTime {
 		return 0, time.Time{}, false
 	}
-	return send, now.Add(ClaimTimeout + send + RecordReserve), true
+	return send, now.Add(h.timeouts.Claim + send + h.timeouts.recordReserve()), true
 }
 
 // visibilityLimit is the longest a released message may be hidden for now.
@@ -666,7 +699,7 @@ func (h *Handler) changeVisibility(ctx context.Context, started time.Time, rec *
 }
 
 func (h *Handler) setVisibility(ctx context.Context, rec *events.SQSMessage, secs int32) error {
-	vctx, cancel := context.WithTimeout(ctx, VisibilityCallTimeout)
+	vctx, cancel := context.WithTimeout(ctx, h.timeouts.Visibility)
 	defer cancel()
 	_, err := h.sqs.ChangeMessageVisibility(vctx, &sqs.ChangeMessageVisibilityInput{
 		QueueUrl: &h.queueURL, ReceiptHandle: &rec.ReceiptHandle, VisibilityTimeout: secs,

@@ -84,7 +84,7 @@ func (h *Handler) lanePaused(ctx context.Context) bool {
 	if h.lane == nil {
 		return false
 	}
-	rctx, cancel := context.WithTimeout(ctx, LaneReadTimeout)
+	rctx, cancel := context.WithTimeout(ctx, h.timeouts.LaneRead)
 	defer cancel()
 	paused, err := h.lane.Paused(rctx)
 	if err != nil {
@@ -156,7 +156,7 @@ func (h *Handler) requeueCopy(ctx context.Context, rec *events.SQSMessage, attem
 	if attempted > 0 {
 		attrs[message.AttrAttempted] = sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(FormatAttempted(attempted, h.now()))}
 	}
-	sctx, cancel := context.WithTimeout(ctx, RequeueTimeout)
+	sctx, cancel := context.WithTimeout(ctx, h.timeouts.Requeue)
 	defer cancel()
 	body := rec.Body
 	out, err := h.requeue.SendMessage(sctx, &sqs.SendMessageInput{QueueUrl: &h.queueURL, MessageBody: &body, MessageAttributes: attrs,
@@ -174,7 +174,7 @@ func (h *Handler) observe(ctx context.Context, t lane.Tally) {
 	if h.lane == nil || t.Attempts == 0 {
 		return
 	}
-	budget := LaneTimeout
+	budget := h.timeouts.Lane
 	if deadline, ok := ctx.Deadline(); ok {
 		budget = min(budget, time.Until(deadline)-500*time.Millisecond)
 	}
