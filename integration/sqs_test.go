@@ -69,7 +69,7 @@ func drain(t *testing.T, url string, want int, timeout time.Duration) []sqstypes
 	var got []sqstypes.Message
 	deadline := time.Now().Add(patience(t, timeout))
 	for len(got) < want && time.Now().Before(deadline) {
-		if len(got) > 0 && deadline.Sub(time.Now()) > timeout {
+		if len(got) > 0 && time.Until(deadline) > timeout {
 			deadline = time.Now().Add(timeout)
 		}
 		out, err := clients.SQS.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: &url,
