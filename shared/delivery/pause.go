@@ -111,36 +111,55 @@ const MaxHoldDelay = 15 * time.Minute
 // HoldFor, spending that receive.
 func (h *Handler) hold(ctx context.Context, ev events.SQSEvent) events.SQSEventResponse {
 	started := h.now()
-	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
-	held, requeued, spent := 0, 0, 0
+	// Each record on its own, at once: a batch's copies take one send's
+	// time, not ten.
+	fates := make([]holdFate, len(ev.Records))
+	var wg sync.WaitGroup
 	for i := range ev.Records {
-		rec := &ev.Records[i]
-		msg, perr := ParseMessage(*rec)
-		switch {
-		case perr == nil && msg.Carried > 0 && msg.Attempt > h.policy.Attempts():
-			// Its attempts were made: on its way to the DLQ, as in delivery.
-			spent++
-			h.changeVisibility(ctx, started, rec, 0)
-			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
-			continue
-		case perr == nil:
-			err := h.requeueCopy(ctx, rec, msg.Attempt-1)
-			if err == nil {
-				requeued++
-				continue // acknowledged: the copy carries the event
-			}
-			h.log.ErrorContext(ctx, LogMessage, "outcome", "requeue_failed", "reason", "the message is hidden instead, spending this receive of its schedule",
-				"message_id", rec.MessageId, "error", err.Error())
-		}
-		// A malformed message is hidden too: it fails on every receive
-		// until the DLQ takes it.
-		held++
-		h.changeVisibility(ctx, started, rec, h.holdFor)
-		resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
+		wg.Go(func() { fates[i] = h.holdOne(ctx, started, &ev.Records[i]) })
 	}
-	h.log.InfoContext(ctx, LogMessage, "outcome", "held", "reason", "the lane is paused", "held", held, "requeued", requeued, "spent", spent,
+	wg.Wait()
+	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
+	count := map[holdFate]int{}
+	for i, f := range fates {
+		count[f]++
+		if f != requeued {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: ev.Records[i].MessageId})
+		}
+	}
+	h.log.InfoContext(ctx, LogMessage, "outcome", "held", "reason", "the lane is paused", "held", count[hidden], "requeued", count[requeued], "spent", count[spent],
 		"retry_in_s", visibilitySeconds(h.holdFor))
 	return resp
+}
+
+// holdFate is what a hold did with one message.
+type holdFate int
+
+const (
+	requeued holdFate = iota // a copy carries it: acknowledged
+	hidden                   // hidden for HoldFor, spending this receive
+	spent                    // a copy past its last attempt: released for the DLQ
+)
+
+func (h *Handler) holdOne(ctx context.Context, started time.Time, rec *events.SQSMessage) holdFate {
+	msg, perr := ParseMessage(*rec)
+	switch {
+	case perr == nil && msg.Carried > 0 && msg.Attempt > h.policy.Attempts():
+		// Its attempts were made: on its way to the DLQ, as in delivery.
+		h.changeVisibility(ctx, started, rec, 0)
+		return spent
+	case perr == nil:
+		err := h.requeueCopy(ctx, rec, msg.Attempt-1)
+		if err == nil {
+			return requeued
+		}
+		h.log.ErrorContext(ctx, LogMessage, "outcome", "requeue_failed", "reason", "the message is hidden instead, spending this receive of its schedule",
+			"message_id", rec.MessageId, "error", err.Error())
+	}
+	// A malformed message is hidden too: it fails on every receive until
+	// the DLQ takes it.
+	h.changeVisibility(ctx, started, rec, h.holdFor)
+	return hidden
 }
 
 // requeueCopy sends a message's body and attributes to the queue as a new

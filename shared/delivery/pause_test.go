@@ -247,16 +247,27 @@ func TestHoldWhilePaused(t *testing.T) {
 		t.Fatalf("%d copies sent, want 3", len(sent))
 	}
 	stamp := "@" + strconv.FormatInt(ps.clock.Now().UnixMilli(), 10)
-	for i, wantAttempted := range []string{"", "8" + stamp, "9" + stamp} {
-		c := sent[i]
+	byID := map[string]*sqs.SendMessageInput{}
+	for _, c := range sent {
+		byID[aws.ToString(c.MessageAttributes[message.AttrID].StringValue)] = c
+	}
+	for id, wantAttempted := range map[string]string{"first": "", "ninth": "8" + stamp, "last": "9" + stamp} {
+		c, ok := byID[id]
+		if !ok {
+			t.Errorf("no copy of %s", id)
+			continue
+		}
 		if c.DelaySeconds != 120 || aws.ToString(c.QueueUrl) != testQueueURL {
-			t.Errorf("copy %d to %s delayed %d s; want the queue, until the next probe (120 s)", i, aws.ToString(c.QueueUrl), c.DelaySeconds)
+			t.Errorf("copy of %s to %s delayed %d s; want the queue, until the next probe (120 s)", id, aws.ToString(c.QueueUrl), c.DelaySeconds)
 		}
 		if got := aws.ToString(c.MessageAttributes[message.AttrAttempted].StringValue); got != wantAttempted {
-			t.Errorf("copy %d: %s = %q, want %q", i, message.AttrAttempted, got, wantAttempted)
+			t.Errorf("copy of %s: %s = %q, want %q", id, message.AttrAttempted, got, wantAttempted)
 		}
 	}
-	c := sent[2]
+	c := byID["last"]
+	if c == nil {
+		t.FailNow()
+	}
 	if aws.ToString(c.MessageBody) != b64 {
 		t.Errorf("copy with body %q", aws.ToString(c.MessageBody))
 	}
