@@ -23,8 +23,8 @@ import (
 	"github.com/hookfan/hookfan/infra/local/devstack"
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/delivery"
-	"github.com/hookfan/hookfan/shared/lane"
-	"github.com/hookfan/hookfan/shared/lane/lanetest"
+	"github.com/hookfan/hookfan/shared/pausing"
+	"github.com/hookfan/hookfan/shared/pausing/pausingtest"
 )
 
 // outage is a subscriber that is down (503) until brought up; it keeps,
@@ -83,7 +83,7 @@ func (o *outage) counts() (attempts map[string][]int, ok map[string]int, probes 
 	return attempts, ok, o.probes
 }
 
-func (e *env) lane(dest string) lane.State {
+func (e *env) lane(dest string) pausing.State {
 	e.t.Helper()
 	s, err := e.stack.Lanes.Get(context.Background(), dest)
 	if err != nil {
@@ -117,7 +117,7 @@ func TestOutageLongerThanTheSchedule(t *testing.T) {
 	}
 	start := time.Now()
 	waitFor(t, 20*time.Second, "the lane paused", func() bool { return e.lane("paused").IsPaused() })
-	if s := e.lane("paused"); s.By != lane.ByDeliverer || !strings.HasSuffix(s.Reason, "consecutive failed deliveries") {
+	if s := e.lane("paused"); s.By != pausing.ByDeliverer || !strings.HasSuffix(s.Reason, "consecutive failed deliveries") {
 		t.Errorf("paused lane: %+v", s)
 	}
 	// The control lane spends all three attempts of every event: the
@@ -224,7 +224,7 @@ func TestLaneStoreOnDynamoDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	var n atomic.Int64
-	lanetest.Store(t, lane.NewDynamoDB(clients.DynamoDB, table), func() string { return fmt.Sprintf("dest-%d", n.Add(1)) })
+	pausingtest.Store(t, pausing.NewDynamoDB(clients.DynamoDB, table), func() string { return fmt.Sprintf("dest-%d", n.Add(1)) })
 }
 
 // TestPausedLaneTurnedOnBehindItsBack: an operator paused a lane, then
@@ -241,12 +241,12 @@ func TestPausedLaneTurnedOnBehindItsBack(t *testing.T) {
 	e := startEnv(t, []string{destJSON("held", rc, `"retry": {"schedule": ["1s"], "jitter": 0}, "pause": {}`)},
 		map[string]*receiver{"held": rc}, func(o *devstack.Options) { o.ProbeInterval = 2 * time.Second })
 	ln, _ := e.stack.Topology.Lane("held")
-	policy, _ := lane.PolicyFor(ln.Destination)
-	operator, err := lane.New(lane.Options{Destination: "held", Policy: policy, Store: e.stack.Lanes, Switch: e.stack.Mappings["held"]})
+	policy, _ := pausing.PolicyFor(ln.Destination)
+	operator, err := pausing.New(pausing.Options{Destination: "held", Policy: policy, Store: e.stack.Lanes, Switch: e.stack.Mappings["held"]})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c, err := operator.Pause(ctx, lane.ByOperator, "subscriber maintenance"); err != nil || c.Kind != lane.Pausing {
+	if c, err := operator.Pause(ctx, pausing.ByOperator, "subscriber maintenance"); err != nil || c.Kind != pausing.Pausing {
 		t.Fatalf("operator pause: %+v, %v", c, err)
 	}
 	pollsEnd(t)
@@ -305,7 +305,7 @@ func TestPausedLaneTurnedOnBehindItsBack(t *testing.T) {
 
 	// The operator resumes: the mapping is on again, and the copy is
 	// delivered once its hold (up to a probe interval) ends.
-	if c, err := operator.Resume(ctx, lane.ByOperator, "maintenance over"); err != nil || c.Kind != lane.Resuming {
+	if c, err := operator.Resume(ctx, pausing.ByOperator, "maintenance over"); err != nil || c.Kind != pausing.Resuming {
 		t.Fatalf("operator resume: %+v, %v", c, err)
 	}
 	if on, _ := e.stack.Mappings["held"].Enabled(ctx); !on {
@@ -388,16 +388,16 @@ func TestResumedLaneWithItsMappingOff(t *testing.T) {
 	e := startEnv(t, []string{destJSON("raced", rc, `"pause": {}`)},
 		map[string]*receiver{"raced": rc}, func(o *devstack.Options) { o.ProbeInterval = time.Second })
 	ln, _ := e.stack.Topology.Lane("raced")
-	policy, _ := lane.PolicyFor(ln.Destination)
+	policy, _ := pausing.PolicyFor(ln.Destination)
 	sw := e.stack.Mappings["raced"]
-	operator, err := lane.New(lane.Options{Destination: "raced", Policy: policy, Store: e.stack.Lanes, Switch: sw})
+	operator, err := pausing.New(pausing.Options{Destination: "raced", Policy: policy, Store: e.stack.Lanes, Switch: sw})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c, err := operator.Pause(ctx, lane.ByOperator, "maintenance"); err != nil || c.Kind != lane.Pausing {
+	if c, err := operator.Pause(ctx, pausing.ByOperator, "maintenance"); err != nil || c.Kind != pausing.Pausing {
 		t.Fatalf("operator pause: %+v, %v", c, err)
 	}
-	if c, err := operator.Resume(ctx, lane.ByOperator, "maintenance over"); err != nil || c.Kind != lane.Resuming {
+	if c, err := operator.Resume(ctx, pausing.ByOperator, "maintenance over"); err != nil || c.Kind != pausing.Resuming {
 		t.Fatalf("operator resume: %+v, %v", c, err)
 	}
 	// The racing pause's disable, landing last.
@@ -433,13 +433,13 @@ func TestHeldMessageKeepsItsSchedule(t *testing.T) {
 	e := startEnv(t, []string{destJSON("kept", down.receiver, `"retry": {"schedule": ["1s", "1s"], "jitter": 0}, "timeoutSeconds": 2, "pause": {}`)},
 		map[string]*receiver{"kept": down.receiver}, func(o *devstack.Options) { o.ProbeInterval = time.Second })
 	ln, _ := e.stack.Topology.Lane("kept")
-	policy, _ := lane.PolicyFor(ln.Destination)
+	policy, _ := pausing.PolicyFor(ln.Destination)
 	sw := e.stack.Mappings["kept"]
-	operator, err := lane.New(lane.Options{Destination: "kept", Policy: policy, Store: e.stack.Lanes, Switch: sw})
+	operator, err := pausing.New(pausing.Options{Destination: "kept", Policy: policy, Store: e.stack.Lanes, Switch: sw})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c, err := operator.Pause(ctx, lane.ByOperator, "subscriber maintenance"); err != nil || c.Kind != lane.Pausing {
+	if c, err := operator.Pause(ctx, pausing.ByOperator, "subscriber maintenance"); err != nil || c.Kind != pausing.Pausing {
 		t.Fatalf("operator pause: %+v, %v", c, err)
 	}
 	pollsEnd(t)
@@ -466,7 +466,7 @@ func TestHeldMessageKeepsItsSchedule(t *testing.T) {
 		t.Fatalf("the DLQ holds %d messages while the lane is paused", n)
 	}
 
-	if c, err := operator.Resume(ctx, lane.ByOperator, "maintenance over"); err != nil || c.Kind != lane.Resuming {
+	if c, err := operator.Resume(ctx, pausing.ByOperator, "maintenance over"); err != nil || c.Kind != pausing.Resuming {
 		t.Fatalf("operator resume: %+v, %v", c, err)
 	}
 	var dlq []string

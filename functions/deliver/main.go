@@ -1,7 +1,7 @@
 // Command deliver is the Hookfan deliver Lambda function, one per
 // destination: it delivers the SQS batches of its destination's queue,
 // and, when the destination pauses, runs the ticks of its probe schedule.
-// It only wires; the logic lives in shared/delivery and shared/lane.
+// It only wires; the logic lives in shared/delivery and shared/pausing.
 package main
 
 import (
@@ -22,8 +22,8 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/delivery"
-	"github.com/hookfan/hookfan/shared/lane"
 	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/pausing"
 	"github.com/hookfan/hookfan/shared/secrets"
 )
 
@@ -101,8 +101,8 @@ func build(ctx context.Context, logger *slog.Logger) (*delivery.Handler, error) 
 		Metrics:       metrics.NewRecorder(sink),
 		Logger:        logger,
 	}
-	if policy, pauses := lane.PolicyFor(dest); pauses {
-		l, err := newLane(cfg, dest, policy, lane.NewDynamoDB(ddb, env[config.EnvTableName]))
+	if policy, pauses := pausing.PolicyFor(dest); pauses {
+		l, err := newLane(cfg, dest, policy, pausing.NewDynamoDB(ddb, env[config.EnvTableName]))
 		if err != nil {
 			return nil, err
 		}
@@ -117,7 +117,7 @@ const envFunctionName = "AWS_LAMBDA_FUNCTION_NAME"
 // newLane builds the lane's pause machinery: its state in the record table
 // and its event source mapping, found by this function's name (Lambda
 // sets it) and the queue's ARN.
-func newLane(cfg aws.Config, dest config.Destination, policy lane.Policy, store lane.Store) (*lane.Lane, error) {
+func newLane(cfg aws.Config, dest config.Destination, policy pausing.Policy, store pausing.Store) (*pausing.Controller, error) {
 	queueARN, err := config.Getenv(config.EnvQueueARN)
 	if err != nil {
 		return nil, err
@@ -130,7 +130,7 @@ func newLane(cfg aws.Config, dest config.Destination, policy lane.Policy, store 
 	if err != nil {
 		return nil, err
 	}
-	return lane.New(lane.Options{
+	return pausing.New(pausing.Options{
 		Destination: dest.Name, Policy: policy, Store: store, Switch: sw,
 		ProbeTimeout: delivery.ProbeTimeout(dest),
 	})

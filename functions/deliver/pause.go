@@ -6,7 +6,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	lambdasvc "github.com/aws/aws-sdk-go-v2/service/lambda"
 
-	"github.com/hookfan/hookfan/shared/lane"
+	"github.com/hookfan/hookfan/shared/pausing"
 )
 
 // pauseLinked reports whether this binary links the switch of a lane's
@@ -15,6 +15,6 @@ const pauseLinked = true
 
 // mappingSwitch builds the switch of the event source mapping from the
 // queue queueARN to the function.
-func mappingSwitch(cfg aws.Config, function, queueARN string) (lane.Switch, error) {
-	return &lane.EventSourceMapping{API: lambdasvc.NewFromConfig(cfg), FunctionName: function, QueueARN: queueARN}, nil
+func mappingSwitch(cfg aws.Config, function, queueARN string) (pausing.Switch, error) {
+	return &pausing.EventSourceMapping{API: lambdasvc.NewFromConfig(cfg), FunctionName: function, QueueARN: queueARN}, nil
 }

@@ -25,8 +25,8 @@ import (
 	"github.com/hookfan/hookfan/shared/bodyfilter"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
-	"github.com/hookfan/hookfan/shared/lane"
 	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/pausing"
 	"github.com/hookfan/hookfan/shared/signing"
 )
 
@@ -115,10 +115,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Concurrency bounds the records delivered at once (default 10).
 	Concurrency int
-	// Lane is the lane's pause machinery (*lane.Lane), and Requeue the
+	// Lane is the lane's pause machinery (*pausing.Controller), and Requeue the
 	// queue a paused lane sends fresh copies to: both required when the
 	// destination pauses (Destination.Pause), and unused otherwise.
-	Lane    Lane
+	Lane    Pauser
 	Requeue RequeueAPI
 	// HoldFor is how long a message received while the lane is paused
 	// waits before it can be received again (default the pause's
@@ -181,7 +181,7 @@ type Handler struct {
 	now           func() time.Time
 	random        func() float64
 	dim           metrics.Dimension
-	lane          Lane
+	lane          Pauser
 	requeue       RequeueAPI
 	pause         config.PauseRule // when lane is set
 	holdFor       time.Duration
@@ -369,7 +369,7 @@ type decision struct {
 	visibility time.Duration // and show it again after this long
 	// counted is what the attempt counts for the lane's pause rule: only
 	// attempts that reached the destination or failed to.
-	counted lane.Outcome
+	counted pausing.Outcome
 }
 
 var ack = decision{}
@@ -639,7 +639,7 @@ func (h *Handler) judge(p prepared, res result) (out dedupe.Outcome, outcome str
 		h.count(metrics.DeliverySucceeded)
 		h.metrics.Add(metrics.EventAge, metrics.Milliseconds, float64(now.Sub(msg.ReceivedAt).Milliseconds()), h.dim)
 		out.Status, out.Error = dedupe.StatusDelivered, ""
-		return out, "delivered", decision{counted: lane.Succeeded}
+		return out, "delivered", decision{counted: pausing.Succeeded}
 	case v == gone:
 		// 410: the destination wants no more of this event, from any copy;
 		// only an operator's replay sends it again.
@@ -653,7 +653,7 @@ func (h *Handler) judge(p prepared, res result) (out dedupe.Outcome, outcome str
 		h.count(metrics.DeliveryDead)
 		out.Status = dedupe.StatusDead
 		d = retryIn(0)
-		d.counted = lane.Failed
+		d.counted = pausing.Failed
 		return out, "dead", d
 	default:
 		h.count(metrics.DeliveryFailed)
@@ -663,7 +663,7 @@ func (h *Handler) judge(p prepared, res result) (out dedupe.Outcome, outcome str
 		}
 		out.Status = dedupe.StatusFailed
 		d = retryIn(h.hide(p.started, h.policy.Backoff(msg.Attempt, h.random(), res.retryAfter, age)))
-		d.counted = lane.Failed
+		d.counted = pausing.Failed
 		return out, "failed", d
 	}
 }

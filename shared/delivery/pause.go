@@ -12,18 +12,18 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/hookfan/hookfan/shared/lane"
 	"github.com/hookfan/hookfan/shared/message"
 	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/pausing"
 )
 
-// Lane is the lane's pause machinery (*lane.Lane): it counts attempts,
+// Pauser is the lane's pause machinery (*pausing.Controller): it counts attempts,
 // pauses the lane when its rule trips, says whether it is paused, and
 // probes it on a schedule.
-type Lane interface {
-	Observe(ctx context.Context, t lane.Tally) (lane.Change, error)
+type Pauser interface {
+	Observe(ctx context.Context, t pausing.Tally) (pausing.Change, error)
 	Paused(ctx context.Context) (bool, error)
-	Tick(ctx context.Context, probe lane.ProbeFunc) (lane.TickResult, error)
+	Tick(ctx context.Context, probe pausing.ProbeFunc) (pausing.TickResult, error)
 }
 
 // RequeueAPI sends a fresh copy of a message to the lane's queue.
@@ -60,19 +60,19 @@ func checkPauseOptions(o Options) []error {
 // attempts tallies a batch's attempts as they end.
 type attempts struct {
 	mu sync.Mutex
-	t  lane.Tally
+	t  pausing.Tally
 }
 
-func (a *attempts) add(o lane.Outcome) {
-	if o == lane.NotCounted {
+func (a *attempts) add(o pausing.Outcome) {
+	if o == pausing.NotCounted {
 		return
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.t.Add(o == lane.Succeeded)
+	a.t.Add(o == pausing.Succeeded)
 }
 
-func (a *attempts) get() lane.Tally {
+func (a *attempts) get() pausing.Tally {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.t
@@ -189,7 +189,7 @@ func (h *Handler) requeueCopy(ctx context.Context, rec *events.SQSMessage, attem
 }
 
 // observe counts a batch's attempts on the lane, which may pause it.
-func (h *Handler) observe(ctx context.Context, t lane.Tally) {
+func (h *Handler) observe(ctx context.Context, t pausing.Tally) {
 	if h.lane == nil || t.Attempts == 0 {
 		return
 	}
@@ -211,12 +211,12 @@ func (h *Handler) observe(ctx context.Context, t lane.Tally) {
 }
 
 // laneChanged logs a change of the lane's mode and records its metrics.
-func (h *Handler) laneChanged(ctx context.Context, c lane.Change) {
+func (h *Handler) laneChanged(ctx context.Context, c pausing.Change) {
 	if c.NotPaused != "" {
 		h.log.WarnContext(ctx, LogMessage, "outcome", "lane_not_paused", "reason", c.NotPaused)
 	}
 	switch c.Kind {
-	case lane.Pausing:
+	case pausing.Pausing:
 		h.metrics.Add(metrics.LanePaused, metrics.Count, 1, h.dim)
 		h.count(metrics.LanePauses)
 		attrs := []any{"outcome", "lane_paused", "reason", c.Reason, "by", string(c.By), "resume_by", c.ResumeBy.UTC().Format(time.RFC3339)}
@@ -224,7 +224,7 @@ func (h *Handler) laneChanged(ctx context.Context, c lane.Change) {
 			attrs = append(attrs, "error", "the event source mapping stays on until the next probe tick: "+c.SwitchErr.Error())
 		}
 		h.log.WarnContext(ctx, LogMessage, attrs...)
-	case lane.Resuming:
+	case pausing.Resuming:
 		h.metrics.Add(metrics.LanePaused, metrics.Count, 0, h.dim)
 		h.count(metrics.LaneResumes)
 		h.log.InfoContext(ctx, LogMessage, "outcome", "lane_resumed", "reason", c.Reason, "by", string(c.By), "paused_s", int64(c.PausedFor.Seconds()))

@@ -18,9 +18,9 @@ import (
 
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
-	"github.com/hookfan/hookfan/shared/lane"
 	"github.com/hookfan/hookfan/shared/message"
 	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/pausing"
 )
 
 // fakeRequeue records SendMessage calls.
@@ -46,23 +46,23 @@ func (f *fakeRequeue) calls() []*sqs.SendMessageInput {
 	return append([]*sqs.SendMessageInput(nil), f.sent...)
 }
 
-type pausing struct {
+type pausingHarness struct {
 	*harness
-	lanes   *lane.Memory
-	sw      *lane.MemorySwitch
+	lanes   *pausing.Memory
+	sw      *pausing.MemorySwitch
 	requeue *fakeRequeue
-	lane    *lane.Lane
+	lane    *pausing.Controller
 }
 
 // newPausing builds a harness whose destination pauses per p, on a memory
 // lane store and switch sharing the harness clock.
-func newPausing(t *testing.T, url, secret string, p config.Pause, opts ...func(*Options)) *pausing {
+func newPausing(t *testing.T, url, secret string, p config.Pause, opts ...func(*Options)) *pausingHarness {
 	t.Helper()
-	ps := &pausing{lanes: lane.NewMemory(), sw: &lane.MemorySwitch{}, requeue: &fakeRequeue{}}
+	ps := &pausingHarness{lanes: pausing.NewMemory(), sw: &pausing.MemorySwitch{}, requeue: &fakeRequeue{}}
 	ps.harness = newHarness(t, url, secret, append([]func(*Options){func(o *Options) {
 		o.Destination.Pause = &p
-		policy, _ := lane.PolicyFor(o.Destination)
-		l, err := lane.New(lane.Options{Destination: o.Destination.Name, Policy: policy, Store: ps.lanes, Switch: ps.sw,
+		policy, _ := pausing.PolicyFor(o.Destination)
+		l, err := pausing.New(pausing.Options{Destination: o.Destination.Name, Policy: policy, Store: ps.lanes, Switch: ps.sw,
 			ProbeTimeout: ProbeTimeout(o.Destination), Now: o.Now})
 		if err != nil {
 			t.Fatal(err)
@@ -73,7 +73,7 @@ func newPausing(t *testing.T, url, secret string, p config.Pause, opts ...func(*
 	return ps
 }
 
-func (ps *pausing) state(t *testing.T) lane.State {
+func (ps *pausingHarness) state(t *testing.T) pausing.State {
 	t.Helper()
 	s, err := ps.lanes.Get(context.Background(), "orders")
 	if err != nil {
@@ -82,7 +82,7 @@ func (ps *pausing) state(t *testing.T) lane.State {
 	return s
 }
 
-func (ps *pausing) switchOn(t *testing.T) bool {
+func (ps *pausingHarness) switchOn(t *testing.T) bool {
 	t.Helper()
 	on, _ := ps.sw.Enabled(context.Background())
 	return on
@@ -138,12 +138,12 @@ func TestNoPauseOnOurOwnFailures(t *testing.T) {
 	tests := []struct {
 		name   string
 		answer func(string) reply
-		setup  func(*pausing)
+		setup  func(*pausingHarness)
 		opts   []func(*Options)
 		batch  events.SQSEvent
 	}{
 		{name: "signing secret unavailable", answer: failing(500),
-			setup: func(ps *pausing) { ps.secrets.err = errors.New("secret store unavailable") },
+			setup: func(ps *pausingHarness) { ps.secrets.err = errors.New("secret store unavailable") },
 			batch: batch(sqsRecord("a", 1), sqsRecord("b", 1), sqsRecord("c", 1), sqsRecord("d", 1))},
 		{name: "record table unavailable", answer: failing(500),
 			opts:  []func(*Options){func(o *Options) { o.Store = brokenStore{} }},
@@ -152,7 +152,7 @@ func TestNoPauseOnOurOwnFailures(t *testing.T) {
 		{name: "410 for single events", answer: failing(http.StatusGone),
 			batch: batch(sqsRecord("a", 1), sqsRecord("b", 1), sqsRecord("c", 1), sqsRecord("d", 1))},
 		{name: "copies already delivered", answer: failing(500),
-			setup: func(ps *pausing) {
+			setup: func(ps *pausingHarness) {
 				for _, id := range []string{"a", "b", "c", "d"} {
 					l, _ := ps.store.Claim(ctx, dedupe.ClaimInput{PK: dedupe.Key("orders", id), Now: time.Now(), LeaseUntil: time.Now().Add(time.Minute)})
 					_ = ps.store.Finish(ctx, l, dedupe.Outcome{Status: dedupe.StatusDelivered, At: time.Now()})
@@ -225,7 +225,7 @@ func TestHoldWhilePaused(t *testing.T) {
 	sub := newSubscriber(t, secret, nil)
 	ps := newPausing(t, sub.URL, secret, config.Pause{ProbeEvery: config.Duration(2 * time.Minute)})
 	ctx := context.Background()
-	if _, err := ps.lanes.Pause(ctx, "orders", lane.PauseInput{At: ps.clock.Now(), ResumeBy: ps.clock.Now().Add(time.Hour), By: lane.ByDeliverer}); err != nil {
+	if _, err := ps.lanes.Pause(ctx, "orders", pausing.PauseInput{At: ps.clock.Now(), ResumeBy: ps.clock.Now().Add(time.Hour), By: pausing.ByDeliverer}); err != nil {
 		t.Fatal(err)
 	}
 	last := sqsRecord("last", 10) // the default schedule's maxReceiveCount
@@ -304,7 +304,7 @@ func TestHoldWhilePaused(t *testing.T) {
 // name is deleted, and the copies the handler sends join the queue.
 type queueModel struct {
 	t               *testing.T
-	ps              *pausing
+	ps              *pausingHarness
 	maxReceiveCount int
 	msgs            []*modelMessage
 	dlq             []*modelMessage
@@ -387,7 +387,7 @@ func TestHeldMessageKeepsItsSchedule(t *testing.T) {
 		q.receive()
 		ps.clock.Advance(time.Hour)
 	}
-	s, err := ps.lanes.Pause(ctx, "orders", lane.PauseInput{At: ps.clock.Now(), ResumeBy: ps.clock.Now().Add(72 * time.Hour), By: lane.ByOperator, Version: ps.state(t).Version})
+	s, err := ps.lanes.Pause(ctx, "orders", pausing.PauseInput{At: ps.clock.Now(), ResumeBy: ps.clock.Now().Add(72 * time.Hour), By: pausing.ByOperator, Version: ps.state(t).Version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +402,7 @@ func TestHeldMessageKeepsItsSchedule(t *testing.T) {
 	if n := len(sub.requests()); n != 2 {
 		t.Fatalf("%d POSTs after the holds, want the 2 before the pause", n)
 	}
-	if _, err := ps.lanes.Resume(ctx, "orders", lane.ResumeInput{At: ps.clock.Now(), By: lane.ByOperator, Version: s.Version}); err != nil {
+	if _, err := ps.lanes.Resume(ctx, "orders", pausing.ResumeInput{At: ps.clock.Now(), By: pausing.ByOperator, Version: s.Version}); err != nil {
 		t.Fatal(err)
 	}
 	ps.clock.Advance(time.Minute)
@@ -465,7 +465,7 @@ func TestLaneUnreadableDelivers(t *testing.T) {
 	}
 }
 
-type unreadableLane struct{ Lane }
+type unreadableLane struct{ Pauser }
 
 func (unreadableLane) Paused(context.Context) (bool, error) {
 	return false, errors.New("ProvisionedThroughputExceeded")
@@ -598,7 +598,7 @@ func TestProbeCarriesTheDestinationHeaders(t *testing.T) {
 	hs := &fakeHeaderSecrets{values: map[string]string{"tok": "Bearer probe-token"}}
 	ps := newPausing(t, sub.URL, secret, config.Pause{}, withHeaders(hs, config.Header{Name: "Authorization", SecretName: "tok"}))
 	ctx := context.Background()
-	if _, err := ps.lanes.Pause(ctx, "orders", lane.PauseInput{At: ps.clock.Now(), ResumeBy: ps.clock.Now().Add(time.Hour), By: lane.ByDeliverer}); err != nil {
+	if _, err := ps.lanes.Pause(ctx, "orders", pausing.PauseInput{At: ps.clock.Now(), ResumeBy: ps.clock.Now().Add(time.Hour), By: pausing.ByDeliverer}); err != nil {
 		t.Fatal(err)
 	}
 	_ = ps.sw.Disable(ctx)

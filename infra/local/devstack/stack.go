@@ -15,9 +15,9 @@ import (
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/delivery"
 	"github.com/hookfan/hookfan/shared/ingest"
-	"github.com/hookfan/hookfan/shared/lane"
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/metrics/putmetricdata"
+	"github.com/hookfan/hookfan/shared/pausing"
 	"github.com/hookfan/hookfan/shared/payload"
 	"github.com/hookfan/hookfan/shared/replayguard"
 	"github.com/hookfan/hookfan/shared/secrets"
@@ -98,7 +98,7 @@ type Stack struct {
 	Payloads *payload.S3
 	// Lanes keeps the pause state of the lanes that pause, and Mappings
 	// their event source mapping switches (a queue tag each).
-	Lanes    lane.Store
+	Lanes    pausing.Store
 	Mappings map[string]TagSwitch
 	pollers  []*Poller
 	tickers  []ticker
@@ -133,7 +133,7 @@ func New(ctx context.Context, o Options) (*Stack, error) {
 	}
 	s := &Stack{Topology: topo, Deliver: map[string]*delivery.Handler{}, Store: dedupe.NewDynamoDB(o.Clients.DynamoDB, topo.TableName),
 		Mappings: map[string]TagSwitch{}, opts: o}
-	s.Lanes = newLaneLocked(lane.NewDynamoDB(o.Clients.DynamoDB, topo.TableName), &s.locks)
+	s.Lanes = newLaneLocked(pausing.NewDynamoDB(o.Clients.DynamoDB, topo.TableName), &s.locks)
 	for _, l := range topo.Lanes {
 		if _, pauses := l.Destination.PauseRule(); pauses {
 			s.Mappings[l.Destination.Name] = TagSwitch{SQS: o.Clients.SQS, QueueURL: l.QueueURL}
@@ -292,8 +292,8 @@ func (s *Stack) newDeliver(ln Lane) (*delivery.Handler, error) {
 		Logger:        s.opts.Log.With("function", "deliver-"+d.Name),
 		Timeouts:      s.callTimeouts(),
 	}
-	if policy, pauses := lane.PolicyFor(d); pauses {
-		l, err := lane.New(lane.Options{Destination: d.Name, Policy: policy, Store: s.Lanes, Switch: s.Mappings[d.Name],
+	if policy, pauses := pausing.PolicyFor(d); pauses {
+		l, err := pausing.New(pausing.Options{Destination: d.Name, Policy: policy, Store: s.Lanes, Switch: s.Mappings[d.Name],
 			ProbeTimeout: delivery.ProbeTimeout(d)})
 		if err != nil {
 			return nil, fmt.Errorf("deliver %s: %w", d.Name, err)

@@ -5,7 +5,7 @@
 // destination pauses: the Lambda client's package initialisation would
 // cost every cold start.
 
-package lane
+package pausing
 
 import (
 	"context"
