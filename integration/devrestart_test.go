@@ -99,8 +99,8 @@ func (s *localStack) stop() {
 		if err != nil {
 			s.t.Fatalf("the local stack exited with %v\n%s", err, s.out)
 		}
-	case <-time.After(60 * time.Second):
-		s.t.Fatalf("the local stack did not stop within 60s\n%s", s.out)
+	case <-time.After(patience(s.t, 60*time.Second)):
+		s.t.Fatalf("the local stack did not stop within %s\n%s", patience(s.t, 60*time.Second).Round(time.Second), s.out)
 	}
 }
 

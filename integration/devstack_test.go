@@ -108,13 +108,14 @@ func fmtAny(v any) string {
 	return ""
 }
 
-// drainIDs receives until want messages arrived (or 10 s passed), deletes
-// them, checks the raw body and attributes, and returns the sorted ids.
+// drainIDs receives until want messages arrived (or the patience for 10 s
+// ran out), deletes them, checks the raw body and attributes, and returns
+// the sorted ids.
 func drainIDs(t *testing.T, url string, want int) []string {
 	t.Helper()
 	ctx := context.Background()
 	var ids []string
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(patience(t, 10*time.Second))
 	for len(ids) < want && time.Now().Before(deadline) {
 		out, err := clients.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &url, MaxNumberOfMessages: 10,
 			WaitTimeSeconds: 1, MessageAttributeNames: []string{"All"}})
@@ -184,17 +185,13 @@ func TestPollerSemantics(t *testing.T) {
 	p := &devstack.Poller{SQS: clients.SQS, QueueURL: lane.QueueURL, QueueARN: lane.QueueARN, BatchSize: 10, Concurrency: 2,
 		WaitTime: time.Second, FunctionTimeout: 5 * time.Second, Handler: handler, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	go func() { _ = p.Run(pctx); close(done) }()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	waitFor(t, 20*time.Second, "evt_3 handled twice", func() bool {
 		mu.Lock()
-		n := seen["evt_3"]
-		mu.Unlock()
-		if n >= 2 {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	time.Sleep(1500 * time.Millisecond) // the third receive moves evt_3 to the DLQ
+		defer mu.Unlock()
+		return seen["evt_3"] >= 2
+	})
+	// The third receive moves evt_3 to the DLQ.
+	waitFor(t, 20*time.Second, "evt_3 in the DLQ", func() bool { return depth(t, lane.DLQURL) == 1 })
 	cancel()
 	<-done
 	mu.Lock()

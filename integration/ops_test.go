@@ -95,17 +95,19 @@ func (e *env) operator(sqsAPI operator.QueueAPI) *operator.Operator {
 		Archive: archive.NewReader(clients.S3, res.ArchiveBucket), Out: &out, Progress: &out}
 }
 
-// depth is a queue's visible plus in-flight messages.
+// depth is a queue's visible, in-flight and delayed messages.
 func depth(t *testing.T, url string) int {
 	t.Helper()
 	out, err := clients.SQS.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: &url,
-		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages, sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible}})
+		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages, sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
+			sqstypes.QueueAttributeNameApproximateNumberOfMessagesDelayed}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	a, _ := strconv.Atoi(out.Attributes["ApproximateNumberOfMessages"])
 	b, _ := strconv.Atoi(out.Attributes["ApproximateNumberOfMessagesNotVisible"])
-	return a + b
+	c, _ := strconv.Atoi(out.Attributes["ApproximateNumberOfMessagesDelayed"])
+	return a + b + c
 }
 
 // failingDestination starts a stack whose destination d answers 500 until
@@ -125,13 +127,23 @@ func failingDestination(t *testing.T, n int) (*env, *receiver, []sent, *atomic.B
 		evs = append(evs, e.send("stripe", "stripe", "payment_intent.succeeded", t.Name()+"_"+strconv.Itoa(i), nil))
 	}
 	lane, _ := e.stack.Topology.Lane("d")
-	waitFor(t, 60*time.Second, "every event DEAD and in the DLQ", func() bool {
-		for _, ev := range evs {
-			if r, _ := e.record("d", ev.id); r.Status != dedupe.StatusDead {
-				return false
-			}
+	var seen []string // what the last look found, for a failure's report
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("records and DLQ at the last look: %v", seen)
 		}
-		return depth(t, lane.DLQURL) == n
+	})
+	waitFor(t, 60*time.Second, "every event DEAD and in the DLQ", func() bool {
+		seen = seen[:0]
+		dead := true
+		for _, ev := range evs {
+			r, _ := e.record("d", ev.id)
+			seen = append(seen, fmt.Sprintf("%s: %s after %d attempts", ev.id, r.Status, r.Attempts))
+			dead = dead && r.Status == dedupe.StatusDead
+		}
+		n2 := depth(t, lane.DLQURL)
+		seen = append(seen, fmt.Sprintf("DLQ %d", n2))
+		return dead && n2 == n
 	})
 	return e, rc, evs, &fixed
 }

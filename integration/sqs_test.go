@@ -62,11 +62,16 @@ func tapTopic(t *testing.T, topicARN, prefix string) string {
 }
 
 // drain receives (and deletes) want messages from a queue, or what came
-// within the timeout.
+// within timeout of the first (which is waited for with patience: on a
+// loaded machine the emulator may take longer to hand it over).
 func drain(t *testing.T, url string, want int, timeout time.Duration) []sqstypes.Message {
 	t.Helper()
 	var got []sqstypes.Message
-	for deadline := time.Now().Add(timeout); len(got) < want && time.Now().Before(deadline); {
+	deadline := time.Now().Add(patience(t, timeout))
+	for len(got) < want && time.Now().Before(deadline) {
+		if len(got) > 0 && time.Until(deadline) > timeout {
+			deadline = time.Now().Add(timeout)
+		}
 		out, err := clients.SQS.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: &url,
 			MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageAttributeNames: []string{"All"}})
 		if err != nil {

@@ -2,7 +2,7 @@
 // destination: it delivers the SQS batches of its destination's queue,
 // and, when the destination pauses, runs the ticks of its probe schedule.
 // It only wires: logger, clients, delivery.Assemble, start; the logic
-// lives in shared/delivery and shared/lane.
+// lives in shared/delivery and shared/pausing.
 package main
 
 import (
@@ -19,7 +19,7 @@ import (
 	"github.com/hookfan/hookfan/shared/awsconfig/lambdaenv"
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/delivery"
-	"github.com/hookfan/hookfan/shared/lane"
+	"github.com/hookfan/hookfan/shared/pausing"
 	"github.com/hookfan/hookfan/shared/secrets"
 )
 
@@ -58,8 +58,8 @@ func build(logger *slog.Logger) (*delivery.Handler, error) {
 		c.Payloads = lambdaenv.PayloadStore(cfg, env.PayloadBucket, env.PayloadArchiveBucket)
 	}
 	if env.Pauses() {
-		c.Lanes = lane.NewDynamoDB(ddb, env.TableName)
-		c.Switch = &lane.EventSourceMapping{API: lambdasvc.NewFromConfig(cfg), FunctionName: env.FunctionName, QueueARN: env.QueueARN}
+		c.Lanes = pausing.NewDynamoDB(ddb, env.TableName)
+		c.Switch = &pausing.EventSourceMapping{API: lambdasvc.NewFromConfig(cfg), FunctionName: env.FunctionName, QueueARN: env.QueueARN}
 	}
 	return delivery.Assemble(env, c)
 }

@@ -80,6 +80,8 @@ func run(log *slog.Logger) error {
 	prefix := flag.String("prefix", devstate.DefaultPrefix, "prefix of every resource name on the emulator")
 	stateDir := flag.String("state-dir", devstate.DefaultStateDir, "where the persistent emulator is recorded")
 	stopEmulator := flag.Bool("stop-emulator", false, "stop the persistent emulator of --state-dir (losing everything it holds) and exit")
+	callTimeout := flag.Duration("call-timeout", devstack.DefaultCallTimeout, "deadline of each call the functions make to the emulator (AWS's are 1-4 s; an emulator on a busy machine needs more)")
+	ingestTimeout := flag.Duration("ingest-timeout", devstack.DefaultLocalIngestTimeout, "deadline of each request to the gateway (deployed: 10s)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -124,6 +126,7 @@ func run(log *slog.Logger) error {
 	stack, err := devstack.New(ctx, devstack.Options{
 		Config: cfg, Secrets: secretValues, Prefix: *prefix,
 		Clients: devstack.NewClients(awsCfg), Region: awsCfg.Region, Log: log,
+		CallTimeout: *callTimeout, IngestTimeout: *ingestTimeout,
 	})
 	if err != nil {
 		return err

@@ -28,6 +28,12 @@ const (
 	MinProbeEvery     = time.Minute
 	MaxProbeEvery     = time.Hour
 
+	// DLQRedriveWindow is the least time a message of a lane that pauses
+	// stays in its DLQ, for an operator to redrive it: the DLQ keeps
+	// messages DLQRetention from the event's arrival, so the queue's
+	// retention, which grows by maxPause, must leave this much of it.
+	DLQRedriveWindow = 3 * 24 * time.Hour
+
 	// DefaultMaxPause bounds the time a lane may spend paused within any
 	// span of its queue's retention: a weekend's outage.
 	DefaultMaxPause = 72 * time.Hour
@@ -164,12 +170,23 @@ func (p *Pause) validate(pr *problems, at string, d *Destination) {
 		// A schedule that alone needs more than SQS keeps is reported on
 		// retry.schedule.
 		need := d.retentionNeeded()
-		if room := MaxRetention - need; need <= MaxRetention && longest > room {
-			most := room.Truncate(time.Hour)
+		if need > MaxRetention {
+			return
+		}
+		// A message reaches the DLQ at the latest when its queue's retention
+		// runs out, and the DLQ's 14 days count from its arrival: the
+		// retention (twice the schedule's need, plus the longest pause)
+		// must leave the redrive window.
+		forSchedule := 2 * need
+		retention := roundUp(forSchedule+longest, time.Minute)
+		if retention+DLQRedriveWindow > DLQRetention {
+			most := (DLQRetention - DLQRedriveWindow - forSchedule).Truncate(time.Hour)
 			if most < probe {
-				pr.add(at+".maxPause", "%s cannot fit: the retry schedule alone needs %s of the queue's %s retention; shorten the schedule to make room for pauses", longest, roundUp(need, time.Hour), MaxRetention)
+				pr.add(at+".maxPause", "%s cannot fit: the queue keeps a message for twice its retry schedule (%s) before any pause, and the DLQ, whose %s count from the event's arrival, must still keep it %s for a redrive; shorten the schedule to make room for pauses",
+					longest, roundUp(forSchedule, time.Hour), DLQRetention, DLQRedriveWindow)
 			} else {
-				pr.add(at+".maxPause", "%s is too long: the queue must keep a message through its longest pause plus its whole retry schedule (%s), within SQS's %s retention; use at most %s", longest, roundUp(need, time.Hour), MaxRetention, most)
+				pr.add(at+".maxPause", "%s is too long: a message may stay in the queue up to its retention (%s: twice the retry schedule's %s, plus the longest pause) before it reaches the DLQ, whose %s count from the event's arrival, leaving it less than the %s kept for a redrive; use at most %s",
+					longest, retention, roundUp(need, time.Minute), DLQRetention, DLQRedriveWindow, most)
 			}
 		}
 	}

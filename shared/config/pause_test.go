@@ -50,15 +50,28 @@ func TestPauseInvalid(t *testing.T) {
 		{"negative max pause", `, "pause": {"maxPause": "-1h"}`, []string{
 			`destinations[0].pause.maxPause: -1h0m0s is shorter than probeEvery (1m0s); a pause must last until at least one probe, use 1m0s or more`,
 		}},
-		// The default schedule needs 72666 s (20h11m6s): 14 days less that
-		// leaves 315 whole hours for pauses.
-		{"max pause past the retention", `, "pause": {"maxPause": "316h"}`, []string{
-			`destinations[0].pause.maxPause: 316h0m0s is too long: the queue must keep a message through its longest pause plus its whole retry schedule (21h0m0s), within SQS's 336h0m0s retention; use at most 315h0m0s`,
+		// The default schedule needs 72666 s (20h11m6s): the queue keeps
+		// twice that before any pause, and the DLQ's 14 days must leave 3
+		// after the queue's retention: 336 h − 72 h − 40h22m12s leaves 223
+		// whole hours for pauses.
+		{"max pause eats the redrive window", `, "pause": {"maxPause": "224h"}`, []string{
+			`destinations[0].pause.maxPause: 224h0m0s is too long: a message may stay in the queue up to its retention (264h23m0s: twice the retry schedule's 20h12m0s, plus the longest pause) before it reaches the DLQ, whose 336h0m0s count from the event's arrival, leaving it less than the 72h0m0s kept for a redrive; use at most 223h0m0s`,
+		}},
+		// Accepted before the redrive window was kept: a message paused that
+		// long reached its DLQ with hours of its 14 days left.
+		{"max pause leaving hours in the DLQ", `, "pause": {"maxPause": "315h"}`, []string{
+			`destinations[0].pause.maxPause: 315h0m0s is too long: a message may stay in the queue up to its retention (355h23m0s: twice the retry schedule's 20h12m0s, plus the longest pause) before it reaches the DLQ, whose 336h0m0s count from the event's arrival, leaving it less than the 72h0m0s kept for a redrive; use at most 223h0m0s`,
+		}},
+		// 11 × 10 h + 3 h of waits, the visibility timeouts and the margin:
+		// about 114 h of need; twice that plus the default 72 h pause
+		// passes the 11 days the DLQ's redrive window leaves.
+		{"schedule too long for the default pause", `, "retry": {"schedule": [` + strings.Repeat(`"10h",`, 11) + `"3h"], "jitter": 0}, "pause": {}`, []string{
+			`destinations[0].pause.maxPause: 72h0m0s is too long: a message may stay in the queue up to its retention (300h52m0s: twice the retry schedule's 114h26m0s, plus the longest pause) before it reaches the DLQ, whose 336h0m0s count from the event's arrival, leaving it less than the 72h0m0s kept for a redrive; use at most 35h0m0s`,
 		}},
 		// 30 × 11 h + 3h55m30s, 32 attempts × 120 s and the 1 h margin: the
 		// schedule needs all but 30 s of 14 days.
 		{"schedule leaves no room", `, "retry": {"schedule": [` + strings.Repeat(`"11h",`, 30) + `"3h55m30s"], "jitter": 0}, "pause": {}`, []string{
-			`destinations[0].pause.maxPause: 72h0m0s cannot fit: the retry schedule alone needs 336h0m0s of the queue's 336h0m0s retention; shorten the schedule to make room for pauses`,
+			`destinations[0].pause.maxPause: 72h0m0s cannot fit: the queue keeps a message for twice its retry schedule (672h0m0s) before any pause, and the DLQ, whose 336h0m0s count from the event's arrival, must still keep it 72h0m0s for a redrive; shorten the schedule to make room for pauses`,
 		}},
 		{"unknown pause field", `, "pause": {"after": 3}`, []string{
 			`unknown field "after"; check its spelling against the configuration reference, docs/configuration.md#configuration-reference`,
@@ -81,17 +94,17 @@ func TestPauseInvalid(t *testing.T) {
 }
 
 // TestRecordTTLCoversPausedRetention: a pause as long as the room allows
-// raises the queue's retention to 14 days, so the delivery records must be
-// kept 28.
+// raises the queue's retention to 263h23m, so the delivery records must be
+// kept 25 days.
 func TestRecordTTLCoversPausedRetention(t *testing.T) {
-	doc := strings.Replace(paused(`, "pause": {"maxPause": "315h"}`), `}]}`, `}], "dedupe": {"recordDays": 20}}`, 1)
+	doc := strings.Replace(paused(`, "pause": {"maxPause": "223h"}`), `}]}`, `}], "dedupe": {"recordDays": 20}}`, 1)
 	_, err := Parse([]byte(doc))
-	want := `dedupe.recordDays: 20 days is shorter than the longest queue retention plus the DLQ's 14 days; use at least 28 so a redriven message is still deduplicated`
+	want := `dedupe.recordDays: 20 days is shorter than the longest queue retention plus the DLQ's 14 days; use at least 25 so a redriven message is still deduplicated`
 	if err == nil || err.Error() != want {
 		t.Errorf("Parse = %v, want %q", err, want)
 	}
-	if _, err := Parse([]byte(strings.Replace(doc, `"recordDays": 20`, `"recordDays": 28`, 1))); err != nil {
-		t.Errorf("Parse with 28 days: %v", err)
+	if _, err := Parse([]byte(strings.Replace(doc, `"recordDays": 20`, `"recordDays": 25`, 1))); err != nil {
+		t.Errorf("Parse with 25 days: %v", err)
 	}
 }
 
@@ -138,9 +151,9 @@ func TestRetentionCoversLongestPause(t *testing.T) {
 		// 2 × 72666 s + 72 h = 404532 s → 404580 s.
 		{`, "pause": {}`, 404580 * time.Second, 72 * time.Hour, 145380 * time.Second},
 		{`, "pause": {"maxPause": "24h"}`, 231780 * time.Second, 24 * time.Hour, 145380 * time.Second},
-		// The longest pause allowed: 2 × need + 315 h passes 14 days, so
-		// the retention is capped; need + 315 h still fits.
-		{`, "pause": {"maxPause": "315h"}`, 14 * 24 * time.Hour, 315 * time.Hour, 14*24*time.Hour - 315*time.Hour},
+		// The longest pause allowed: 2 × need + 223 h leaves the DLQ its
+		// 3 days' redrive window.
+		{`, "pause": {"maxPause": "223h"}`, 948180 * time.Second, 223 * time.Hour, 145380 * time.Second},
 	}
 	for _, tt := range tests {
 		c, err := Parse([]byte(paused(tt.extra)))
@@ -157,6 +170,9 @@ func TestRetentionCoversLongestPause(t *testing.T) {
 		}
 		if d.Retention() < scheduleNeed+d.PauseReserve() {
 			t.Errorf("%s: retention %s does not cover the schedule %s plus the longest pause %s", tt.extra, d.Retention(), scheduleNeed, d.PauseReserve())
+		}
+		if life := DLQRetention - d.Retention(); d.PauseReserve() > 0 && life < DLQRedriveWindow {
+			t.Errorf("%s: a message reaching the DLQ at the end of the queue's retention %s has %s left there, less than the redrive window %s", tt.extra, d.Retention(), life, DLQRedriveWindow)
 		}
 		if d.ScheduleRetention() < scheduleNeed {
 			t.Errorf("%s: the schedule's share %s is less than it needs (%s)", tt.extra, d.ScheduleRetention(), scheduleNeed)

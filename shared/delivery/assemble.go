@@ -6,8 +6,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/hookfan/hookfan/shared/lane"
 	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/pausing"
 )
 
 // QueueAPI is the part of the SQS client a deliver function uses: the
@@ -35,11 +35,16 @@ type Clients struct {
 	Payloads Payloads
 	// Lanes keeps the pause state and Switch turns the lane's event
 	// source mapping off and on: both required when the destination pauses.
-	Lanes  lane.Store
-	Switch lane.Switch
+	Lanes  pausing.Store
+	Switch pausing.Switch
 	// Metrics is the sink Env.MetricsSink names.
 	Metrics metrics.Sink
 	Logger  *slog.Logger
+	// Timeouts and HoldFor are left zero in AWS (the defaults); the local
+	// stack lengthens the calls' timeouts for an emulator on a busy
+	// machine, and holds a paused lane's messages until its next tick.
+	Timeouts CallTimeouts
+	HoldFor  time.Duration
 }
 
 // Assemble builds a deliver function from its contract and its clients:
@@ -52,7 +57,7 @@ func Assemble(env Env, c Clients) (*Handler, error) {
 	if c.Metrics == nil {
 		errs = append(errs, fmt.Errorf("deliver %s: no metrics sink was given", env.Destination.Name))
 	}
-	policy, pauses := lane.PolicyFor(env.Destination)
+	policy, pauses := pausing.PolicyFor(env.Destination)
 	if pauses && (c.Lanes == nil || c.Switch == nil) {
 		errs = append(errs, fmt.Errorf("deliver %s: the destination pauses but the lane's store or event source mapping switch was not given", env.Destination.Name))
 	}
@@ -64,15 +69,16 @@ func Assemble(env Env, c Clients) (*Handler, error) {
 		RecordTTL: time.Duration(env.RecordDays) * 24 * time.Hour,
 		Store:     c.Store, SQS: c.SQS, Secrets: c.Secrets, HeaderSecrets: c.Secrets, Payloads: c.Payloads,
 		Client: NewClient(env.Destination), Metrics: metrics.NewRecorder(c.Metrics), Logger: c.Logger,
-		Tracing: env.Tracing != "",
+		Tracing:  env.Tracing != "",
+		Timeouts: c.Timeouts,
 	}
 	if pauses {
-		l, err := lane.New(lane.Options{Destination: env.Destination.Name, Policy: policy, Store: c.Lanes, Switch: c.Switch,
+		l, err := pausing.New(pausing.Options{Destination: env.Destination.Name, Policy: policy, Store: c.Lanes, Switch: c.Switch,
 			ProbeTimeout: ProbeTimeout(env.Destination)})
 		if err != nil {
 			return nil, fmt.Errorf("deliver %s: %w", env.Destination.Name, err)
 		}
-		o.Lane, o.Requeue = l, c.SQS
+		o.Lane, o.Requeue, o.HoldFor = l, c.SQS, c.HoldFor
 	}
 	h, err := NewHandler(o)
 	if err != nil {

@@ -15,8 +15,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookfan/hookfan/shared/config"
-	"github.com/hookfan/hookfan/shared/lane"
 	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/pausing"
 )
 
 // benchHandler builds a handler as main does, on the memory store and a
@@ -120,16 +120,16 @@ func cpuTime() time.Duration {
 // slowLanes is the memory lane store with the round trip of a DynamoDB
 // call added to each call.
 type slowLanes struct {
-	*lane.Memory
+	*pausing.Memory
 	rtt time.Duration
 }
 
-func (s slowLanes) Count(ctx context.Context, dest string, t lane.Tally, at time.Time, w time.Duration) (lane.State, error) {
+func (s slowLanes) Count(ctx context.Context, dest string, t pausing.Tally, at time.Time, w time.Duration) (pausing.State, error) {
 	time.Sleep(s.rtt)
 	return s.Memory.Count(ctx, dest, t, at, w)
 }
 
-func (s slowLanes) Get(ctx context.Context, dest string) (lane.State, error) {
+func (s slowLanes) Get(ctx context.Context, dest string) (pausing.State, error) {
 	time.Sleep(s.rtt)
 	return s.Memory.Get(ctx, dest)
 }
@@ -147,11 +147,11 @@ func BenchmarkPauseCounting(b *testing.B) {
 	secret := newSecret(b)
 	sub := newSubscriber(b, secret, func(string) reply { return reply{status: http.StatusOK, delay: 100 * time.Millisecond} })
 	plain := benchHandler(b, sub.URL, secret, nil)
-	lanes := slowLanes{Memory: lane.NewMemory(), rtt: 5 * time.Millisecond}
+	lanes := slowLanes{Memory: pausing.NewMemory(), rtt: 5 * time.Millisecond}
 	counting := benchHandler(b, sub.URL, secret, nil, func(o *Options) {
 		o.Destination.Pause = &config.Pause{}
-		policy, _ := lane.PolicyFor(o.Destination)
-		l, err := lane.New(lane.Options{Destination: o.Destination.Name, Policy: policy, Store: lanes, Switch: &lane.MemorySwitch{}})
+		policy, _ := pausing.PolicyFor(o.Destination)
+		l, err := pausing.New(pausing.Options{Destination: o.Destination.Name, Policy: policy, Store: lanes, Switch: &pausing.MemorySwitch{}})
 		if err != nil {
 			b.Fatal(err)
 		}

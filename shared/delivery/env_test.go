@@ -13,8 +13,8 @@ import (
 
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
-	"github.com/hookfan/hookfan/shared/lane"
 	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/pausing"
 	"github.com/hookfan/hookfan/shared/payload"
 	"github.com/hookfan/hookfan/shared/secrets"
 )
@@ -97,7 +97,7 @@ func TestAssemble(t *testing.T) {
 	complete := func() Clients {
 		return Clients{Store: dedupe.NewMemory(), SQS: sqs.New(sqs.Options{Region: "us-east-1"}),
 			Secrets:  secrets.NewCache(secretsmanager.New(secretsmanager.Options{Region: "us-east-1"})),
-			Payloads: payload.NewMemory("payloads"), Lanes: lane.NewMemory(), Switch: &lane.MemorySwitch{},
+			Payloads: payload.NewMemory("payloads"), Lanes: pausing.NewMemory(), Switch: &pausing.MemorySwitch{},
 			Metrics: metrics.NewEMF(io.Discard), Logger: slog.New(slog.DiscardHandler)}
 	}
 	if h, err := Assemble(env, complete()); err != nil || h.lane == nil || h.requeue == nil || h.payloads == nil || h.ttl != 40*24*time.Hour {

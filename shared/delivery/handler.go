@@ -23,8 +23,8 @@ import (
 	"github.com/hookfan/hookfan/shared/bodyfilter"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
-	"github.com/hookfan/hookfan/shared/lane"
 	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/pausing"
 	"github.com/hookfan/hookfan/shared/signing"
 )
 
@@ -109,10 +109,12 @@ type Handler struct {
 	now           func() time.Time
 	random        func() float64
 	dim           metrics.Dimension
-	lane          Lane
+	lane          Pauser
 	requeue       RequeueAPI
 	tracing       bool
 	pause         config.PauseRule // when lane is set
+	holdFor       time.Duration
+	timeouts      CallTimeouts
 
 	mu         sync.Mutex
 	signerFrom []string // the secret values signer was built from
@@ -238,7 +240,7 @@ type decision struct {
 	visibility time.Duration // and show it again after this long
 	// counted is what the attempt counts for the lane's pause rule: only
 	// attempts that reached the destination or failed to.
-	counted lane.Outcome
+	counted pausing.Outcome
 }
 
 var ack = decision{}
@@ -293,6 +295,14 @@ func (h *Handler) prepare(ctx context.Context, started time.Time, rec parsedReco
 	if msg.Replay != "" {
 		p.log = p.log.With("replay", msg.Replay)
 	}
+	if msg.Carried > 0 && msg.Attempt > h.policy.Attempts() {
+		// A copy a paused lane sent, which carried its earlier attempts,
+		// made its last one; SQS counts only the copy's receives and moves
+		// it to the DLQ once they reach maxReceiveCount. Until then each
+		// receive is released at once, unsent.
+		p.log.InfoContext(ctx, LogMessage, "outcome", "spent", "reason", "its last attempt was made; released for the DLQ", "carried", msg.Carried)
+		return p, retryIn(0), false
+	}
 	if stop, ok := h.loadBody(ctx, &p); !ok {
 		return p, stop, false
 	}
@@ -325,7 +335,7 @@ func (h *Handler) prepare(ctx context.Context, started time.Time, rec parsedReco
 // !ok, stop says what happens to the message: acknowledged as a duplicate,
 // or backed off.
 func (h *Handler) claim(ctx context.Context, p prepared) (lease dedupe.Lease, send time.Duration, stop decision, ok bool) {
-	cctx, cancel := context.WithTimeout(ctx, ClaimTimeout)
+	cctx, cancel := context.WithTimeout(ctx, h.timeouts.Claim)
 	lease, err := h.store.Claim(cctx, dedupe.ClaimInput{
 		PK: dedupe.Key(h.dest.Name, p.msg.ID), Source: p.msg.Source, Type: p.msg.Type,
 		Now: p.now, LeaseUntil: p.leaseUntil, ExpiresAt: p.now.Add(h.ttl),
@@ -335,7 +345,7 @@ func (h *Handler) claim(ctx context.Context, p prepared) (lease dedupe.Lease, se
 	var refused *dedupe.RefusedError
 	switch {
 	case err == nil:
-		send = min(p.send, lease.Until.Sub(h.now())-RecordReserve)
+		send = min(p.send, lease.Until.Sub(h.now())-h.timeouts.recordReserve())
 		if send < MinSendTime {
 			return lease, 0, h.releaseUnsent(ctx, p, lease), false
 		}
@@ -386,7 +396,7 @@ func (h *Handler) releaseUnsent(ctx context.Context, p prepared, lease dedupe.Le
 
 // finish writes an attempt's outcome within FinishTimeout.
 func (h *Handler) finish(ctx context.Context, lease dedupe.Lease, out dedupe.Outcome) error {
-	fctx, cancel := context.WithTimeout(ctx, FinishTimeout)
+	fctx, cancel := context.WithTimeout(ctx, h.timeouts.Finish)
 	defer cancel()
 	return h.store.Finish(fctx, lease, out)
 }
@@ -411,12 +421,12 @@ func (h *Handler) notAttempted(ctx context.Context, p prepared, why string, err 
 func (h *Handler) budget(ctx context.Context, now time.Time) (send time.Duration, leaseUntil time.Time, ok bool) {
 	send = h.dest.Timeout()
 	if deadline, has := ctx.Deadline(); has {
-		send = min(send, deadline.Sub(now)-ClaimTimeout-RecordReserve-VisibilityCallTimeout)
+		send = min(send, deadline.Sub(now)-h.timeouts.Claim-h.timeouts.recordReserve()-h.timeouts.Visibility)
 	}
 	if send < MinSendTime {
 		return 0, time.Time{}, false
 	}
-	return send, now.Add(ClaimTimeout + send + RecordReserve), true
+	return send, now.Add(h.timeouts.Claim + send + h.timeouts.recordReserve()), true
 }
 
 // currentSigner returns a signer for the secret's active values, rebuilt
@@ -479,7 +489,7 @@ func (h *Handler) judge(p prepared, res result) (out dedupe.Outcome, outcome str
 		h.count(metrics.DeliverySucceeded)
 		h.metrics.Add(metrics.EventAge, metrics.Milliseconds, float64(now.Sub(msg.ReceivedAt).Milliseconds()), h.dim)
 		out.Status, out.Error = dedupe.StatusDelivered, ""
-		return out, "delivered", decision{counted: lane.Succeeded}
+		return out, "delivered", decision{counted: pausing.Succeeded}
 	case v == gone:
 		// 410: the destination wants no more of this event, from any copy;
 		// only an operator's replay sends it again.
@@ -493,7 +503,7 @@ func (h *Handler) judge(p prepared, res result) (out dedupe.Outcome, outcome str
 		h.count(metrics.DeliveryDead)
 		out.Status = dedupe.StatusDead
 		d = retryIn(0)
-		d.counted = lane.Failed
+		d.counted = pausing.Failed
 		return out, "dead", d
 	default:
 		h.count(metrics.DeliveryFailed)
@@ -503,7 +513,7 @@ func (h *Handler) judge(p prepared, res result) (out dedupe.Outcome, outcome str
 		}
 		out.Status = dedupe.StatusFailed
 		d = retryIn(h.hide(p.started, h.policy.Backoff(msg.Attempt, h.random(), res.retryAfter, age)))
-		d.counted = lane.Failed
+		d.counted = pausing.Failed
 		return out, "failed", d
 	}
 }

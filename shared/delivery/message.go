@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -48,8 +49,13 @@ type Message struct {
 	// Ref, when set, is where the body is (a large payload): the deliver
 	// function reads it before anything else.
 	Ref *payload.Reference
-	// Attempt is SQS's ApproximateReceiveCount: 1 on the first delivery.
+	// Attempt is the attempt this receive makes, 1 on the first: SQS's
+	// ApproximateReceiveCount, plus Carried.
 	Attempt int
+	// Carried is the attempts an earlier message of the event made before
+	// a paused lane held it and sent this one as a copy (AttrAttempted);
+	// 0 for a message as ingest, a redrive or a replay sent it.
+	Carried int
 	// SentAt is when SQS accepted the message (zero if unknown); queue
 	// retention counts from it.
 	SentAt time.Time
@@ -148,11 +154,46 @@ func ParseMessage(r events.SQSMessage) (Message, error) {
 	if ms, err := strconv.ParseInt(r.Attributes[sqsSentAt], 10, 64); err == nil && ms > 0 {
 		m.SentAt = time.UnixMilli(ms)
 	}
+	if v, ok := attr(message.AttrAttempted); ok {
+		carried, at, ok := parseAttempted(v)
+		switch {
+		case !ok:
+			bad("attribute %s is not <attempts>@<Unix milliseconds>", message.AttrAttempted)
+		case m.SentAt.IsZero() || m.SentAt.Sub(at).Abs() <= CarryWindow:
+			m.Carried = carried
+			m.Attempt += carried
+		}
+		// Otherwise the message was sent again later than the copy that
+		// carried the count (a redrive from the DLQ gives a new message,
+		// with a new SentTimestamp): it starts a full schedule, as every
+		// redriven message does.
+	}
 
 	if len(problems) > 0 {
 		return m, fmt.Errorf("%w: %w", ErrMalformed, errors.Join(problems...))
 	}
 	return m, nil
+}
+
+// CarryWindow is how far a message's SentTimestamp may lie from the time
+// its AttrAttempted names for the count to be its own: SQS stamps a copy
+// as the deliverer sends it, so the two differ by the send's latency and
+// the clocks' difference.
+const CarryWindow = 2 * time.Minute
+
+// FormatAttempted renders an AttrAttempted value.
+func FormatAttempted(attempts int, sentAt time.Time) string {
+	return strconv.Itoa(attempts) + "@" + strconv.FormatInt(sentAt.UnixMilli(), 10)
+}
+
+func parseAttempted(v string) (attempts int, at time.Time, ok bool) {
+	n, ms, found := strings.Cut(v, "@")
+	if !found || !isDigits(n) || !isDigits(ms) || len(n) > 4 || len(ms) > 15 {
+		return 0, time.Time{}, false
+	}
+	attempts, _ = strconv.Atoi(n)
+	msv, _ := strconv.ParseInt(ms, 10, 64)
+	return attempts, time.UnixMilli(msv), true
 }
 
 // validID accepts visible ASCII without '.': the id is a header value and

@@ -36,11 +36,19 @@ type Options struct {
 	Logger *slog.Logger
 	// Concurrency bounds the records delivered at once (default 10).
 	Concurrency int
-	// Lane is the lane's pause machinery (*lane.Lane), and Requeue the
-	// queue a paused lane sends fresh copies to: both required when the
+	// Lane is the lane's pause machinery (*pausing.Controller), and Requeue
+	// the queue a paused lane sends fresh copies to: both required when the
 	// destination pauses (Destination.Pause), and unused otherwise.
-	Lane    Lane
+	Lane    Pauser
 	Requeue RequeueAPI
+	// HoldFor is how long a message received while the lane is paused
+	// waits before it can be received again (default the pause's
+	// probeEvery; a copy waits at most MaxHoldDelay).
+	HoldFor time.Duration
+	// Timeouts bound the calls to AWS; zero fields take the defaults, set
+	// for AWS (the local stack lengthens them for an emulator on a busy
+	// machine).
+	Timeouts CallTimeouts
 	// Now and Random replace the clock and the jitter source, for tests.
 	Now    func() time.Time
 	Random func() float64
@@ -83,6 +91,11 @@ func NewHandler(o Options) (*Handler, error) {
 		lane: o.Lane, requeue: o.Requeue, tracing: o.Tracing,
 	}
 	h.pause, _ = o.Destination.PauseRule()
+	h.timeouts = o.Timeouts.withDefaults()
+	h.holdFor = o.HoldFor
+	if h.holdFor <= 0 {
+		h.holdFor = h.pause.ProbeEvery
+	}
 	if h.ttl <= 0 {
 		h.ttl = config.DefaultRecordDays * 24 * time.Hour
 	}
@@ -101,3 +114,30 @@ func NewHandler(o Options) (*Handler, error) {
 	h.log = h.log.With("destination", h.dest.Name)
 	return h, nil
 }
+
+// CallTimeouts bound the handler's calls to AWS. Each zero field takes its
+// default: ClaimTimeout, FinishTimeout, VisibilityCallTimeout,
+// LaneReadTimeout, LaneTimeout and RequeueTimeout. The lease and the POST's
+// budget leave room for them within the function's deadline, so longer
+// ones leave less of it for the POST.
+type CallTimeouts struct {
+	Claim, Finish, Visibility, LaneRead, Lane, Requeue time.Duration
+}
+
+// withDefaults fills the zero fields.
+func (t CallTimeouts) withDefaults() CallTimeouts {
+	for _, f := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&t.Claim, ClaimTimeout}, {&t.Finish, FinishTimeout}, {&t.Visibility, VisibilityCallTimeout},
+		{&t.LaneRead, LaneReadTimeout}, {&t.Lane, LaneTimeout}, {&t.Requeue, RequeueTimeout}} {
+		if *f.v <= 0 {
+			*f.v = f.def
+		}
+	}
+	return t
+}
+
+// recordReserve is RecordReserve for these timeouts: the outcome's write
+// and a second.
+func (t CallTimeouts) recordReserve() time.Duration { return t.Finish + RecordReserve - FinishTimeout }

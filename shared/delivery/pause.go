@@ -4,25 +4,26 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/hookfan/hookfan/shared/lane"
+	"github.com/hookfan/hookfan/shared/message"
 	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/pausing"
 )
 
-// Lane is the lane's pause machinery (*lane.Lane): it counts attempts,
+// Pauser is the lane's pause machinery (*pausing.Controller): it counts attempts,
 // pauses the lane when its rule trips, says whether it is paused, and
 // probes it on a schedule.
-type Lane interface {
-	Observe(ctx context.Context, t lane.Tally) (lane.Change, error)
+type Pauser interface {
+	Observe(ctx context.Context, t pausing.Tally) (pausing.Change, error)
 	Paused(ctx context.Context) (bool, error)
-	Tick(ctx context.Context, probe lane.ProbeFunc) (lane.TickResult, error)
+	Tick(ctx context.Context, probe pausing.ProbeFunc) (pausing.TickResult, error)
 }
 
 // RequeueAPI sends a fresh copy of a message to the lane's queue.
@@ -59,19 +60,19 @@ func checkPauseOptions(o Options) []error {
 // attempts tallies a batch's attempts as they end.
 type attempts struct {
 	mu sync.Mutex
-	t  lane.Tally
+	t  pausing.Tally
 }
 
-func (a *attempts) add(o lane.Outcome) {
-	if o == lane.NotCounted {
+func (a *attempts) add(o pausing.Outcome) {
+	if o == pausing.NotCounted {
 		return
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.t.Add(o == lane.Succeeded)
+	a.t.Add(o == pausing.Succeeded)
 }
 
-func (a *attempts) get() lane.Tally {
+func (a *attempts) get() pausing.Tally {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.t
@@ -83,7 +84,7 @@ func (h *Handler) lanePaused(ctx context.Context) bool {
 	if h.lane == nil {
 		return false
 	}
-	rctx, cancel := context.WithTimeout(ctx, LaneReadTimeout)
+	rctx, cancel := context.WithTimeout(ctx, h.timeouts.LaneRead)
 	defer cancel()
 	paused, err := h.lane.Paused(rctx)
 	if err != nil {
@@ -93,68 +94,106 @@ func (h *Handler) lanePaused(ctx context.Context) bool {
 	return paused
 }
 
+// MaxHoldDelay is SQS's longest DelaySeconds: a held message's copy waits
+// at most this long before it can be received.
+const MaxHoldDelay = 15 * time.Minute
+
 // hold answers a batch received while the lane is paused (its event source
-// mapping winding down, or turned on behind the lane's back): nothing is
-// sent. Each message is hidden until about the next probe; that receive
-// counts toward its maxReceiveCount, so a message at its last receive —
-// which SQS would move to the DLQ when it is next received — is sent to
-// the queue again as a fresh copy (same body and attributes, no receives
-// yet, a full schedule again, as a redrive would give it) and the original
-// acknowledged.
+// mapping winding down after the pause, or turned on behind the lane's
+// back): nothing is sent. Such a receive is no attempt, but SQS counts it
+// toward the message's maxReceiveCount, so a message only hidden until the
+// next probe would lose one attempt of its schedule per hold. Instead each
+// message is sent to the queue again as a fresh copy (same body and
+// attributes, no receives yet) carrying the attempts it had made
+// (message.AttrAttempted), delayed by Options.HoldFor, and the original is
+// acknowledged: the copy goes on with the rest of its schedule, however
+// often it is held. Should the copy fail, the message is hidden for
+// HoldFor, spending that receive.
 func (h *Handler) hold(ctx context.Context, ev events.SQSEvent) events.SQSEventResponse {
 	started := h.now()
-	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
-	held, requeued := 0, 0
+	// Each record on its own, at once: a batch's copies take one send's
+	// time, not ten.
+	fates := make([]holdFate, len(ev.Records))
+	var wg sync.WaitGroup
 	for i := range ev.Records {
-		rec := &ev.Records[i]
-		if receives, err := strconv.Atoi(rec.Attributes[sqsReceiveCount]); err == nil && receives >= h.dest.MaxReceiveCount() {
-			err := h.requeueCopy(ctx, rec)
-			if err == nil {
-				requeued++
-				continue // acknowledged: the copy carries the event
-			}
-			h.log.ErrorContext(ctx, LogMessage, "outcome", "requeue_failed", "reason", "the message goes to the DLQ at its next receive; redrive it once the lane resumes",
-				"message_id", rec.MessageId, "error", err.Error())
-		}
-		held++
-		h.changeVisibility(ctx, started, rec, h.pause.ProbeEvery)
-		resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
+		wg.Go(func() { fates[i] = h.holdOne(ctx, started, &ev.Records[i]) })
 	}
-	h.log.InfoContext(ctx, LogMessage, "outcome", "held", "reason", "the lane is paused", "held", held, "requeued", requeued,
-		"retry_in_s", visibilitySeconds(h.pause.ProbeEvery))
+	wg.Wait()
+	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
+	count := map[holdFate]int{}
+	for i, f := range fates {
+		count[f]++
+		if f != requeued {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: ev.Records[i].MessageId})
+		}
+	}
+	h.log.InfoContext(ctx, LogMessage, "outcome", "held", "reason", "the lane is paused", "held", count[hidden], "requeued", count[requeued], "spent", count[spent],
+		"retry_in_s", visibilitySeconds(h.holdFor))
 	return resp
 }
 
+// holdFate is what a hold did with one message.
+type holdFate int
+
+const (
+	requeued holdFate = iota // a copy carries it: acknowledged
+	hidden                   // hidden for HoldFor, spending this receive
+	spent                    // a copy past its last attempt: released for the DLQ
+)
+
+func (h *Handler) holdOne(ctx context.Context, started time.Time, rec *events.SQSMessage) holdFate {
+	msg, perr := ParseMessage(*rec)
+	switch {
+	case perr == nil && msg.Carried > 0 && msg.Attempt > h.policy.Attempts():
+		// Its attempts were made: on its way to the DLQ, as in delivery.
+		h.changeVisibility(ctx, started, rec, 0)
+		return spent
+	case perr == nil:
+		err := h.requeueCopy(ctx, rec, msg.Attempt-1)
+		if err == nil {
+			return requeued
+		}
+		h.log.ErrorContext(ctx, LogMessage, "outcome", "requeue_failed", "reason", "the message is hidden instead, spending this receive of its schedule",
+			"message_id", rec.MessageId, "error", err.Error())
+	}
+	// A malformed message is hidden too: it fails on every receive until
+	// the DLQ takes it.
+	h.changeVisibility(ctx, started, rec, h.holdFor)
+	return hidden
+}
+
 // requeueCopy sends a message's body and attributes to the queue as a new
-// message.
-func (h *Handler) requeueCopy(ctx context.Context, rec *events.SQSMessage) error {
-	attrs := make(map[string]sqstypes.MessageAttributeValue, len(rec.MessageAttributes))
+// message, delayed by HoldFor (at most MaxHoldDelay), carrying attempted,
+// the attempts the event's message made so far.
+func (h *Handler) requeueCopy(ctx context.Context, rec *events.SQSMessage, attempted int) error {
+	attrs := make(map[string]sqstypes.MessageAttributeValue, len(rec.MessageAttributes)+1)
 	for k, v := range rec.MessageAttributes {
 		dt := v.DataType
 		attrs[k] = sqstypes.MessageAttributeValue{DataType: &dt, StringValue: v.StringValue, BinaryValue: v.BinaryValue}
 	}
-	sctx, cancel := context.WithTimeout(ctx, RequeueTimeout)
+	delete(attrs, message.AttrAttempted)
+	if attempted > 0 {
+		attrs[message.AttrAttempted] = sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(FormatAttempted(attempted, h.now()))}
+	}
+	sctx, cancel := context.WithTimeout(ctx, h.timeouts.Requeue)
 	defer cancel()
 	body := rec.Body
-	out, err := h.requeue.SendMessage(sctx, &sqs.SendMessageInput{QueueUrl: &h.queueURL, MessageBody: &body, MessageAttributes: attrs})
+	out, err := h.requeue.SendMessage(sctx, &sqs.SendMessageInput{QueueUrl: &h.queueURL, MessageBody: &body, MessageAttributes: attrs,
+		DelaySeconds: visibilitySeconds(min(h.holdFor, MaxHoldDelay))})
 	if err != nil {
 		return fmt.Errorf("send a fresh copy of %s: %w", rec.MessageId, err)
 	}
-	copyID := ""
-	if out.MessageId != nil {
-		copyID = *out.MessageId
-	}
-	h.log.InfoContext(ctx, LogMessage, "outcome", "requeued", "reason", "last receive while the lane is paused",
-		"message_id", rec.MessageId, "copy_message_id", copyID)
+	h.log.InfoContext(ctx, LogMessage, "outcome", "requeued", "reason", "held while the lane is paused; the copy keeps the rest of the schedule",
+		"message_id", rec.MessageId, "copy_message_id", aws.ToString(out.MessageId), "attempted", attempted)
 	return nil
 }
 
 // observe counts a batch's attempts on the lane, which may pause it.
-func (h *Handler) observe(ctx context.Context, t lane.Tally) {
+func (h *Handler) observe(ctx context.Context, t pausing.Tally) {
 	if h.lane == nil || t.Attempts == 0 {
 		return
 	}
-	budget := LaneTimeout
+	budget := h.timeouts.Lane
 	if deadline, ok := ctx.Deadline(); ok {
 		budget = min(budget, time.Until(deadline)-500*time.Millisecond)
 	}
@@ -172,12 +211,12 @@ func (h *Handler) observe(ctx context.Context, t lane.Tally) {
 }
 
 // laneChanged logs a change of the lane's mode and records its metrics.
-func (h *Handler) laneChanged(ctx context.Context, c lane.Change) {
+func (h *Handler) laneChanged(ctx context.Context, c pausing.Change) {
 	if c.NotPaused != "" {
 		h.log.WarnContext(ctx, LogMessage, "outcome", "lane_not_paused", "reason", c.NotPaused)
 	}
 	switch c.Kind {
-	case lane.Pausing:
+	case pausing.Pausing:
 		h.metrics.Add(metrics.LanePaused, metrics.Count, 1, h.dim)
 		h.count(metrics.LanePauses)
 		attrs := []any{"outcome", "lane_paused", "reason", c.Reason, "by", string(c.By), "resume_by", c.ResumeBy.UTC().Format(time.RFC3339)}
@@ -185,7 +224,7 @@ func (h *Handler) laneChanged(ctx context.Context, c lane.Change) {
 			attrs = append(attrs, "error", "the event source mapping stays on until the next probe tick: "+c.SwitchErr.Error())
 		}
 		h.log.WarnContext(ctx, LogMessage, attrs...)
-	case lane.Resuming:
+	case pausing.Resuming:
 		h.metrics.Add(metrics.LanePaused, metrics.Count, 0, h.dim)
 		h.count(metrics.LaneResumes)
 		h.log.InfoContext(ctx, LogMessage, "outcome", "lane_resumed", "reason", c.Reason, "by", string(c.By), "paused_s", int64(c.PausedFor.Seconds()))

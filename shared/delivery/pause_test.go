@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,9 +18,9 @@ import (
 
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
-	"github.com/hookfan/hookfan/shared/lane"
 	"github.com/hookfan/hookfan/shared/message"
 	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/pausing"
 )
 
 // fakeRequeue records SendMessage calls.
@@ -45,23 +46,23 @@ func (f *fakeRequeue) calls() []*sqs.SendMessageInput {
 	return append([]*sqs.SendMessageInput(nil), f.sent...)
 }
 
-type pausing struct {
+type pausingHarness struct {
 	*harness
-	lanes   *lane.Memory
-	sw      *lane.MemorySwitch
+	lanes   *pausing.Memory
+	sw      *pausing.MemorySwitch
 	requeue *fakeRequeue
-	lane    *lane.Lane
+	lane    *pausing.Controller
 }
 
 // newPausing builds a harness whose destination pauses per p, on a memory
 // lane store and switch sharing the harness clock.
-func newPausing(t *testing.T, url, secret string, p config.Pause, opts ...func(*Options)) *pausing {
+func newPausing(t *testing.T, url, secret string, p config.Pause, opts ...func(*Options)) *pausingHarness {
 	t.Helper()
-	ps := &pausing{lanes: lane.NewMemory(), sw: &lane.MemorySwitch{}, requeue: &fakeRequeue{}}
+	ps := &pausingHarness{lanes: pausing.NewMemory(), sw: &pausing.MemorySwitch{}, requeue: &fakeRequeue{}}
 	ps.harness = newHarness(t, url, secret, append([]func(*Options){func(o *Options) {
 		o.Destination.Pause = &p
-		policy, _ := lane.PolicyFor(o.Destination)
-		l, err := lane.New(lane.Options{Destination: o.Destination.Name, Policy: policy, Store: ps.lanes, Switch: ps.sw,
+		policy, _ := pausing.PolicyFor(o.Destination)
+		l, err := pausing.New(pausing.Options{Destination: o.Destination.Name, Policy: policy, Store: ps.lanes, Switch: ps.sw,
 			ProbeTimeout: ProbeTimeout(o.Destination), Now: o.Now})
 		if err != nil {
 			t.Fatal(err)
@@ -72,7 +73,7 @@ func newPausing(t *testing.T, url, secret string, p config.Pause, opts ...func(*
 	return ps
 }
 
-func (ps *pausing) state(t *testing.T) lane.State {
+func (ps *pausingHarness) state(t *testing.T) pausing.State {
 	t.Helper()
 	s, err := ps.lanes.Get(context.Background(), "orders")
 	if err != nil {
@@ -81,7 +82,7 @@ func (ps *pausing) state(t *testing.T) lane.State {
 	return s
 }
 
-func (ps *pausing) switchOn(t *testing.T) bool {
+func (ps *pausingHarness) switchOn(t *testing.T) bool {
 	t.Helper()
 	on, _ := ps.sw.Enabled(context.Background())
 	return on
@@ -137,12 +138,12 @@ func TestNoPauseOnOurOwnFailures(t *testing.T) {
 	tests := []struct {
 		name   string
 		answer func(string) reply
-		setup  func(*pausing)
+		setup  func(*pausingHarness)
 		opts   []func(*Options)
 		batch  events.SQSEvent
 	}{
 		{name: "signing secret unavailable", answer: failing(500),
-			setup: func(ps *pausing) { ps.secrets.err = errors.New("secret store unavailable") },
+			setup: func(ps *pausingHarness) { ps.secrets.err = errors.New("secret store unavailable") },
 			batch: batch(sqsRecord("a", 1), sqsRecord("b", 1), sqsRecord("c", 1), sqsRecord("d", 1))},
 		{name: "record table unavailable", answer: failing(500),
 			opts:  []func(*Options){func(o *Options) { o.Store = brokenStore{} }},
@@ -151,7 +152,7 @@ func TestNoPauseOnOurOwnFailures(t *testing.T) {
 		{name: "410 for single events", answer: failing(http.StatusGone),
 			batch: batch(sqsRecord("a", 1), sqsRecord("b", 1), sqsRecord("c", 1), sqsRecord("d", 1))},
 		{name: "copies already delivered", answer: failing(500),
-			setup: func(ps *pausing) {
+			setup: func(ps *pausingHarness) {
 				for _, id := range []string{"a", "b", "c", "d"} {
 					l, _ := ps.store.Claim(ctx, dedupe.ClaimInput{PK: dedupe.Key("orders", id), Now: time.Now(), LeaseUntil: time.Now().Add(time.Minute)})
 					_ = ps.store.Finish(ctx, l, dedupe.Outcome{Status: dedupe.StatusDelivered, At: time.Now()})
@@ -215,47 +216,66 @@ func TestSuccessKeepsTheLaneOpen(t *testing.T) {
 }
 
 // TestHoldWhilePaused: a batch received while the lane is paused (its
-// mapping winding down) is not sent: each message is hidden until about
-// the next probe, and one at its last receive is sent again as a fresh
-// copy (it would otherwise reach the DLQ unattempted) and acknowledged.
+// mapping winding down) is not sent: each message is sent to the queue
+// again as a fresh copy, delayed until about the next probe and carrying
+// the attempts it made, and acknowledged, so the hold spends none of its
+// receives.
 func TestHoldWhilePaused(t *testing.T) {
 	secret := newSecret(t)
 	sub := newSubscriber(t, secret, nil)
 	ps := newPausing(t, sub.URL, secret, config.Pause{ProbeEvery: config.Duration(2 * time.Minute)})
 	ctx := context.Background()
-	if _, err := ps.lanes.Pause(ctx, "orders", lane.PauseInput{At: ps.clock.Now(), ResumeBy: ps.clock.Now().Add(time.Hour), By: lane.ByDeliverer}); err != nil {
+	if _, err := ps.lanes.Pause(ctx, "orders", pausing.PauseInput{At: ps.clock.Now(), ResumeBy: ps.clock.Now().Add(time.Hour), By: pausing.ByDeliverer}); err != nil {
 		t.Fatal(err)
 	}
 	last := sqsRecord("last", 10) // the default schedule's maxReceiveCount
-	b64 := "aGVsbG8="
-	last.MessageAttributes[message.AttrEncoding] = events.SQSMessageAttribute{StringValue: &b64, DataType: "String"}
+	b64, enc := "aGVsbG8=", message.EncodingBase64
+	last.MessageAttributes[message.AttrEncoding] = events.SQSMessageAttribute{StringValue: &enc, DataType: "String"}
 	last.Body = b64
 	resp, err := ps.h.Handle(ctx, batch(sqsRecord("first", 1), sqsRecord("ninth", 9), last))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"msg-first-1", "msg-ninth-9"}, failures(resp)); diff != "" {
+	if diff := cmp.Diff([]string{}, failures(resp)); diff != "" {
 		t.Errorf("held (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(map[string][]int32{"rh-first": {120}, "rh-ninth": {120}}, ps.sqs.visibility()); diff != "" {
-		t.Errorf("visibility (-want +got):\n%s", diff)
 	}
 	if n := len(sub.requests()); n != 0 {
 		t.Errorf("%d POSTs while paused", n)
 	}
 	sent := ps.requeue.calls()
-	if len(sent) != 1 {
-		t.Fatalf("%d copies sent, want 1", len(sent))
+	if len(sent) != 3 {
+		t.Fatalf("%d copies sent, want 3", len(sent))
 	}
-	c := sent[0]
-	if aws.ToString(c.QueueUrl) != testQueueURL || aws.ToString(c.MessageBody) != b64 {
-		t.Errorf("copy to %s with body %q", aws.ToString(c.QueueUrl), aws.ToString(c.MessageBody))
+	stamp := "@" + strconv.FormatInt(ps.clock.Now().UnixMilli(), 10)
+	byID := map[string]*sqs.SendMessageInput{}
+	for _, c := range sent {
+		byID[aws.ToString(c.MessageAttributes[message.AttrID].StringValue)] = c
+	}
+	for id, wantAttempted := range map[string]string{"first": "", "ninth": "8" + stamp, "last": "9" + stamp} {
+		c, ok := byID[id]
+		if !ok {
+			t.Errorf("no copy of %s", id)
+			continue
+		}
+		if c.DelaySeconds != 120 || aws.ToString(c.QueueUrl) != testQueueURL {
+			t.Errorf("copy of %s to %s delayed %d s; want the queue, until the next probe (120 s)", id, aws.ToString(c.QueueUrl), c.DelaySeconds)
+		}
+		if got := aws.ToString(c.MessageAttributes[message.AttrAttempted].StringValue); got != wantAttempted {
+			t.Errorf("copy of %s: %s = %q, want %q", id, message.AttrAttempted, got, wantAttempted)
+		}
+	}
+	c := byID["last"]
+	if c == nil {
+		t.FailNow()
+	}
+	if aws.ToString(c.MessageBody) != b64 {
+		t.Errorf("copy with body %q", aws.ToString(c.MessageBody))
 	}
 	got := map[string]string{}
 	for k, v := range c.MessageAttributes {
 		got[k] = aws.ToString(v.DataType) + ":" + aws.ToString(v.StringValue)
 	}
-	want := map[string]string{}
+	want := map[string]string{message.AttrAttempted: "String:9" + stamp}
 	for k, v := range last.MessageAttributes {
 		want[k] = v.DataType + ":" + *v.StringValue
 	}
@@ -266,12 +286,170 @@ func TestHoldWhilePaused(t *testing.T) {
 		t.Errorf("held messages counted as failures: %d", s.Failures)
 	}
 
-	// A copy that cannot be sent: the message is held like the others (the
-	// log says it reaches the DLQ at its next receive).
+	// A copy that cannot be sent: the message is hidden until the next
+	// probe instead, spending that receive.
 	ps.requeue.err = errors.New("throttled")
-	resp, _ = ps.h.Handle(ctx, batch(sqsRecord("last2", 10)))
-	if diff := cmp.Diff([]string{"msg-last2-10"}, failures(resp)); diff != "" {
+	resp, _ = ps.h.Handle(ctx, batch(sqsRecord("other", 3)))
+	if diff := cmp.Diff([]string{"msg-other-3"}, failures(resp)); diff != "" {
 		t.Errorf("held after a failed copy (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string][]int32{"rh-other": {120}}, ps.sqs.visibility()); diff != "" {
+		t.Errorf("visibility (-want +got):\n%s", diff)
+	}
+}
+
+// queueModel is an SQS queue with a redrive policy, as far as one event's
+// messages go: each receive counts, a message received past
+// maxReceiveCount goes to the DLQ, a message the batch response does not
+// name is deleted, and the copies the handler sends join the queue.
+type queueModel struct {
+	t               *testing.T
+	ps              *pausingHarness
+	maxReceiveCount int
+	msgs            []*modelMessage
+	dlq             []*modelMessage
+	copies          int // copies of ps.requeue taken in
+	ids             int
+}
+
+type modelMessage struct {
+	rec      events.SQSMessage
+	receives int
+}
+
+func (q *queueModel) add(rec events.SQSMessage) {
+	q.ids++
+	rec.MessageId = "m" + strconv.Itoa(q.ids)
+	rec.ReceiptHandle = "rh-" + rec.MessageId
+	rec.Attributes["SentTimestamp"] = strconv.FormatInt(q.ps.clock.Now().UnixMilli(), 10)
+	q.msgs = append(q.msgs, &modelMessage{rec: rec})
+}
+
+// receive receives every message once (as one batch) and applies the
+// response; it reports whether any message was received.
+func (q *queueModel) receive() bool {
+	q.t.Helper()
+	var recs []events.SQSMessage
+	var live []*modelMessage
+	for _, m := range q.msgs {
+		m.receives++
+		if m.receives > q.maxReceiveCount {
+			q.dlq = append(q.dlq, m)
+			continue
+		}
+		m.rec.Attributes["ApproximateReceiveCount"] = strconv.Itoa(m.receives)
+		recs = append(recs, m.rec)
+		live = append(live, m)
+	}
+	q.msgs = nil
+	if len(recs) == 0 {
+		return false
+	}
+	resp, err := q.ps.h.Handle(context.Background(), batch(recs...))
+	if err != nil {
+		q.t.Fatal(err)
+	}
+	failed := map[string]bool{}
+	for _, id := range failures(resp) {
+		failed[id] = true
+	}
+	for _, m := range live {
+		if failed[m.rec.MessageId] {
+			q.msgs = append(q.msgs, m)
+		}
+	}
+	for _, c := range q.ps.requeue.calls()[q.copies:] {
+		q.copies++
+		attrs := map[string]events.SQSMessageAttribute{}
+		for k, v := range c.MessageAttributes {
+			attrs[k] = events.SQSMessageAttribute{DataType: aws.ToString(v.DataType), StringValue: v.StringValue}
+		}
+		q.add(events.SQSMessage{Body: aws.ToString(c.MessageBody), Attributes: map[string]string{}, MessageAttributes: attrs})
+	}
+	return true
+}
+
+// TestHeldMessageKeepsItsSchedule: a message attempted twice, then held 8
+// times while its lane is paused (receives that SQS counts toward its
+// maxReceiveCount), still gets every one of its 10 attempts once the lane
+// resumes, numbered 1 to 10, and only then reaches the DLQ. Before, the
+// holds used up 8 of its 10 receives: it got 2 real POSTs after the pause
+// and went to the DLQ.
+func TestHeldMessageKeepsItsSchedule(t *testing.T) {
+	secret := newSecret(t)
+	sub := newSubscriber(t, secret, failing(http.StatusServiceUnavailable))
+	ps := newPausing(t, sub.URL, secret, config.Pause{AfterFailures: 1000})
+	ctx := context.Background()
+	q := &queueModel{t: t, ps: ps, maxReceiveCount: ps.h.dest.MaxReceiveCount()}
+	q.add(sqsRecord("evt_held", 1))
+
+	for range 2 {
+		q.receive()
+		ps.clock.Advance(time.Hour)
+	}
+	s, err := ps.lanes.Pause(ctx, "orders", pausing.PauseInput{At: ps.clock.Now(), ResumeBy: ps.clock.Now().Add(72 * time.Hour), By: pausing.ByOperator, Version: ps.state(t).Version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps.clock.Advance(time.Minute) // past what the handler's lane trusts of its last read
+	const holds = 8
+	for range holds {
+		if !q.receive() {
+			t.Fatal("the event left the queue while held")
+		}
+		ps.clock.Advance(time.Minute)
+	}
+	if n := len(sub.requests()); n != 2 {
+		t.Fatalf("%d POSTs after the holds, want the 2 before the pause", n)
+	}
+	if _, err := ps.lanes.Resume(ctx, "orders", pausing.ResumeInput{At: ps.clock.Now(), By: pausing.ByOperator, Version: s.Version}); err != nil {
+		t.Fatal(err)
+	}
+	ps.clock.Advance(time.Minute)
+	for i := 0; len(q.msgs) > 0; i++ {
+		if i > 100 {
+			t.Fatal("the event never left the queue")
+		}
+		q.receive()
+		ps.clock.Advance(time.Hour)
+	}
+	var attempts []string
+	for _, r := range sub.requests() {
+		attempts = append(attempts, r.header.Get(HeaderAttempt))
+	}
+	if diff := cmp.Diff([]string{"1", "2", "3", "4", "5", "6", "7", "8", "9", "10"}, attempts); diff != "" {
+		t.Errorf("attempts the destination saw (-want +got):\n%s", diff)
+	}
+	if len(q.dlq) != 1 {
+		t.Errorf("DLQ holds %d messages, want the event", len(q.dlq))
+	}
+	if r, _, _ := ps.store.Get(ctx, dedupe.Key("orders", "evt_held")); r.Status != dedupe.StatusDead || r.Attempts != 10 {
+		t.Errorf("record %s after %d attempts, want DEAD after 10", r.Status, r.Attempts)
+	}
+}
+
+// TestCarriedCountIsTheCopysOwn: the attempts a copy carries count only
+// for the message SQS stamped when the copy was sent; the same attributes
+// on a message sent later (a redrive from the DLQ) start a full schedule.
+func TestCarriedCountIsTheCopysOwn(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	rec := sqsRecord("a", 2)
+	v := FormatAttempted(7, now)
+	rec.MessageAttributes[message.AttrAttempted] = events.SQSMessageAttribute{DataType: "String", StringValue: &v}
+	for _, tt := range []struct {
+		sentAt        time.Time
+		attempt, carr int
+	}{{now.Add(300 * time.Millisecond), 9, 7}, {now.Add(-time.Second), 9, 7}, {now.Add(time.Hour), 2, 0}} {
+		rec.Attributes["SentTimestamp"] = strconv.FormatInt(tt.sentAt.UnixMilli(), 10)
+		m, err := ParseMessage(rec)
+		if err != nil || m.Attempt != tt.attempt || m.Carried != tt.carr {
+			t.Errorf("sent %s after the copy: attempt %d carried %d, %v; want %d, %d", tt.sentAt.Sub(now), m.Attempt, m.Carried, err, tt.attempt, tt.carr)
+		}
+	}
+	bad := "seven@now"
+	rec.MessageAttributes[message.AttrAttempted] = events.SQSMessageAttribute{DataType: "String", StringValue: &bad}
+	if _, err := ParseMessage(rec); !errors.Is(err, ErrMalformed) {
+		t.Errorf("ParseMessage with %s %q: %v, want ErrMalformed", message.AttrAttempted, bad, err)
 	}
 }
 
@@ -287,7 +465,7 @@ func TestLaneUnreadableDelivers(t *testing.T) {
 	}
 }
 
-type unreadableLane struct{ Lane }
+type unreadableLane struct{ Pauser }
 
 func (unreadableLane) Paused(context.Context) (bool, error) {
 	return false, errors.New("ProvisionedThroughputExceeded")
@@ -420,7 +598,7 @@ func TestProbeCarriesTheDestinationHeaders(t *testing.T) {
 	hs := &fakeHeaderSecrets{values: map[string]string{"tok": "Bearer probe-token"}}
 	ps := newPausing(t, sub.URL, secret, config.Pause{}, withHeaders(hs, config.Header{Name: "Authorization", SecretName: "tok"}))
 	ctx := context.Background()
-	if _, err := ps.lanes.Pause(ctx, "orders", lane.PauseInput{At: ps.clock.Now(), ResumeBy: ps.clock.Now().Add(time.Hour), By: lane.ByDeliverer}); err != nil {
+	if _, err := ps.lanes.Pause(ctx, "orders", pausing.PauseInput{At: ps.clock.Now(), ResumeBy: ps.clock.Now().Add(time.Hour), By: pausing.ByDeliverer}); err != nil {
 		t.Fatal(err)
 	}
 	_ = ps.sw.Disable(ctx)

@@ -11,8 +11,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookfan/hookfan/shared/config"
-	"github.com/hookfan/hookfan/shared/lane"
 	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/pausing"
 )
 
 // The probe: a synthetic event, signed like every delivery, that a paused
@@ -76,7 +76,7 @@ type TickReport struct {
 // ErrNoPause means a tick reached a lane that does not pause.
 var ErrNoPause = errors.New("the destination has no pause settings")
 
-// Tick runs the lane's scheduled step (lane.Lane.Tick): a paused lane gets
+// Tick runs the lane's scheduled step (pausing.Controller.Tick): a paused lane gets
 // one probe and resumes when it is answered 2xx. It records the LanePaused
 // gauge every time, so the alarm sees a paused lane as long as it lasts.
 func (h *Handler) Tick(ctx context.Context) (TickReport, error) {
@@ -84,17 +84,17 @@ func (h *Handler) Tick(ctx context.Context) (TickReport, error) {
 		return TickReport{}, fmt.Errorf("tick %s: %w", h.dest.Name, ErrNoPause)
 	}
 	res, err := h.lane.Tick(ctx, h.probe)
-	paused := res.State.IsPaused() && res.Change.Kind != lane.Resuming
-	rep := TickReport{Destination: h.dest.Name, Mode: string(lane.Active), Change: string(res.Change.Kind)}
+	paused := res.State.IsPaused() && res.Change.Kind != pausing.Resuming
+	rep := TickReport{Destination: h.dest.Name, Mode: string(pausing.Active), Change: string(res.Change.Kind)}
 	gauge := 0.0
 	if paused {
-		rep.Mode, gauge = string(lane.Paused), 1
+		rep.Mode, gauge = string(pausing.Paused), 1
 	}
 	if res.Probe != nil {
 		rep.ProbeStatus = res.Probe.Status
 	}
 	h.laneChanged(ctx, res.Change)
-	if res.Change.Kind != lane.Resuming {
+	if res.Change.Kind != pausing.Resuming {
 		h.metrics.Add(metrics.LanePaused, metrics.Count, gauge, h.dim)
 	}
 	attrs := []any{"outcome", "tick", "mode", rep.Mode}
@@ -104,8 +104,11 @@ func (h *Handler) Tick(ctx context.Context) (TickReport, error) {
 			attrs = append(attrs, "probe_error", res.Probe.Error)
 		}
 	}
-	if res.Reconciled {
+	switch res.Reconciled {
+	case "off":
 		attrs = append(attrs, "reconciled", "the event source mapping was on while the lane is paused; turned off")
+	case "on":
+		attrs = append(attrs, "reconciled", "the event source mapping was off while the lane is active; turned on")
 	}
 	if res.Busy {
 		attrs = append(attrs, "busy", "another probe is running")
@@ -122,25 +125,25 @@ func (h *Handler) Tick(ctx context.Context) (TickReport, error) {
 
 // probe sends one probe: signed with the lane's secret, with the
 // destination's headers, to its URL, within the destination's timeout.
-func (h *Handler) probe(ctx context.Context, s lane.State) lane.ProbeResult {
+func (h *Handler) probe(ctx context.Context, s pausing.State) pausing.ProbeResult {
 	now := h.now()
 	signer, err := h.currentSigner(ctx)
 	if err != nil {
-		return lane.ProbeResult{At: now, Error: "not sent: signing secret unavailable: " + err.Error()}
+		return pausing.ProbeResult{At: now, Error: "not sent: signing secret unavailable: " + err.Error()}
 	}
 	// The destination's own headers too: a gateway in front of it that
 	// wants a token would refuse the probe without them.
 	headers, err := h.destinationHeaders(ctx)
 	if err != nil {
-		return lane.ProbeResult{At: now, Error: "not sent: " + err.Error()}
+		return pausing.ProbeResult{At: now, Error: "not sent: " + err.Error()}
 	}
 	to, err := h.endpoint(ctx)
 	if err != nil {
-		return lane.ProbeResult{At: now, Error: "not sent: " + err.Error()}
+		return pausing.ProbeResult{At: now, Error: "not sent: " + err.Error()}
 	}
 	body, err := json.Marshal(ProbeBody{Type: ProbeType, Destination: h.dest.Name, PausedAt: s.PausedAt.UTC(), Reason: s.Reason, Probe: s.Probes})
 	if err != nil {
-		return lane.ProbeResult{At: now, Error: "not sent: " + err.Error()}
+		return pausing.ProbeResult{At: now, Error: "not sent: " + err.Error()}
 	}
 	msg := Message{
 		ID: probeIDPrefix + h.dest.Name + "_" + strconv.FormatInt(now.UnixMilli(), 10), Source: ProbeSource, Type: ProbeType,
@@ -151,11 +154,11 @@ func (h *Handler) probe(ctx context.Context, s lane.State) lane.ProbeResult {
 		timeout = min(timeout, time.Until(deadline))
 	}
 	res := h.send(ctx, to, msg, signer, headers, timeout)
-	return lane.ProbeResult{At: h.now(), OK: res.verdict() == delivered, Status: res.status, Error: res.describe()}
+	return pausing.ProbeResult{At: h.now(), OK: res.verdict() == delivered, Status: res.status, Error: res.describe()}
 }
 
 // ProbeMargin is added to the destination's timeout for the time a probe
-// holds the lane's probe lease (lane.Options.ProbeTimeout): signing and
+// holds the lane's probe lease (pausing.Options.ProbeTimeout): signing and
 // the writes around the POST.
 const ProbeMargin = 5 * time.Second
 

@@ -58,7 +58,7 @@ func (h *Handler) changeVisibility(ctx context.Context, started time.Time, rec *
 }
 
 func (h *Handler) setVisibility(ctx context.Context, rec *events.SQSMessage, secs int32) error {
-	vctx, cancel := context.WithTimeout(ctx, VisibilityCallTimeout)
+	vctx, cancel := context.WithTimeout(ctx, h.timeouts.Visibility)
 	defer cancel()
 	_, err := h.sqs.ChangeMessageVisibility(vctx, &sqs.ChangeMessageVisibilityInput{
 		QueueUrl: &h.queueURL, ReceiptHandle: &rec.ReceiptHandle, VisibilityTimeout: secs,

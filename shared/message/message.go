@@ -30,6 +30,11 @@ const (
 	// the message's body is then a payload.Reference to the provider's bytes
 	// in S3 (and AttrEncoding is absent).
 	AttrPayload = "payload"
+	// AttrAttempted is set only on a copy the deliverer sent of a message it
+	// held while its lane was paused: the attempts the message had made,
+	// and when the copy was sent (Unix milliseconds), as "<attempts>@<ms>".
+	// The copy goes on with the rest of the schedule.
+	AttrAttempted = "attempted"
 )
 
 // ReplayIDPrefix starts every replay id.

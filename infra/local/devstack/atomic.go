@@ -8,7 +8,7 @@ import (
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/delivery"
 	"github.com/hookfan/hookfan/shared/ingest"
-	"github.com/hookfan/hookfan/shared/lane"
+	"github.com/hookfan/hookfan/shared/pausing"
 	"github.com/hookfan/hookfan/shared/replayguard"
 )
 
@@ -83,42 +83,42 @@ func (s *replayLocked) Get(ctx context.Context, key string) (replayguard.Record,
 // records: the lane's conditional writes (one pause wins, one probe at a
 // time) rely on DynamoDB's per-item atomicity.
 type laneLocked struct {
-	next  lane.Store
+	next  pausing.Store
 	locks *sync.Map
 }
 
-func newLaneLocked(next lane.Store, locks *sync.Map) lane.Store {
+func newLaneLocked(next pausing.Store, locks *sync.Map) pausing.Store {
 	return &laneLocked{next: next, locks: locks}
 }
 
-func (s *laneLocked) lock(dest string) func() { return lockKey(s.locks, lane.Key(dest)) }
+func (s *laneLocked) lock(dest string) func() { return lockKey(s.locks, pausing.Key(dest)) }
 
-func (s *laneLocked) Get(ctx context.Context, dest string) (lane.State, error) {
+func (s *laneLocked) Get(ctx context.Context, dest string) (pausing.State, error) {
 	defer s.lock(dest)()
 	return s.next.Get(ctx, dest)
 }
 
-func (s *laneLocked) Count(ctx context.Context, dest string, t lane.Tally, at time.Time, width time.Duration) (lane.State, error) {
+func (s *laneLocked) Count(ctx context.Context, dest string, t pausing.Tally, at time.Time, width time.Duration) (pausing.State, error) {
 	defer s.lock(dest)()
 	return s.next.Count(ctx, dest, t, at, width)
 }
 
-func (s *laneLocked) Pause(ctx context.Context, dest string, in lane.PauseInput) (lane.State, error) {
+func (s *laneLocked) Pause(ctx context.Context, dest string, in pausing.PauseInput) (pausing.State, error) {
 	defer s.lock(dest)()
 	return s.next.Pause(ctx, dest, in)
 }
 
-func (s *laneLocked) Resume(ctx context.Context, dest string, in lane.ResumeInput) (lane.State, error) {
+func (s *laneLocked) Resume(ctx context.Context, dest string, in pausing.ResumeInput) (pausing.State, error) {
 	defer s.lock(dest)()
 	return s.next.Resume(ctx, dest, in)
 }
 
-func (s *laneLocked) StartProbe(ctx context.Context, dest string, at, until time.Time) (lane.State, error) {
+func (s *laneLocked) StartProbe(ctx context.Context, dest string, at, until time.Time) (pausing.State, error) {
 	defer s.lock(dest)()
 	return s.next.StartProbe(ctx, dest, at, until)
 }
 
-func (s *laneLocked) FinishProbe(ctx context.Context, dest string, r lane.ProbeResult) error {
+func (s *laneLocked) FinishProbe(ctx context.Context, dest string, r pausing.ProbeResult) error {
 	defer s.lock(dest)()
 	return s.next.FinishProbe(ctx, dest, r)
 }

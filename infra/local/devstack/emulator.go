@@ -53,7 +53,13 @@ func StartMoto(ctx context.Context, logPath string) (*Emulator, error) {
 	e := &Emulator{URL: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	// Ready within ctx's deadline, or 30 s without one: moto imports every
+	// service it emulates, which takes seconds, and longer on a busy
+	// machine.
 	deadline := time.Now().Add(30 * time.Second)
+	if d, ok := ctx.Deadline(); ok {
+		deadline = d
+	}
 	for {
 		resp, err := http.Get(e.URL + "/moto-api/")
 		if err == nil {
@@ -73,7 +79,7 @@ func StartMoto(ctx context.Context, logPath string) (*Emulator, error) {
 		}
 		if time.Now().After(deadline) {
 			e.Stop()
-			return nil, fmt.Errorf("moto_server did not answer on %s within 30s", e.URL)
+			return nil, fmt.Errorf("moto_server did not answer on %s in time", e.URL)
 		}
 	}
 }

@@ -152,10 +152,14 @@ func answers(ctx context.Context, url string) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
+// ReadyTimeout is how long a moto server started for the local stack may
+// take to answer: seconds on an idle machine, far longer on a loaded one.
+const ReadyTimeout = 2 * time.Minute
+
 // waitReady waits until the server at url answers, the process exits, or
-// 30 seconds pass.
+// ReadyTimeout passes.
 func waitReady(ctx context.Context, url string, exited <-chan struct{}) error {
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(ReadyTimeout)
 	for !answers(ctx, url) {
 		select {
 		case <-exited:
@@ -165,7 +169,7 @@ func waitReady(ctx context.Context, url string, exited <-chan struct{}) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("moto_server did not answer on %s within 30s", url)
+			return fmt.Errorf("moto_server did not answer on %s within %s", url, ReadyTimeout)
 		}
 	}
 	return nil

@@ -17,9 +17,9 @@ import (
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/delivery"
 	"github.com/hookfan/hookfan/shared/ingest"
-	"github.com/hookfan/hookfan/shared/lane"
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/metrics/putmetricdata"
+	"github.com/hookfan/hookfan/shared/pausing"
 	"github.com/hookfan/hookfan/shared/payload"
 	"github.com/hookfan/hookfan/shared/replayguard"
 	"github.com/hookfan/hookfan/shared/secrets"
@@ -27,6 +27,19 @@ import (
 
 // IngestTimeout is the ingest function's timeout, as deployed.
 const IngestTimeout = 10 * time.Second
+
+// Defaults of the local stack's timeouts. The functions' calls are given
+// far longer than in AWS (whose defaults the shared packages keep): the
+// emulator answers in milliseconds on an idle machine and in seconds on a
+// loaded one, and a call cut short there fails what AWS would have done.
+const (
+	// DefaultLocalIngestTimeout bounds each request to the local gateway.
+	DefaultLocalIngestTimeout = 30 * time.Second
+	// DefaultCallTimeout bounds each call a function makes to the emulator:
+	// secret fetches, claims and record writes, visibility changes, lane
+	// reads and writes, re-queued copies.
+	DefaultCallTimeout = 10 * time.Second
+)
 
 // Options configure a Stack.
 type Options struct {
@@ -46,6 +59,14 @@ type Options struct {
 	Pollers int
 	// SecretTTL is the secret caches' TTL (default secrets.DefaultTTL).
 	SecretTTL time.Duration
+	// IngestTimeout bounds each request to the gateway (default
+	// DefaultLocalIngestTimeout; IngestTimeout as deployed).
+	IngestTimeout time.Duration
+	// CallTimeout bounds each call the functions make to the emulator
+	// (default DefaultCallTimeout). The deliver function's timeout grows by
+	// what its claim, record and visibility calls gain over their AWS
+	// defaults, so the POST keeps the destination's whole timeout.
+	CallTimeout time.Duration
 	// WrapStore, when set, wraps each deliver function's record store (tests
 	// inject failures with it).
 	WrapStore func(delivery.Store) delivery.Store
@@ -79,7 +100,7 @@ type Stack struct {
 	Payloads *payload.S3
 	// Lanes keeps the pause state of the lanes that pause, and Mappings
 	// their event source mapping switches (a queue tag each).
-	Lanes    lane.Store
+	Lanes    pausing.Store
 	Mappings map[string]devstate.TagSwitch
 	pollers  []*Poller
 	tickers  []ticker
@@ -104,13 +125,19 @@ func New(ctx context.Context, o Options) (*Stack, error) {
 	if o.SecretTTL == 0 {
 		o.SecretTTL = secrets.DefaultTTL
 	}
+	if o.IngestTimeout <= 0 {
+		o.IngestTimeout = DefaultLocalIngestTimeout
+	}
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = DefaultCallTimeout
+	}
 	topo, err := Provision(ctx, o.Clients, o.Config, o.Secrets, o.Prefix)
 	if err != nil {
 		return nil, err
 	}
 	s := &Stack{Topology: topo, Deliver: map[string]*delivery.Handler{}, Store: dedupe.NewDynamoDB(o.Clients.DynamoDB, topo.TableName),
 		Mappings: map[string]devstate.TagSwitch{}, opts: o}
-	s.Lanes = newLaneLocked(lane.NewDynamoDB(o.Clients.DynamoDB, topo.TableName), &s.locks)
+	s.Lanes = newLaneLocked(pausing.NewDynamoDB(o.Clients.DynamoDB, topo.TableName), &s.locks)
 	for _, l := range topo.Lanes {
 		if _, pauses := l.Destination.PauseRule(); pauses {
 			s.Mappings[l.Destination.Name] = devstate.TagSwitch{SQS: o.Clients.SQS, QueueURL: l.QueueURL}
@@ -127,7 +154,7 @@ func New(ctx context.Context, o Options) (*Stack, error) {
 		s.Payloads = &payload.S3{API: o.Clients.S3, Bucket: topo.PayloadBucket, Archive: topo.Archive.Bucket}
 	}
 	env := ingest.FunctionEnv(o.Config, topo.TopicARN, topo.PayloadBucket, topo.Archive.Bucket, topo.TableName)
-	c := ingest.Clients{Publisher: o.Clients.SNS, Secrets: secrets.NewCache(o.Clients.Secrets, secrets.WithTTL(o.SecretTTL)),
+	c := ingest.Clients{Publisher: o.Clients.SNS, Secrets: s.newSecretCache(),
 		Metrics: sink, Logger: o.Log.With("function", "ingest")}
 	if s.Payloads != nil {
 		c.Payloads = s.Payloads
@@ -151,9 +178,9 @@ func New(ctx context.Context, o Options) (*Stack, error) {
 	}
 	glog := o.Log.With("component", "gateway", "api_type", o.Config.API.Kind())
 	if o.Config.API.Kind() == config.APITypeHTTP {
-		s.Gateway = HTTPGateway(s.Ingest.HandleHTTP, names, IngestTimeout, glog)
+		s.Gateway = HTTPGateway(s.Ingest.HandleHTTP, names, o.IngestTimeout, glog)
 	} else {
-		s.Gateway = Gateway(s.Ingest.Handle, names, IngestTimeout, glog)
+		s.Gateway = Gateway(s.Ingest.Handle, names, o.IngestTimeout, glog)
 	}
 	for _, lane := range topo.Lanes {
 		h, err := s.newDeliver(lane)
@@ -243,8 +270,11 @@ func (s *Stack) newDeliver(ln Lane) (*delivery.Handler, error) {
 	if s.opts.WrapStore != nil {
 		store = s.opts.WrapStore(store)
 	}
-	c := delivery.Clients{Store: store, SQS: s.opts.Clients.SQS, Secrets: secrets.NewCache(s.opts.Clients.Secrets, secrets.WithTTL(s.opts.SecretTTL)),
-		Lanes: s.Lanes, Metrics: sink, Logger: s.opts.Log.With("function", "deliver-"+d.Name)}
+	c := delivery.Clients{Store: store, SQS: s.opts.Clients.SQS, Secrets: s.newSecretCache(),
+		Lanes: s.Lanes, Metrics: sink, Logger: s.opts.Log.With("function", "deliver-"+d.Name),
+		// A held message waits for the next tick, as in AWS it waits for
+		// the next probe.
+		Timeouts: s.callTimeouts(), HoldFor: s.opts.ProbeInterval}
 	if s.Payloads != nil {
 		c.Payloads = s.Payloads
 	}
@@ -254,11 +284,32 @@ func (s *Stack) newDeliver(ln Lane) (*delivery.Handler, error) {
 	return delivery.Assemble(delivery.LaneEnv(s.opts.Config, d, s.Topology.TableName, ln.QueueURL, ln.QueueARN, ln.SecretID, s.Topology.PayloadBucket, s.Topology.Archive.Bucket), c)
 }
 
+// newSecretCache is a secret cache as the functions build it, its fetches
+// bounded by the call timeout.
+func (s *Stack) newSecretCache() *secrets.Cache {
+	return secrets.NewCache(s.opts.Clients.Secrets, secrets.WithTTL(s.opts.SecretTTL), secrets.WithFetchTimeout(s.opts.CallTimeout))
+}
+
+// callTimeouts are the deliver function's call timeouts on the emulator.
+func (s *Stack) callTimeouts() delivery.CallTimeouts {
+	c := s.opts.CallTimeout
+	return delivery.CallTimeouts{Claim: c, Finish: c, Visibility: c, LaneRead: c, Lane: c, Requeue: c}
+}
+
+// FunctionTimeout is a deliver function's timeout on the local stack: as
+// deployed, plus what the claim, record and visibility calls gained over
+// their defaults, which the POST's budget is cut by.
+func (s *Stack) FunctionTimeout(d config.Destination) time.Duration {
+	c := s.opts.CallTimeout
+	extra := max(c-delivery.ClaimTimeout, 0) + max(c-delivery.FinishTimeout, 0) + max(c-delivery.VisibilityCallTimeout, 0)
+	return d.FunctionTimeout() + extra
+}
+
 func (s *Stack) newPoller(ln Lane, h *delivery.Handler, concurrency int) *Poller {
 	p := &Poller{
 		SQS: s.opts.Clients.SQS, QueueURL: ln.QueueURL, QueueARN: ln.QueueARN, Region: s.opts.Region,
 		BatchSize: ln.Destination.Batch(), Concurrency: concurrency, WaitTime: s.opts.PollWait,
-		FunctionTimeout: ln.Destination.FunctionTimeout(), Handler: h.Handle,
+		FunctionTimeout: s.FunctionTimeout(ln.Destination), Handler: h.Handle,
 		Log: s.opts.Log.With("component", "poller", "destination", ln.Destination.Name),
 	}
 	if sw, pauses := s.Mappings[ln.Destination.Name]; pauses {

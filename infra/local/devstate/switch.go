@@ -24,7 +24,7 @@ type TagAPI interface {
 }
 
 // TagSwitch is the local twin of a lane's event source mapping switch
-// (lane.EventSourceMapping): the MappingTag of its queue. A queue without
+// (pausing.EventSourceMapping): the MappingTag of its queue. A queue without
 // the tag is enabled, as a new mapping is.
 type TagSwitch struct {
 	SQS      TagAPI

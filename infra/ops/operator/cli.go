@@ -22,7 +22,7 @@ import (
 	"github.com/hookfan/hookfan/shared/awsconfig"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
-	"github.com/hookfan/hookfan/shared/lane"
+	"github.com/hookfan/hookfan/shared/pausing"
 	"github.com/hookfan/hookfan/shared/payload"
 )
 
@@ -345,7 +345,7 @@ func Build(ctx context.Context, g Global, stdout, stderr io.Writer) (*Operator, 
 	var awsCfg aws.Config
 	var sqsClient *sqs.Client
 	var resolver Resolver
-	var switchFor func(Lane) lane.Switch
+	var switchFor func(Lane) pausing.Switch
 	var err error
 	if g.Stack != "" {
 		opts := []func(*awscfg.LoadOptions) error{awscfg.WithLogger(logging.Nop{})}
@@ -358,8 +358,8 @@ func Build(ctx context.Context, g Global, stdout, stderr io.Writer) (*Operator, 
 		sqsClient = sqs.NewFromConfig(awsCfg)
 		resolver = Deployed{SSM: ssm.NewFromConfig(awsCfg), Stack: g.Stack, Region: awsCfg.Region}
 		functions := lambdasvc.NewFromConfig(awsCfg)
-		switchFor = func(l Lane) lane.Switch {
-			return &lane.EventSourceMapping{API: functions, FunctionName: l.FunctionName, QueueARN: l.QueueARN}
+		switchFor = func(l Lane) pausing.Switch {
+			return &pausing.EventSourceMapping{API: functions, FunctionName: l.FunctionName, QueueARN: l.QueueARN}
 		}
 	} else {
 		endpoint := g.Endpoint
@@ -388,7 +388,7 @@ func Build(ctx context.Context, g Global, stdout, stderr io.Writer) (*Operator, 
 		sqsClient = sqs.NewFromConfig(awsCfg)
 		resolver = Local{SQS: sqsClient, Config: cfg, Prefix: g.Prefix, Endpoint: endpoint}
 		queues := sqsClient
-		switchFor = func(l Lane) lane.Switch { return devstate.TagSwitch{SQS: queues, QueueURL: l.QueueURL} }
+		switchFor = func(l Lane) pausing.Switch { return devstate.TagSwitch{SQS: queues, QueueURL: l.QueueURL} }
 	}
 	res, err := resolver.Resolve(ctx)
 	if err != nil {
@@ -397,7 +397,7 @@ func Build(ctx context.Context, g Global, stdout, stderr io.Writer) (*Operator, 
 	ddb := dynamodb.NewFromConfig(awsCfg)
 	op := &Operator{
 		Resources: res, SQS: sqsClient, Records: dedupe.NewDynamoDB(ddb, res.Table),
-		LaneStore: lane.NewDynamoDB(ddb, res.Table), Switch: switchFor, Recent: scanner(ddb, res.Table, g.Stack != ""),
+		LaneStore: pausing.NewDynamoDB(ddb, res.Table), Switch: switchFor, Recent: scanner(ddb, res.Table, g.Stack != ""),
 		Out: stdout, Progress: stderr,
 	}
 	s3Client := archive.NewS3Client(awsCfg)

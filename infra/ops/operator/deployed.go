@@ -14,7 +14,7 @@ import (
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
 	"github.com/hookfan/hookfan/infra/stack/stackindex"
-	"github.com/hookfan/hookfan/shared/lane"
+	"github.com/hookfan/hookfan/shared/pausing"
 )
 
 // ParameterAPI is what the deployed resolver asks SSM.
@@ -69,7 +69,7 @@ func (r Deployed) Resolve(ctx context.Context) (Resources, error) {
 			ln := Lane{Destination: l.Destination, Filter: l.Filter, QueueURL: l.QueueURL, QueueARN: l.QueueARN, DLQURL: l.DLQURL, DLQARN: l.DLQARN,
 				FunctionName: l.FunctionName, Retention: time.Duration(l.RetentionSeconds) * time.Second}
 			if rule, pauses := l.Pause.Rule(); pauses {
-				ln.Pause = &lane.Policy{PauseRule: rule, Retention: ln.Retention}
+				ln.Pause = &pausing.Policy{PauseRule: rule, Retention: ln.Retention}
 			}
 			res.Lanes = append(res.Lanes, ln)
 		}

@@ -8,25 +8,25 @@ import (
 	"time"
 
 	"github.com/hookfan/hookfan/shared/config"
-	"github.com/hookfan/hookfan/shared/lane"
+	"github.com/hookfan/hookfan/shared/pausing"
 )
 
 // laneFor builds the pause machinery of one lane, as the operator drives
 // it. A lane that does not pause gets the default rule, which only resume
 // uses: it puts right a lane left paused when its pause setting was
 // removed.
-func (o *Operator) laneFor(l Lane) (*lane.Lane, lane.Policy, error) {
+func (o *Operator) laneFor(l Lane) (*pausing.Controller, pausing.Policy, error) {
 	if o.LaneStore == nil || o.Switch == nil {
-		return nil, lane.Policy{}, errors.New("lanes: no lane store or switch configured")
+		return nil, pausing.Policy{}, errors.New("lanes: no lane store or switch configured")
 	}
-	policy := lane.Policy{PauseRule: config.PauseRule{ProbeEvery: config.DefaultProbeEvery, MaxPause: config.DefaultMaxPause}, Retention: l.Retention}
+	policy := pausing.Policy{PauseRule: config.PauseRule{ProbeEvery: config.DefaultProbeEvery, MaxPause: config.DefaultMaxPause}, Retention: l.Retention}
 	if l.Pause != nil {
 		policy = *l.Pause
 	}
 	if policy.Retention <= 0 {
 		return nil, policy, fmt.Errorf("destination %s: %s does not say its queue's retention (an index written before lanes could pause?): deploy this version first", l.Destination, o.Resources.Where)
 	}
-	ln, err := lane.New(lane.Options{Destination: l.Destination, Policy: policy, Store: o.LaneStore, Switch: o.Switch(l), Now: o.Now})
+	ln, err := pausing.New(pausing.Options{Destination: l.Destination, Policy: policy, Store: o.LaneStore, Switch: o.Switch(l), Now: o.Now})
 	return ln, policy, err
 }
 
@@ -35,8 +35,8 @@ type LaneStatus struct {
 	Destination string
 	// Pauses is false when the destination does not pause.
 	Pauses bool
-	Policy lane.Policy
-	State  lane.State
+	Policy pausing.Policy
+	State  pausing.State
 }
 
 // Lanes lists every lane's mode: paused or active, since when, by whom
@@ -91,7 +91,7 @@ func (o *Operator) Lane(ctx context.Context, destination string) (LaneStatus, er
 	if s.IsPaused() {
 		o.printf("lane %s: paused since %s (%s ago) by the %s: %s\n", destination, stamp(s.PausedAt), now.Sub(s.PausedAt).Round(time.Second), s.By, s.Reason)
 		o.printf("  resumes by %s at the latest (its bound)", stamp(s.ResumeBy))
-		if s.By == lane.ByOperator {
+		if s.By == pausing.ByOperator {
 			o.printf("; not probed: resume it with ops resume %s", destination)
 		}
 		o.printf("\n")
@@ -139,29 +139,29 @@ func (o *Operator) Lane(ctx context.Context, destination string) (LaneStatus, er
 // ResumeLane, or until its bound (the most a lane may spend paused within
 // its queue's retention, so no message expires waiting). A lane the
 // deliverer paused passes to the operator.
-func (o *Operator) PauseLane(ctx context.Context, destination, reason string) (lane.Change, error) {
+func (o *Operator) PauseLane(ctx context.Context, destination, reason string) (pausing.Change, error) {
 	l, err := o.Resources.Lane(destination)
 	if err != nil {
-		return lane.Change{}, err
+		return pausing.Change{}, err
 	}
 	if l.Pause == nil {
-		return lane.Change{}, fmt.Errorf("destination %s does not pause: its queue keeps no room for a pause (messages could expire while it waits); add \"pause\" to its configuration and deploy", destination)
+		return pausing.Change{}, fmt.Errorf("destination %s does not pause: its queue keeps no room for a pause (messages could expire while it waits); add \"pause\" to its configuration and deploy", destination)
 	}
 	ln, _, err := o.laneFor(l)
 	if err != nil {
-		return lane.Change{}, err
+		return pausing.Change{}, err
 	}
-	c, err := ln.Pause(ctx, lane.ByOperator, reason)
+	c, err := ln.Pause(ctx, pausing.ByOperator, reason)
 	if err != nil {
 		return c, err
 	}
 	switch c.Kind {
-	case lane.Pausing:
+	case pausing.Pausing:
 		o.printf("paused %s until %s at the latest (its bound); resume it with ops resume %s\n", destination, stamp(c.ResumeBy), destination)
 		if c.SwitchErr != nil {
 			o.printf("warning: its event source mapping is still on (%v); the next probe tick turns it off, and the deliverers hold what they receive meanwhile\n", c.SwitchErr)
 		}
-	case lane.Holding:
+	case pausing.Holding:
 		o.printf("%s was paused by the deliverer since %s; now held by the operator: probes no longer resume it (until %s at the latest)\n", destination, stamp(c.At), stamp(c.ResumeBy))
 	default:
 		s, err := ln.State(ctx)
@@ -175,20 +175,20 @@ func (o *Operator) PauseLane(ctx context.Context, destination, reason string) (l
 
 // ResumeLane resumes a paused lane by hand: its event source mapping on,
 // its counters afresh.
-func (o *Operator) ResumeLane(ctx context.Context, destination, reason string) (lane.Change, error) {
+func (o *Operator) ResumeLane(ctx context.Context, destination, reason string) (pausing.Change, error) {
 	l, err := o.Resources.Lane(destination)
 	if err != nil {
-		return lane.Change{}, err
+		return pausing.Change{}, err
 	}
 	ln, _, err := o.laneFor(l)
 	if err != nil {
-		return lane.Change{}, err
+		return pausing.Change{}, err
 	}
-	c, err := ln.Resume(ctx, lane.ByOperator, reason)
+	c, err := ln.Resume(ctx, pausing.ByOperator, reason)
 	if err != nil {
 		return c, err
 	}
-	if c.Kind == lane.Resuming {
+	if c.Kind == pausing.Resuming {
 		o.printf("resumed %s after %s paused; its event source mapping is on\n", destination, c.PausedFor.Round(time.Second))
 	} else {
 		o.printf("%s is not paused\n", destination)
@@ -196,7 +196,7 @@ func (o *Operator) ResumeLane(ctx context.Context, destination, reason string) (
 	return c, nil
 }
 
-func probeOutcome(s lane.State) string {
+func probeOutcome(s pausing.State) string {
 	switch {
 	case s.LastProbeError != "":
 		return s.LastProbeError

@@ -10,25 +10,25 @@ import (
 
 	"github.com/hookfan/hookfan/infra/stack/stackindex"
 	"github.com/hookfan/hookfan/shared/config"
-	"github.com/hookfan/hookfan/shared/lane"
+	"github.com/hookfan/hookfan/shared/pausing"
 )
 
 // laneOperator is testOperator with two lanes, "d" that pauses and
 // "plain" that does not, on a memory lane store and memory switches.
-func laneOperator(t *testing.T) (*Operator, *bytes.Buffer, *lane.Memory, map[string]*lane.MemorySwitch, *stillClock) {
+func laneOperator(t *testing.T) (*Operator, *bytes.Buffer, *pausing.Memory, map[string]*pausing.MemorySwitch, *stillClock) {
 	t.Helper()
 	qc := &clock{t: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
 	q := newFakeQueues(qc.now)
 	op, out := testOperator(q, qc)
 	c := &stillClock{t: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
 	op.Now = c.now
-	policy := lane.Policy{PauseRule: config.PauseRule{AfterFailures: 5, ProbeEvery: time.Minute, MaxPause: 3 * time.Hour}, Retention: 10 * time.Hour}
+	policy := pausing.Policy{PauseRule: config.PauseRule{AfterFailures: 5, ProbeEvery: time.Minute, MaxPause: 3 * time.Hour}, Retention: 10 * time.Hour}
 	op.Resources.Lanes[0].Pause, op.Resources.Lanes[0].Retention = &policy, policy.Retention
 	op.Resources.Lanes = append(op.Resources.Lanes, Lane{Destination: "plain", QueueURL: "q2", DLQURL: "dlq2", Retention: 40 * time.Hour})
-	store := lane.NewMemory()
-	switches := map[string]*lane.MemorySwitch{"d": {}, "plain": {}}
+	store := pausing.NewMemory()
+	switches := map[string]*pausing.MemorySwitch{"d": {}, "plain": {}}
 	op.LaneStore = store
-	op.Switch = func(l Lane) lane.Switch { return switches[l.Destination] }
+	op.Switch = func(l Lane) pausing.Switch { return switches[l.Destination] }
 	q.add("q", "e1")
 	q.add("q", "e2")
 	return op, out, store, switches, c
@@ -43,14 +43,14 @@ func TestPauseAndResumeByHand(t *testing.T) {
 	op, out, store, switches, c := laneOperator(t)
 	ctx := context.Background()
 	change, err := op.PauseLane(ctx, "d", "subscriber maintenance")
-	if err != nil || change.Kind != lane.Pausing {
+	if err != nil || change.Kind != pausing.Pausing {
 		t.Fatalf("pause: %+v, %v", change, err)
 	}
 	if on, _ := switches["d"].Enabled(ctx); on {
 		t.Error("the mapping is on after pause")
 	}
 	s, _ := store.Get(ctx, "d")
-	if !s.IsPaused() || s.By != lane.ByOperator || s.Reason != "subscriber maintenance" || !s.ResumeBy.Equal(c.now().Add(3*time.Hour)) {
+	if !s.IsPaused() || s.By != pausing.ByOperator || s.Reason != "subscriber maintenance" || !s.ResumeBy.Equal(c.now().Add(3*time.Hour)) {
 		t.Errorf("state after pause: %+v", s)
 	}
 	if !strings.Contains(out.String(), "paused d until 2026-05-01T15:00:00.000Z at the latest (its bound); resume it with ops resume d\n") {
@@ -95,7 +95,7 @@ func TestPauseAndResumeByHand(t *testing.T) {
 
 	out.Reset()
 	change, err = op.ResumeLane(ctx, "d", "maintenance over")
-	if err != nil || change.Kind != lane.Resuming || !strings.Contains(out.String(), "resumed d after 20m0s paused; its event source mapping is on\n") {
+	if err != nil || change.Kind != pausing.Resuming || !strings.Contains(out.String(), "resumed d after 20m0s paused; its event source mapping is on\n") {
 		t.Fatalf("resume: %+v, %v\n%s", change, err, out)
 	}
 	if on, _ := switches["d"].Enabled(ctx); !on {
@@ -126,7 +126,7 @@ func TestPauseRefusals(t *testing.T) {
 	if _, err := op.ResumeLane(ctx, "d", "x"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := op.PauseLane(ctx, "d", "again"); !errors.Is(err, lane.ErrNoBudget) {
+	if _, err := op.PauseLane(ctx, "d", "again"); !errors.Is(err, pausing.ErrNoBudget) {
 		t.Errorf("a pause past the bound: %v, want ErrNoBudget", err)
 	}
 }
@@ -136,7 +136,7 @@ func TestPauseRefusals(t *testing.T) {
 func TestResumeALaneThatNoLongerPauses(t *testing.T) {
 	op, out, store, switches, c := laneOperator(t)
 	ctx := context.Background()
-	if _, err := store.Pause(ctx, "plain", lane.PauseInput{At: c.now(), ResumeBy: c.now().Add(time.Hour), By: lane.ByDeliverer, Reason: "5 consecutive failed deliveries"}); err != nil {
+	if _, err := store.Pause(ctx, "plain", pausing.PauseInput{At: c.now(), ResumeBy: c.now().Add(time.Hour), By: pausing.ByDeliverer, Reason: "5 consecutive failed deliveries"}); err != nil {
 		t.Fatal(err)
 	}
 	_ = switches["plain"].Disable(ctx)
@@ -181,7 +181,7 @@ func TestDeployedResolvePause(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := lane.PolicyFor(d)
+	want, _ := pausing.PolicyFor(d)
 	orders, plain := res.Lanes[0], res.Lanes[1]
 	if orders.Pause == nil || *orders.Pause != want || orders.FunctionName != "Hookfan-Lane-orders-Function" || orders.Retention != d.Retention() {
 		t.Errorf("orders: %+v (pause %+v), want the configured policy %+v", orders, orders.Pause, want)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/hookfan/hookfan/infra/local/devstate"
 	"github.com/hookfan/hookfan/shared/config"
-	"github.com/hookfan/hookfan/shared/lane"
+	"github.com/hookfan/hookfan/shared/pausing"
 )
 
 // LocalQueueAPI is what the local resolver asks SQS.
@@ -41,7 +41,7 @@ func (r Local) Resolve(ctx context.Context) (Resources, error) {
 	}
 	for _, d := range r.Config.Destinations {
 		l := Lane{Destination: d.Name, Filter: d.Filter, Retention: d.Retention()}
-		if policy, pauses := lane.PolicyFor(d); pauses {
+		if policy, pauses := pausing.PolicyFor(d); pauses {
 			l.Pause = &policy
 		}
 		var err error

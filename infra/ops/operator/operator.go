@@ -22,7 +22,7 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/ingest"
-	"github.com/hookfan/hookfan/shared/lane"
+	"github.com/hookfan/hookfan/shared/pausing"
 )
 
 // Lane is one destination's queues, as an operator needs them.
@@ -38,7 +38,7 @@ type Lane struct {
 	FunctionName string
 	// Pause is the lane's pause policy; nil when the destination does not
 	// pause. Retention is its queue's retention.
-	Pause     *lane.Policy
+	Pause     *pausing.Policy
 	Retention time.Duration
 }
 
@@ -109,11 +109,11 @@ type Operator struct {
 	// Payloads is the payload store (with the archive's copies); nil when
 	// no source takes bodies larger than one SNS message.
 	Payloads PayloadStore
-	// LaneStore keeps the lanes' pause state (lane.DynamoDB on the record
+	// LaneStore keeps the lanes' pause state (pausing.DynamoDB on the record
 	// table), and Switch gives a lane's event source mapping switch (the
 	// mapping itself, or the local stack's queue tag).
-	LaneStore lane.Store
-	Switch    func(Lane) lane.Switch
+	LaneStore pausing.Store
+	Switch    func(Lane) pausing.Switch
 	// Out receives the results; Progress receives progress lines on long runs.
 	Out, Progress io.Writer
 	// Now replaces the clock, for tests.

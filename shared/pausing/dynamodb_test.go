@@ -1,4 +1,4 @@
-package lane_test
+package pausing_test
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookfan/hookfan/shared/dedupe"
-	"github.com/hookfan/hookfan/shared/lane"
+	"github.com/hookfan/hookfan/shared/pausing"
 )
 
 // fakeDynamo records UpdateItem calls and answers with canned results.
@@ -82,10 +82,10 @@ func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Valu
 func TestDynamoDBCount(t *testing.T) {
 	f := &fakeDynamo{answer: func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
 		return &dynamodb.UpdateItemOutput{Attributes: map[string]types.AttributeValue{
-			"pk": s("orders#.lane"), lane.AttrFailures: n("7"), "win_100_a": n("12"), "win_100_f": n("9"), "win_99_a": n("3"),
+			"pk": s("orders#.lane"), pausing.AttrFailures: n("7"), "win_100_a": n("12"), "win_100_f": n("9"), "win_99_a": n("3"),
 		}}, nil
 	}}
-	st := lane.NewDynamoDB(f, "records")
+	st := pausing.NewDynamoDB(f, "records")
 	at := time.UnixMilli(100*60_000 + 5)
 	got, err := st.Count(context.Background(), "orders", tally(false, false), at, time.Minute)
 	if err != nil {
@@ -97,7 +97,7 @@ func TestDynamoDBCount(t *testing.T) {
 	if got := aws.ToString(in.UpdateExpression); got != want {
 		t.Errorf("expression\n got %s\nwant %s", got, want)
 	}
-	if got.Failures != 7 || !slices.Equal(got.Windows, []lane.Window{{Index: 99, Attempts: 3}, {Index: 100, Attempts: 12, Failures: 9}}) {
+	if got.Failures != 7 || !slices.Equal(got.Windows, []pausing.Window{{Index: 99, Attempts: 3}, {Index: 100, Attempts: 12, Failures: 9}}) {
 		t.Errorf("decoded %+v", got)
 	}
 	if _, err := st.Count(context.Background(), "orders", tally(false, true, false), at, 0); err != nil {
@@ -112,22 +112,22 @@ func TestDynamoDBCount(t *testing.T) {
 
 func TestDynamoDBTransitionsConditional(t *testing.T) {
 	ctx := context.Background()
-	paused := map[string]types.AttributeValue{"pk": s("orders#.lane"), lane.AttrMode: s("PAUSED"), lane.AttrVersion: n("4"), lane.AttrPausedBy: s("operator")}
+	paused := map[string]types.AttributeValue{"pk": s("orders#.lane"), pausing.AttrMode: s("PAUSED"), pausing.AttrVersion: n("4"), pausing.AttrPausedBy: s("operator")}
 	refuse := func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
 		return nil, &smithy.OperationError{ServiceID: "DynamoDB", OperationName: "UpdateItem",
 			Err: &types.ConditionalCheckFailedException{Message: aws.String("The conditional request failed"), Item: paused}}
 	}
 	f := &fakeDynamo{answer: refuse}
-	st := lane.NewDynamoDB(f, "records")
+	st := pausing.NewDynamoDB(f, "records")
 
-	got, err := st.Pause(ctx, "orders", lane.PauseInput{At: t0, ResumeBy: t0.Add(time.Hour), Reason: "r", By: lane.ByDeliverer})
-	if !errors.Is(err, lane.ErrChanged) || got.Version != 4 || got.By != lane.ByOperator {
+	got, err := st.Pause(ctx, "orders", pausing.PauseInput{At: t0, ResumeBy: t0.Add(time.Hour), Reason: "r", By: pausing.ByDeliverer})
+	if !errors.Is(err, pausing.ErrChanged) || got.Version != 4 || got.By != pausing.ByOperator {
 		t.Errorf("refused Pause = %+v, %v; want ErrChanged with the stored state", got, err)
 	}
 	if c := aws.ToString(f.updates[0].ConditionExpression); c != "attribute_not_exists(#lane_version)" {
 		t.Errorf("first pause's condition %q", c)
 	}
-	if _, err := st.Pause(ctx, "orders", lane.PauseInput{At: t0, ResumeBy: t0, Version: 4, Takeover: true}); !errors.Is(err, lane.ErrChanged) {
+	if _, err := st.Pause(ctx, "orders", pausing.PauseInput{At: t0, ResumeBy: t0, Version: 4, Takeover: true}); !errors.Is(err, pausing.ErrChanged) {
 		t.Error(err)
 	}
 	if c := aws.ToString(f.updates[1].ConditionExpression); c != "#lane_version = :version" {
@@ -136,18 +136,18 @@ func TestDynamoDBTransitionsConditional(t *testing.T) {
 	if strings.Contains(aws.ToString(f.updates[1].UpdateExpression), "REMOVE") {
 		t.Errorf("a takeover clears the probes: %s", aws.ToString(f.updates[1].UpdateExpression))
 	}
-	_, err = st.Resume(ctx, "orders", lane.ResumeInput{At: t0, Version: 4, Pauses: []lane.Interval{{From: t0, To: t0}}, Clear: []int64{7, 8}})
-	if !errors.Is(err, lane.ErrChanged) {
+	_, err = st.Resume(ctx, "orders", pausing.ResumeInput{At: t0, Version: 4, Pauses: []pausing.Interval{{From: t0, To: t0}}, Clear: []int64{7, 8}})
+	if !errors.Is(err, pausing.ErrChanged) {
 		t.Error(err)
 	}
-	if _, err := st.StartProbe(ctx, "orders", t0, t0.Add(time.Minute)); !errors.Is(err, lane.ErrProbeBusy) {
+	if _, err := st.StartProbe(ctx, "orders", t0, t0.Add(time.Minute)); !errors.Is(err, pausing.ErrProbeBusy) {
 		t.Errorf("StartProbe refused on a paused lane = %v, want ErrProbeBusy", err)
 	}
-	paused[lane.AttrMode] = s("ACTIVE")
-	if _, err := st.StartProbe(ctx, "orders", t0, t0.Add(time.Minute)); !errors.Is(err, lane.ErrChanged) {
+	paused[pausing.AttrMode] = s("ACTIVE")
+	if _, err := st.StartProbe(ctx, "orders", t0, t0.Add(time.Minute)); !errors.Is(err, pausing.ErrChanged) {
 		t.Errorf("StartProbe refused on an active lane = %v, want ErrChanged", err)
 	}
-	if err := st.FinishProbe(ctx, "orders", lane.ProbeResult{At: t0, Error: strings.Repeat("é", 200)}); !errors.Is(err, lane.ErrChanged) {
+	if err := st.FinishProbe(ctx, "orders", pausing.ProbeResult{At: t0, Error: strings.Repeat("é", 200)}); !errors.Is(err, pausing.ErrChanged) {
 		t.Error(err)
 	}
 	for _, in := range f.updates {
@@ -168,36 +168,36 @@ func TestDynamoDBTransitionsConditional(t *testing.T) {
 func TestDynamoDBOtherErrors(t *testing.T) {
 	boom := errors.New("throttled")
 	f := &fakeDynamo{answer: func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) { return nil, boom }}
-	st := lane.NewDynamoDB(f, "records")
-	if _, err := st.Pause(context.Background(), "orders", lane.PauseInput{}); !errors.Is(err, boom) || errors.Is(err, lane.ErrChanged) {
+	st := pausing.NewDynamoDB(f, "records")
+	if _, err := st.Pause(context.Background(), "orders", pausing.PauseInput{}); !errors.Is(err, boom) || errors.Is(err, pausing.ErrChanged) {
 		t.Errorf("Pause = %v, want the service error", err)
 	}
 }
 
 func TestDynamoDBDecode(t *testing.T) {
 	f := &fakeDynamo{}
-	st := lane.NewDynamoDB(f, "records")
+	st := pausing.NewDynamoDB(f, "records")
 	got, err := st.Get(context.Background(), "orders")
-	if err != nil || got.Mode != lane.Active || got.Destination != "orders" {
+	if err != nil || got.Mode != pausing.Active || got.Destination != "orders" {
 		t.Errorf("missing item = %+v, %v; want an active lane", got, err)
 	}
 	f.item = map[string]types.AttributeValue{
-		"pk": s("orders#.lane"), lane.AttrMode: s("PAUSED"), lane.AttrVersion: n("3"), lane.AttrPausedAt: n("1777636800000"),
-		lane.AttrResumeBy: n("1777647600000"), lane.AttrReason: s("5 consecutive failed deliveries"), lane.AttrPausedBy: s("deliverer"),
-		lane.AttrPauses: &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"from": n("1000"), "to": n("2000")}}}},
-		lane.AttrProbes: n("2"), lane.AttrLastProbeStatus: n("503"),
+		"pk": s("orders#.lane"), pausing.AttrMode: s("PAUSED"), pausing.AttrVersion: n("3"), pausing.AttrPausedAt: n("1777636800000"),
+		pausing.AttrResumeBy: n("1777647600000"), pausing.AttrReason: s("5 consecutive failed deliveries"), pausing.AttrPausedBy: s("deliverer"),
+		pausing.AttrPauses: &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"from": n("1000"), "to": n("2000")}}}},
+		pausing.AttrProbes: n("2"), pausing.AttrLastProbeStatus: n("503"),
 	}
 	got, err = st.Get(context.Background(), "orders")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := lane.State{Destination: "orders", Mode: lane.Paused, Version: 3, PausedAt: time.UnixMilli(1777636800000), ResumeBy: time.UnixMilli(1777647600000),
-		Reason: "5 consecutive failed deliveries", By: lane.ByDeliverer, Pauses: []lane.Interval{{From: time.UnixMilli(1000), To: time.UnixMilli(2000)}},
+	want := pausing.State{Destination: "orders", Mode: pausing.Paused, Version: 3, PausedAt: time.UnixMilli(1777636800000), ResumeBy: time.UnixMilli(1777647600000),
+		Reason: "5 consecutive failed deliveries", By: pausing.ByDeliverer, Pauses: []pausing.Interval{{From: time.UnixMilli(1000), To: time.UnixMilli(2000)}},
 		Probes: 2, LastProbeStatus: 503}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("decoded (-want +got):\n%s", diff)
 	}
-	f.item = map[string]types.AttributeValue{lane.AttrMode: s("SLEEPING"), lane.AttrVersion: s("3"), lane.AttrPauses: s("x"), "win_5_a": n("1.5")}
+	f.item = map[string]types.AttributeValue{pausing.AttrMode: s("SLEEPING"), pausing.AttrVersion: s("3"), pausing.AttrPauses: s("x"), "win_5_a": n("1.5")}
 	_, err = st.Get(context.Background(), "orders")
 	wantErrs := []string{
 		`attribute lane_mode: "SLEEPING" is neither ACTIVE nor PAUSED`, `attribute lane_version: want a number`,

@@ -1,4 +1,4 @@
-package lane_test
+package pausing_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
-	"github.com/hookfan/hookfan/shared/lane"
+	"github.com/hookfan/hookfan/shared/pausing"
 )
 
 const (
@@ -44,7 +44,7 @@ func mapping(uuid, state string) types.EventSourceMappingConfiguration {
 func TestEventSourceMappingSwitch(t *testing.T) {
 	ctx := context.Background()
 	f := &fakeLambda{mappings: []types.EventSourceMappingConfiguration{mapping("u-1", "Enabled")}}
-	m := &lane.EventSourceMapping{API: f, FunctionName: fnName, QueueARN: queueARN}
+	m := &pausing.EventSourceMapping{API: f, FunctionName: fnName, QueueARN: queueARN}
 	if on, err := m.Enabled(ctx); err != nil || !on {
 		t.Fatalf("Enabled = %v, %v", on, err)
 	}
@@ -75,8 +75,8 @@ func TestEventSourceMappingSwitch(t *testing.T) {
 func TestEventSourceMappingErrors(t *testing.T) {
 	ctx := context.Background()
 	f := &fakeLambda{}
-	m := &lane.EventSourceMapping{API: f, FunctionName: fnName, QueueARN: queueARN}
-	if err := m.Disable(ctx); !errors.Is(err, lane.ErrNoMapping) {
+	m := &pausing.EventSourceMapping{API: f, FunctionName: fnName, QueueARN: queueARN}
+	if err := m.Disable(ctx); !errors.Is(err, pausing.ErrNoMapping) {
 		t.Errorf("no mapping: %v, want ErrNoMapping", err)
 	}
 	f.mappings = []types.EventSourceMappingConfiguration{mapping("a", "Enabled"), mapping("b", "Enabled")}

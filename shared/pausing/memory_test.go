@@ -1,4 +1,4 @@
-package lane_test
+package pausing_test
 
 import (
 	"context"
@@ -8,24 +8,24 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookfan/hookfan/shared/lane"
-	"github.com/hookfan/hookfan/shared/lane/lanetest"
+	"github.com/hookfan/hookfan/shared/pausing"
+	"github.com/hookfan/hookfan/shared/pausing/pausingtest"
 )
 
 func TestMemoryProtocol(t *testing.T) {
 	var n atomic.Int64
-	lanetest.Store(t, lane.NewMemory(), func() string { return fmt.Sprintf("dest-%d", n.Add(1)) })
+	pausingtest.Store(t, pausing.NewMemory(), func() string { return fmt.Sprintf("dest-%d", n.Add(1)) })
 }
 
 // TestMemoryOnePauseWins: deliverers that decided from the same state race
 // to pause; exactly one succeeds.
 func TestMemoryOnePauseWins(t *testing.T) {
-	m := lane.NewMemory()
+	m := pausing.NewMemory()
 	var wins atomic.Int64
 	var wg sync.WaitGroup
 	for range 20 {
 		wg.Go(func() {
-			_, err := m.Pause(context.Background(), "d", lane.PauseInput{At: time.Now(), ResumeBy: time.Now().Add(time.Hour), By: lane.ByDeliverer})
+			_, err := m.Pause(context.Background(), "d", pausing.PauseInput{At: time.Now(), ResumeBy: time.Now().Add(time.Hour), By: pausing.ByDeliverer})
 			if err == nil {
 				wins.Add(1)
 			}
@@ -39,7 +39,7 @@ func TestMemoryOnePauseWins(t *testing.T) {
 
 func TestMemorySwitch(t *testing.T) {
 	ctx := context.Background()
-	var s lane.MemorySwitch
+	var s pausing.MemorySwitch
 	if on, _ := s.Enabled(ctx); !on {
 		t.Fatal("a new switch is off; want on")
 	}

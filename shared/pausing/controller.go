@@ -1,4 +1,4 @@
-package lane
+package pausing
 
 import (
 	"context"
@@ -36,7 +36,7 @@ const (
 	DefaultProbeTimeout = time.Minute
 )
 
-// Options configure a Lane. Destination, Policy, Store and Switch are
+// Options configure a Controller. Destination, Policy, Store and Switch are
 // required.
 type Options struct {
 	Destination string
@@ -52,9 +52,9 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Lane is one lane's pause machinery, as one deliver instance (or an
+// Controller is one lane's pause machinery, as one deliver instance (or an
 // operator) sees it. It is safe for concurrent use.
-type Lane struct {
+type Controller struct {
 	dest         string
 	policy       Policy
 	store        Store
@@ -68,8 +68,8 @@ type Lane struct {
 	knownAt time.Time
 }
 
-// New checks the options and returns a Lane.
-func New(o Options) (*Lane, error) {
+// New checks the options and returns a Controller.
+func New(o Options) (*Controller, error) {
 	var missing []error
 	for _, r := range []struct {
 		name string
@@ -83,7 +83,7 @@ func New(o Options) (*Lane, error) {
 	if err := errors.Join(missing...); err != nil {
 		return nil, err
 	}
-	l := &Lane{dest: o.Destination, policy: o.Policy, store: o.Store, sw: o.Switch,
+	l := &Controller{dest: o.Destination, policy: o.Policy, store: o.Store, sw: o.Switch,
 		probeTimeout: o.ProbeTimeout, fresh: o.Fresh, now: o.Now}
 	if l.probeTimeout <= 0 {
 		l.probeTimeout = DefaultProbeTimeout
@@ -98,7 +98,7 @@ func New(o Options) (*Lane, error) {
 }
 
 // Policy is the lane's pause policy.
-func (l *Lane) Policy() Policy { return l.policy }
+func (l *Controller) Policy() Policy { return l.policy }
 
 // ChangeKind says how a lane's mode changed.
 type ChangeKind string
@@ -139,7 +139,7 @@ type Change struct {
 // keeps.
 var ErrNoBudget = errors.New("the lane has no pause left within its queue's retention")
 
-func (l *Lane) remember(s State) {
+func (l *Controller) remember(s State) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.known, l.knownAt = s, l.now()
@@ -147,7 +147,7 @@ func (l *Lane) remember(s State) {
 
 // Observe counts a batch's attempts on the lane and pauses it when its
 // rule trips. An error leaves deliveries alone: counting is a side path.
-func (l *Lane) Observe(ctx context.Context, t Tally) (Change, error) {
+func (l *Controller) Observe(ctx context.Context, t Tally) (Change, error) {
 	if t.Attempts == 0 {
 		return Change{}, nil
 	}
@@ -173,7 +173,7 @@ func (l *Lane) Observe(ctx context.Context, t Tally) (Change, error) {
 
 // Paused reports whether the lane is paused, reading its state again when
 // what this instance knows is older than Options.Fresh.
-func (l *Lane) Paused(ctx context.Context) (bool, error) {
+func (l *Controller) Paused(ctx context.Context) (bool, error) {
 	l.mu.Lock()
 	known, at := l.known, l.knownAt
 	l.mu.Unlock()
@@ -188,7 +188,7 @@ func (l *Lane) Paused(ctx context.Context) (bool, error) {
 }
 
 // State reads the lane's state.
-func (l *Lane) State(ctx context.Context) (State, error) {
+func (l *Controller) State(ctx context.Context) (State, error) {
 	s, err := l.store.Get(ctx, l.dest)
 	if err != nil {
 		return State{}, err
@@ -200,7 +200,7 @@ func (l *Lane) State(ctx context.Context) (State, error) {
 // Pause pauses the lane by hand, for at most what its bound leaves. A
 // lane the deliverer paused passes to by (no more probes end it); a lane
 // already paused by by is left as it is.
-func (l *Lane) Pause(ctx context.Context, by By, reason string) (Change, error) {
+func (l *Controller) Pause(ctx context.Context, by By, reason string) (Change, error) {
 	s, err := l.State(ctx)
 	if err != nil {
 		return Change{}, err
@@ -213,7 +213,7 @@ func (l *Lane) Pause(ctx context.Context, by By, reason string) (Change, error) 
 
 // pause pauses an active lane, or takes over a paused one, if s is still
 // its state.
-func (l *Lane) pause(ctx context.Context, s State, by By, reason string) (Change, error) {
+func (l *Controller) pause(ctx context.Context, s State, by By, reason string) (Change, error) {
 	now := l.now()
 	in := PauseInput{At: now, Reason: reason, By: by, Version: s.Version, Takeover: s.IsPaused()}
 	if in.Takeover {
@@ -242,12 +242,23 @@ func (l *Lane) pause(ctx context.Context, s State, by By, reason string) (Change
 	}
 	if err := l.sw.Disable(ctx); err != nil {
 		c.SwitchErr = err
+		return c, nil
+	}
+	// A resume may have landed between the pause's write and the disable
+	// (an operator's, turning the mapping on before recording the lane
+	// active): the disable would then leave an active lane with its mapping
+	// off. Read the state again and turn the mapping back on if so; should
+	// that fail, the next tick does it.
+	if now, err := l.State(ctx); err == nil && !now.IsPaused() {
+		if err := l.sw.Enable(ctx); err != nil {
+			c.SwitchErr = fmt.Errorf("the lane was resumed meanwhile and its mapping stays off until the next tick: %w", err)
+		}
 	}
 	return c, nil
 }
 
 // Resume resumes the lane by hand; an active lane is left as it is.
-func (l *Lane) Resume(ctx context.Context, by By, reason string) (Change, error) {
+func (l *Controller) Resume(ctx context.Context, by By, reason string) (Change, error) {
 	s, err := l.State(ctx)
 	if err != nil || !s.IsPaused() {
 		return Change{}, err
@@ -259,7 +270,7 @@ func (l *Lane) Resume(ctx context.Context, by By, reason string) (Change, error)
 // its state. In that order: a lane recorded active with its mapping off
 // would deliver nothing and nothing would notice, while one recorded
 // paused with its mapping on is turned off again by the next tick.
-func (l *Lane) resume(ctx context.Context, s State, by By, reason string) (Change, error) {
+func (l *Controller) resume(ctx context.Context, s State, by By, reason string) (Change, error) {
 	if err := l.sw.Enable(ctx); err != nil {
 		return Change{}, fmt.Errorf("resume lane %s: %w", l.dest, err)
 	}
@@ -289,6 +300,39 @@ func (l *Lane) resume(ctx context.Context, s State, by By, reason string) (Chang
 	return Change{Kind: Resuming, Reason: reason, By: by, At: now, PausedFor: now.Sub(s.PausedAt)}, nil
 }
 
+// reconcile switches the mapping to agree with s, the lane's recorded
+// mode, and says which way it switched it ("" when they agreed). A
+// mismatch is acted on only if the state is still s once the mapping was
+// read: a pause or resume in progress switches the mapping itself (a pause
+// writes the state, then turns the mapping off; a resume turns it on,
+// then writes the state), and the next tick sees what it left.
+func (l *Controller) reconcile(ctx context.Context, s State) (string, error) {
+	on, err := l.sw.Enabled(ctx)
+	if err != nil {
+		return "", err
+	}
+	if on != s.IsPaused() {
+		return "", nil
+	}
+	again, err := l.State(ctx)
+	if err != nil {
+		return "", err
+	}
+	if again.Version != s.Version || again.Mode != s.Mode {
+		return "", nil
+	}
+	if on {
+		if err := l.sw.Disable(ctx); err != nil {
+			return "", fmt.Errorf("lane %s is paused and its mapping on; turning it off: %w", l.dest, err)
+		}
+		return "off", nil
+	}
+	if err := l.sw.Enable(ctx); err != nil {
+		return "", fmt.Errorf("lane %s is active and its mapping off; turning it on: %w", l.dest, err)
+	}
+	return "on", nil
+}
+
 // ProbeFunc sends one probe to a paused lane's destination.
 type ProbeFunc func(ctx context.Context, s State) ProbeResult
 
@@ -300,35 +344,34 @@ type TickResult struct {
 	Probe *ProbeResult
 	// Change is the resume the tick made, if any.
 	Change Change
-	// Reconciled is true when the lane was paused with its mapping on (a
-	// deploy or the console turned it on) and the tick turned it off.
-	Reconciled bool
+	// Reconciled is set when the lane's event source mapping disagreed with
+	// its recorded mode and the tick switched it: "off" for a paused lane
+	// whose mapping was on (a deploy or the console turned it on), "on" for
+	// an active lane whose mapping was off (a resume that raced a pause).
+	Reconciled string
 	// Busy is true when another probe of the lane was running.
 	Busy bool
 }
 
-// Tick runs on a schedule. For a paused lane, it turns the mapping off if
-// something turned it on; resumes the lane when its pause reached its
-// bound; and, unless an operator paused it, sends one probe and resumes
-// the lane when the destination answered 2xx.
-func (l *Lane) Tick(ctx context.Context, probe ProbeFunc) (TickResult, error) {
+// Tick runs on a schedule, on every lane that pauses. It first makes the
+// event source mapping agree with the lane's recorded mode: on while
+// active, off while paused. For a paused lane it then resumes the lane when
+// its pause reached its bound, or, unless an operator paused it, sends one
+// probe and resumes the lane when the destination answered 2xx.
+func (l *Controller) Tick(ctx context.Context, probe ProbeFunc) (TickResult, error) {
 	s, err := l.State(ctx)
 	if err != nil {
 		return TickResult{}, err
 	}
 	res := TickResult{State: s}
-	if !s.IsPaused() {
-		return res, nil
-	}
 	var errs []error
-	if on, err := l.sw.Enabled(ctx); err != nil {
+	if r, err := l.reconcile(ctx, s); err != nil {
 		errs = append(errs, err)
-	} else if on {
-		if err := l.sw.Disable(ctx); err != nil {
-			errs = append(errs, err)
-		} else {
-			res.Reconciled = true
-		}
+	} else {
+		res.Reconciled = r
+	}
+	if !s.IsPaused() {
+		return res, errors.Join(errs...)
 	}
 	now := l.now()
 	if !now.Before(s.ResumeBy) {

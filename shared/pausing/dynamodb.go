@@ -1,4 +1,4 @@
-package lane
+package pausing
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package lane_test
+package pausing_test
 
 import (
 	"strconv"
@@ -8,18 +8,18 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookfan/hookfan/shared/config"
-	"github.com/hookfan/hookfan/shared/lane"
+	"github.com/hookfan/hookfan/shared/pausing"
 )
 
 var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 
 func TestTripConsecutive(t *testing.T) {
-	p := lane.Policy{PauseRule: config.PauseRule{AfterFailures: 5}}
+	p := pausing.Policy{PauseRule: config.PauseRule{AfterFailures: 5}}
 	for _, tt := range []struct {
 		failures int
 		trips    bool
 	}{{0, false}, {4, false}, {5, true}, {9, true}} {
-		reason, trips := p.Trip(lane.State{Failures: tt.failures}, t0)
+		reason, trips := p.Trip(pausing.State{Failures: tt.failures}, t0)
 		if trips != tt.trips {
 			t.Errorf("%d failures: trips = %v, want %v", tt.failures, trips, tt.trips)
 		}
@@ -34,27 +34,27 @@ func TestTripConsecutive(t *testing.T) {
 // within one width of now.
 func TestTripRate(t *testing.T) {
 	const width = 10 * time.Minute
-	p := lane.Policy{PauseRule: config.PauseRule{FailureRate: 0.9, Window: width, MinAttempts: 20}}
-	idx := lane.WindowIndex(t0, width)
+	p := pausing.Policy{PauseRule: config.PauseRule{FailureRate: 0.9, Window: width, MinAttempts: 20}}
+	idx := pausing.WindowIndex(t0, width)
 	start := time.UnixMilli(idx * width.Milliseconds())
 	now := start.Add(width / 4) // three quarters of the previous window count
 	tests := []struct {
 		name               string
-		windows            []lane.Window
+		windows            []pausing.Window
 		attempts, failures float64
 		trips              bool
 	}{
-		{"too few attempts to judge", []lane.Window{{Index: idx, Attempts: 19, Failures: 19}}, 19, 19, false},
-		{"enough, all failed", []lane.Window{{Index: idx, Attempts: 20, Failures: 20}}, 20, 20, true},
-		{"the previous window weighs three quarters", []lane.Window{{Index: idx - 1, Attempts: 20, Failures: 20}, {Index: idx, Attempts: 8, Failures: 4}},
+		{"too few attempts to judge", []pausing.Window{{Index: idx, Attempts: 19, Failures: 19}}, 19, 19, false},
+		{"enough, all failed", []pausing.Window{{Index: idx, Attempts: 20, Failures: 20}}, 20, 20, true},
+		{"the previous window weighs three quarters", []pausing.Window{{Index: idx - 1, Attempts: 20, Failures: 20}, {Index: idx, Attempts: 8, Failures: 4}},
 			23, 19, false},
-		{"older windows do not count", []lane.Window{{Index: idx - 2, Attempts: 100, Failures: 100}, {Index: idx - 1, Attempts: 40, Failures: 40}, {Index: idx, Attempts: 2, Failures: 2}},
+		{"older windows do not count", []pausing.Window{{Index: idx - 2, Attempts: 100, Failures: 100}, {Index: idx - 1, Attempts: 40, Failures: 40}, {Index: idx, Attempts: 2, Failures: 2}},
 			32, 32, true},
-		{"at the rate exactly", []lane.Window{{Index: idx, Attempts: 30, Failures: 27}}, 30, 27, true},
-		{"just under it", []lane.Window{{Index: idx, Attempts: 30, Failures: 26}}, 30, 26, false},
+		{"at the rate exactly", []pausing.Window{{Index: idx, Attempts: 30, Failures: 27}}, 30, 27, true},
+		{"just under it", []pausing.Window{{Index: idx, Attempts: 30, Failures: 26}}, 30, 26, false},
 	}
 	for _, tt := range tests {
-		s := lane.State{Windows: tt.windows}
+		s := pausing.State{Windows: tt.windows}
 		a, f := s.Rate(now, width)
 		if diff := cmp.Diff([]float64{tt.attempts, tt.failures}, []float64{a, f}); diff != "" {
 			t.Errorf("%s: Rate (-want +got):\n%s", tt.name, diff)
@@ -68,8 +68,8 @@ func TestTripRate(t *testing.T) {
 // TestBudget: a lane may spend at most MaxPause paused within any span of
 // its queue's retention, so no message waits paused longer than that.
 func TestBudget(t *testing.T) {
-	p := lane.Policy{PauseRule: config.PauseRule{MaxPause: 3 * time.Hour}, Retention: 10 * time.Hour}
-	s := lane.State{Mode: lane.Paused, PausedAt: t0.Add(-30 * time.Minute), Pauses: []lane.Interval{
+	p := pausing.Policy{PauseRule: config.PauseRule{MaxPause: 3 * time.Hour}, Retention: 10 * time.Hour}
+	s := pausing.State{Mode: pausing.Paused, PausedAt: t0.Add(-30 * time.Minute), Pauses: []pausing.Interval{
 		{From: t0.Add(-12 * time.Hour), To: t0.Add(-11 * time.Hour)},                              // outside the retention
 		{From: t0.Add(-10*time.Hour - 30*time.Minute), To: t0.Add(-9*time.Hour - 30*time.Minute)}, // half inside: 30m
 		{From: t0.Add(-2 * time.Hour), To: t0.Add(-time.Hour)},                                    // 1h
@@ -80,32 +80,32 @@ func TestBudget(t *testing.T) {
 	if got, want := p.Budget(s, t0), time.Hour; got != want {
 		t.Errorf("Budget = %s, want %s", got, want)
 	}
-	s.Pauses = append(s.Pauses, lane.Interval{From: t0.Add(-5 * time.Hour), To: t0.Add(-3 * time.Hour)})
+	s.Pauses = append(s.Pauses, pausing.Interval{From: t0.Add(-5 * time.Hour), To: t0.Add(-3 * time.Hour)})
 	if got := p.Budget(s, t0); got != 0 {
 		t.Errorf("Budget past the bound = %s, want 0", got)
 	}
 }
 
 func TestKeep(t *testing.T) {
-	p := lane.Policy{Retention: 10 * time.Hour}
-	old := lane.Interval{From: t0.Add(-12 * time.Hour), To: t0.Add(-11 * time.Hour)}
-	edge := lane.Interval{From: t0.Add(-11 * time.Hour), To: t0.Add(-9 * time.Hour)}
-	ended := lane.Interval{From: t0.Add(-time.Hour), To: t0}
-	if diff := cmp.Diff([]lane.Interval{edge, ended}, p.Keep([]lane.Interval{old, edge}, ended, t0)); diff != "" {
+	p := pausing.Policy{Retention: 10 * time.Hour}
+	old := pausing.Interval{From: t0.Add(-12 * time.Hour), To: t0.Add(-11 * time.Hour)}
+	edge := pausing.Interval{From: t0.Add(-11 * time.Hour), To: t0.Add(-9 * time.Hour)}
+	ended := pausing.Interval{From: t0.Add(-time.Hour), To: t0}
+	if diff := cmp.Diff([]pausing.Interval{edge, ended}, p.Keep([]pausing.Interval{old, edge}, ended, t0)); diff != "" {
 		t.Errorf("Keep (-want +got):\n%s", diff)
 	}
 	// Past MaxKept the oldest merge: the time counted can only grow.
-	var many []lane.Interval
-	for i := range lane.MaxKept + 5 {
+	var many []pausing.Interval
+	for i := range pausing.MaxKept + 5 {
 		from := t0.Add(-9*time.Hour + time.Duration(i)*time.Minute)
-		many = append(many, lane.Interval{From: from, To: from.Add(10 * time.Second)})
+		many = append(many, pausing.Interval{From: from, To: from.Add(10 * time.Second)})
 	}
 	kept := p.Keep(many, ended, t0)
-	if len(kept) != lane.MaxKept {
-		t.Fatalf("kept %d, want %d", len(kept), lane.MaxKept)
+	if len(kept) != pausing.MaxKept {
+		t.Fatalf("kept %d, want %d", len(kept), pausing.MaxKept)
 	}
-	before := p.Spent(lane.State{Pauses: append(many, ended)}, t0)
-	after := p.Spent(lane.State{Pauses: kept}, t0)
+	before := p.Spent(pausing.State{Pauses: append(many, ended)}, t0)
+	after := p.Spent(pausing.State{Pauses: kept}, t0)
 	if after < before {
 		t.Errorf("merging undercounts: %s kept, %s before", after, before)
 	}

@@ -1,11 +1,11 @@
-// Package lane keeps a destination lane's pause state: the failure counts
+// Package pausing keeps a destination lane's pause state: the failure counts
 // every deliverer of the lane adds to, whether the lane is paused, and the
 // pauses it took, in one item of the delivery-record table that all
 // concurrent instances see.
 //
 // A paused lane delivers nothing: its event source mapping is turned off
 // (a Switch), so its messages wait in the queue without spending receives.
-// A Lane ties the state (a Store) to the switch and to the pause rule of
+// A Controller ties the state (a Store) to the switch and to the pause rule of
 // the destination's configuration: Observe counts the attempts of each
 // batch and pauses the lane when the rule trips; Tick, run on a schedule,
 // probes a paused lane and resumes it when the probe is answered 2xx, or
@@ -16,7 +16,7 @@
 // the same conditional semantics; EventSourceMapping switches the Lambda
 // event source mapping and MemorySwitch a flag, for tests and the local
 // stack.
-package lane
+package pausing
 
 import (
 	"errors"
