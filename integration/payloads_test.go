@@ -40,7 +40,7 @@ func TestLargeBodyOutlivesItsObject(t *testing.T) {
 		return http.StatusInternalServerError
 	})
 	large := `[
-	  {"name": "stripe", "verify": {"kind": "stripe", "secretName": "%[1]s/sources/stripe"}, "maxBodyBytes": 4521984},
+	  {"name": "stripe", "verify": {"kind": "stripe", "secretName": "%[1]s/sources/stripe"}, "maxBodyBytes": 1000000},
 	  {"name": "github", "verify": {"kind": "github", "secretName": "%[1]s/sources/github"}}
 	]`
 	e := startEnvSources(t, large, []string{destJSON("d", rc, `"retry": {"schedule": ["1s"], "jitter": 0}`)}, map[string]*receiver{"d": rc})

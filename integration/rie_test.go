@@ -130,11 +130,15 @@ func TestBuiltFunctionsUnderRIE(t *testing.T) {
 
 	// Each started with an event that needs no AWS call: a request for an
 	// unknown source (404), an empty batch.
-	var unknown events.APIGatewayProxyResponse
+	// The API type is the default one, the HTTP API (its payload format
+	// 2.0), as the default template deploys.
+	var unknown events.APIGatewayV2HTTPResponse
 	ingestFn := startFunction(t, bin, prefix+"-ingest", "ingest", devstack.IngestTimeout,
 		ingest.FunctionEnv(cfg, topo.TopicARN, topo.PayloadBucket, topo.Archive.Bucket, topo.TableName).Render(),
-		events.APIGatewayProxyRequest{HTTPMethod: "POST", Resource: "/webhooks/{source}", Path: "/webhooks/unknown",
-			PathParameters: map[string]string{"source": "unknown"}, Body: "{}"}, &unknown)
+		events.APIGatewayV2HTTPRequest{Version: "2.0", RouteKey: "POST /webhooks/{source}", RawPath: "/webhooks/unknown",
+			PathParameters: map[string]string{"source": "unknown"}, Body: "{}",
+			RequestContext: events.APIGatewayV2HTTPRequestContext{RouteKey: "POST /webhooks/{source}",
+				HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "POST", Path: "/webhooks/unknown"}}}, &unknown)
 	if unknown.StatusCode != 404 {
 		t.Fatalf("ingest answered %d %s for an unknown source, want 404", unknown.StatusCode, unknown.Body)
 	}
@@ -147,7 +151,10 @@ func TestBuiltFunctionsUnderRIE(t *testing.T) {
 	}
 
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	gateway := httptest.NewServer(devstack.Gateway(func(ctx context.Context, req events.APIGatewayProxyRequest) (resp events.APIGatewayProxyResponse, err error) {
+	if cfg.API.Kind() != config.APITypeHTTP {
+		t.Fatalf("the default API type is %q; this test plays the HTTP API", cfg.API.Kind())
+	}
+	gateway := httptest.NewServer(devstack.HTTPGateway(func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (resp events.APIGatewayV2HTTPResponse, err error) {
 		return resp, invoke(ctx, ingestFn, req, &resp)
 	}, []string{"stripe"}, devstack.IngestTimeout, log))
 	t.Cleanup(gateway.Close)
