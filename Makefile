@@ -132,11 +132,11 @@ send: $(BIN)/send ## sign a sample event as SOURCE (default stripe) and POST it 
 RIE_MODULE     := github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie
 RIE_VERSION    ?= v0.0.0-20261030222936-bef5c4ba774d
 COLDSTART_DIR  := $(BUILD_DIR)/coldstart
-COLDSTART_RUNS ?= 5
+COLDSTART_RUNS ?= 15
 # Ingest's init may be at most this many times hello's (deliver's has no budget).
 COLDSTART_BUDGET ?= 2
 
-coldstart: ## cold start of both functions and a hello-world baseline under the Lambda RIE (median of COLDSTART_RUNS, default 5); fails when ingest's init exceeds COLDSTART_BUDGET× hello's
+coldstart: ## cold start of both functions and a hello-world baseline under the Lambda RIE (median of COLDSTART_RUNS, default 15); fails when ingest's init exceeds COLDSTART_BUDGET× hello's
 	@mkdir -p $(COLDSTART_DIR)
 	GOBIN=$(abspath $(COLDSTART_DIR)) $(GO) install $(RIE_MODULE)@$(RIE_VERSION)
 	@# This machine's architecture: the emulator runs the functions here.
