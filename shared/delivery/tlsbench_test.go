@@ -2,7 +2,6 @@ package delivery
 
 import (
 	"bufio"
-	"context"
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
@@ -108,20 +107,7 @@ func BenchmarkDeliveryTLS(b *testing.B) {
 				tr.DisableKeepAlives = tc.fresh
 				o.Client = c
 			})
-			h := hs.h
-			h.Handle(context.Background(), batches(1, 1, "warm")[0])
-			evs := batches(b.N, 1, fmt.Sprintf("tls-%s-%d", tc.name, b.N))
-			b.ReportAllocs()
-			before := cpuTime()
-			b.ResetTimer()
-			for i := range b.N {
-				resp, _ := h.Handle(context.Background(), evs[i])
-				if len(resp.BatchItemFailures) != 0 {
-					b.Fatalf("failures: %v", resp.BatchItemFailures)
-				}
-			}
-			b.StopTimer()
-			cpu := float64(cpuTime()-before) / float64(b.N)
+			cpu := deliveryCPU(b, hs.h, "tls-"+tc.name)
 			b.ReportMetric(cpu, "cpu-ns/op")
 			b.ReportMetric(cpu/1e6*1769/128, "ms-at-128MB/op")
 			b.ReportMetric(cpu/1e6*1769/256, "ms-at-256MB/op")
