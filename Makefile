@@ -113,8 +113,8 @@ $(addprefix $(BIN)/,$(foreach t,$(DEV_TOOLS),$(firstword $(subst =, ,$(t))))): $
 	@echo "building $@: once, and again only when a Go source changes (on a cold Go cache the first takes a minute or two)"
 	@$(GO) build -o $@ $(lastword $(subst =, ,$(filter $*=%,$(DEV_TOOLS))))
 
-dev: $(BIN)/local ## run the whole stack locally on a persistent moto_server (reused across runs) or AWS_ENDPOINT_URL
-	@$(BIN)/local --config $(DEV_CONFIG) --secrets $(DEV_SECRETS)
+dev: $(BIN)/local ## run the whole stack locally on a persistent moto_server (reused across runs) or AWS_ENDPOINT_URL; DEV_CONFIG=… DEV_FLAGS="--call-timeout 30s"
+	@$(BIN)/local --config $(DEV_CONFIG) --secrets $(DEV_SECRETS) $(DEV_FLAGS)
 
 dev-stop: $(BIN)/local ## stop the persistent emulator make dev uses (everything it holds is gone; the next make dev starts clean)
 	@$(BIN)/local --stop-emulator
