@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/hookfan/hookfan/shared/config"
@@ -169,6 +171,11 @@ func (c *clientTLS) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, nil
 	}
 	side := handshakeSide(err)
+	if side == "" && brokenConnection(ctx, err) {
+		if derr := c.diagnose(ctx, req.URL); derr != nil {
+			side, err = handshakeSide(derr), derr
+		}
+	}
 	if side == "" {
 		return nil, err
 	}
@@ -186,6 +193,75 @@ func (c *clientTLS) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	return nil, &handshakeError{reason: side, err: err}
+}
+
+// Diagnosis of a broken connection.
+const (
+	// DiagnoseTimeout bounds the handshake of its own diagnose makes.
+	DiagnoseTimeout = 2 * time.Second
+	// diagnoseQuiet is how long an HTTP/1.1 server that accepted the
+	// handshake is given to send an alert anyway (it sends nothing else
+	// before a request); an HTTP/2 server sends its settings at once.
+	diagnoseQuiet = 500 * time.Millisecond
+)
+
+// brokenConnection reports whether err may be a connection the server
+// closed or reset after our side of the handshake: how a TLS 1.3 server's
+// refusal of our certificate can show when its alert races the request
+// (it verifies the certificate after our side of the handshake ended, and
+// a reset discards the alert; HTTP/2 reports only that the connection
+// could not be established). Timeouts, the guard's refusals and a
+// delivery's own end are not.
+func brokenConnection(ctx context.Context, err error) bool {
+	var netErr net.Error
+	switch {
+	case ctx.Err() != nil, errors.Is(err, ErrBlockedAddress), errors.Is(err, context.DeadlineExceeded),
+		errors.As(err, &netErr) && netErr.Timeout():
+		return false
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return false // no server listening: nothing to ask
+	}
+	return true
+}
+
+// diagnose makes one handshake of its own to u's host, through the same
+// guarded dialer and TLS settings, and reads the server's first answer:
+// it returns the handshake's refusal (an alert, or a certificate we do not
+// trust), or nil when the server accepted it or could not be asked.
+func (c *clientTLS) diagnose(ctx context.Context, u *url.URL) error {
+	t := c.tr.Load()
+	ctx, cancel := context.WithTimeout(ctx, DiagnoseTimeout)
+	defer cancel()
+	port := u.Port()
+	if port == "" {
+		port = "443"
+	}
+	raw, err := t.DialContext(ctx, "tcp", net.JoinHostPort(u.Hostname(), port))
+	if err != nil {
+		return nil
+	}
+	defer raw.Close()
+	cfg := t.TLSClientConfig.Clone()
+	cfg.ServerName = u.Hostname()
+	cfg.NextProtos = []string{"h2", "http/1.1"}
+	conn := tls.Client(raw, cfg)
+	if err := conn.HandshakeContext(ctx); err != nil {
+		if handshakeSide(err) != "" {
+			return err
+		}
+		return nil
+	}
+	deadline, _ := ctx.Deadline()
+	if conn.ConnectionState().NegotiatedProtocol != "h2" {
+		if quiet := time.Now().Add(diagnoseQuiet); quiet.Before(deadline) {
+			deadline = quiet
+		}
+	}
+	_ = conn.SetReadDeadline(deadline)
+	if _, err := conn.Read(make([]byte, 1)); err != nil && handshakeSide(err) != "" {
+		return err
+	}
+	return nil
 }
 
 // CloseIdleConnections closes the current transport's idle connections.

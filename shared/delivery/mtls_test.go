@@ -2,6 +2,8 @@ package delivery
 
 import (
 	"context"
+	"crypto/tls"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -57,8 +59,12 @@ func TestMTLSDelivers(t *testing.T) {
 // attempts (they count toward pausing).
 func TestMTLSRefusedRecordsTheSide(t *testing.T) {
 	serverCA, clientCA, otherCA := newTestCA(t, "server CA"), newTestCA(t, "client CA"), newTestCA(t, "other CA")
-	for _, h2 := range []bool{false, true} {
-		srv := newMTLSServer(t, serverCA, clientCA, h2)
+	for _, v := range []struct {
+		h2  bool
+		max uint16
+	}{{false, 0}, {true, 0}, {false, tls.VersionTLS12}} {
+		h2 := v.h2
+		srv := newMTLSServerWith(t, serverCA, clientCA, h2, v.max, nil)
 		wrong, _ := otherCA.leaf(t, "hookfan-orders", false)
 		right, _ := clientCA.leaf(t, "hookfan-orders", false)
 		for _, tt := range []struct {
@@ -85,6 +91,27 @@ func TestMTLSRefusedRecordsTheSide(t *testing.T) {
 				t.Errorf("h2=%v %s: the server handled a request", h2, tt.name)
 			}
 		}
+	}
+}
+
+// TestMTLSBrokenConnectionIsNotARefusal: a server that accepts the
+// certificate and then drops the connection is not recorded as refusing
+// it (the diagnosing handshake finds it accepted).
+func TestMTLSBrokenConnectionIsNotARefusal(t *testing.T) {
+	serverCA, clientCA := newTestCA(t, "server CA"), newTestCA(t, "client CA")
+	srv := newMTLSServerWith(t, serverCA, clientCA, false, 0, func(w http.ResponseWriter, _ *http.Request) {
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			_ = conn.Close()
+		}
+	})
+	pair, _ := clientCA.leaf(t, "hookfan-orders", false)
+	sm := newFakeSM(map[string]string{certSecret: pair, caSecret: serverCA.pem})
+	h := newHarness(t, srv.URL, newSecret(t), withClientAuth(t, sm, &clock{t: time.Now()}, &config.TLS{ClientCertificateSecret: certSecret, CASecret: caSecret}, nil))
+	_, _ = h.h.Handle(context.Background(), batch(sqsRecord("evt_1", 1)))
+	r := lastRecord(t, h, "evt_1")
+	if r.Status != dedupe.StatusFailed || strings.HasPrefix(r.LastError, "tls_") {
+		t.Errorf("record %s %q, want a failure that blames no certificate", r.Status, r.LastError)
 	}
 }
 

@@ -304,10 +304,13 @@ func parseTokenResponse(body []byte, start time.Time) (*oauth2Token, error) {
 	if len(r.ExpiresIn) > 0 && string(r.ExpiresIn) != "null" {
 		// A number, or (some providers) a number in a string.
 		n, err := strconv.ParseFloat(strings.Trim(string(r.ExpiresIn), `"`), 64)
-		if err != nil || n <= 0 {
+		if err != nil || !(n > 0) { // NaN too
 			return nil, &tokenError{ReasonTokenInvalid, "the token endpoint's expires_in is not a positive number of seconds"}
 		}
-		life = min(time.Duration(n*float64(time.Second)), MaxTokenLifetime)
+		life = MaxTokenLifetime
+		if n < MaxTokenLifetime.Seconds() {
+			life = time.Duration(n * float64(time.Second))
+		}
 	}
 	early := min(TokenEarly, life/2)
 	return &oauth2Token{value: r.AccessToken, fetchedAt: start, refreshAt: start.Add(life - early), expiresAt: start.Add(life)}, nil

@@ -104,6 +104,12 @@ type mtlsServer struct {
 }
 
 func newMTLSServer(t testing.TB, serverCA, clientCA *testCA, h2 bool) *mtlsServer {
+	return newMTLSServerWith(t, serverCA, clientCA, h2, 0, nil)
+}
+
+// newMTLSServerWith caps the TLS version (0: TLS 1.3) and, when handle is
+// set, lets it answer instead of the default 204.
+func newMTLSServerWith(t testing.TB, serverCA, clientCA *testCA, h2 bool, maxVersion uint16, handle http.HandlerFunc) *mtlsServer {
 	t.Helper()
 	s := &mtlsServer{}
 	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -111,12 +117,16 @@ func newMTLSServer(t testing.TB, serverCA, clientCA *testCA, h2 bool) *mtlsServe
 		s.mu.Lock()
 		s.cns = append(s.cns, r.TLS.PeerCertificates[0].Subject.CommonName)
 		s.mu.Unlock()
+		if handle != nil {
+			handle(w, r)
+			return
+		}
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	_, crt := serverCA.leaf(t, "destination", true)
 	pool := x509.NewCertPool()
 	pool.AddCert(clientCA.cert)
-	s.TLS = &tls.Config{Certificates: []tls.Certificate{crt}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool, MinVersion: tls.VersionTLS12}
+	s.TLS = &tls.Config{Certificates: []tls.Certificate{crt}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool, MinVersion: tls.VersionTLS12, MaxVersion: maxVersion}
 	s.EnableHTTP2 = h2
 	s.Config.ErrorLog = log.New(io.Discard, "", 0) // refused handshakes are the point
 	s.StartTLS()
