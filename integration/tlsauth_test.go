@@ -27,8 +27,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/hookfan/hookfan/infra/local/devstack"
-	"github.com/hookfan/hookfan/shared/delivery"
 	"github.com/hookfan/hookfan/shared/dedupe"
+	"github.com/hookfan/hookfan/shared/delivery"
 )
 
 // pki is a certificate authority made for one test.
