@@ -64,6 +64,7 @@ type clientTLS struct {
 	mu       sync.Mutex
 	certFrom string // the secret values the pair and the roots were read from
 	caFrom   string
+	applied  uint64 // counts changes applied, so a read older than one is not
 	rereadAt time.Time
 }
 
@@ -94,8 +95,14 @@ func (c *clientTLS) clientCertificate(*tls.CertificateRequestInfo) (*tls.Certifi
 	return &tls.Certificate{}, nil
 }
 
-// load reads both secrets through the cache and applies what changed.
+// load reads both secrets through the cache and applies what changed. A
+// read that began before another load applied a change is not applied
+// over it: while the cache refreshes a value, a delivery arriving meanwhile
+// is served the one it replaces.
 func (c *clientTLS) load(ctx context.Context) error {
+	c.mu.Lock()
+	began := c.applied
+	c.mu.Unlock()
 	v, err := c.secrets.Value(ctx, c.certName)
 	if err != nil {
 		return fmt.Errorf("%w: secret %q: %w", errClientCertificate, c.certName, err)
@@ -108,6 +115,13 @@ func (c *clientTLS) load(ctx context.Context) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if crt := c.cert.Load(); crt != nil && v == c.certFrom && c.now().After(crt.Leaf.NotAfter) {
+		// Expired since it was read, and not replaced in the secret.
+		return fmt.Errorf("%w: secret %q: the client certificate expired at %s; store the renewed certificate and key", errClientCertificate, c.certName, crt.Leaf.NotAfter.UTC().Format(time.RFC3339))
+	}
+	if c.applied != began {
+		return nil // a newer read was applied meanwhile
+	}
 	if v != c.certFrom {
 		crt, err := ParseClientCertificate(v, c.now())
 		if err != nil {
@@ -119,6 +133,7 @@ func (c *clientTLS) load(ctx context.Context) error {
 			c.tr.Load().CloseIdleConnections()
 		}
 		c.certFrom = v
+		c.applied++
 	}
 	if ca != c.caFrom {
 		roots, err := ParseCABundle(ca)
@@ -128,6 +143,7 @@ func (c *clientTLS) load(ctx context.Context) error {
 		old := c.tr.Swap(c.transport(roots))
 		old.CloseIdleConnections()
 		c.caFrom = ca
+		c.applied++
 	}
 	return nil
 }

@@ -46,6 +46,11 @@ func TestMTLSDelivers(t *testing.T) {
 		if got := srv.commonNames(); len(got) != 2 || got[0] != "hookfan-orders" {
 			t.Errorf("h2=%v: the server saw client certificates %v", h2, got)
 		}
+		srv.mu.Lock()
+		if want := map[bool]int{false: 1, true: 2}[h2]; srv.protos[0] != want {
+			t.Errorf("h2=%v: HTTP/%d, want HTTP/%d", h2, srv.protos[0], want)
+		}
+		srv.mu.Unlock()
 		// One read of each secret for the batch: the cache serves the rest.
 		if sm.count(certSecret) != 1 || sm.count(caSecret) != 1 {
 			t.Errorf("h2=%v: GetSecretValue calls cert %d, CA %d; want 1 each", h2, sm.count(certSecret), sm.count(caSecret))
@@ -203,6 +208,25 @@ func TestMTLSSecretUnusable(t *testing.T) {
 		if strings.Contains(logs, "c2VjcmV0") || strings.Contains(logs, "BEGIN") {
 			t.Errorf("%s: log shows the secret's value:\n%s", name, logs)
 		}
+	}
+}
+
+// TestMTLSCertificateExpiresWhileCached: a pair that expires while cached
+// (and is not replaced) stops being presented: deliveries back off
+// unattempted with the reason.
+func TestMTLSCertificateExpiresWhileCached(t *testing.T) {
+	serverCA, clientCA := newTestCA(t, "server CA"), newTestCA(t, "client CA")
+	srv := newMTLSServer(t, serverCA, clientCA, false)
+	pair, crt := clientCA.leaf(t, "hookfan-orders", false)
+	clk := &clock{t: time.Now()}
+	h := newHarness(t, srv.URL, newSecret(t), withClientAuth(t, newFakeSM(map[string]string{certSecret: pair, caSecret: serverCA.pem}), clk, &config.TLS{ClientCertificateSecret: certSecret, CASecret: caSecret}, nil))
+	if resp, _ := h.h.Handle(context.Background(), batch(sqsRecord("evt_1", 1))); len(failures(resp)) != 0 {
+		t.Fatal(lastRecord(t, h, "evt_1").LastError)
+	}
+	clk.Set(crt.Leaf.NotAfter.Add(time.Second))
+	resp, _ := h.h.Handle(context.Background(), batch(sqsRecord("evt_2", 1)))
+	if len(failures(resp)) != 1 || h.sink.sum(metrics.DeliveryAttempts) != 1 || !strings.Contains(h.logs.b.String(), "the client certificate expired at") {
+		t.Errorf("failures %v, attempts %v; log:\n%s", failures(resp), h.sink.sum(metrics.DeliveryAttempts), h.logs.b.String())
 	}
 }
 

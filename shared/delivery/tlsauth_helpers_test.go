@@ -99,8 +99,9 @@ func (ca *testCA) leaf(t testing.TB, cn string, server bool) (string, tls.Certif
 // issued by clientCA; it records the common name of each request's.
 type mtlsServer struct {
 	*httptest.Server
-	mu  sync.Mutex
-	cns []string
+	mu     sync.Mutex
+	cns    []string
+	protos []int
 }
 
 func newMTLSServer(t testing.TB, serverCA, clientCA *testCA, h2 bool) *mtlsServer {
@@ -116,6 +117,7 @@ func newMTLSServerWith(t testing.TB, serverCA, clientCA *testCA, h2 bool, maxVer
 		_, _ = io.Copy(io.Discard, r.Body)
 		s.mu.Lock()
 		s.cns = append(s.cns, r.TLS.PeerCertificates[0].Subject.CommonName)
+		s.protos = append(s.protos, r.ProtoMajor)
 		s.mu.Unlock()
 		if handle != nil {
 			handle(w, r)
