@@ -60,6 +60,11 @@ type Destination struct {
 	// Pause, when set, pauses the lane while the destination keeps failing
 	// instead of spending every event's attempts (pause.go).
 	Pause *Pause `json:"pause,omitempty"`
+	// Auth authenticates the requests beyond their signature (auth.go).
+	Auth *Auth `json:"auth,omitempty"`
+	// Transform is a jq expression that reshapes each JSON body before it
+	// is signed and sent (transform.go).
+	Transform string `json:"transform,omitempty"`
 }
 
 // Timeout is the whole-request deadline of one delivery.
@@ -96,6 +101,8 @@ func (d *Destination) validate(p *problems, at string, seen map[string]int, inde
 	d.validateURL(p, at)
 	d.Filter.validate(p, at+".filter", sources)
 	d.validateHeaders(p, at+".headers")
+	d.validateAuth(p, at)
+	d.validateTransform(p, at)
 	d.Retry.validate(p, at+".retry")
 	if d.TimeoutSeconds != 0 && (d.TimeoutSeconds < MinTimeoutSeconds || d.TimeoutSeconds > MaxTimeoutSeconds) {
 		p.add(at+".timeoutSeconds", "%d is out of range; use %d to %d seconds (default %d)", d.TimeoutSeconds, MinTimeoutSeconds, MaxTimeoutSeconds, DefaultTimeoutSeconds)

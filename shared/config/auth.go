@@ -1,0 +1,112 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Auth is how a destination's requests authenticate beyond their Standard
+// Webhooks signature, which every delivery still carries. At most one kind
+// is set.
+type Auth struct {
+	// SigV4 signs each request with the lane role's AWS credentials
+	// (Signature Version 4): for API Gateway routes with IAM
+	// authorization, Lambda function URLs with AWS_IAM auth and VPC
+	// Lattice services with IAM auth policies.
+	SigV4 *SigV4 `json:"sigv4,omitempty"`
+}
+
+// SigV4 names what a SigV4 signature is scoped to.
+type SigV4 struct {
+	// Service is the signing name of the receiving service:
+	// "execute-api" (API Gateway), "lambda" (function URLs),
+	// "vpc-lattice-svcs" (VPC Lattice).
+	Service string `json:"service"`
+	// Region is the receiver's region, such as "eu-west-1".
+	Region string `json:"region"`
+}
+
+// isSigV4Service reports whether s has a signing name's shape: 1 to 63
+// lowercase letters, digits and hyphens, not starting with a hyphen.
+func isSigV4Service(s string) bool {
+	if s == "" || len(s) > 63 || s[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// isAWSRegion reports whether s has a region's shape: two letters, one or
+// more lowercase words, and a number of one or two digits, joined by
+// hyphens (eu-west-1, us-gov-west-1, ap-southeast-3).
+func isAWSRegion(s string) bool {
+	parts := strings.Split(s, "-")
+	if len(parts) < 3 || len(parts[0]) != 2 {
+		return false
+	}
+	last := parts[len(parts)-1]
+	if len(last) < 1 || len(last) > 2 {
+		return false
+	}
+	for i := 0; i < len(last); i++ {
+		if last[i] < '0' || last[i] > '9' {
+			return false
+		}
+	}
+	for _, w := range parts[:len(parts)-1] {
+		if w == "" {
+			return false
+		}
+		for i := 0; i < len(w); i++ {
+			if w[i] < 'a' || w[i] > 'z' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// sigv4Headers are set by the SigV4 signer: a destination's own headers
+// may not set them.
+var sigv4Headers = []string{"authorization", "x-amz-date", "x-amz-security-token", "x-amz-content-sha256"}
+
+// SigV4 returns the destination's SigV4 settings, nil when it is not signed.
+func (d Destination) SigV4() *SigV4 {
+	if d.Auth == nil {
+		return nil
+	}
+	return d.Auth.SigV4
+}
+
+func (d *Destination) validateAuth(p *problems, at string) {
+	if d.Auth == nil {
+		return
+	}
+	headersAt := at + ".headers"
+	at += ".auth"
+	a := d.Auth
+	if a.SigV4 == nil {
+		p.add(at, "names no kind of authentication; set sigv4 ({\"service\": \"execute-api\", \"region\": \"eu-west-1\"}) or remove auth")
+		return
+	}
+	s := a.SigV4
+	at += ".sigv4"
+	if !isSigV4Service(s.Service) {
+		p.add(at+".service", "%q is not a SigV4 signing name; use the receiver's, such as execute-api (API Gateway), lambda (function URLs) or vpc-lattice-svcs (VPC Lattice)", s.Service)
+	}
+	if !isAWSRegion(s.Region) {
+		p.add(at+".region", "%q is not an AWS region; use the receiver's region, such as eu-west-1 or us-east-1", s.Region)
+	}
+	for i, h := range d.Headers {
+		for _, name := range sigv4Headers {
+			if strings.EqualFold(h.Name, name) {
+				p.add(fmt.Sprintf("%s[%d].name", headersAt, i),
+					"%q cannot be set on a destination with auth.sigv4: the SigV4 signer sets it; remove the header (the receiver authenticates the lane's role)", h.Name)
+			}
+		}
+	}
+}
