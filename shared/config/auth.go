@@ -74,6 +74,13 @@ func isAWSRegion(s string) bool {
 // may not set them.
 var sigv4Headers = []string{"authorization", "x-amz-date", "x-amz-security-token", "x-amz-content-sha256"}
 
+// Signing names of the receivers the docs describe.
+const (
+	SigV4ServiceAPIGateway = "execute-api"
+	SigV4ServiceLambda     = "lambda"
+	SigV4ServiceLattice    = "vpc-lattice-svcs"
+)
+
 // SigV4 returns the destination's SigV4 settings, nil when it is not signed.
 func (d Destination) SigV4() *SigV4 {
 	if d.Auth == nil {

@@ -31,6 +31,21 @@ import (
 // exact bytes sent.
 const HeaderContentSHA256 = "X-Amz-Content-Sha256"
 
+// UnsignedPayload is the payload hash VPC Lattice requires: it does not
+// support payload signing.
+const UnsignedPayload = "UNSIGNED-PAYLOAD"
+
+// PayloadHash is the SigV4 payload hash of body for service: the hex
+// SHA-256 of the exact bytes sent, or UnsignedPayload for VPC Lattice
+// (vpc-lattice-svcs), which refuses signed payloads.
+func PayloadHash(service string, body []byte) string {
+	if service == config.SigV4ServiceLattice {
+		return UnsignedPayload
+	}
+	sum := sha256.Sum256(body)
+	return hex.EncodeToString(sum[:])
+}
+
 // awsSigner signs requests with the lane role's credentials.
 type awsSigner struct {
 	signer          *v4.Signer
@@ -70,8 +85,7 @@ func (h *Handler) signAWS(ctx context.Context, req *http.Request, body []byte, e
 	if err != nil {
 		return fmt.Errorf("sigv4: the lane role's credentials are unavailable: %w", err)
 	}
-	sum := sha256.Sum256(body)
-	hash := hex.EncodeToString(sum[:])
+	hash := PayloadHash(s.service, body)
 	req.Header.Set(HeaderContentSHA256, hash)
 	held := map[string][]string{}
 	for _, hd := range extra {
