@@ -24,6 +24,29 @@ type SigV4 struct {
 	Service string `json:"service"`
 	// Region is the receiver's region, such as "eu-west-1".
 	Region string `json:"region"`
+	// Resources are receivers the lane role may invoke by an identity
+	// policy of its own: an API Gateway route's execute-api ARN, a Lambda
+	// function's ARN (its URL). Needed for a receiver in another account,
+	// where AWS wants the caller's identity policy beside the resource
+	// policy, and for an HTTP API, which has no resource policy. Exact
+	// ARNs only: no wildcard.
+	Resources []string `json:"resources,omitempty"`
+}
+
+// MaxSigV4Resources bounds auth.sigv4.resources.
+const MaxSigV4Resources = 10
+
+// InvokeActions are the IAM actions auth.sigv4.resources grant the lane
+// role for service; nil for a service whose resources are not supported.
+func InvokeActions(service string) []string {
+	switch service {
+	case SigV4ServiceAPIGateway:
+		return []string{"execute-api:Invoke"}
+	case SigV4ServiceLambda:
+		// Function URLs created since October 2025 want both.
+		return []string{"lambda:InvokeFunctionUrl", "lambda:InvokeFunction"}
+	}
+	return nil
 }
 
 // isSigV4Service reports whether s has a signing name's shape: 1 to 63
@@ -108,6 +131,7 @@ func (d *Destination) validateAuth(p *problems, at string) {
 	if !isAWSRegion(s.Region) {
 		p.add(at+".region", "%q is not an AWS region; use the receiver's region, such as eu-west-1 or us-east-1", s.Region)
 	}
+	s.validateResources(p, at+".resources")
 	for i, h := range d.Headers {
 		for _, name := range sigv4Headers {
 			if strings.EqualFold(h.Name, name) {
@@ -116,4 +140,48 @@ func (d *Destination) validateAuth(p *problems, at string) {
 			}
 		}
 	}
+}
+
+// validateResources checks auth.sigv4.resources: exact ARNs of the
+// signing service's receivers.
+func (s *SigV4) validateResources(p *problems, at string) {
+	if len(s.Resources) == 0 {
+		return
+	}
+	if InvokeActions(s.Service) == nil {
+		p.add(at, "is set for service %q; resources are granted for %s and %s only (a VPC Lattice auth policy names the role itself)", s.Service, SigV4ServiceAPIGateway, SigV4ServiceLambda)
+		return
+	}
+	if len(s.Resources) > MaxSigV4Resources {
+		p.add(at, "has %d ARNs; use at most %d", len(s.Resources), MaxSigV4Resources)
+	}
+	for i, arn := range s.Resources {
+		if why := invokeARNProblem(s.Service, arn); why != "" {
+			p.add(fmt.Sprintf("%s[%d]", at, i), "%q %s", arn, why)
+		}
+	}
+}
+
+// invokeARNProblem says why arn is not an exact receiver of service, or "".
+func invokeARNProblem(service, arn string) string {
+	f := strings.SplitN(arn, ":", 6)
+	example := map[string]string{
+		SigV4ServiceAPIGateway: "arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5/prod/POST/hooks",
+		SigV4ServiceLambda:     "arn:aws:lambda:eu-west-1:123456789012:function:receiver",
+	}[service]
+	switch {
+	case strings.ContainsAny(arn, "*?"):
+		return "holds a wildcard; name the exact route or function (" + example + ")"
+	case len(f) != 6 || f[0] != "arn" || (f[1] != "aws" && f[1] != "aws-cn" && f[1] != "aws-us-gov"):
+		return "is not an ARN; use " + example
+	case f[2] != service:
+		return fmt.Sprintf("is a %s ARN, not one of service %s; use %s", f[2], service, example)
+	case !isAWSRegion(f[3]) || len(f[4]) != 12 || strings.Trim(f[4], "0123456789") != "":
+		return "has no region or 12-digit account; use " + example
+	case service == SigV4ServiceAPIGateway && strings.Count(f[5], "/") < 3:
+		return "is not a route (api-id/stage/METHOD/path); use " + example
+	case service == SigV4ServiceLambda && !strings.HasPrefix(f[5], "function:"):
+		return "is not a function; use " + example
+	}
+	return ""
 }

@@ -27,6 +27,15 @@ func TestAuthAndTransformInvalid(t *testing.T) {
 			`destinations[0].headers[0].name: "Authorization" cannot be set on a destination with auth.sigv4: the SigV4 signer sets it; remove the header (the receiver authenticates the lane's role)`,
 			`destinations[0].headers[1].name: "X-Amz-Date" cannot be set on a destination with auth.sigv4: the SigV4 signer sets it; remove the header (the receiver authenticates the lane's role)`,
 		}},
+		{"resources", `, "auth": {"sigv4": {"service": "execute-api", "region": "eu-west-1", "resources": ["arn:aws:execute-api:eu-west-1:123456789012:abc/*", "arn:aws:lambda:eu-west-1:123456789012:function:f", "arn:aws:execute-api:eu-west-1:1234:abc/prod/POST/x", "nope"]}}`, []string{
+			`destinations[0].auth.sigv4.resources[0]: "arn:aws:execute-api:eu-west-1:123456789012:abc/*" holds a wildcard; name the exact route or function (arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5/prod/POST/hooks)`,
+			`destinations[0].auth.sigv4.resources[1]: "arn:aws:lambda:eu-west-1:123456789012:function:f" is a lambda ARN, not one of service execute-api; use arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5/prod/POST/hooks`,
+			`destinations[0].auth.sigv4.resources[2]: "arn:aws:execute-api:eu-west-1:1234:abc/prod/POST/x" has no region or 12-digit account; use arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5/prod/POST/hooks`,
+			`destinations[0].auth.sigv4.resources[3]: "nope" is not an ARN; use arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5/prod/POST/hooks`,
+		}},
+		{"resources for lattice", `, "auth": {"sigv4": {"service": "vpc-lattice-svcs", "region": "eu-west-1", "resources": ["arn:aws:vpc-lattice:eu-west-1:123456789012:service/svc-1"]}}`, []string{
+			`destinations[0].auth.sigv4.resources: is set for service "vpc-lattice-svcs"; resources are granted for execute-api and lambda only (a VPC Lattice auth policy names the role itself)`,
+		}},
 		{"transform does not parse", `, "transform": "{text: }"`, []string{
 			`destinations[0].transform: "{text: }" does not parse: unexpected token "}" (near byte 8); fix the jq expression (docs/configuration.md#destination-transform has examples; test it with jq -c '<expression>' < event.json)`,
 		}},
@@ -51,7 +60,7 @@ func TestAuthAndTransformInvalid(t *testing.T) {
 }
 
 func TestAuthAndTransformRoundTripThroughTheEnvironment(t *testing.T) {
-	c, err := Parse([]byte(paused(`, "auth": {"sigv4": {"service": "lambda", "region": "us-gov-west-1"}}, "transform": "{text: .type}"`)))
+	c, err := Parse([]byte(paused(`, "auth": {"sigv4": {"service": "lambda", "region": "us-gov-west-1", "resources": ["arn:aws-us-gov:lambda:us-gov-west-1:123456789012:function:receiver:live"]}}, "transform": "{text: .type}"`)))
 	if err != nil {
 		t.Fatal(err)
 	}
