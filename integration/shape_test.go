@@ -41,7 +41,10 @@ func TestSigV4OnTheWire(t *testing.T) {
 	e := startEnv(t, []string{destJSON("iam", rc, `"auth": {"sigv4": {"service": "execute-api", "region": "eu-west-1"}}, "headers": [{"name": "X-Tenant", "value": "acme"}]`)},
 		map[string]*receiver{"iam": rc})
 	ev := e.send("stripe", "stripe", "payment_intent.succeeded", "evt_sigv4_one", nil)
-	waitFor(t, 20*time.Second, "the signed delivery", func() bool { r, _ := e.record("iam", ev.id); return r.Status != "" && r.Status != dedupe.StatusInProgress })
+	waitFor(t, 20*time.Second, "the signed delivery", func() bool {
+		r, _ := e.record("iam", ev.id)
+		return r.Status != "" && r.Status != dedupe.StatusInProgress
+	})
 	r, _ := e.record("iam", ev.id)
 	got := rc.deliveries()
 	mu.Lock()
