@@ -180,3 +180,18 @@ func (h *Handler) deadLetter(ctx context.Context, rec *events.SQSMessage) error 
 	}
 	return nil
 }
+
+// shapeProbe applies the destination's transform to a probe, as to an
+// event, so a destination that accepts only its own format (a chat
+// webhook) can answer it; a transform that fails on the probe's body
+// (written for one provider's fields) leaves the probe as it is, so the
+// lane is still probed.
+func (h *Handler) shapeProbe(ctx context.Context, msg Message) Message {
+	if h.transform == nil {
+		return msg
+	}
+	if out, err := h.transform.Apply(ctx, msg.Body); err == nil {
+		msg.Body, msg.ContentType = out, transform.ContentType
+	}
+	return msg
+}

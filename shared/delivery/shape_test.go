@@ -20,6 +20,7 @@ import (
 	"github.com/hookfan/hookfan/shared/delivery/sigv4test"
 	"github.com/hookfan/hookfan/shared/message"
 	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/pausing"
 )
 
 var testCreds = aws.Credentials{AccessKeyID: "AKIDLANEROLE", SecretAccessKey: "lane-role-secret", SessionToken: "lane-session-token"}
@@ -221,4 +222,39 @@ func TestTransformAppliesTheCurrentExpression(t *testing.T) {
 
 func sqsString(v string) events.SQSMessageAttribute {
 	return events.SQSMessageAttribute{StringValue: &v, DataType: "String"}
+}
+
+// TestProbeIsShapedAndSigned: a paused lane's probe goes through the
+// destination's transform (so a chat webhook can answer it) and SigV4;
+// a transform that fails on the probe's body leaves the probe as it is.
+func TestProbeIsShapedAndSigned(t *testing.T) {
+	for _, tt := range []struct{ expr, want string }{
+		{`{text: "probe of \(.destination)"}`, `{"text":"probe of orders"}`},
+		{`.data.object.amount | keys`, ""}, // fails: the probe's own body
+	} {
+		secret := newSecret(t)
+		sub := newSubscriber(t, secret, nil)
+		ps := newPausing(t, sub.URL, secret, config.Pause{}, withTransform(tt.expr, nil), withSigV4(credentials.StaticCredentialsProvider{Value: testCreds}))
+		ctx := context.Background()
+		if _, err := ps.lanes.Pause(ctx, "orders", pausing.PauseInput{At: ps.clock.Now(), ResumeBy: ps.clock.Now().Add(time.Hour), By: pausing.ByDeliverer}); err != nil {
+			t.Fatal(err)
+		}
+		_ = ps.sw.Disable(ctx)
+		if rep, err := ps.h.Tick(ctx); err != nil || rep.Change != "resumed" {
+			t.Fatalf("%s: tick %+v, %v; want the probe answered and the lane resumed", tt.expr, rep, err)
+		}
+		reqs := sub.requests()
+		if len(reqs) != 1 || reqs[0].err != nil {
+			t.Fatalf("%s: %d probe requests", tt.expr, len(reqs))
+		}
+		if tt.want != "" && string(reqs[0].body) != tt.want {
+			t.Errorf("probe body %s, want %s", reqs[0].body, tt.want)
+		}
+		if tt.want == "" && !strings.Contains(string(reqs[0].body), `"type":"hookfan.probe"`) {
+			t.Errorf("probe body %s, want the probe as it is", reqs[0].body)
+		}
+		if _, err := sigv4test.Verify(asReceived(t, sub.URL, reqs[0]), reqs[0].body, testCreds, "execute-api", "eu-west-1", 0); err != nil {
+			t.Errorf("probe SigV4: %v", err)
+		}
+	}
 }
