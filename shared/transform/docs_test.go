@@ -112,3 +112,33 @@ func checkExample(t *testing.T, kind, name, expr, want string) {
 		t.Errorf("output differs from the docs (-docs +got):\n%s\ngot: %s", diff, strings.TrimSpace(string(out)))
 	}
 }
+
+// BenchmarkDocumentedExamples: what a documented Slack transform costs per
+// event (decode, evaluate, encode) and once per process (compile).
+func BenchmarkDocumentedExamples(b *testing.B) {
+	raw, err := os.ReadFile("../../docs/configuration.md")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, m := range exampleRE.FindAllStringSubmatch(string(raw), -1) {
+		sample := events.MustLoad(m[1], m[2])
+		b.Run(m[1]+"/apply", func(b *testing.B) {
+			p, err := transform.Compile(m[3])
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if _, err := p.Apply(context.Background(), sample.Body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(m[1]+"/compile", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := transform.Compile(m[3]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

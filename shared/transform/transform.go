@@ -29,8 +29,9 @@ import (
 
 // Bounds on one evaluation.
 const (
-	// MaxExpressionBytes bounds an expression's source.
-	MaxExpressionBytes = 4096
+	// MaxExpressionBytes bounds an expression's source: it travels in the
+	// deliver function's environment, which Lambda caps at 4 KB in all.
+	MaxExpressionBytes = 2048
 	// DefaultTimeout bounds one evaluation: a reshaping takes microseconds;
 	// a runaway expression (an endless recursion, range(1e12)) is stopped
 	// long before it eats the attempt's budget.
