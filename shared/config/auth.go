@@ -119,8 +119,19 @@ func (d *Destination) validateAuth(p *problems, at string) {
 	headersAt := at + ".headers"
 	at += ".auth"
 	a := d.Auth
-	if a.SigV4 == nil {
+	// Each kind of auth beside sigv4 adds its name here.
+	var kinds []string
+	if a.SigV4 != nil {
+		kinds = append(kinds, "sigv4")
+	}
+	switch {
+	case len(kinds) == 0:
 		p.add(at, "names no kind of authentication; set sigv4 ({\"service\": \"execute-api\", \"region\": \"eu-west-1\"}) or remove auth")
+		return
+	case len(kinds) > 1:
+		p.add(at, "sets %s; keep exactly one kind of authentication", strings.Join(kinds, " and "))
+		return
+	case a.SigV4 == nil:
 		return
 	}
 	s := a.SigV4

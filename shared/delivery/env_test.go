@@ -91,6 +91,10 @@ func TestReadEnvEveryProblem(t *testing.T) {
 			t.Errorf("error %q does not name %s", err, want)
 		}
 	}
+	env[config.EnvDestination] = `{"name": "orders", "url": "https://orders.example.com/hooks", "transform": "{text: .type}"}`
+	if _, err := ReadEnv(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), config.EnvDeadLetterURL) {
+		t.Errorf("ReadEnv of a transforming destination without its DLQ = %v, want an error naming %s", err, config.EnvDeadLetterURL)
+	}
 	if _, err := ReadEnv(func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), config.EnvDestination) {
 		t.Errorf("ReadEnv of nothing = %v, want an error naming %s", err, config.EnvDestination)
 	}
