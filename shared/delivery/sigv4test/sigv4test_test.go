@@ -44,7 +44,9 @@ func TestVerify(t *testing.T) {
 		tamper func(r *http.Request) ([]byte, aws.Credentials, string)
 		want   string
 	}{
-		{"another body", func(r *http.Request) ([]byte, aws.Credentials, string) { return []byte(`{"a":2}`), creds, "execute-api" }, "is not the body's SHA-256"},
+		{"another body", func(r *http.Request) ([]byte, aws.Credentials, string) {
+			return []byte(`{"a":2}`), creds, "execute-api"
+		}, "is not the body's SHA-256"},
 		{"another key", func(r *http.Request) ([]byte, aws.Credentials, string) {
 			c := creds
 			c.AccessKeyID = "AKIDOTHER"
