@@ -241,7 +241,8 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 			archive = *props.ArchiveBucketName
 		}
 	}
-	l.Env = delivery.LaneEnv(cfg, d, *props.Table.TableName(), *l.Queue.QueueUrl(), *l.Queue.QueueArn(), secretID, bucket, archive)
+	l.Env = delivery.LaneEnv(cfg, d, *props.Table.TableName(), *l.Queue.QueueUrl(), *l.Queue.QueueArn(), secretID, bucket, archive).
+		WithDeadLetterQueue(*l.DeadLetterQueue.QueueUrl())
 	rule, pauses := d.PauseRule()
 	_, deliverTracing := tracingModes(cfg.TracingMode())
 	if deliverTracing != awslambda.Tracing_DISABLED {
@@ -274,6 +275,7 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 	// GetItem reads a record back) on its own records only: every key the
 	// lane touches starts with "<destination>#".
 	l.Secret.GrantRead(l.Role, nil)
+	l.grantShaping()
 	// The headers' secrets, each by the name the function reads it by.
 	l.HeaderSecrets = map[string]awssecretsmanager.ISecret{}
 	for i, name := range d.HeaderSecrets() {

@@ -62,9 +62,12 @@ type Destination struct {
 	Pause *Pause `json:"pause,omitempty"`
 	// TLS, when set, presents a client certificate (mutual TLS; tls.go).
 	TLS *TLS `json:"tls,omitempty"`
-	// Auth, when set, authenticates deliveries beyond their signature
-	// (auth.oauth2: an OAuth 2.0 bearer token; oauth2.go).
+	// Auth authenticates the requests beyond their signature: auth.sigv4
+	// (auth.go) or auth.oauth2 (oauth2.go).
 	Auth *Auth `json:"auth,omitempty"`
+	// Transform is a jq expression that reshapes each JSON body before it
+	// is signed and sent (transform.go).
+	Transform string `json:"transform,omitempty"`
 }
 
 // Timeout is the whole-request deadline of one delivery.
@@ -102,7 +105,9 @@ func (d *Destination) validate(p *problems, at string, seen map[string]int, inde
 	d.Filter.validate(p, at+".filter", sources)
 	d.validateHeaders(p, at+".headers")
 	d.validateTLS(p, at+".tls")
+	d.validateAuth(p, at)
 	d.validateOAuth2(p, at+".auth")
+	d.validateTransform(p, at)
 	d.Retry.validate(p, at+".retry")
 	if d.TimeoutSeconds != 0 && (d.TimeoutSeconds < MinTimeoutSeconds || d.TimeoutSeconds > MaxTimeoutSeconds) {
 		p.add(at+".timeoutSeconds", "%d is out of range; use %d to %d seconds (default %d)", d.TimeoutSeconds, MinTimeoutSeconds, MaxTimeoutSeconds, DefaultTimeoutSeconds)

@@ -5,15 +5,6 @@ import (
 	"strings"
 )
 
-// Auth is how deliveries authenticate to the destination beyond their
-// signature. (The h-shape branch adds SigV4 to this struct in auth.go; on
-// this branch it holds OAuth2 only.)
-type Auth struct {
-	// OAuth2 gets a bearer token with the OAuth 2.0 client credentials
-	// grant and sends it in the Authorization header of every delivery.
-	OAuth2 *OAuth2 `json:"oauth2,omitempty"`
-}
-
 // OAuth 2.0 client authentication at the token endpoint (RFC 6749 2.3.1).
 const (
 	// OAuth2ClientAuthBasic sends the client id and secret in an HTTP Basic

@@ -45,6 +45,9 @@ type Env struct {
 	// Tracing is config tracing ("sampled" or "all") when the lane's
 	// function passes the trace on; "" (not rendered) when it is off.
 	Tracing string
+	// DeadLetterURL is the lane's DLQ: rendered only when the destination
+	// has a transform (WithDeadLetterQueue), where a message it fails on goes.
+	DeadLetterURL string
 	// FunctionName is the function's own name: set by Lambda, not
 	// rendered; read only when the destination pauses.
 	FunctionName string
@@ -59,6 +62,15 @@ func LaneEnv(cfg *config.Config, d config.Destination, table, queueURL, queueARN
 		RecordDays: int(cfg.RecordTTL() / (24 * time.Hour)), MetricsSink: cfg.Metrics.SinkName(), PayloadBucket: payloadBucket}
 	if payloadBucket != "" {
 		e.PayloadArchiveBucket = archiveBucket
+	}
+	return e
+}
+
+// WithDeadLetterQueue returns e with the lane's DLQ when the destination
+// needs it (a transform's failures go there); e unchanged otherwise.
+func (e Env) WithDeadLetterQueue(url string) Env {
+	if e.Destination.Transform != "" {
+		e.DeadLetterURL = url
 	}
 	return e
 }
@@ -91,6 +103,9 @@ func (e Env) Render() map[string]string {
 	}
 	if e.Tracing != "" {
 		env[config.EnvTracing] = e.Tracing
+	}
+	if e.DeadLetterURL != "" {
+		env[config.EnvDeadLetterURL] = e.DeadLetterURL
 	}
 	return env
 }
@@ -135,6 +150,9 @@ func ReadEnv(lookup func(string) string) (Env, error) {
 	}
 	if err := metrics.CheckSink(e.MetricsSink); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w (metrics.sink)", config.EnvMetricsSink, err))
+	}
+	if e.Destination.Transform != "" {
+		e.DeadLetterURL = require(config.EnvDeadLetterURL, "the lane's DLQ URL", "the stack sets it when the destination has a transform")
 	}
 	if e.Pauses() {
 		e.QueueARN = require(config.EnvQueueARN, "the lane's queue ARN", "the stack sets it when the destination pauses")

@@ -26,6 +26,7 @@ import (
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/pausing"
 	"github.com/hookfan/hookfan/shared/signing"
+	"github.com/hookfan/hookfan/shared/transform"
 )
 
 // Store is the delivery record (dedupe.DynamoDB, or dedupe.Memory locally).
@@ -115,7 +116,11 @@ type Handler struct {
 	pause         config.PauseRule // when lane is set
 	holdFor       time.Duration
 	timeouts      CallTimeouts
-	clientAuth    *ClientAuth // nil without tls or auth.oauth2
+	clientAuth    *ClientAuth        // nil without tls or auth.oauth2
+	transform     *transform.Program // the destination's, compiled once (shape.go)
+	awsSigner     *awsSigner         // when the destination signs with SigV4 (shape.go)
+	deadLetterURL string             // where a message whose transform fails goes
+	deadLetters   RequeueAPI
 
 	mu         sync.Mutex
 	signerFrom []string // the secret values signer was built from
@@ -134,6 +139,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	parsed := make([]parsedRecord, len(ev.Records))
 	for i := range ev.Records {
 		parsed[i].msg, parsed[i].err = ParseMessage(ev.Records[i])
+		parsed[i].rec = &ev.Records[i]
 	}
 	var tally attempts
 	// SQS counts a message's 12 h visibility ceiling from its receive, which
@@ -171,6 +177,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 type parsedRecord struct {
 	msg Message
 	err error
+	rec *events.SQSMessage // as received
 }
 
 // copiesInBatch finds the records of a batch that carry the same event
@@ -258,6 +265,9 @@ func (h *Handler) deliver(ctx context.Context, started time.Time, rec parsedReco
 	if !ok {
 		return stop
 	}
+	if stop, ok := h.reshape(ctx, &p, lease); !ok {
+		return stop
+	}
 	res := h.send(ctx, p.url, p.msg, p.signer, p.headers, sendTimeout)
 	h.refreshHeaderSecrets(ctx, res.status)
 	h.count(metrics.DeliveryAttempts)
@@ -268,6 +278,7 @@ func (h *Handler) deliver(ctx context.Context, started time.Time, rec parsedReco
 // prepared is a record ready to be claimed and sent.
 type prepared struct {
 	msg     Message
+	rec     *events.SQSMessage // as received
 	log     *slog.Logger
 	signer  *signing.Signer
 	headers []header  // the destination's own
@@ -291,7 +302,7 @@ func (h *Handler) prepare(ctx context.Context, started time.Time, rec parsedReco
 			"attempt", msg.Attempt, "error", err.Error())
 		return p, retryIn(MalformedVisibility), false
 	}
-	p.msg = msg
+	p.msg, p.rec = msg, rec.rec
 	p.log = h.log.With("id", msg.ID, "source", msg.Source, "type", msg.Type, "attempt", msg.Attempt, "message_id", msg.MessageID)
 	if msg.Replay != "" {
 		p.log = p.log.With("replay", msg.Replay)

@@ -124,6 +124,9 @@ func (h *Handler) send(ctx context.Context, to string, msg Message, signer *sign
 			req.Header[HeaderTraceParent] = []string{tp}
 		}
 	}
+	if err := h.signAWS(ctx, req, msg.Body, extra, ts); err != nil {
+		return result{err: err}
+	}
 	start := time.Now()
 	resp, err := h.client.Do(req)
 	if err != nil {

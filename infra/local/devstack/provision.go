@@ -38,17 +38,20 @@ type Clients struct {
 	Secrets    *secretsmanager.Client
 	CloudWatch *cloudwatch.Client
 	S3         *s3.Client
+	// Credentials sign the requests of destinations with auth.sigv4.
+	Credentials aws.CredentialsProvider
 }
 
 // NewClients builds every client from one SDK configuration.
 func NewClients(cfg aws.Config) Clients {
 	return Clients{
-		SNS:        sns.NewFromConfig(cfg),
-		SQS:        sqs.NewFromConfig(cfg),
-		DynamoDB:   dynamodb.NewFromConfig(cfg),
-		Secrets:    secretsmanager.NewFromConfig(cfg),
-		CloudWatch: awsconfig.NewCloudWatch(cfg),
-		S3:         archive.NewS3Client(cfg),
+		SNS:         sns.NewFromConfig(cfg),
+		SQS:         sqs.NewFromConfig(cfg),
+		DynamoDB:    dynamodb.NewFromConfig(cfg),
+		Secrets:     secretsmanager.NewFromConfig(cfg),
+		CloudWatch:  awsconfig.NewCloudWatch(cfg),
+		S3:          archive.NewS3Client(cfg),
+		Credentials: cfg.Credentials,
 	}
 }
 

@@ -274,14 +274,15 @@ func (s *Stack) newDeliver(ln Lane) (*delivery.Handler, error) {
 		Lanes: s.Lanes, Metrics: sink, Logger: s.opts.Log.With("function", "deliver-"+d.Name),
 		// A held message waits for the next tick, as in AWS it waits for
 		// the next probe.
-		Timeouts: s.callTimeouts(), HoldFor: s.opts.ProbeInterval}
+		Timeouts: s.callTimeouts(), HoldFor: s.opts.ProbeInterval, Credentials: s.opts.Clients.Credentials}
 	if s.Payloads != nil {
 		c.Payloads = s.Payloads
 	}
 	if sw, pauses := s.Mappings[d.Name]; pauses {
 		c.Switch = sw
 	}
-	return delivery.Assemble(delivery.LaneEnv(s.opts.Config, d, s.Topology.TableName, ln.QueueURL, ln.QueueARN, ln.SecretID, s.Topology.PayloadBucket, s.Topology.Archive.Bucket), c)
+	env := delivery.LaneEnv(s.opts.Config, d, s.Topology.TableName, ln.QueueURL, ln.QueueARN, ln.SecretID, s.Topology.PayloadBucket, s.Topology.Archive.Bucket)
+	return delivery.Assemble(env.WithDeadLetterQueue(ln.DLQURL), c)
 }
 
 // newSecretCache is a secret cache as the functions build it, its fetches

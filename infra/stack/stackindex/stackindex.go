@@ -66,9 +66,12 @@ type Lane struct {
 	SubscriptionDLQARN string `json:"subscriptionDlqArn"`
 	FunctionName       string `json:"functionName"`
 	FunctionARN        string `json:"functionArn"`
-	LogGroup           string `json:"logGroup"`
-	SecretID           string `json:"secretId"`
-	SecretARN          string `json:"secretArn"`
+	// RoleARN is the deliver function's role: the principal a receiver
+	// grants for auth.sigv4.
+	RoleARN   string `json:"roleArn"`
+	LogGroup  string `json:"logGroup"`
+	SecretID  string `json:"secretId"`
+	SecretARN string `json:"secretArn"`
 	// Filter is the destination's filter as configured.
 	Filter config.Filter `json:"filter"`
 	// Pause is the lane's pause rule in force, and RetentionSeconds its
