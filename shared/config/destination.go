@@ -60,6 +60,9 @@ type Destination struct {
 	// Pause, when set, pauses the lane while the destination keeps failing
 	// instead of spending every event's attempts (pause.go).
 	Pause *Pause `json:"pause,omitempty"`
+	// Ordering, when set, makes the lane ordered: a FIFO lane delivering
+	// each key's events in the order they were accepted (ordering.go).
+	Ordering *Ordering `json:"ordering,omitempty"`
 }
 
 // Timeout is the whole-request deadline of one delivery.
@@ -115,6 +118,9 @@ func (d *Destination) validate(p *problems, at string, seen map[string]int, inde
 	d.validateQueueTiming(p, at)
 	if d.Pause != nil {
 		d.Pause.validate(p, at+".pause", d)
+	}
+	if d.Ordering != nil {
+		d.Ordering.validate(p, at+".ordering", d)
 	}
 }
 
