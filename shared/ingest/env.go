@@ -186,5 +186,6 @@ func Assemble(env Env, c Clients) (*Handler, error) {
 		return nil, err
 	}
 	return New(Options{Sources: env.Sources, TopicARN: env.TopicARN, Publisher: c.Publisher, Secrets: c.Secrets,
-		Replay: c.Replay, Payloads: c.Payloads, Metrics: metrics.NewRecorder(c.Metrics), Logger: c.Logger})
+		Replay: c.Replay, Payloads: c.Payloads, Metrics: metrics.NewRecorder(c.Metrics), Logger: c.Logger,
+		OrderedTopicARN: env.OrderedTopicARN, OrderingRoutes: env.OrderingRoutes})
 }
