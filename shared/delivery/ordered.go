@@ -109,7 +109,14 @@ func (h *Handler) spent(ctx context.Context, p prepared, lease dedupe.Lease) (de
 		return ack, false
 	}
 	p.log.InfoContext(ctx, LogMessage, "outcome", "spent", "reason", "its last attempt was made; released for the DLQ", "claims", lease.Attempts)
-	if err := h.finish(ctx, lease, dedupe.Outcome{Status: dedupe.StatusDead, Error: "not attempted: its attempts are spent; on its way to the DLQ", At: h.now()}); err != nil {
+	// The record keeps saying why the event died: its last attempt's
+	// status and error.
+	out := dedupe.Outcome{Status: dedupe.StatusDead, Error: "attempts spent; on its way to the DLQ", At: h.now()}
+	if n := len(lease.History); n > 0 {
+		last := lease.History[n-1]
+		out.HTTPStatus, out.Error = last.HTTPStatus, last.Error
+	}
+	if err := h.finish(ctx, lease, out); err != nil {
 		p.log.WarnContext(ctx, LogMessage, "outcome", "lease_not_released", "reason", "the lease ends on its own", "error", err.Error())
 	}
 	return retryIn(0), true
