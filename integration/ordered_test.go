@@ -186,8 +186,9 @@ func TestOrderedLaneDeadEventLetsItsKeyMoveOn(t *testing.T) {
 		t.Errorf("the dead event made %d attempts, want its schedule's 2", r.Attempts)
 	}
 	out, _, code := e.ops("dlq", "o")
-	if code != 0 || !strings.Contains(out, ids[1]) {
-		t.Errorf("dlq: exit %d\n%s", code, out)
+	if code != 0 || !strings.Contains(out, ids[1]) || !regexpMatch(`(?m)^`+ids[1]+`\s+stripe:D\s+\(none waiting`, out) ||
+		!strings.Contains(out, "HTTP 500") {
+		t.Errorf("dlq: exit %d, want the dead event with its last error, its key and what the key delivers next\n%s", code, out)
 	}
 	fixed.Store(true)
 	if out, errOut, code := e.ops("redrive", "o"); code != 0 || !strings.Contains(out, "moved 1 message(s)") {
@@ -223,6 +224,9 @@ func TestOrderedLanePausesAndResumes(t *testing.T) {
 	if n := len(rc.deliveries()); n != 0 {
 		t.Fatalf("%d deliveries while paused", n)
 	}
+	if out, _, code := e.ops("lanes"); code != 0 || !regexpMatch(`(?m)^o\s+paused\s+`, out) {
+		t.Errorf("lanes: exit %d\n%s", code, out)
+	}
 	if out, _, code := e.ops("resume", "o"); code != 0 || !strings.Contains(out, "resumed o after ") {
 		t.Fatalf("resume: exit %d\n%s", code, out)
 	}
@@ -236,6 +240,9 @@ func TestOrderedLanePausesAndResumes(t *testing.T) {
 		if !slices.Equal(got[k], want[k]) {
 			t.Errorf("key %s delivered %v, want %v", k, got[k], want[k])
 		}
+	}
+	if out, _, code := e.ops("status", want["P"][0]); code != 0 || !strings.Contains(out, "DELIVERED") {
+		t.Errorf("status: exit %d\n%s", code, out)
 	}
 }
 

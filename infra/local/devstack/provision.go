@@ -64,8 +64,8 @@ type Lane struct {
 
 // Topology is what Provision created.
 type Topology struct {
-	Prefix    string
-	TopicARN  string
+	Prefix   string
+	TopicARN string
 	// OrderedTopicARN is the ordered lanes' FIFO topic; "" without an
 	// ordered destination.
 	OrderedTopicARN string
