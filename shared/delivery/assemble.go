@@ -64,11 +64,16 @@ func Assemble(env Env, c Clients) (*Handler, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	client := NewClient(env.Destination)
+	auth, err := NewClientAuth(env.Destination, c.Secrets, client, nil)
+	if err != nil {
+		return nil, fmt.Errorf("deliver %s: %w", env.Destination.Name, err)
+	}
 	o := Options{
 		Destination: env.Destination, QueueURL: env.QueueURL, SecretID: env.SecretID,
 		RecordTTL: time.Duration(env.RecordDays) * 24 * time.Hour,
 		Store:     c.Store, SQS: c.SQS, Secrets: c.Secrets, HeaderSecrets: c.Secrets, Payloads: c.Payloads,
-		Client: NewClient(env.Destination), Metrics: metrics.NewRecorder(c.Metrics), Logger: c.Logger,
+		Client: client, ClientAuth: auth, Metrics: metrics.NewRecorder(c.Metrics), Logger: c.Logger,
 		Tracing:  env.Tracing != "",
 		Timeouts: c.Timeouts,
 	}
