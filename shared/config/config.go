@@ -86,6 +86,7 @@ func (c *Config) Validate() error {
 	c.validateIngest(&p)
 	c.validateLean(&p)
 	c.Operators.validate(&p)
+	c.validateOrdering(&p)
 	return errors.Join(p...)
 }
 

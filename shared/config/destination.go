@@ -68,6 +68,9 @@ type Destination struct {
 	// Transform is a jq expression that reshapes each JSON body before it
 	// is signed and sent (transform.go).
 	Transform string `json:"transform,omitempty"`
+	// Ordering, when set, makes the lane ordered: a FIFO lane delivering
+	// each key's events in the order they were accepted (ordering.go).
+	Ordering *Ordering `json:"ordering,omitempty"`
 }
 
 // Timeout is the whole-request deadline of one delivery.
@@ -127,6 +130,9 @@ func (d *Destination) validate(p *problems, at string, seen map[string]int, inde
 	d.validateQueueTiming(p, at)
 	if d.Pause != nil {
 		d.Pause.validate(p, at+".pause", d)
+	}
+	if d.Ordering != nil {
+		d.Ordering.validate(p, at+".ordering", d)
 	}
 }
 

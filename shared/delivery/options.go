@@ -112,7 +112,7 @@ func NewHandler(o Options) (*Handler, error) {
 		payloads: o.Payloads, headerSecrets: o.HeaderSecrets, bodyFilter: bf,
 		log: o.Logger, concurrency: o.Concurrency, now: o.Now, random: o.Random,
 		dim:  metrics.Dimension{Name: metrics.DimDestination, Value: o.Destination.Name},
-		lane: o.Lane, requeue: o.Requeue, tracing: o.Tracing,
+		lane: o.Lane, requeue: o.Requeue, tracing: o.Tracing, ordered: o.Destination.Ordered(),
 		transform: tf, awsSigner: as, deadLetterURL: o.DeadLetterURL, deadLetters: o.DeadLetters,
 	}
 	h.pause, _ = o.Destination.PauseRule()
