@@ -43,6 +43,10 @@ type LaneProps struct {
 	Config *config.Config
 	// Topic is the fan-out topic the lane subscribes to (required).
 	Topic awssns.ITopic
+	// OrderedTopic is the SNS FIFO topic an ordered destination's lane
+	// subscribes to instead (fifo.go); required when the destination is
+	// ordered.
+	OrderedTopic awssns.ITopic
 	// Table is the delivery-record table (required).
 	Table awsdynamodb.ITable
 	// Code is the deliver function's code (required).
@@ -129,6 +133,13 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 	}
 	d := props.Destination
 	cfg := props.Config
+	topic, err := laneTopic(props)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckOrderedLane(d); err != nil {
+		return nil, err
+	}
 	memory := float64(cfg.Functions.DeliverMemory())
 	if props.MemoryMB != nil {
 		memory = *props.MemoryMB
@@ -148,14 +159,12 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 	// names the DLQ in its redrive policy. To avoid a reference cycle the
 	// source queue gets a CDK-generated, path-derived name, so its ARN is
 	// known without referencing the queue.
-	queueName := *awscdk.Names_UniqueResourceName(l.Construct, &awscdk.UniqueResourceNameOptions{
-		MaxLength: jsii.Number(74), Separator: jsii.String("-"), AllowedSpecialCharacters: jsii.String("-_"),
-	}) + "-queue"
+	queueName := laneQueueName(l.Construct, d)
 	queueArn := awscdk.Stack_Of(l.Construct).FormatArn(&awscdk.ArnComponents{
 		Service: jsii.String("sqs"), Resource: jsii.String(queueName),
 	})
 
-	l.DeadLetterQueue = awssqs.NewQueue(l.Construct, jsii.String("DeadLetterQueue"), &awssqs.QueueProps{
+	l.DeadLetterQueue = awssqs.NewQueue(l.Construct, jsii.String("DeadLetterQueue"), fifoQueue(d, &awssqs.QueueProps{
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
 		RetentionPeriod: seconds(config.DLQRetention),
@@ -166,9 +175,9 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 		// Removing a destination must never destroy messages it failed to
 		// deliver: the DLQ outlives the lane and is deleted by hand.
 		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
-	})
+	}))
 	suppress(l.DeadLetterQueue, suppression{id: "Serverless-SQSRedrivePolicy", reason: "This queue is the lane's dead-letter queue (the redrive target of the lane's queue); a DLQ has no DLQ of its own."})
-	l.Queue = awssqs.NewQueue(l.Construct, jsii.String("Queue"), &awssqs.QueueProps{
+	l.Queue = awssqs.NewQueue(l.Construct, jsii.String("Queue"), fifoQueue(d, &awssqs.QueueProps{
 		QueueName:         jsii.String(queueName),
 		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:        jsii.Bool(true),
@@ -181,23 +190,23 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 		// In-flight messages of a removed destination have nowhere to go;
 		// docs/operations.md#remove-a-destination says to drain a lane first.
 		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
-	})
-	l.SubscriptionDeadLetterQueue = awssqs.NewQueue(l.Construct, jsii.String("SubscriptionDeadLetterQueue"), &awssqs.QueueProps{
+	}))
+	l.SubscriptionDeadLetterQueue = awssqs.NewQueue(l.Construct, jsii.String("SubscriptionDeadLetterQueue"), fifoQueue(d, &awssqs.QueueProps{
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
 		RetentionPeriod: seconds(config.DLQRetention),
 		RemovalPolicy:   awscdk.RemovalPolicy_RETAIN,
-	})
+	}))
 	suppress(l.SubscriptionDeadLetterQueue,
 		suppression{id: "AwsSolutions-SQS3", reason: "This queue is the SNS subscription's dead-letter queue (RedrivePolicy.deadLetterTargetArn of the lane's subscription); a DLQ has no DLQ of its own."},
 		suppression{id: "Serverless-SQSRedrivePolicy", reason: "This queue is the SNS subscription's dead-letter queue; a DLQ has no DLQ of its own."},
 	)
 
-	l.Subscription = props.Topic.AddSubscription(awssnssubscriptions.NewSqsSubscription(l.Queue, &awssnssubscriptions.SqsSubscriptionProps{
+	l.Subscription = topic.AddSubscription(awssnssubscriptions.NewSqsSubscription(l.Queue, &awssnssubscriptions.SqsSubscriptionProps{
 		RawMessageDelivery: jsii.Bool(true),
 		DeadLetterQueue:    l.SubscriptionDeadLetterQueue,
 	}))
-	if policy, scope := cfg.SubscriptionFilter(d); policy != "" {
+	if policy, scope := laneFilter(cfg, d); policy != "" {
 		var doc map[string]any
 		if err := json.Unmarshal([]byte(policy), &doc); err != nil {
 			return nil, fmt.Errorf("destination %s: filter policy: %w", d.Name, err)
@@ -316,7 +325,7 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 	if pauses {
 		l.addPause(rule)
 	}
-	l.guardQueues(props.Topic.TopicArn(), props.OperatorRoleArn, pauses)
+	l.guardQueues(topic.TopicArn(), props.OperatorRoleArn, pauses)
 	l.addAlarms(cfg, props.AlarmAction)
 	return l, nil
 }

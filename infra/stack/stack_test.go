@@ -92,6 +92,10 @@ func testConfig(t *testing.T, n int, email string) *config.Config {
 			d["headers"] = []any{map[string]any{"name": "Authorization", "secretName": fmt.Sprintf("hookfan/destinations/dest-%02d/token", i)}, map[string]any{"name": "X-Tenant", "value": "acme"}}
 		case 3:
 			d["filter"] = map[string]any{"sources": []string{"github", "shop"}, "excludeTypes": []string{"test.*"}}
+			// Every other one ordered (fifo_test.go): an eighth of the lanes.
+			if i%8 == 3 {
+				d["ordering"] = map[string]any{"key": "body:id"}
+			}
 		}
 		dests = append(dests, d)
 	}
@@ -341,7 +345,7 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 		}
 		subDLQID = refID(sp["RedrivePolicy"].(map[string]any)["deadLetterTargetArn"])
 		var want any
-		if policy, scope := cfg.SubscriptionFilter(d); policy != "" {
+		if policy, scope := laneFilter(cfg, d); policy != "" {
 			if err := json.Unmarshal([]byte(policy), &want); err != nil {
 				t.Fatal(err)
 			}
@@ -506,6 +510,7 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 			t.Errorf("%s: the header or URL secret %s is not readable by the function", d.Name, name)
 		}
 	}
+	checkOrderedLane(t, d, res) // fifo_test.go
 }
 
 // checkTLSOnly asserts each resource has a policy denying requests without TLS.
