@@ -14,16 +14,21 @@ import (
 // fan-out topic. FIFO topics and queues are priced apart from standard
 // ones; this file prices what ordering adds to the standard model.
 
+// fifoUnverified marks a FIFO price the stored copies of the pricing page
+// did not hold: the figure Amazon SNS pricing lists for FIFO topics, to be
+// checked against the live page.
+const fifoUnverified = "Amazon SNS pricing (FIFO topics); not in the stored copies read: to check on the live page"
+
 // FIFOPrices are the FIFO prices in us-east-1, read with Prices.
 var FIFOPrices = struct {
 	SNSFIFOPublish, SNSFIFOPublishGB   Price
 	SNSFIFODelivery, SNSFIFODeliveryGB Price
 	SQSFIFORequest                     Price
 }{
-	SNSFIFOPublish:    Price{0.30, "per million Publish (and PublishBatch) requests to a FIFO topic", "Amazon SNS pricing (FIFO topics)"},
-	SNSFIFOPublishGB:  Price{0.017, "per GB of payload published to a FIFO topic", "Amazon SNS pricing (FIFO topics)"},
-	SNSFIFODelivery:   Price{0.01, "per million messages a FIFO topic delivers to a subscription (an SQS FIFO queue)", "Amazon SNS pricing (FIFO topics)"},
-	SNSFIFODeliveryGB: Price{0.001, "per GB of payload a FIFO topic delivers", "Amazon SNS pricing (FIFO topics)"},
+	SNSFIFOPublish:    Price{0.30, "per million Publish (and PublishBatch) requests to a FIFO topic", "Amazon SNS pricing (FIFO topics), as a 2026 pricing guide quotes it"},
+	SNSFIFOPublishGB:  Price{0.017, "per GB of payload published to a FIFO topic", fifoUnverified},
+	SNSFIFODelivery:   Price{0.01, "per million messages a FIFO topic delivers to a subscription (an SQS FIFO queue)", fifoUnverified},
+	SNSFIFODeliveryGB: Price{0.001, "per GB of payload a FIFO topic delivers", fifoUnverified},
 	SQSFIFORequest:    Price{0.50, "per million requests, each 64 KB chunk one (FIFO queues)", "Amazon SQS pricing"},
 }
 

@@ -145,6 +145,15 @@ func checkFIFOQuota(topic awssns.Topic, cfg *config.Config) {
 	}
 }
 
+// requeues reports whether a lane's function sends to its own queue: a
+// standard lane that pauses re-queues what it holds as fresh copies; an
+// ordered lane hides it in place instead (a copy would queue behind its
+// key's later events), so it is given no send.
+func requeues(d config.Destination) bool {
+	_, pauses := d.PauseRule()
+	return pauses && !d.Ordered()
+}
+
 // laneFilter is the filter policy of a lane's subscription and its scope:
 // an ordered lane's takes its own key spec's copies (and its sources and
 // types) by their attributes, a standard lane's is the destination's

@@ -176,6 +176,11 @@ func checkOrderedLane(t *testing.T, d config.Destination, res map[string]resourc
 			if refID(cond["aws:SourceArn"]) != topicParam {
 				t.Errorf("%s: the queue admits SNS from %v, want the FIFO topic (%s)", d.Name, cond["aws:SourceArn"], topicParam)
 			}
+			// Even when it pauses, an ordered lane's function holds
+			// messages in place and sends nothing: the operator alone.
+			if senders := asSlice(cond["aws:PrincipalArn"]); len(senders) != 1 {
+				t.Errorf("%s: the queue admits senders %v, want the operator role alone", d.Name, senders)
+			}
 		}
 	}
 	if !found {

@@ -325,7 +325,7 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 	if pauses {
 		l.addPause(rule)
 	}
-	l.guardQueues(topic.TopicArn(), props.OperatorRoleArn, pauses)
+	l.guardQueues(topic.TopicArn(), props.OperatorRoleArn, requeues(d))
 	l.addAlarms(cfg, props.AlarmAction)
 	return l, nil
 }
@@ -342,17 +342,18 @@ var (
 
 // guardQueues makes the operator role the one principal that can inject a
 // delivery: sending to the lane's queue is denied to everyone but SNS
-// delivering from the fan-out topic (aws:SourceArn), the operator role and,
-// when the lane pauses, its own function (which re-queues a message at its
-// last receive). A DLQ redrive sends as whoever starts it, so it is run
+// delivering from the lane's topic (aws:SourceArn: the fan-out topic, or
+// the FIFO topic of an ordered lane), the operator role and, when the lane
+// re-queues (a standard lane that pauses), its own function (which
+// re-queues a message at its last receive). A DLQ redrive sends as whoever starts it, so it is run
 // under the operator role too (ops redrive, or the console after switching
 // to the role). A message only reaches a subscriber from the queue, and a
 // message in the DLQ only gets back to the queue by a redrive: the DLQ
 // itself is left to SQS's redrive policy (which moves messages without a
 // SendMessage call) and gets the operator's receive and move calls.
-func (l *Lane) guardQueues(topicArn, operatorArn *string, pauses bool) {
+func (l *Lane) guardQueues(topicArn, operatorArn *string, requeues bool) {
 	senders := []*string{operatorArn}
-	if pauses {
+	if requeues {
 		senders = append(senders, l.Role.RoleArn())
 	}
 	l.Queue.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
@@ -411,8 +412,11 @@ func (l *Lane) addPause(rule config.PauseRule) {
 		reason:    "lambda:ListEventSourceMappings has no resource-level permissions, so AWS requires Resource \"*\"; lambda:UpdateEventSourceMapping is limited by the lambda:FunctionArn condition to the mappings of the lane's own function, whose id the function cannot know in advance.",
 		appliesTo: []string{"Resource::*", "Resource::arn:<AWS::Partition>:lambda:<AWS::Region>:<AWS::AccountId>:event-source-mapping:*"}})
 	// A message at its last receive while the lane is paused is sent to
-	// the queue again as a fresh copy, rather than to the DLQ unattempted.
-	l.Queue.GrantSendMessages(l.Role)
+	// the queue again as a fresh copy, rather than to the DLQ unattempted
+	// (not on an ordered lane: requeues).
+	if requeues(l.Destination) {
+		l.Queue.GrantSendMessages(l.Role)
+	}
 
 	l.ProbeSchedule = awsevents.NewRule(l.Construct, jsii.String("ProbeSchedule"), &awsevents.RuleProps{
 		Description: jsii.String(fmt.Sprintf("Hookfan destination %s: probes the lane while it is paused", name)),
