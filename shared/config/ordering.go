@@ -1,8 +1,10 @@
 package config
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -288,4 +290,44 @@ const MaxFIFOReceiveCount = 1000
 // spent until SQS moves it to the DLQ.
 func (d Destination) orderedReceiveCount() int {
 	return min(MaxFIFOReceiveCount, d.Attempts()*d.Batch())
+}
+
+// Value reads an event's key: the header's first value (headers gives a
+// header's values by name, in any case), or the string or number at the
+// body's path (a number as written). "" when the event carries none (the
+// header absent or blank, the body not JSON, the path missing or holding
+// another kind of value): the event then goes to its source's keyless
+// group. headers may be nil for a body key.
+func (k OrderingKey) Value(headers func(name string) []string, body []byte) string {
+	if k.From == KeyFromHeader {
+		if headers == nil {
+			return ""
+		}
+		if v := headers(k.Header); len(v) > 0 {
+			return strings.TrimSpace(v[0])
+		}
+		return ""
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var doc any
+	if dec.Decode(&doc) != nil {
+		return ""
+	}
+	for _, name := range k.Path {
+		obj, ok := doc.(map[string]any)
+		if !ok {
+			return ""
+		}
+		if doc, ok = obj[name]; !ok {
+			return ""
+		}
+	}
+	switch v := doc.(type) {
+	case string:
+		return v
+	case json.Number:
+		return v.String()
+	}
+	return ""
 }

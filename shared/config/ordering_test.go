@@ -108,7 +108,7 @@ func TestGroupID(t *testing.T) {
 		{"shop", "123", "shop:123"},
 		{"stripe", "with space", ""},
 		{"stripe", long, ""},
-			}
+	}
 	for _, tt := range tests {
 		got := GroupID(tt.source, tt.value)
 		if tt.value == "with space" || tt.value == long {

@@ -112,6 +112,7 @@ type Handler struct {
 	lane          Pauser
 	requeue       RequeueAPI
 	tracing       bool
+	ordered       bool             // an ordered (FIFO) lane: ordered.go
 	pause         config.PauseRule // when lane is set
 	holdFor       time.Duration
 	timeouts      CallTimeouts
@@ -138,21 +139,11 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	// SQS counts a message's 12 h visibility ceiling from its receive, which
 	// came before this invocation started (see visibilityLimit).
 	started := h.now()
-	carrier := copiesInBatch(parsed)
-	sem := make(chan struct{}, h.concurrency)
-	var wg sync.WaitGroup
-	for i := range ev.Records {
-		if c := carrier[i]; c != i {
-			h.copyInBatch(ctx, parsed[i].msg, parsed[c].msg)
-			continue // acknowledged: the carrier's outcome is the event's
-		}
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			failed[i] = h.process(ctx, started, &ev.Records[i], parsed[i], &tally)
-		})
+	if h.ordered {
+		h.deliverOrdered(ctx, started, ev, parsed, failed, &tally) // ordered.go
+	} else {
+		h.deliverAll(ctx, started, ev, parsed, failed, &tally)
 	}
-	wg.Wait()
 	h.observe(ctx, tally.get())
 	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
 	for i, f := range failed {
@@ -164,6 +155,26 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		h.log.WarnContext(ctx, LogMessage, "outcome", "metrics_not_published", "error", err.Error())
 	}
 	return resp, nil
+}
+
+// deliverAll delivers a batch of a standard lane, every record at once
+// (up to the handler's concurrency).
+func (h *Handler) deliverAll(ctx context.Context, started time.Time, ev events.SQSEvent, parsed []parsedRecord, failed []bool, tally *attempts) {
+	carrier := copiesInBatch(parsed)
+	sem := make(chan struct{}, h.concurrency)
+	var wg sync.WaitGroup
+	for i := range ev.Records {
+		if c := carrier[i]; c != i {
+			h.copyInBatch(ctx, parsed[i].msg, parsed[c].msg)
+			continue // acknowledged: the carrier's outcome is the event's
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			failed[i] = h.process(ctx, started, &ev.Records[i], parsed[i], tally)
+		})
+	}
+	wg.Wait()
 }
 
 // parsedRecord is a record's message, or why it is not one.
@@ -257,6 +268,10 @@ func (h *Handler) deliver(ctx context.Context, started time.Time, rec parsedReco
 	if !ok {
 		return stop
 	}
+	p.msg.Attempt = h.attemptOf(p.msg, lease)
+	if stop, ok := h.spent(ctx, p, lease); ok {
+		return stop
+	}
 	res := h.send(ctx, p.url, p.msg, p.signer, p.headers, sendTimeout)
 	h.refreshHeaderSecrets(ctx, res.status)
 	h.count(metrics.DeliveryAttempts)
@@ -345,6 +360,7 @@ func (h *Handler) claim(ctx context.Context, p prepared) (lease dedupe.Lease, se
 	var refused *dedupe.RefusedError
 	switch {
 	case err == nil:
+		p.msg.Attempt = h.attemptOf(p.msg, lease)
 		send = min(p.send, lease.Until.Sub(h.now())-h.timeouts.recordReserve())
 		if send < MinSendTime {
 			return lease, 0, h.releaseUnsent(ctx, p, lease), false
@@ -405,7 +421,9 @@ func (h *Handler) finish(ctx context.Context, lease dedupe.Lease, out dedupe.Out
 // reason of ours (secret or record store unavailable).
 func (h *Handler) notAttempted(ctx context.Context, p prepared, why string, err error) decision {
 	wait := h.hide(p.started, h.policy.Delay(p.msg.Attempt, h.random()))
-	if h.policy.Final(p.msg.Attempt) {
+	// An ordered lane's receive count is no attempt number (ordered.go):
+	// its message reaches the DLQ by SQS's count alone.
+	if h.policy.Final(p.msg.Attempt) && !h.ordered {
 		// Released to the DLQ.
 		wait = 0
 		h.count(metrics.DeliveryDead)

@@ -88,7 +88,7 @@ func NewHandler(o Options) (*Handler, error) {
 		payloads: o.Payloads, headerSecrets: o.HeaderSecrets, bodyFilter: bf,
 		log: o.Logger, concurrency: o.Concurrency, now: o.Now, random: o.Random,
 		dim:  metrics.Dimension{Name: metrics.DimDestination, Value: o.Destination.Name},
-		lane: o.Lane, requeue: o.Requeue, tracing: o.Tracing,
+		lane: o.Lane, requeue: o.Requeue, tracing: o.Tracing, ordered: o.Destination.Ordered(),
 	}
 	h.pause, _ = o.Destination.PauseRule()
 	h.timeouts = o.Timeouts.withDefaults()

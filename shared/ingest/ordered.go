@@ -1,13 +1,10 @@
 package ingest
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
-	"strings"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -44,42 +41,6 @@ type keyed struct {
 	body []byte
 }
 
-// keyValue reads the event's key under k: the header's first value, or
-// the string or number at the body's path (a number as written). "" when
-// the event carries none (the header absent or empty, the body not JSON,
-// the path missing or holding another kind of value): the event then goes
-// to its source's keyless group.
-func keyValue(k config.OrderingKey, ev keyed) string {
-	if k.From == config.KeyFromHeader {
-		if v := ev.hdr.Values(k.Header); len(v) > 0 {
-			return strings.TrimSpace(v[0])
-		}
-		return ""
-	}
-	dec := json.NewDecoder(bytes.NewReader(ev.body))
-	dec.UseNumber()
-	var doc any
-	if dec.Decode(&doc) != nil {
-		return ""
-	}
-	for _, name := range k.Path {
-		obj, ok := doc.(map[string]any)
-		if !ok {
-			return ""
-		}
-		if doc, ok = obj[name]; !ok {
-			return ""
-		}
-	}
-	switch v := doc.(type) {
-	case string:
-		return v
-	case json.Number:
-		return v.String()
-	}
-	return ""
-}
-
 // orderedCopies are the FIFO topic's inputs for an event whose standard
 // message is in: one per route taking the event's source, each with the
 // group id of its key, a deduplication id of its own (the same for a
@@ -96,7 +57,7 @@ func (h *Handler) orderedCopies(in *sns.PublishInput, source, eventID string, ev
 		c := *in
 		c.TopicArn = aws.String(h.orderedTopicARN)
 		c.MessageAttributes = attrs
-		c.MessageGroupId = aws.String(config.GroupID(source, keyValue(r.key, ev)))
+		c.MessageGroupId = aws.String(config.GroupID(source, r.key.Value(ev.hdr.Values, ev.body)))
 		c.MessageDeduplicationId = aws.String(config.DedupID(eventID, r.route.Key))
 		if size := messageSize(&c); size > config.MaxSNSMessageBytes {
 			return nil, fmt.Errorf("%w: the ordered copy takes %d bytes with its attributes", errMessageTooLarge, size)

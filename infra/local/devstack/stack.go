@@ -153,7 +153,7 @@ func New(ctx context.Context, o Options) (*Stack, error) {
 		// deployed functions do (the archive keeps the bodies).
 		s.Payloads = &payload.S3{API: o.Clients.S3, Bucket: topo.PayloadBucket, Archive: topo.Archive.Bucket}
 	}
-	env := ingest.FunctionEnv(o.Config, topo.TopicARN, topo.PayloadBucket, topo.Archive.Bucket, topo.TableName)
+	env := ingest.FunctionEnv(o.Config, topo.TopicARN, topo.PayloadBucket, topo.Archive.Bucket, topo.TableName).WithOrdering(o.Config, topo.OrderedTopicARN)
 	c := ingest.Clients{Publisher: o.Clients.SNS, Secrets: s.newSecretCache(),
 		Metrics: sink, Logger: o.Log.With("function", "ingest")}
 	if s.Payloads != nil {

@@ -40,6 +40,9 @@ type Lane struct {
 	// pause. Retention is its queue's retention.
 	Pause     *pausing.Policy
 	Retention time.Duration
+	// OrderingKey is an ordered lane's ordering.key, "" on a standard
+	// lane (ordered.go).
+	OrderingKey string
 }
 
 // Resources are a Hookfan stack's parts the commands work on.

@@ -76,6 +76,9 @@ type Lane struct {
 	// operator command pauses and resumes by them).
 	Pause            LanePause `json:"pause"`
 	RetentionSeconds int       `json:"retentionSeconds"`
+	// OrderingKey is an ordered lane's ordering.key ("" on a standard
+	// lane): replays to its FIFO queue are grouped by it.
+	OrderingKey string `json:"orderingKey,omitempty"`
 }
 
 // LanePause is a lane's pause rule with its defaults applied; Enabled is
