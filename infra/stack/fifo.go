@@ -179,3 +179,11 @@ func standardFiltered(cfg *config.Config) int {
 	}
 	return n
 }
+
+// orderingKey is a lane's key spec for its index, "" on a standard lane.
+func orderingKey(d config.Destination) string {
+	if !d.Ordered() {
+		return ""
+	}
+	return d.Ordering.Key
+}

@@ -152,6 +152,19 @@ func checkOrderedLane(t *testing.T, d config.Destination, res map[string]resourc
 			t.Errorf("%s: queue name %q, want …-queue.fifo within 80 characters", d.Name, name)
 		}
 	}
+	// The index tells the operator command the key spec ("" when standard).
+	_, param := only(t, res, "AWS::SSM::Parameter")
+	var index map[string]any
+	if err := json.Unmarshal([]byte(joined(param.Properties["Value"])), &index); err != nil {
+		t.Fatalf("%s: index value: %v", d.Name, err)
+	}
+	wantKey := ""
+	if d.Ordered() {
+		wantKey = d.Ordering.Key
+	}
+	if got, ok := index["orderingKey"]; !ok || got != wantKey {
+		t.Errorf("%s: index orderingKey %v (present %v), want %q", d.Name, got, ok, wantKey)
+	}
 	if !d.Ordered() {
 		return
 	}
