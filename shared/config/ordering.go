@@ -331,3 +331,11 @@ func (k OrderingKey) Value(headers func(name string) []string, body []byte) stri
 	}
 	return ""
 }
+
+// orderedRetention is an ordered lane's queue retention: SQS's 14 days,
+// whatever the schedule. An event may wait behind earlier events of its
+// key, each spending up to its whole schedule, before its own attempts
+// begin, and an expired message is lost silently; retention costs
+// nothing. (A FIFO queue's DLQ counts its own 14 days from the move, so
+// the DLQ keeps the message its full retention after it.)
+const orderedRetention = MaxRetention

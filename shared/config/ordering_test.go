@@ -171,3 +171,17 @@ func FuzzParseOrderingKey(f *testing.F) {
 		}
 	})
 }
+
+// TestOrderedDerivedValues: an ordered lane keeps messages 14 days and
+// leaves its redrive count room for waiting receives.
+func TestOrderedDerivedValues(t *testing.T) {
+	d := Destination{Name: "d", URL: "https://d.example.com", Ordering: &Ordering{Key: "body:id"}, BatchSize: 4}
+	std := d
+	std.Ordering = nil
+	if d.Retention() != MaxRetention || std.Retention() >= MaxRetention {
+		t.Errorf("retention %s ordered, %s standard", d.Retention(), std.Retention())
+	}
+	if got, want := d.MaxReceiveCount(), d.Attempts()*4; got != want || std.MaxReceiveCount() != std.Attempts() {
+		t.Errorf("maxReceiveCount %d ordered (want %d), %d standard", got, want, std.MaxReceiveCount())
+	}
+}

@@ -87,6 +87,9 @@ func (d Destination) retentionNeeded() time.Duration {
 // errs long; the DLQ's own 14 days count from the original enqueue time,
 // which is why the source queue is not simply 14 days.
 func (d Destination) Retention() time.Duration {
+	if d.Ordered() {
+		return orderedRetention
+	}
 	r := roundUp(2*d.retentionNeeded()+d.PauseReserve(), time.Minute)
 	return max(MinRetention, min(r, MaxRetention))
 }
