@@ -261,7 +261,7 @@ func Resources(cfg *config.Config) Counts {
 	c.Functions = 1 + d + b(c.EnsuredSecrets > 0)
 	c.EventSourceMappings = d
 	c.Subscriptions = d + b(archive) + b(email)
-	c.Topics = 1 + b(email)
+	c.Topics = 1 + b(email) + b(cfg.AnyOrdered()) // the FIFO topic (fifo.go)
 	c.Tables = 1
 	c.Buckets = b(archive) + b(cfg.LargePayloads())
 	c.DeliveryStreams = b(archive)

@@ -149,6 +149,8 @@ func Render() string {
 		usd(PauseFixed()), usd(PausePerMillionBatches()))
 	w("%s\n", clientAuthLine())
 
+	renderOrdered(&b) // fifo.go
+
 	w("\n### The alternatives, a month\n\n")
 	w("Whole monthly bills (the fixed part included), with the defaults' ingest in front of each.\n\n")
 	header("")

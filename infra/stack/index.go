@@ -75,6 +75,9 @@ func newLaneIndex(scope constructs.Construct, lane *Lane, stackName string) awss
 		// (the operator command pauses and resumes by them).
 		"pause":            pauseValue(d),
 		"retentionSeconds": int(d.Retention().Seconds()),
+		// An ordered lane's key spec, "" on a standard lane (fifo.go): the
+		// operator command groups what it sends a FIFO queue by it.
+		"orderingKey": orderingKey(d),
 	}
 	p := awsssm.NewStringParameter(scope, jsii.String("Index"), &awsssm.StringParameterProps{
 		ParameterName: jsii.String(LaneParameterName(stackName, d.Name)),

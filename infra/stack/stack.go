@@ -40,7 +40,10 @@ type Hookfan struct {
 	// alarm topic; nil when neither needs it.
 	TopicKey awskms.Key
 	Topic    awssns.Topic
-	Table    awsdynamodb.Table
+	// OrderedTopic is the SNS FIFO topic of the ordered destinations'
+	// lanes (fifo.go); nil when no destination is ordered.
+	OrderedTopic awssns.Topic
+	Table        awsdynamodb.Table
 	// Payloads holds bodies larger than one SNS message; nil when no
 	// source takes them (config.LargePayloads).
 	Payloads *PayloadBucket
@@ -157,6 +160,9 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 		topicProps.TracingConfig = t
 	}
 	h.Topic = awssns.NewTopic(stack, jsii.String("Topic"), topicProps)
+	if cfg.AnyOrdered() {
+		h.OrderedTopic = NewOrderedTopic(stack, "OrderedTopic", cfg, fanoutKey)
+	}
 	h.Table = NewRecordTable(stack, "DeliveryRecords", cfg.Dedupe.PITR())
 
 	retention, err := retentionDays(cfg.API.LogRetention())
@@ -208,7 +214,7 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 		}
 	}
 	h.Ingest, err = NewIngestAPI(stack, "Ingest", &IngestAPIProps{
-		Config: cfg, Topic: h.Topic, Code: code("ingest"), SourceSecrets: h.Sources.Secrets, Table: h.Table, AlarmAction: action, Payloads: h.Payloads,
+		Config: cfg, Topic: h.Topic, OrderedTopic: h.OrderedTopic, Code: code("ingest"), SourceSecrets: h.Sources.Secrets, Table: h.Table, AlarmAction: action, Payloads: h.Payloads,
 	})
 	if err != nil {
 		return nil, err
@@ -228,15 +234,16 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 			reason: "topicKey aws-managed: the grant CDK makes for the alias alias/aws/sns is limited by condition to the key carrying that alias, SNS's AWS managed key, which only SNS can use on the account's behalf."})
 	}
 	guardTopic(h.Topic, h.Ingest.Role)
+	if h.OrderedTopic != nil {
+		guardTopic(h.OrderedTopic, h.Ingest.Role)
+		checkFIFOQuota(h.OrderedTopic, cfg)
+	}
 	h.Operator = NewOperatorRole(stack, "Operator", &OperatorRoleProps{
 		Config: cfg, Table: h.Table, Payloads: h.Payloads, Archive: h.Archive, Key: h.DataKey,
 	})
 
-	filtered := 0
+	filtered := standardFiltered(cfg)
 	for _, d := range cfg.Destinations {
-		if policy, _ := cfg.SubscriptionFilter(d); policy != "" {
-			filtered++
-		}
 		ns := awscdk.NewNestedStack(stack, jsii.String("Lane-"+d.Name), &awscdk.NestedStackProps{
 			Description: jsii.String("Hookfan lane of destination " + d.Name),
 		})
@@ -246,6 +253,9 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 		topic := awssns.Topic_FromTopicArn(ns, jsii.String("Topic"), h.Topic.TopicArn())
 		lp := &LaneProps{Destination: d, Config: cfg, Topic: topic, Table: h.Table, Code: code("deliver"), AlarmAction: action,
 			OperatorRoleArn: h.Operator.Role.RoleArn()}
+		if d.Ordered() {
+			lp.OrderedTopic = orderedTopicRef(ns, h.OrderedTopic)
+		}
 		if h.Payloads != nil {
 			lp.PayloadBucketName, lp.PayloadBucketArn, lp.PayloadKeyArn = h.Payloads.Bucket.BucketName(), h.Payloads.Bucket.BucketArn(), h.DataKey.KeyArn()
 			if h.Archive != nil {

@@ -92,6 +92,10 @@ func testConfig(t *testing.T, n int, email string) *config.Config {
 			d["headers"] = []any{map[string]any{"name": "Authorization", "secretName": fmt.Sprintf("hookfan/destinations/dest-%02d/token", i)}, map[string]any{"name": "X-Tenant", "value": "acme"}}
 		case 3:
 			d["filter"] = map[string]any{"sources": []string{"github", "shop"}, "excludeTypes": []string{"test.*"}}
+			// Every other one ordered (fifo_test.go): an eighth of the lanes.
+			if i%8 == 3 {
+				d["ordering"] = map[string]any{"key": "body:id"}
+			}
 		}
 		dests = append(dests, d)
 	}
@@ -341,7 +345,7 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 		}
 		subDLQID = refID(sp["RedrivePolicy"].(map[string]any)["deadLetterTargetArn"])
 		var want any
-		if policy, scope := cfg.SubscriptionFilter(d); policy != "" {
+		if policy, scope := laneFilter(cfg, d); policy != "" {
 			if err := json.Unmarshal([]byte(policy), &want); err != nil {
 				t.Fatal(err)
 			}
@@ -448,9 +452,10 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 				if refID(st["Resource"]) != queueID || !slices.Contains(actions, "sqs:ChangeMessageVisibility") {
 					t.Errorf("%s: queue statement %v", d.Name, st)
 				}
-				// A lane that pauses re-queues fresh copies to its own queue.
-				if slices.Contains(actions, "sqs:SendMessage") != (d.Pause != nil) {
-					t.Errorf("%s: queue statement %v; sqs:SendMessage only when the lane pauses", d.Name, actions)
+				// A lane that pauses re-queues fresh copies to its own
+				// queue; an ordered one hides them in place (fifo.go).
+				if slices.Contains(actions, "sqs:SendMessage") != (d.Pause != nil && !d.Ordered()) {
+					t.Errorf("%s: queue statement %v; sqs:SendMessage only when a standard lane pauses", d.Name, actions)
 				}
 			case slices.Contains(actions, "secretsmanager:GetSecretValue"):
 				ok := strings.Contains(resource, "SigningSecret") || (d.SecretName != "" && strings.Contains(resource, d.SecretName+"-??????"))
@@ -506,6 +511,7 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 			t.Errorf("%s: the header or URL secret %s is not readable by the function", d.Name, name)
 		}
 	}
+	checkOrderedLane(t, d, res) // fifo_test.go
 }
 
 // checkTLSOnly asserts each resource has a policy denying requests without TLS.
