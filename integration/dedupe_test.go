@@ -31,3 +31,21 @@ func TestDedupeStoreOnDynamoDB(t *testing.T) {
 	}
 	dedupetest.Run(t, dedupe.NewDynamoDB(clients.DynamoDB, table), dedupetest.Options{Destination: "orders"})
 }
+
+// TestDedupeCheckStoreOnDynamoDB runs what dedupe.mode check promises
+// against the emulator's DynamoDB: one strongly consistent read before the
+// attempt, one conditional write after it (simultaneous finishes left to
+// the Memory twin, as above).
+func TestDedupeCheckStoreOnDynamoDB(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	table := uniquePrefix(t) + "-records"
+	attrs, key := ddbitem.KeySchema()
+	if _, err := clients.DynamoDB.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName: &table, BillingMode: ddbtypes.BillingModePayPerRequest, AttributeDefinitions: attrs, KeySchema: key,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	store := dedupe.NewDynamoDB(clients.DynamoDB, table).InMode(dedupe.ModeCheck).(dedupetest.Store)
+	dedupetest.Run(t, store, dedupetest.Options{Destination: "orders", Mode: dedupe.ModeCheck})
+}

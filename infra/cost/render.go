@@ -144,6 +144,10 @@ func Render() string {
 		usd(WAFFixed()), usd(WAFPerMillion()))
 	w("With `api.detailedMetrics` false: %s a month less per source (its five route metrics; its `ClientErrorsAlarm`, which reads them, then has no data).\n",
 		usd(Assumed.RouteMetrics.Value*Prices.Metric.USD))
+	w("With `metrics.laneDimensions` false: %s a month less per destination past the first (its %s delivery metrics are published once for all lanes; no alarm reads them), and each dashboard row graphs %d metrics instead of %d.\n",
+		usd(Assumed.LaneMetrics.Value*Prices.Metric.USD), num(Assumed.LaneMetrics.Value), LaneRowMetricsAggregate, LaneRowMetrics)
+	w("With `metrics.dashboard` false: no dashboards (no alarm reads them); the bill loses the dashboards line (%s a month each beyond the free tier: %d dashboards of up to %d metrics; the overview has %d metrics plus %d per destination, so it is free up to two destinations, %d without lane dimensions).\n",
+		usd(Prices.Dashboard.USD), FreeDashboards, FreeDashboardMetrics, OverviewSourceMetrics+OverviewFixedMetrics, LaneRowMetrics, (FreeDashboardMetrics-OverviewSourceMetrics-OverviewFixedMetrics)/LaneRowMetricsAggregate)
 	w("With `topicKey` `aws-managed` (and no alarm e-mail, whose topic keeps the customer key): %s a month less (the key; its requests are billed either way).\n", usd(Prices.KMSKey.USD))
 	w("With `pause` on a destination: %s a month (its alarm, and a probe tick a minute: an invocation, its log lines, a read) and %s per million batches that made attempts (one write to the lane's item).\n",
 		usd(PauseFixed()), usd(PausePerMillionBatches()))
@@ -205,7 +209,9 @@ func optionRows() []optionRow {
 		{"`functions.deliverMemoryMB` 256", func(o *Options) { o.DeliverMB = 256 }},
 		{"`archive.days` 0 (no archive)", func(o *Options) { o.Archive = false }},
 		{"`dedupe.pointInTimeRecovery` false", func(o *Options) { o.PITR = false }},
+		{"`dedupe.mode` `check` (a read before the POST, one write after; copies at the same moment can both be POSTed)", func(o *Options) { o.DedupeMode = config.DedupeCheck }},
 		{"`batchWindowSeconds` 1 (at 1 M no batch fills: adds up to 1 s of latency for nothing)", func(o *Options) { o.BatchWindow = 1 }},
+		{"`batchWindowSeconds` 60 (batches of 4 at 1 M; adds up to 60 s of latency)", func(o *Options) { o.BatchWindow = 60 }},
 	}
 }
 

@@ -45,6 +45,12 @@ type Env struct {
 	// Tracing is config tracing ("sampled" or "all") when the lane's
 	// function passes the trace on; "" (not rendered) when it is off.
 	Tracing string
+	// DedupeMode is config dedupe.mode: config.DedupeCheck, or "" (not
+	// rendered) for the default config.DedupeLease.
+	DedupeMode string
+	// LaneMetrics is config.LaneMetricsAggregate with
+	// metrics.laneDimensions false, "" (not rendered) by default.
+	LaneMetrics string
 	// FunctionName is the function's own name: set by Lambda, not
 	// rendered; read only when the destination pauses.
 	FunctionName string
@@ -59,6 +65,12 @@ func LaneEnv(cfg *config.Config, d config.Destination, table, queueURL, queueARN
 		RecordDays: int(cfg.RecordTTL() / (24 * time.Hour)), MetricsSink: cfg.Metrics.SinkName(), PayloadBucket: payloadBucket}
 	if payloadBucket != "" {
 		e.PayloadArchiveBucket = archiveBucket
+	}
+	if cfg.DedupeMode() != config.DedupeLease {
+		e.DedupeMode = cfg.DedupeMode()
+	}
+	if !cfg.Metrics.PerLane() {
+		e.LaneMetrics = config.LaneMetricsAggregate
 	}
 	return e
 }
@@ -92,6 +104,12 @@ func (e Env) Render() map[string]string {
 	if e.Tracing != "" {
 		env[config.EnvTracing] = e.Tracing
 	}
+	if e.DedupeMode != "" {
+		env[config.EnvDedupeMode] = e.DedupeMode
+	}
+	if e.LaneMetrics != "" {
+		env[config.EnvLaneMetrics] = e.LaneMetrics
+	}
 	return env
 }
 
@@ -118,6 +136,14 @@ func ReadEnv(lookup func(string) string) (Env, error) {
 		// Read with the payload bucket only, as it is rendered.
 		PayloadArchiveBucket: lookup(config.EnvPayloadArchiveBucket),
 		Tracing:              lookup(config.EnvTracing),
+		DedupeMode:           lookup(config.EnvDedupeMode),
+		LaneMetrics:          lookup(config.EnvLaneMetrics),
+	}
+	if m := e.LaneMetrics; m != "" && m != config.LaneMetricsAggregate {
+		errs = append(errs, fmt.Errorf("%s = %q: want %q, or unset for per-lane dimensions (metrics.laneDimensions)", config.EnvLaneMetrics, m, config.LaneMetricsAggregate))
+	}
+	if m := e.DedupeMode; m != "" && m != config.DedupeLease && m != config.DedupeCheck {
+		errs = append(errs, fmt.Errorf("%s = %q: want %q or %q, or unset for %q (dedupe.mode)", config.EnvDedupeMode, m, config.DedupeCheck, config.DedupeLease, config.DedupeLease))
 	}
 	if v := require(config.EnvDestination, "the destination, as JSON", byStack); v != "" {
 		d, err := config.DecodeDestination(v)
