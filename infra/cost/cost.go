@@ -348,8 +348,12 @@ type Options struct {
 	BatchWindow float64
 	// DedupeMode is dedupe.mode: lease (two writes a delivery) or check (a
 	// read and a write).
-	DedupeMode                string // Dashboard is metrics.dashboard, LaneDimensions metrics.laneDimensions.
+	DedupeMode string
+	// Dashboard is metrics.dashboard, LaneDimensions metrics.laneDimensions.
 	Dashboard, LaneDimensions bool
+	// AppLog is functions.logLevel: INFO writes a line per accepted
+	// request and per delivered attempt, WARN only the others'.
+	AppLog string
 }
 
 // OptionsOf reads the options of a configuration.
@@ -359,7 +363,7 @@ func OptionsOf(cfg *config.Config) Options {
 		IngestMB: float64(cfg.Functions.IngestMemory()), DeliverMB: float64(cfg.Functions.DeliverMemory()),
 		Archive: cfg.Archive.Enabled(), PITR: cfg.Dedupe.PITR(), WAF: cfg.API.WAF.Enabled,
 		DetailedMetrics: cfg.API.Detailed(), CustomerKey: cfg.CustomerKey(), DedupeMode: cfg.DedupeMode(),
-		Dashboard: cfg.Metrics.Dashboards(), LaneDimensions: cfg.Metrics.PerLane(),
+		Dashboard: cfg.Metrics.Dashboards(), LaneDimensions: cfg.Metrics.PerLane(), AppLog: cfg.Functions.AppLog(),
 	}
 	if cfg.API.Kind() == config.APITypeREST {
 		o.API = Prices.APIRest
@@ -382,7 +386,9 @@ func Defaults() Options {
 // refused for the record's life, 410 final, dead letters) and every alarm,
 // and drops what is optional: the archive (replay of delivered events),
 // the record table's point-in-time recovery, the customer managed topic
-// key, the dashboards and the per-lane metric dimensions; it keeps the
+// key, the dashboards, the per-lane metric dimensions and the lines of
+// what went well (functions.logLevel WARN: the records, ops status and the
+// access log remain the trail); it keeps the
 // record with dedupe.mode check (copies handled at the same moment can
 // both be POSTed) and waits a second for batches to fill.
 func Cheapest() Options {
@@ -392,6 +398,7 @@ func Cheapest() Options {
 	o.BatchWindow = 1
 	o.DedupeMode = config.DedupeCheck
 	o.Dashboard, o.LaneDimensions = false, false
+	o.AppLog = config.LogLevelWarn
 	return o
 }
 
@@ -488,6 +495,16 @@ func b2f(v bool) float64 { return float64(b(v)) }
 
 func gbs(mb float64) float64 { return mb / 1024 }
 
+// appLogBytes is a function's own line for an accepted request or a
+// delivered attempt: written at INFO, not at WARN (the page's events are
+// all accepted and delivered at the first attempt).
+func appLogBytes(o Options, line float64) float64 {
+	if o.AppLog == config.LogLevelWarn {
+		return 0
+	}
+	return line
+}
+
 // platformBytes is the platform's lines per invocation at the system log
 // level (none at WARN).
 func platformBytes(o Options) float64 {
@@ -502,7 +519,7 @@ func platformBytes(o Options) float64 {
 func ingestLines(sc Scenario, o Options) []Line {
 	n := sc.Events
 	p, a := Prices, Assumed
-	logs := n * (a.IngestLogBytes.Value + a.IngestEMFBytes.Value + a.AccessLogBytes.Value + platformBytes(o))
+	logs := n * (appLogBytes(o, a.IngestLogBytes.Value) + a.IngestEMFBytes.Value + a.AccessLogBytes.Value + platformBytes(o))
 	lines := []Line{
 		{"API Gateway (" + apiName(o.API) + ")", n / million * o.API.USD},
 		{"Lambda ingest: requests and GB-s", n/million*p.LambdaRequest.USD + n*IngestMs(sc, o)/1000*gbs(o.IngestMB)*p.LambdaGBSecond.USD},
@@ -552,7 +569,7 @@ func Variable(sc Scenario, o Options) []Line {
 		)
 	}
 	lines = append(lines,
-		Line{"CloudWatch Logs: deliver lines", (deliveries*(a.DeliverLogBytes.Value+a.DeliverEMFBytes.Value) + invocations*platformBytes(o)) / gb * p.LogsIngest.USD},
+		Line{"CloudWatch Logs: deliver lines", (deliveries*(appLogBytes(o, a.DeliverLogBytes.Value)+a.DeliverEMFBytes.Value) + invocations*platformBytes(o)) / gb * p.LogsIngest.USD},
 		Line{"X-Ray: deliver traces", invocations * sampledShare(sc, o.Tracing) / million * p.XRayTrace.USD},
 		Line{"Data transfer out to subscribers", deliveries * (bodyBytes + a.RequestOverheadBytes.Value) / gb * p.DataOut.USD},
 	)

@@ -199,7 +199,7 @@ func TestOptionsOfTheConfig(t *testing.T) {
 	cfg := cost.Reference(1)
 	got := cost.OptionsOf(cfg)
 	want := cost.Options{API: cost.Prices.APIHTTP, Tracing: "off", SystemLog: "WARN", IngestMB: 128, DeliverMB: 128, Archive: true, PITR: true, DetailedMetrics: true, CustomerKey: true,
-		DedupeMode: "lease", Dashboard: true, LaneDimensions: true}
+		DedupeMode: "lease", Dashboard: true, LaneDimensions: true, AppLog: "INFO"}
 	if got != want {
 		t.Errorf("defaults %+v, want %+v", got, want)
 	}
@@ -213,9 +213,10 @@ func TestOptionsOfTheConfig(t *testing.T) {
 	cfg.API.DetailedMetrics = &off
 	cfg.TopicKey = "aws-managed"
 	cfg.Dedupe.Mode = "check"
+	cfg.Functions.LogLevel = "WARN"
 	cfg.Metrics.Dashboard, cfg.Metrics.LaneDimensions = &off, &off
 	got = cost.OptionsOf(cfg)
-	want = cost.Options{API: cost.Prices.APIRest, WAF: true, Tracing: "all", SystemLog: "INFO", IngestMB: 256, DeliverMB: 512, BatchWindow: 2, DedupeMode: "check"}
+	want = cost.Options{API: cost.Prices.APIRest, WAF: true, Tracing: "all", SystemLog: "INFO", IngestMB: 256, DeliverMB: 512, BatchWindow: 2, DedupeMode: "check", AppLog: "WARN"}
 	if got != want {
 		t.Errorf("set %+v, want %+v", got, want)
 	}

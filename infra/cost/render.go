@@ -205,6 +205,7 @@ func optionRows() []optionRow {
 		{"`tracing` `sampled`", func(o *Options) { o.Tracing = config.TracingSampled }},
 		{"`tracing` `all`", func(o *Options) { o.Tracing = config.TracingAll }},
 		{"`functions.systemLogLevel` `INFO` (or `DEBUG`)", func(o *Options) { o.SystemLog = config.SystemLogInfo }},
+		{"`functions.logLevel` `WARN` (no line for an accepted request or a delivered attempt)", func(o *Options) { o.AppLog = config.LogLevelWarn }},
 		{"`functions.ingestMemoryMB` 256", func(o *Options) { o.IngestMB = 256 }},
 		{"`functions.deliverMemoryMB` 256", func(o *Options) { o.DeliverMB = 256 }},
 		{"`archive.days` 0 (no archive)", func(o *Options) { o.Archive = false }},

@@ -10,7 +10,7 @@ import (
 
 // TestCostSwitches synthesizes the cost switches off their defaults in one
 // stack — dedupe.mode check, metrics.dashboard false, metrics.laneDimensions
-// false — beside a lane that pauses: every lane check holds (each function
+// false, functions.logLevel WARN — beside a lane that pauses: every lane check holds (each function
 // reads its mode and its metrics' dimension from its environment; GetItem
 // is granted where the lane reads), no dashboard is made, every alarm is
 // there, and the cost model counts what the templates hold.
@@ -22,7 +22,8 @@ func TestCostSwitches(t *testing.T) {
 	    {"name": "pauses", "url": "https://b.example.com/hooks", "pause": {"afterFailures": 10, "failureRate": 0.9, "probeEvery": "2m", "maxPause": "12h"}}
 	  ],
 	  "dedupe": {"mode": "check"},
-	  "metrics": {"dashboard": false, "laneDimensions": false}
+	  "metrics": {"dashboard": false, "laneDimensions": false},
+	  "functions": {"logLevel": "WARN"}
 	}`))
 	if err != nil {
 		t.Fatal(err)
@@ -36,8 +37,19 @@ func TestCostSwitches(t *testing.T) {
 	docs := readTemplates(t, outdir)
 	checkCostCounts(t, cfg, docs)
 	checkRunbooks(t, docs)
-	alarms := 0
+	alarms, leveled := 0, 0
 	for name, doc := range docs {
+		for id, fn := range ofType(doc.Resources, "AWS::Lambda::Function") {
+			env, _ := fn.Properties["Environment"].(map[string]any)
+			vars, _ := env["Variables"].(map[string]any)
+			if _, ours := vars[config.EnvMetricsSink]; !ours {
+				continue // the custom-resource provider
+			}
+			leveled++
+			if vars[config.EnvLogLevel] != config.LogLevelWarn {
+				t.Errorf("%s: %s: %s = %v, want WARN (functions.logLevel)", name, id, config.EnvLogLevel, vars[config.EnvLogLevel])
+			}
+		}
 		if n := len(ofType(doc.Resources, "AWS::CloudWatch::Dashboard")); n != 0 {
 			t.Errorf("%s: %d dashboards with metrics.dashboard false", name, n)
 		}
@@ -45,6 +57,9 @@ func TestCostSwitches(t *testing.T) {
 	}
 	if want := cost.Resources(cost.Reference(2)).Alarms + 1; alarms != want {
 		t.Errorf("%d alarms with the switches off, want the defaults' %d (and the paused lane's)", alarms, want)
+	}
+	if leveled != 3 {
+		t.Errorf("%d functions read %s, want ingest and both lanes'", leveled, config.EnvLogLevel)
 	}
 	if _, ok := docs["Hookfan.template.json"].Outputs["DashboardName"]; ok {
 		t.Error("a DashboardName output without a dashboard")

@@ -24,6 +24,7 @@ const (
 	EnvTracing     = "HOOKFAN_TRACING"      // deliver: "sampled" or "all" when tracing is on (a traceparent header); unset when off
 	EnvDedupeMode  = "HOOKFAN_DEDUPE_MODE"  // deliver: "check" for dedupe.mode check; unset for the default lease
 	EnvLaneMetrics = "HOOKFAN_LANE_METRICS" // deliver: "aggregate" with metrics.laneDimensions false; unset for per-lane dimensions
+	EnvLogLevel    = "HOOKFAN_LOG_LEVEL"    // both: "WARN" with functions.logLevel WARN; unset for INFO
 	// EnvPayloadBucket names the bucket of bodies larger than one SNS
 	// message (both functions); unset when no source takes such bodies.
 	EnvPayloadBucket = "HOOKFAN_PAYLOAD_BUCKET"

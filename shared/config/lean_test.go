@@ -77,3 +77,20 @@ func TestDedupeAndMetricSwitches(t *testing.T) {
 		t.Errorf("error %v, want %s", err, want)
 	}
 }
+
+// TestLogLevel: functions.logLevel defaults to INFO, takes WARN, and an
+// unknown level names the field, the value and the fix.
+func TestLogLevel(t *testing.T) {
+	c, err := Parse([]byte(leanConfig(`, "functions": {"logLevel": "WARN"}`)))
+	if err != nil || c.Functions.AppLog() != LogLevelWarn {
+		t.Fatalf("WARN: %v, %q", err, c.Functions.AppLog())
+	}
+	if (Functions{}).AppLog() != LogLevelInfo {
+		t.Error("the default is not INFO")
+	}
+	_, err = Parse([]byte(leanConfig(`, "functions": {"logLevel": "ERROR"}`)))
+	want := `functions.logLevel: unknown level "ERROR"; use "INFO" (default: a line per ingest request and per delivery attempt) or "WARN" (only rejections, failures and errors)`
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v, want %s", err, want)
+	}
+}

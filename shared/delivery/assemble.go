@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/hookfan/hookfan/shared/loglevel"
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/pausing"
 )
@@ -73,7 +74,7 @@ func Assemble(env Env, c Clients) (*Handler, error) {
 		Destination: env.Destination, QueueURL: env.QueueURL, SecretID: env.SecretID,
 		RecordTTL: time.Duration(env.RecordDays) * 24 * time.Hour,
 		Store:     store, SQS: c.SQS, Secrets: c.Secrets, HeaderSecrets: c.Secrets, Payloads: c.Payloads,
-		Client: NewClient(env.Destination), Metrics: laneMetrics(env, metrics.NewRecorder(c.Metrics)), Logger: c.Logger,
+		Client: NewClient(env.Destination), Metrics: laneMetrics(env, metrics.NewRecorder(c.Metrics)), Logger: loglevel.AtLeast(c.Logger, env.LogLevel),
 		Tracing:  env.Tracing != "",
 		Timeouts: c.Timeouts,
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/loglevel"
 	"github.com/hookfan/hookfan/shared/metrics"
 )
 
@@ -51,6 +52,9 @@ type Env struct {
 	// LaneMetrics is config.LaneMetricsAggregate with
 	// metrics.laneDimensions false, "" (not rendered) by default.
 	LaneMetrics string
+	// LogLevel is config.LogLevelWarn with functions.logLevel WARN, ""
+	// (not rendered) for the default INFO.
+	LogLevel string
 	// FunctionName is the function's own name: set by Lambda, not
 	// rendered; read only when the destination pauses.
 	FunctionName string
@@ -71,6 +75,9 @@ func LaneEnv(cfg *config.Config, d config.Destination, table, queueURL, queueARN
 	}
 	if !cfg.Metrics.PerLane() {
 		e.LaneMetrics = config.LaneMetricsAggregate
+	}
+	if cfg.Functions.AppLog() != config.LogLevelInfo {
+		e.LogLevel = cfg.Functions.AppLog()
 	}
 	return e
 }
@@ -110,6 +117,9 @@ func (e Env) Render() map[string]string {
 	if e.LaneMetrics != "" {
 		env[config.EnvLaneMetrics] = e.LaneMetrics
 	}
+	if e.LogLevel != "" {
+		env[config.EnvLogLevel] = e.LogLevel
+	}
 	return env
 }
 
@@ -138,6 +148,10 @@ func ReadEnv(lookup func(string) string) (Env, error) {
 		Tracing:              lookup(config.EnvTracing),
 		DedupeMode:           lookup(config.EnvDedupeMode),
 		LaneMetrics:          lookup(config.EnvLaneMetrics),
+		LogLevel:             lookup(config.EnvLogLevel),
+	}
+	if err := loglevel.Check(e.LogLevel); err != nil {
+		errs = append(errs, err)
 	}
 	if m := e.LaneMetrics; m != "" && m != config.LaneMetricsAggregate {
 		errs = append(errs, fmt.Errorf("%s = %q: want %q, or unset for per-lane dimensions (metrics.laneDimensions)", config.EnvLaneMetrics, m, config.LaneMetricsAggregate))
