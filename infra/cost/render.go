@@ -93,6 +93,20 @@ func Render() string {
 		w("\n")
 	}
 
+	w("\n### The targets\n\n")
+	w("Issue #21's targets, per million 1 KB events, against the model's figures (the reasons are in the prose above).\n\n")
+	w("| target | figure | at most | met |\n|---|---:|---:|---|\n")
+	for _, t := range Targets() {
+		f, m := usd(t.Figure), usd(t.Most)
+		if t.Ratio {
+			f, m = ratio(t.Figure)+"×", ratio(t.Most)+"×"
+		}
+		met := "no"
+		if t.Met() {
+			met = "yes"
+		}
+		w("| %s | %s | %s | %s |\n", t.Name, f, m, met)
+	}
 	w("\n### What each option adds\n\n")
 	w("Against the defaults, per million 1 KB events to one destination, and to each destination more, at a million events a month.\n\n")
 	w("| option | one destination | each more |\n|---|---:|---:|\n")
