@@ -119,6 +119,18 @@ func Render() string {
 		w("| %s | %s | %s |\n", opt.name, signed(d1), signed(d2))
 	}
 
+	w("\n### The batching window\n\n")
+	w("`batchWindowSeconds` against its latency, with the defaults otherwise: messages per invocation, and each destination's cost per million 1 KB events. A window delays every event by up to its length; it saves only where a lane's rate fills batches.\n\n")
+	w("| `batchWindowSeconds` | adds up to | 1 M: per invocation | 1 M: each destination | 100 M: per invocation | 100 M: each destination |\n|---:|---:|---:|---:|---:|---:|\n")
+	for _, win := range []float64{0, 1, 5, 20, 60} {
+		o := def
+		o.BatchWindow = win
+		w("| %s | %s s |", num(win), num(win))
+		for _, n := range []float64{million, 100 * million} {
+			w(" %s | %s |", num(Batch(Scenario{Events: n, BodyKB: 1, Destinations: 1}, o)), usd(PerExtraDestination(n, 1, o)))
+		}
+		w("\n")
+	}
 	w("\n### Fixed monthly part, with the defaults\n\n")
 	dests := []int{1, 5, 20}
 	w("| line item |")
