@@ -120,6 +120,10 @@ type Lane struct {
 	// Env is the function's environment contract; its Render is the
 	// function's Environment.
 	Env delivery.Env
+
+	// ClientAuthSecrets are the secrets of the destination's tls and
+	// auth.oauth2 sections, by name (clientauth.go).
+	ClientAuthSecrets map[string]awssecretsmanager.ISecret
 }
 
 // NewLane builds a destination lane.
@@ -285,6 +289,7 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 			l.URLSecret.GrantRead(l.Role, nil)
 		}
 	}
+	l.grantClientAuthSecrets(d)
 	if props.PayloadBucketArn != nil {
 		buckets := []*string{props.PayloadBucketArn}
 		if props.ArchiveBucketArn != nil {

@@ -60,6 +60,11 @@ type Destination struct {
 	// Pause, when set, pauses the lane while the destination keeps failing
 	// instead of spending every event's attempts (pause.go).
 	Pause *Pause `json:"pause,omitempty"`
+	// TLS, when set, presents a client certificate (mutual TLS; tls.go).
+	TLS *TLS `json:"tls,omitempty"`
+	// Auth, when set, authenticates deliveries beyond their signature
+	// (auth.oauth2: an OAuth 2.0 bearer token; oauth2.go).
+	Auth *Auth `json:"auth,omitempty"`
 }
 
 // Timeout is the whole-request deadline of one delivery.
@@ -96,6 +101,8 @@ func (d *Destination) validate(p *problems, at string, seen map[string]int, inde
 	d.validateURL(p, at)
 	d.Filter.validate(p, at+".filter", sources)
 	d.validateHeaders(p, at+".headers")
+	d.validateTLS(p, at+".tls")
+	d.validateOAuth2(p, at+".auth")
 	d.Retry.validate(p, at+".retry")
 	if d.TimeoutSeconds != 0 && (d.TimeoutSeconds < MinTimeoutSeconds || d.TimeoutSeconds > MaxTimeoutSeconds) {
 		p.add(at+".timeoutSeconds", "%d is out of range; use %d to %d seconds (default %d)", d.TimeoutSeconds, MinTimeoutSeconds, MaxTimeoutSeconds, DefaultTimeoutSeconds)

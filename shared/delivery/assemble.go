@@ -70,11 +70,16 @@ func Assemble(env Env, c Clients) (*Handler, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	client := NewClient(env.Destination)
+	auth, err := NewClientAuth(env.Destination, c.Secrets, client, nil)
+	if err != nil {
+		return nil, fmt.Errorf("deliver %s: %w", env.Destination.Name, err)
+	}
 	o := Options{
 		Destination: env.Destination, QueueURL: env.QueueURL, SecretID: env.SecretID,
 		RecordTTL: time.Duration(env.RecordDays) * 24 * time.Hour,
 		Store:     store, SQS: c.SQS, Secrets: c.Secrets, HeaderSecrets: c.Secrets, Payloads: c.Payloads,
-		Client: NewClient(env.Destination), Metrics: laneMetrics(env, metrics.NewRecorder(c.Metrics)), Logger: loglevel.AtLeast(c.Logger, env.LogLevel),
+		Client: client, ClientAuth: auth, Metrics: laneMetrics(env, metrics.NewRecorder(c.Metrics)), Logger: loglevel.AtLeast(c.Logger, env.LogLevel),
 		Tracing:  env.Tracing != "",
 		Timeouts: c.Timeouts,
 	}

@@ -115,6 +115,7 @@ type Handler struct {
 	pause         config.PauseRule // when lane is set
 	holdFor       time.Duration
 	timeouts      CallTimeouts
+	clientAuth    *ClientAuth // nil without tls or auth.oauth2
 
 	mu         sync.Mutex
 	signerFrom []string // the secret values signer was built from
@@ -320,6 +321,10 @@ func (h *Handler) prepare(ctx context.Context, started time.Time, rec parsedReco
 	if p.url, err = h.endpoint(ctx); err != nil {
 		h.count(metrics.DeliveryFailed)
 		return p, h.notAttempted(ctx, p, "url secret unavailable", err), false
+	}
+	if err = h.clientAuth.Prepare(ctx); err != nil {
+		h.count(metrics.DeliveryFailed)
+		return p, h.notAttempted(ctx, p, "client credentials unavailable", err), false
 	}
 	p.now = h.now()
 	if p.send, p.leaseUntil, ok = h.budget(ctx, p.now); !ok {

@@ -55,6 +55,10 @@ type Options struct {
 	// Tracing adds a W3C traceparent header, derived from the message's
 	// X-Ray trace header, to each delivery (config tracing on).
 	Tracing bool
+	// ClientAuth is the client certificate and OAuth 2.0 token Client's
+	// transport carries (NewClientAuth); required when the destination
+	// sets tls or auth.oauth2.
+	ClientAuth *ClientAuth
 }
 
 // NewHandler checks the options and returns a Handler.
@@ -67,6 +71,7 @@ func NewHandler(o Options) (*Handler, error) {
 		{"QueueURL", o.QueueURL != ""}, {"SecretID", o.SecretID != ""}, {"Store", o.Store != nil},
 		{"SQS", o.SQS != nil}, {"Secrets", o.Secrets != nil}, {"Client", o.Client != nil}, {"Metrics", o.Metrics != nil},
 		{"HeaderSecrets (the destination's headers or URL name secrets)", o.HeaderSecrets != nil || len(o.Destination.Secrets()) == 0},
+		{"ClientAuth (the destination sets tls or auth.oauth2)", o.ClientAuth != nil || (o.Destination.TLS == nil && o.Destination.OAuth2Config() == nil)},
 	}
 	var missing []error
 	for _, r := range required {
@@ -91,6 +96,7 @@ func NewHandler(o Options) (*Handler, error) {
 		lane: o.Lane, requeue: o.Requeue, tracing: o.Tracing,
 	}
 	h.pause, _ = o.Destination.PauseRule()
+	h.clientAuth = o.ClientAuth
 	h.timeouts = o.Timeouts.withDefaults()
 	h.holdFor = o.HoldFor
 	if h.holdFor <= 0 {
