@@ -280,9 +280,8 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 
 	// Least privilege: its own secret, its own queue (through the event
 	// source mapping: receive, delete, change visibility), and the record
-	// calls on the table (claim and finish are conditional UpdateItems;
-	// GetItem reads a record back) on its own records only: every key the
-	// lane touches starts with "<destination>#".
+	// calls on the table (recordActions) on its own records only: every
+	// key the lane touches starts with "<destination>#".
 	l.Secret.GrantRead(l.Role, nil)
 	l.grantShaping()
 	// The headers' secrets, each by the name the function reads it by.
@@ -310,7 +309,7 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 		grantPayloadGet(l.Role, buckets, props.PayloadKeyArn, payloadPrefixes(d.Filter))
 	}
 	l.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions:   jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"),
+		Actions:   recordActions(cfg, pauses),
 		Resources: &[]*string{props.Table.TableArn()},
 		Conditions: &map[string]any{
 			"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": []string{dedupe.Key(d.Name, "*")}},

@@ -278,7 +278,10 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 	if err := h.addDashboards(cfg); err != nil {
 		return nil, err
 	}
-	dashboards := []*string{h.Dashboard.DashboardName()}
+	dashboards := []*string{}
+	if h.Dashboard != nil {
+		dashboards = append(dashboards, h.Dashboard.DashboardName())
+	}
 	for _, d := range h.LaneDashboards {
 		dashboards = append(dashboards, d.DashboardName())
 	}
@@ -353,7 +356,9 @@ func (h *Hookfan) checkResourceCount() error {
 // trail and failure queries, beside its dashboard.
 func (h *Hookfan) addDashboards(cfg *config.Config) error {
 	first := h.Lanes[:min(len(h.Lanes), LanesPerDashboard)]
-	h.Dashboard = NewDashboard(h.Stack, "Dashboard", &DashboardProps{Config: cfg, Ingest: h.Ingest, Lanes: first})
+	if cfg.Metrics.Dashboards() {
+		h.Dashboard = NewDashboard(h.Stack, "Dashboard", &DashboardProps{Config: cfg, Ingest: h.Ingest, Lanes: first})
+	}
 	folder := QueryFolder(*h.Stack.StackName())
 	firstNames := make([]LaneNames, len(first))
 	for i, l := range first {
@@ -384,7 +389,9 @@ func (h *Hookfan) addDashboards(cfg *config.Config) error {
 			ns.SetParameter(jsii.String(param), awscdk.Token_AsString(out, nil))
 			names[j] = splitNames(l.Destination.Name, awscdk.Fn_Ref(jsii.String(param)))
 		}
-		h.LaneDashboards = append(h.LaneDashboards, NewLaneDashboard(ns, "Dashboard", names, nil))
+		if cfg.Metrics.Dashboards() {
+			h.LaneDashboards = append(h.LaneDashboards, NewLaneDashboard(ns, "Dashboard", names, nil, cfg.Metrics.PerLane()))
+		}
 		awscdk.NewCfnParameter(ns, jsii.String("IngestLogGroup"), &awscdk.CfnParameterProps{
 			Type: jsii.String("String"), Description: jsii.String("The ingest function's log group (the event trail query reads it)"),
 		})
@@ -413,7 +420,9 @@ func (h *Hookfan) addOutputs(cfg *config.Config) {
 	if d := h.Ingest.Domain; d != nil && d.Record == nil {
 		out("ApiDomainTarget", "Point a CNAME (or an alias) for "+d.Name+" at this name", d.Target)
 	}
-	out("DashboardName", "CloudWatch dashboard", h.Dashboard.DashboardName())
+	if h.Dashboard != nil {
+		out("DashboardName", "CloudWatch dashboard", h.Dashboard.DashboardName())
+	}
 	out("IndexParameter", "SSM parameter describing the stack; each destination's lane is described under "+IndexPrefix(*h.Stack.StackName())+"destinations/", h.Index.ParameterName())
 	out("OperatorRoleArn", "Role to assume for ops redrive, ops replay and a console DLQ redrive: the only principal, besides SNS, that may send to a lane's queue", h.Operator.Role.RoleArn())
 }

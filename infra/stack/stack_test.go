@@ -296,6 +296,12 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 	}
 	checkLogging(t, d.Name, cfg, p)
 	env := p["Environment"].(map[string]any)["Variables"].(map[string]any)
+	if mode, _ := env[config.EnvDedupeMode].(string); mode != map[string]string{config.DedupeCheck: config.DedupeCheck}[cfg.DedupeMode()] {
+		t.Errorf("%s: %s = %q with dedupe.mode %q", d.Name, config.EnvDedupeMode, mode, cfg.DedupeMode())
+	}
+	if agg, _ := env[config.EnvLaneMetrics].(string); (agg == config.LaneMetricsAggregate) != !cfg.Metrics.PerLane() || (agg != "" && agg != config.LaneMetricsAggregate) {
+		t.Errorf("%s: %s = %q with metrics.laneDimensions %v", d.Name, config.EnvLaneMetrics, agg, cfg.Metrics.PerLane())
+	}
 	for _, k := range []string{config.EnvDestination, config.EnvTableName, config.EnvQueueURL, config.EnvSecretID, config.EnvRecordDays, config.EnvMetricsSink} {
 		if _, ok := env[k]; !ok {
 			t.Errorf("%s: environment lacks %s", d.Name, k)
@@ -479,8 +485,13 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 					t.Errorf("%s: key statement %v", d.Name, st)
 				}
 			case slices.Contains(actions, "dynamodb:UpdateItem"):
-				if !slices.Equal(actions, []string{"dynamodb:GetItem", "dynamodb:UpdateItem"}) || !strings.Contains(resource, "DeliveryRecords") {
-					t.Errorf("%s: table statement %v", d.Name, st)
+				// GetItem only where the lane reads: dedupe.mode check, or its pause state.
+				wantActions := []string{"dynamodb:UpdateItem"}
+				if cfg.DedupeMode() == config.DedupeCheck || d.Pause != nil {
+					wantActions = []string{"dynamodb:GetItem", "dynamodb:UpdateItem"}
+				}
+				if !slices.Equal(slices.Sorted(slices.Values(actions)), wantActions) || !strings.Contains(resource, "DeliveryRecords") {
+					t.Errorf("%s: table statement %v, want the actions %v", d.Name, st, wantActions)
 				}
 				// The lane reaches only its own records: keys "<destination>#…".
 				want := map[string]any{"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": []any{d.Name + "#*"}}}
