@@ -53,6 +53,9 @@ func build(logger *slog.Logger) (*delivery.Handler, error) {
 	c := delivery.Clients{
 		Store: dedupe.NewDynamoDB(ddb, env.TableName), SQS: queue, Secrets: secrets.NewCache(secretsmanager.NewFromConfig(cfg)),
 		Metrics: sink, Logger: logger,
+		// An sqs, eventbridge or lambda destination's one client, in its
+		// target's region; none for https.
+		Targets: delivery.TargetClientsFor(cfg, env.Destination),
 	}
 	if env.PayloadBucket != "" {
 		c.Payloads = lambdaenv.PayloadStore(cfg, env.PayloadBucket, env.PayloadArchiveBucket)

@@ -45,6 +45,9 @@ type Clients struct {
 	// machine, and holds a paused lane's messages until its next tick.
 	Timeouts CallTimeouts
 	HoldFor  time.Duration
+	// Targets holds the client of the destination's AWS target, when it
+	// has one (TargetClientsFor builds only that one).
+	Targets TargetClients
 }
 
 // Assemble builds a deliver function from its contract and its clients:
@@ -70,7 +73,7 @@ func Assemble(env Env, c Clients) (*Handler, error) {
 		Store:     c.Store, SQS: c.SQS, Secrets: c.Secrets, HeaderSecrets: c.Secrets, Payloads: c.Payloads,
 		Client: NewClient(env.Destination), Metrics: metrics.NewRecorder(c.Metrics), Logger: c.Logger,
 		Tracing:  env.Tracing != "",
-		Timeouts: c.Timeouts,
+		Timeouts: c.Timeouts, Targets: c.Targets,
 	}
 	if pauses {
 		l, err := pausing.New(pausing.Options{Destination: env.Destination.Name, Policy: policy, Store: c.Lanes, Switch: c.Switch,

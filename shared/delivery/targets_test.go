@@ -1,0 +1,285 @@
+package delivery
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+	lambdasvc "github.com/aws/aws-sdk-go-v2/service/lambda"
+	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/smithy-go"
+
+	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/dedupe"
+	"github.com/hookfan/hookfan/shared/message"
+	"github.com/hookfan/hookfan/shared/metrics"
+)
+
+// fakeTargets plays the three target APIs, answering with err (and, for
+// EventBridge, a failed entry; for Lambda, a function error).
+type fakeTargets struct {
+	mu          sync.Mutex
+	sent        []*sqs.SendMessageInput
+	put         []*eventbridge.PutEventsInput
+	invoked     []*lambdasvc.InvokeInput
+	err         error
+	failedEntry bool
+	funcError   bool
+}
+
+func (f *fakeTargets) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sent = append(f.sent, in)
+	return &sqs.SendMessageOutput{MessageId: aws.String("m1")}, f.err
+}
+
+func (f *fakeTargets) PutEvents(_ context.Context, in *eventbridge.PutEventsInput, _ ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.put = append(f.put, in)
+	if f.err != nil {
+		return nil, f.err
+	}
+	if f.failedEntry {
+		return &eventbridge.PutEventsOutput{FailedEntryCount: 1, Entries: []ebtypes.PutEventsResultEntry{
+			{ErrorCode: aws.String("MalformedDetail"), ErrorMessage: aws.String("Detail is malformed.")}}}, nil
+	}
+	return &eventbridge.PutEventsOutput{Entries: []ebtypes.PutEventsResultEntry{{EventId: aws.String("e1")}}}, nil
+}
+
+func (f *fakeTargets) Invoke(_ context.Context, in *lambdasvc.InvokeInput, _ ...func(*lambdasvc.Options)) (*lambdasvc.InvokeOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.invoked = append(f.invoked, in)
+	if f.err != nil {
+		return nil, f.err
+	}
+	if f.funcError {
+		return &lambdasvc.InvokeOutput{StatusCode: 200, FunctionError: aws.String("Unhandled"),
+			Payload: []byte(`{"errorType":"OrderRejected","errorMessage":"no such customer"}`)}, nil
+	}
+	return &lambdasvc.InvokeOutput{StatusCode: 200, Payload: []byte(`null`)}, nil
+}
+
+// targetHarness is a lane of type typ delivering to the fakes: no URL, no
+// signing secret.
+func targetHarness(t *testing.T, typ, arn string, f *fakeTargets) *harness {
+	return newHarness(t, "", "", func(o *Options) {
+		o.Destination = config.Destination{Name: "orders", Type: typ, Target: arn, TimeoutSeconds: 2}
+		o.SecretID, o.Secrets = "", nil
+		o.Targets = TargetClients{SQS: f, EventBridge: f, Lambda: f}
+	})
+}
+
+func recordOf(t *testing.T, hs *harness, id string) dedupe.Record {
+	t.Helper()
+	r, ok, err := hs.store.Get(context.Background(), dedupe.Key("orders", id))
+	if err != nil || !ok {
+		t.Fatalf("record of %s: %v, %v", id, ok, err)
+	}
+	return r
+}
+
+// TestSQSTarget: the body is the event's bytes and the attributes name
+// it; a FIFO queue gets the source as group and the id as dedupe id.
+func TestSQSTarget(t *testing.T) {
+	f := &fakeTargets{}
+	hs := targetHarness(t, config.TypeSQS, "arn:aws:sqs:eu-west-1:210987654321:orders.fifo", f)
+	resp, _ := hs.h.Handle(context.Background(), batch(sqsRecord("evt_1", 1)))
+	if len(resp.BatchItemFailures) != 0 || len(f.sent) != 1 {
+		t.Fatalf("failures %v, sent %d", failures(resp), len(f.sent))
+	}
+	in := f.sent[0]
+	if got := aws.ToString(in.QueueUrl); got != "https://sqs.eu-west-1.amazonaws.com/210987654321/orders.fifo" {
+		t.Errorf("queue URL %s", got)
+	}
+	if got := aws.ToString(in.MessageBody); got != sqsRecord("evt_1", 1).Body {
+		t.Errorf("body %s", got)
+	}
+	for k, want := range map[string]string{message.AttrID: "evt_1", message.AttrSource: "stripe", message.AttrType: "invoice.paid", message.AttrContentType: "application/json"} {
+		if got := aws.ToString(in.MessageAttributes[k].StringValue); got != want {
+			t.Errorf("attribute %s = %q, want %q", k, got, want)
+		}
+	}
+	if _, ok := in.MessageAttributes[message.AttrEncoding]; ok {
+		t.Error("a text body carries encoding")
+	}
+	if _, ok := in.MessageAttributes[message.AttrReceivedAt]; !ok {
+		t.Error("no received_at")
+	}
+	if aws.ToString(in.MessageGroupId) != "stripe" || aws.ToString(in.MessageDeduplicationId) != "evt_1" {
+		t.Errorf("group %v, dedupe %v", aws.ToString(in.MessageGroupId), aws.ToString(in.MessageDeduplicationId))
+	}
+	if r := recordOf(t, hs, "evt_1"); r.Status != dedupe.StatusDelivered {
+		t.Errorf("record %+v", r)
+	}
+}
+
+// TestSQSTargetBinaryBody: bytes SQS would refuse travel as base64 with
+// encoding=base64, and a standard queue gets no group.
+func TestSQSTargetBinaryBody(t *testing.T) {
+	f := &fakeTargets{}
+	hs := targetHarness(t, config.TypeSQS, "arn:aws:sqs:us-east-1:123456789012:orders", f)
+	rec := sqsRecord("evt_b", 1)
+	raw := []byte{0x00, 0x01, 'x', 0xff}
+	rec.Body = base64.StdEncoding.EncodeToString(raw)
+	enc := message.EncodingBase64
+	rec.MessageAttributes[message.AttrEncoding] = eventsAttr(enc)
+	_, _ = hs.h.Handle(context.Background(), batch(rec))
+	if len(f.sent) != 1 {
+		t.Fatalf("sent %d", len(f.sent))
+	}
+	in := f.sent[0]
+	if aws.ToString(in.MessageBody) != base64.StdEncoding.EncodeToString(raw) || aws.ToString(in.MessageAttributes[message.AttrEncoding].StringValue) != "base64" {
+		t.Errorf("body %q, attributes %v", aws.ToString(in.MessageBody), in.MessageAttributes)
+	}
+	if in.MessageGroupId != nil || in.MessageDeduplicationId != nil {
+		t.Error("a standard queue got a group or dedupe id")
+	}
+}
+
+// TestTargetFailuresAreFailedAttempts: each type's refusal is a failed
+// attempt, retried on the schedule, with the target's error in the
+// record; at the last attempt the record is DEAD and the message goes to
+// the DLQ (released at once).
+func TestTargetFailuresAreFailedAttempts(t *testing.T) {
+	denied := &smithy.GenericAPIError{Code: "AccessDenied", Message: "not authorized to perform sqs:SendMessage"}
+	tests := []struct {
+		name, typ, arn string
+		f              *fakeTargets
+		wantErr        string
+	}{
+		{"sqs missing queue", config.TypeSQS, "arn:aws:sqs:us-east-1:123456789012:gone",
+			&fakeTargets{err: &smithy.GenericAPIError{Code: "AWS.SimpleQueueService.NonExistentQueue", Message: "The specified queue does not exist."}},
+			"sqs AWS.SimpleQueueService.NonExistentQueue: The specified queue does not exist."},
+		{"sqs denied", config.TypeSQS, "arn:aws:sqs:us-east-1:123456789012:q", &fakeTargets{err: denied}, "sqs AccessDenied: not authorized"},
+		{"eventbridge entry refused", config.TypeEventBridge, "arn:aws:events:us-east-1:123456789012:event-bus/default",
+			&fakeTargets{failedEntry: true}, "eventbridge MalformedDetail: Detail is malformed."},
+		{"eventbridge bus missing", config.TypeEventBridge, "arn:aws:events:us-east-1:123456789012:event-bus/nope",
+			&fakeTargets{err: &smithy.GenericAPIError{Code: "ResourceNotFoundException", Message: "Event bus nope does not exist."}}, "eventbridge ResourceNotFoundException"},
+		{"lambda function error", config.TypeLambda, "arn:aws:lambda:us-east-1:123456789012:function:f",
+			&fakeTargets{funcError: true}, "lambda FunctionError Unhandled: OrderRejected: no such customer"},
+		{"lambda throttled", config.TypeLambda, "arn:aws:lambda:us-east-1:123456789012:function:f:live",
+			&fakeTargets{err: &lambdatypes.TooManyRequestsException{Message: aws.String("Rate exceeded"), RetryAfterSeconds: aws.String("7")}},
+			"lambda TooManyRequestsException: Rate exceeded"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hs := targetHarness(t, tt.typ, tt.arn, tt.f)
+			resp, _ := hs.h.Handle(context.Background(), batch(sqsRecord("evt_f", 1)))
+			if len(resp.BatchItemFailures) != 1 {
+				t.Fatalf("failures %v", failures(resp))
+			}
+			r := recordOf(t, hs, "evt_f")
+			if r.Status != dedupe.StatusFailed || !strings.Contains(r.LastError, tt.wantErr) {
+				t.Errorf("record %s %q, want FAILED with %q", r.Status, r.LastError, tt.wantErr)
+			}
+			vis := hs.sqs.visibility()["rh-evt_f"]
+			if len(vis) != 1 || vis[0] <= 0 {
+				t.Errorf("visibility %v: want a backoff", vis)
+			}
+			if tt.name == "lambda throttled" && vis[0] < 7 {
+				t.Errorf("throttled retry in %ds, before Lambda's Retry-After 7", vis[0])
+			}
+			last := hs.h.policy.Attempts()
+			resp, _ = hs.h.Handle(context.Background(), batch(sqsRecord("evt_f", last)))
+			if r := recordOf(t, hs, "evt_f"); len(resp.BatchItemFailures) != 1 || r.Status != dedupe.StatusDead {
+				t.Errorf("last attempt: record %s, failures %v", r.Status, failures(resp))
+			}
+			if vis := hs.sqs.visibility()["rh-evt_f"]; vis[len(vis)-1] != 0 {
+				t.Errorf("last attempt released in %ds, want 0 (to the DLQ)", vis[len(vis)-1])
+			}
+		})
+	}
+}
+
+// TestEventBridgeTarget: Source hookfan.<source>, DetailType the type,
+// Detail the JSON object; anything else in the documented wrapper.
+func TestEventBridgeTarget(t *testing.T) {
+	f := &fakeTargets{}
+	bus := "arn:aws:events:us-east-1:210987654321:event-bus/orders"
+	hs := targetHarness(t, config.TypeEventBridge, bus, f)
+	_, _ = hs.h.Handle(context.Background(), batch(sqsRecord("evt_j", 1)))
+	list := sqsRecord("evt_l", 1)
+	list.Body = `[1,2]`
+	_, _ = hs.h.Handle(context.Background(), batch(list))
+	if len(f.put) != 2 {
+		t.Fatalf("put %d", len(f.put))
+	}
+	e := f.put[0].Entries[0]
+	if aws.ToString(e.EventBusName) != bus || aws.ToString(e.Source) != "hookfan.stripe" || aws.ToString(e.DetailType) != "invoice.paid" ||
+		aws.ToString(e.Detail) != sqsRecord("evt_j", 1).Body || e.Time == nil {
+		t.Errorf("entry %+v", e)
+	}
+	var w WrappedDetail
+	if err := json.Unmarshal([]byte(aws.ToString(f.put[1].Entries[0].Detail)), &w); err != nil || w.Wrapped.Body != "[1,2]" || w.Wrapped.Encoding != EncodingText {
+		t.Errorf("wrapped %s: %+v %v", aws.ToString(f.put[1].Entries[0].Detail), w, err)
+	}
+	if d := eventDetail(Message{Body: []byte{0xff, 0}, ContentType: "application/octet-stream"}); !strings.Contains(d, `"encoding":"base64","body":"/wA="`) {
+		t.Errorf("binary detail %s", d)
+	}
+}
+
+// TestLambdaTarget: a synchronous invoke of the ARN with the envelope.
+func TestLambdaTarget(t *testing.T) {
+	f := &fakeTargets{}
+	fn := "arn:aws:lambda:us-east-1:210987654321:function:orders:live"
+	hs := targetHarness(t, config.TypeLambda, fn, f)
+	resp, _ := hs.h.Handle(context.Background(), batch(sqsRecord("evt_1", 2)))
+	if len(resp.BatchItemFailures) != 0 || len(f.invoked) != 1 {
+		t.Fatalf("failures %v, invoked %d", failures(resp), len(f.invoked))
+	}
+	in := f.invoked[0]
+	if aws.ToString(in.FunctionName) != fn || in.InvocationType != lambdatypes.InvocationTypeRequestResponse {
+		t.Errorf("invoke %s %s", aws.ToString(in.FunctionName), in.InvocationType)
+	}
+	var env LambdaEnvelope
+	if err := json.Unmarshal(in.Payload, &env); err != nil {
+		t.Fatal(err)
+	}
+	if env.ID != "evt_1" || env.Source != "stripe" || env.Type != "invoice.paid" || env.Attempt != 2 || env.Encoding != EncodingText ||
+		env.Body != sqsRecord("evt_1", 1).Body || env.ReceivedAt == "" || env.ContentType != "application/json" {
+		t.Errorf("envelope %+v", env)
+	}
+}
+
+// TestTargetClientRequired: an AWS destination without its client is
+// refused at assembly, naming what is missing; no signing secret needed.
+func TestTargetClientRequired(t *testing.T) {
+	_, err := NewHandler(Options{
+		Destination: config.Destination{Name: "orders", Type: config.TypeLambda, Target: "arn:aws:lambda:us-east-1:123456789012:function:f"},
+		QueueURL:    testQueueURL, Store: dedupe.NewMemory(), SQS: &fakeSQS{}, Client: NewClient(config.Destination{}), Metrics: metrics.NewRecorder(&captureSink{}),
+	})
+	if err == nil || !strings.Contains(err.Error(), "the destination is of type lambda but no Lambda client was given") {
+		t.Errorf("err %v", err)
+	}
+	if err != nil && strings.Contains(err.Error(), "SecretID") {
+		t.Errorf("a lambda destination asked for a signing secret: %v", err)
+	}
+}
+
+// TestTargetTimeout: an attempt that outlives the destination's timeout
+// is recorded as "timeout".
+func TestTargetTimeout(t *testing.T) {
+	r := call(context.Background(), 1, "sqs", func(ctx context.Context) error {
+		<-ctx.Done()
+		return errors.Join(errors.New("operation error SQS: SendMessage"), ctx.Err())
+	})
+	if r.verdict() != failed || r.describe() != "timeout" {
+		t.Errorf("verdict %v, describe %q", r.verdict(), r.describe())
+	}
+}
+
+func eventsAttr(v string) events.SQSMessageAttribute {
+	return events.SQSMessageAttribute{StringValue: &v, DataType: "String"}
+}
