@@ -148,6 +148,8 @@ func Render() string {
 	w("With `pause` on a destination: %s a month (its alarm, and a probe tick a minute: an invocation, its log lines, a read) and %s per million batches that made attempts (one write to the lane's item).\n",
 		usd(PauseFixed()), usd(PausePerMillionBatches()))
 
+	renderTargets(w)
+
 	w("\n### The alternatives, a month\n\n")
 	w("Whole monthly bills (the fixed part included), with the defaults' ingest in front of each.\n\n")
 	header("")
