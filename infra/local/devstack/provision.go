@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
@@ -38,17 +39,20 @@ type Clients struct {
 	Secrets    *secretsmanager.Client
 	CloudWatch *cloudwatch.Client
 	S3         *s3.Client
+	// EventBridge serves eventbridge targets (the emulator's buses).
+	EventBridge *eventbridge.Client
 }
 
 // NewClients builds every client from one SDK configuration.
 func NewClients(cfg aws.Config) Clients {
 	return Clients{
-		SNS:        sns.NewFromConfig(cfg),
-		SQS:        sqs.NewFromConfig(cfg),
-		DynamoDB:   dynamodb.NewFromConfig(cfg),
-		Secrets:    secretsmanager.NewFromConfig(cfg),
-		CloudWatch: awsconfig.NewCloudWatch(cfg),
-		S3:         archive.NewS3Client(cfg),
+		SNS:         sns.NewFromConfig(cfg),
+		SQS:         sqs.NewFromConfig(cfg),
+		DynamoDB:    dynamodb.NewFromConfig(cfg),
+		Secrets:     secretsmanager.NewFromConfig(cfg),
+		CloudWatch:  awsconfig.NewCloudWatch(cfg),
+		S3:          archive.NewS3Client(cfg),
+		EventBridge: eventbridge.NewFromConfig(cfg),
 	}
 }
 
