@@ -22,6 +22,7 @@ import (
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/message"
 	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/pausing"
 )
 
 // fakeTargets plays the three target APIs, answering with err (and, for
@@ -282,4 +283,62 @@ func TestTargetTimeout(t *testing.T) {
 
 func eventsAttr(v string) events.SQSMessageAttribute {
 	return events.SQSMessageAttribute{StringValue: &v, DataType: "String"}
+}
+
+// TestTargetReplayAndProbe: an operator's replay of a delivered event is
+// sent to the target again, marked with its replay id (on a FIFO queue in
+// the dedupe id too, or SQS would drop it as a copy); a paused lane's
+// probe goes through the target's call, unsigned, as type hookfan.probe.
+func TestTargetReplayAndProbe(t *testing.T) {
+	f := &fakeTargets{}
+	hs := targetHarness(t, config.TypeSQS, "arn:aws:sqs:us-east-1:123456789012:orders.fifo", f)
+	_, _ = hs.h.Handle(context.Background(), batch(sqsRecord("evt_r", 1)))
+	replay := sqsRecord("evt_r", 1)
+	replay.MessageId = "msg-replay"
+	replay.MessageAttributes[message.AttrReplay] = eventsAttr("rpl_ops1")
+	resp, _ := hs.h.Handle(context.Background(), batch(replay))
+	if len(resp.BatchItemFailures) != 0 || len(f.sent) != 2 {
+		t.Fatalf("failures %v, sent %d; want the replay sent", failures(resp), len(f.sent))
+	}
+	in := f.sent[1]
+	if aws.ToString(in.MessageAttributes[message.AttrReplay].StringValue) != "rpl_ops1" || aws.ToString(in.MessageDeduplicationId) != "evt_r:rpl_ops1" {
+		t.Errorf("replay attributes %v, dedupe id %q", in.MessageAttributes, aws.ToString(in.MessageDeduplicationId))
+	}
+	res := hs.h.probe(context.Background(), pausing.State{Probes: 3})
+	if !res.OK || len(f.sent) != 3 || aws.ToString(f.sent[2].MessageAttributes[message.AttrType].StringValue) != ProbeType {
+		t.Errorf("probe %+v, sent %d", res, len(f.sent))
+	}
+	f.err = &smithy.GenericAPIError{Code: "AccessDenied", Message: "no"}
+	if res := hs.h.probe(context.Background(), pausing.State{Probes: 4}); res.OK || !strings.Contains(res.Error, "sqs AccessDenied") {
+		t.Errorf("failed probe %+v", res)
+	}
+}
+
+// FuzzEventDetail: whatever the body, the Detail put on a bus is one JSON
+// object, and a wrapped body reads back to the body's bytes.
+func FuzzEventDetail(f *testing.F) {
+	for _, s := range []string{`{"a":1}`, `[1]`, `"s"`, "plain text", "\x00\xff", ` {"a": "\ufffe"}`, `{"a":1} x`, ""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		d := eventDetail(Message{Body: body, ContentType: "application/octet-stream"})
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(d), &obj); err != nil {
+			t.Fatalf("detail %q of %q is not a JSON object: %v", d, body, err)
+		}
+		if d == string(body) {
+			return
+		}
+		var w WrappedDetail
+		if err := json.Unmarshal([]byte(d), &w); err != nil {
+			t.Fatal(err)
+		}
+		got := []byte(w.Wrapped.Body)
+		if w.Wrapped.Encoding == EncodingBase64 {
+			got, _ = base64.StdEncoding.DecodeString(w.Wrapped.Body)
+		}
+		if string(got) != string(body) {
+			t.Errorf("wrapped %q reads back %q", body, got)
+		}
+	})
 }
