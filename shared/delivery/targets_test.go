@@ -342,3 +342,35 @@ func FuzzEventDetail(f *testing.F) {
 		}
 	})
 }
+
+// TestTargetEnvContract: an AWS destination's type and target travel in
+// the contract's destination; its function needs no signing secret, which
+// the contract then does not render, while an https lane still requires
+// one.
+func TestTargetEnvContract(t *testing.T) {
+	cfg := &config.Config{}
+	d := config.Destination{Name: "orders", Type: config.TypeEventBridge, Target: "arn:aws:events:us-east-1:210987654321:event-bus/orders"}
+	env := LaneEnv(cfg, d, "table", testQueueURL, "arn:aws:sqs:us-east-1:123456789012:q", "", "", "")
+	vars := env.Render()
+	if _, ok := vars[config.EnvSecretID]; ok {
+		t.Errorf("rendered %s for an unsigned lane", config.EnvSecretID)
+	}
+	back, err := ReadEnv(func(k string) string { return vars[k] })
+	if err != nil || back.Destination.Type != d.Type || back.Destination.Target != d.Target || back.SecretID != "" {
+		t.Fatalf("read back %+v, %v", back.Destination, err)
+	}
+	queue := struct {
+		*fakeSQS
+		*fakeTargets
+	}{&fakeSQS{}, &fakeTargets{}}
+	if _, err := Assemble(back, Clients{Store: dedupe.NewMemory(), SQS: queue, Metrics: &captureSink{}, Targets: TargetClients{EventBridge: &fakeTargets{}}}); err != nil {
+		t.Errorf("assemble: %v", err)
+	}
+	if _, err := Assemble(back, Clients{Store: dedupe.NewMemory(), SQS: queue, Metrics: &captureSink{}}); err == nil || !strings.Contains(err.Error(), "no EventBridge client was given") {
+		t.Errorf("assemble without the client: %v", err)
+	}
+	https := LaneEnv(cfg, config.Destination{Name: "web", URL: "https://h.example.com/"}, "table", testQueueURL, "q", "", "", "").Render()
+	if _, err := ReadEnv(func(k string) string { return https[k] }); err == nil || !strings.Contains(err.Error(), config.EnvSecretID) {
+		t.Errorf("an https lane without its secret: %v", err)
+	}
+}

@@ -63,7 +63,7 @@ type Lane struct {
 	DLQURL, DLQARN     string
 	SubscriptionDLQURL string
 	SubscriptionARN    string
-	SecretID           string
+	SecretID           string // "" for an AWS target, which is not signed
 }
 
 // Topology is what Provision created.
@@ -146,9 +146,11 @@ func Provision(ctx context.Context, c Clients, cfg *config.Config, secrets map[s
 		if err != nil {
 			return nil, fmt.Errorf("destination %s: %w", d.Name, err)
 		}
-		if values, ok := secrets[lane.SecretID]; ok {
+		switch values, ok := secrets[lane.SecretID]; {
+		case lane.SecretID == "": // an AWS target: not signed, no secret
+		case ok:
 			err = putSecret(ctx, c.Secrets, lane.SecretID, values)
-		} else {
+		default:
 			err = ensureGeneratedSecret(ctx, c.Secrets, lane.SecretID)
 		}
 		if err != nil {
@@ -228,7 +230,10 @@ func NewDestinationSecret() string {
 }
 
 func provisionLane(ctx context.Context, c Clients, cfg *config.Config, topicARN, prefix string, d config.Destination) (Lane, error) {
-	lane := Lane{Destination: d, SecretID: devstate.DestinationSecretName(prefix, d)}
+	lane := Lane{Destination: d}
+	if d.Signs() {
+		lane.SecretID = devstate.DestinationSecretName(prefix, d)
+	}
 	var err error
 	if lane.DLQURL, lane.DLQARN, err = createQueue(ctx, c.SQS, devstate.DLQName(prefix, d.Name), map[string]string{
 		"MessageRetentionPeriod": strconv.Itoa(int(config.DLQRetention.Seconds())),
