@@ -78,7 +78,7 @@ func NewHandler(o Options) (*Handler, error) {
 		}
 	}
 	missing = append(missing, checkPauseOptions(o)...)
-	tgt, err := newTarget(o.Destination, o.Targets)
+	tgt, err := newTarget(o.Destination, o.Targets, o.Tracing)
 	if err != nil {
 		missing = append(missing, fmt.Errorf("delivery: option Targets: %w", err))
 	}

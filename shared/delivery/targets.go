@@ -85,8 +85,9 @@ type target interface {
 }
 
 // newTarget is the target of an AWS destination (nil for https), on the
-// client its type needs.
-func newTarget(d config.Destination, c TargetClients) (target, error) {
+// client its type needs; tracing passes the message's X-Ray trace header
+// on to a bus (config tracing on), as an https lane sends traceparent.
+func newTarget(d config.Destination, c TargetClients, tracing bool) (target, error) {
 	if !d.AWSTarget() {
 		return nil, nil
 	}
@@ -107,7 +108,7 @@ func newTarget(d config.Destination, c TargetClients) (target, error) {
 		if c.EventBridge == nil {
 			return nil, missing("EventBridge")
 		}
-		return eventBridgeTarget{api: c.EventBridge, bus: d.Target}, nil
+		return eventBridgeTarget{api: c.EventBridge, bus: d.Target, tracing: tracing}, nil
 	default:
 		if c.Lambda == nil {
 			return nil, missing("Lambda")
@@ -299,8 +300,9 @@ func jsonObject(b []byte) bool {
 // ingest received it. An entry the bus refuses (FailedEntryCount) is a
 // failed attempt with the entry's ErrorCode and ErrorMessage.
 type eventBridgeTarget struct {
-	api PutEventsAPI
-	bus string
+	api     PutEventsAPI
+	bus     string
+	tracing bool
 }
 
 func (t eventBridgeTarget) deliver(ctx context.Context, msg Message, timeout time.Duration) result {
@@ -308,7 +310,7 @@ func (t eventBridgeTarget) deliver(ctx context.Context, msg Message, timeout tim
 		EventBusName: aws.String(t.bus), Source: aws.String(EventSourcePrefix + msg.Source),
 		DetailType: aws.String(msg.Type), Detail: aws.String(eventDetail(msg)), Time: aws.Time(msg.ReceivedAt),
 	}
-	if msg.TraceHeader != "" {
+	if t.tracing && msg.TraceHeader != "" {
 		entry.TraceHeader = aws.String(msg.TraceHeader)
 	}
 	return call(ctx, timeout, "eventbridge", func(ctx context.Context) error {
