@@ -194,3 +194,34 @@ func TestLambdaTarget(t *testing.T) {
 	}
 	deadWithDLQ(t, e, "fn", bad.id, "lambda FunctionError Unhandled: TargetRefused")
 }
+
+// TestSQSTargetRedriveAfterFix: a lane whose queue does not exist yet
+// sends its event to the DLQ; ops dlq lists it with the target's error;
+// the owner creates the queue; ops redrive moves it back and it arrives
+// once.
+func TestSQSTargetRedriveAfterFix(t *testing.T) {
+	t.Parallel()
+	prefix := uniquePrefix(t)
+	e := startEnv(t, []string{
+		fmt.Sprintf(`{"name": "late", "type": "sqs", "target": %q, %s}`, arnOf("sqs", prefix+"-late"), oneRetry),
+	}, nil)
+	ev := e.send("stripe", "stripe", "payment_intent.succeeded", "evt_sqs_late_1", nil)
+	lane, _ := e.stack.Topology.Lane("late")
+	waitFor(t, 30*time.Second, "the event DEAD and in the DLQ", func() bool {
+		r, _ := e.record("late", ev.id)
+		return r.Status == dedupe.StatusDead && depth(t, lane.DLQURL) == 1
+	})
+	out, errOut, code := e.ops("dlq", "late")
+	if code != 0 || !strings.Contains(out, ev.id) || !strings.Contains(out, "NonExistentQueue") {
+		t.Fatalf("dlq: exit %d\n%s%s", code, out, errOut)
+	}
+	url := targetQueue(t, prefix+"-late")
+	if out, errOut, code := e.ops("redrive", "late"); code != 0 || !strings.Contains(out, "moved 1 message(s)") {
+		t.Fatalf("redrive: exit %d\n%s%s", code, out, errOut)
+	}
+	delivered(t, e, "late", ev.id)
+	time.Sleep(settle)
+	if ids := queueIDs(t, url, 2*time.Second); !cmp.Equal(ids, []string{ev.id}) {
+		t.Errorf("the queue got %v, want the event once", ids)
+	}
+}
