@@ -6,16 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
-	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
-	lambdasvc "github.com/aws/aws-sdk-go-v2/service/lambda"
 	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go"
 
 	"github.com/hookfan/hookfan/shared/config"
@@ -25,56 +20,9 @@ import (
 	"github.com/hookfan/hookfan/shared/pausing"
 )
 
-// fakeTargets plays the three target APIs, answering with err (and, for
-// EventBridge, a failed entry; for Lambda, a function error).
-type fakeTargets struct {
-	mu          sync.Mutex
-	sent        []*sqs.SendMessageInput
-	put         []*eventbridge.PutEventsInput
-	invoked     []*lambdasvc.InvokeInput
-	err         error
-	failedEntry bool
-	funcError   bool
-}
-
-func (f *fakeTargets) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.sent = append(f.sent, in)
-	return &sqs.SendMessageOutput{MessageId: aws.String("m1")}, f.err
-}
-
-func (f *fakeTargets) PutEvents(_ context.Context, in *eventbridge.PutEventsInput, _ ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.put = append(f.put, in)
-	if f.err != nil {
-		return nil, f.err
-	}
-	if f.failedEntry {
-		return &eventbridge.PutEventsOutput{FailedEntryCount: 1, Entries: []ebtypes.PutEventsResultEntry{
-			{ErrorCode: aws.String("MalformedDetail"), ErrorMessage: aws.String("Detail is malformed.")}}}, nil
-	}
-	return &eventbridge.PutEventsOutput{Entries: []ebtypes.PutEventsResultEntry{{EventId: aws.String("e1")}}}, nil
-}
-
-func (f *fakeTargets) Invoke(_ context.Context, in *lambdasvc.InvokeInput, _ ...func(*lambdasvc.Options)) (*lambdasvc.InvokeOutput, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.invoked = append(f.invoked, in)
-	if f.err != nil {
-		return nil, f.err
-	}
-	if f.funcError {
-		return &lambdasvc.InvokeOutput{StatusCode: 200, FunctionError: aws.String("Unhandled"),
-			Payload: []byte(`{"errorType":"OrderRejected","errorMessage":"no such customer"}`)}, nil
-	}
-	return &lambdasvc.InvokeOutput{StatusCode: 200, Payload: []byte(`null`)}, nil
-}
-
 // targetHarness is a lane of type typ delivering to the fakes: no URL, no
 // signing secret.
-func targetHarness(t *testing.T, typ, arn string, f *fakeTargets) *harness {
+func targetHarness(t *testing.T, typ, arn string, f *MemoryTargets) *harness {
 	return newHarness(t, "", "", func(o *Options) {
 		o.Destination = config.Destination{Name: "orders", Type: typ, Target: arn, TimeoutSeconds: 2}
 		o.SecretID, o.Secrets = "", nil
@@ -94,13 +42,13 @@ func recordOf(t *testing.T, hs *harness, id string) dedupe.Record {
 // TestSQSTarget: the body is the event's bytes and the attributes name
 // it; a FIFO queue gets the source as group and the id as dedupe id.
 func TestSQSTarget(t *testing.T) {
-	f := &fakeTargets{}
+	f := &MemoryTargets{}
 	hs := targetHarness(t, config.TypeSQS, "arn:aws:sqs:eu-west-1:210987654321:orders.fifo", f)
 	resp, _ := hs.h.Handle(context.Background(), batch(sqsRecord("evt_1", 1)))
-	if len(resp.BatchItemFailures) != 0 || len(f.sent) != 1 {
-		t.Fatalf("failures %v, sent %d", failures(resp), len(f.sent))
+	if len(resp.BatchItemFailures) != 0 || len(f.Sent) != 1 {
+		t.Fatalf("failures %v, sent %d", failures(resp), len(f.Sent))
 	}
-	in := f.sent[0]
+	in := f.Sent[0]
 	if got := aws.ToString(in.QueueUrl); got != "https://sqs.eu-west-1.amazonaws.com/210987654321/orders.fifo" {
 		t.Errorf("queue URL %s", got)
 	}
@@ -129,7 +77,7 @@ func TestSQSTarget(t *testing.T) {
 // TestSQSTargetBinaryBody: bytes SQS would refuse travel as base64 with
 // encoding=base64, and a standard queue gets no group.
 func TestSQSTargetBinaryBody(t *testing.T) {
-	f := &fakeTargets{}
+	f := &MemoryTargets{}
 	hs := targetHarness(t, config.TypeSQS, "arn:aws:sqs:us-east-1:123456789012:orders", f)
 	rec := sqsRecord("evt_b", 1)
 	raw := []byte{0x00, 0x01, 'x', 0xff}
@@ -137,10 +85,10 @@ func TestSQSTargetBinaryBody(t *testing.T) {
 	enc := message.EncodingBase64
 	rec.MessageAttributes[message.AttrEncoding] = eventsAttr(enc)
 	_, _ = hs.h.Handle(context.Background(), batch(rec))
-	if len(f.sent) != 1 {
-		t.Fatalf("sent %d", len(f.sent))
+	if len(f.Sent) != 1 {
+		t.Fatalf("sent %d", len(f.Sent))
 	}
-	in := f.sent[0]
+	in := f.Sent[0]
 	if aws.ToString(in.MessageBody) != base64.StdEncoding.EncodeToString(raw) || aws.ToString(in.MessageAttributes[message.AttrEncoding].StringValue) != "base64" {
 		t.Errorf("body %q, attributes %v", aws.ToString(in.MessageBody), in.MessageAttributes)
 	}
@@ -157,21 +105,21 @@ func TestTargetFailuresAreFailedAttempts(t *testing.T) {
 	denied := &smithy.GenericAPIError{Code: "AccessDenied", Message: "not authorized to perform sqs:SendMessage"}
 	tests := []struct {
 		name, typ, arn string
-		f              *fakeTargets
+		f              *MemoryTargets
 		wantErr        string
 	}{
 		{"sqs missing queue", config.TypeSQS, "arn:aws:sqs:us-east-1:123456789012:gone",
-			&fakeTargets{err: &smithy.GenericAPIError{Code: "AWS.SimpleQueueService.NonExistentQueue", Message: "The specified queue does not exist."}},
+			&MemoryTargets{Err: &smithy.GenericAPIError{Code: "AWS.SimpleQueueService.NonExistentQueue", Message: "The specified queue does not exist."}},
 			"sqs AWS.SimpleQueueService.NonExistentQueue: The specified queue does not exist."},
-		{"sqs denied", config.TypeSQS, "arn:aws:sqs:us-east-1:123456789012:q", &fakeTargets{err: denied}, "sqs AccessDenied: not authorized"},
+		{"sqs denied", config.TypeSQS, "arn:aws:sqs:us-east-1:123456789012:q", &MemoryTargets{Err: denied}, "sqs AccessDenied: not authorized"},
 		{"eventbridge entry refused", config.TypeEventBridge, "arn:aws:events:us-east-1:123456789012:event-bus/default",
-			&fakeTargets{failedEntry: true}, "eventbridge MalformedDetail: Detail is malformed."},
+			&MemoryTargets{RefuseEntry: true}, "eventbridge MalformedDetail: Detail is malformed."},
 		{"eventbridge bus missing", config.TypeEventBridge, "arn:aws:events:us-east-1:123456789012:event-bus/nope",
-			&fakeTargets{err: &smithy.GenericAPIError{Code: "ResourceNotFoundException", Message: "Event bus nope does not exist."}}, "eventbridge ResourceNotFoundException"},
+			&MemoryTargets{Err: &smithy.GenericAPIError{Code: "ResourceNotFoundException", Message: "Event bus nope does not exist."}}, "eventbridge ResourceNotFoundException"},
 		{"lambda function error", config.TypeLambda, "arn:aws:lambda:us-east-1:123456789012:function:f",
-			&fakeTargets{funcError: true}, "lambda FunctionError Unhandled: OrderRejected: no such customer"},
+			&MemoryTargets{FunctionError: true}, "lambda FunctionError Unhandled: OrderRejected: no such customer"},
 		{"lambda throttled", config.TypeLambda, "arn:aws:lambda:us-east-1:123456789012:function:f:live",
-			&fakeTargets{err: &lambdatypes.TooManyRequestsException{Message: aws.String("Rate exceeded"), RetryAfterSeconds: aws.String("7")}},
+			&MemoryTargets{Err: &lambdatypes.TooManyRequestsException{Message: aws.String("Rate exceeded"), RetryAfterSeconds: aws.String("7")}},
 			"lambda TooManyRequestsException: Rate exceeded"},
 	}
 	for _, tt := range tests {
@@ -207,24 +155,24 @@ func TestTargetFailuresAreFailedAttempts(t *testing.T) {
 // TestEventBridgeTarget: Source hookfan.<source>, DetailType the type,
 // Detail the JSON object; anything else in the documented wrapper.
 func TestEventBridgeTarget(t *testing.T) {
-	f := &fakeTargets{}
+	f := &MemoryTargets{}
 	bus := "arn:aws:events:us-east-1:210987654321:event-bus/orders"
 	hs := targetHarness(t, config.TypeEventBridge, bus, f)
 	_, _ = hs.h.Handle(context.Background(), batch(sqsRecord("evt_j", 1)))
 	list := sqsRecord("evt_l", 1)
 	list.Body = `[1,2]`
 	_, _ = hs.h.Handle(context.Background(), batch(list))
-	if len(f.put) != 2 {
-		t.Fatalf("put %d", len(f.put))
+	if len(f.Put) != 2 {
+		t.Fatalf("put %d", len(f.Put))
 	}
-	e := f.put[0].Entries[0]
+	e := f.Put[0].Entries[0]
 	if aws.ToString(e.EventBusName) != bus || aws.ToString(e.Source) != "hookfan.stripe" || aws.ToString(e.DetailType) != "invoice.paid" ||
 		aws.ToString(e.Detail) != sqsRecord("evt_j", 1).Body || e.Time == nil {
 		t.Errorf("entry %+v", e)
 	}
 	var w WrappedDetail
-	if err := json.Unmarshal([]byte(aws.ToString(f.put[1].Entries[0].Detail)), &w); err != nil || w.Wrapped.Body != "[1,2]" || w.Wrapped.Encoding != EncodingText {
-		t.Errorf("wrapped %s: %+v %v", aws.ToString(f.put[1].Entries[0].Detail), w, err)
+	if err := json.Unmarshal([]byte(aws.ToString(f.Put[1].Entries[0].Detail)), &w); err != nil || w.Wrapped.Body != "[1,2]" || w.Wrapped.Encoding != EncodingText {
+		t.Errorf("wrapped %s: %+v %v", aws.ToString(f.Put[1].Entries[0].Detail), w, err)
 	}
 	if d := eventDetail(Message{Body: []byte{0xff, 0}, ContentType: "application/octet-stream"}); !strings.Contains(d, `"encoding":"base64","body":"/wA="`) {
 		t.Errorf("binary detail %s", d)
@@ -233,14 +181,14 @@ func TestEventBridgeTarget(t *testing.T) {
 
 // TestLambdaTarget: a synchronous invoke of the ARN with the envelope.
 func TestLambdaTarget(t *testing.T) {
-	f := &fakeTargets{}
+	f := &MemoryTargets{}
 	fn := "arn:aws:lambda:us-east-1:210987654321:function:orders:live"
 	hs := targetHarness(t, config.TypeLambda, fn, f)
 	resp, _ := hs.h.Handle(context.Background(), batch(sqsRecord("evt_1", 2)))
-	if len(resp.BatchItemFailures) != 0 || len(f.invoked) != 1 {
-		t.Fatalf("failures %v, invoked %d", failures(resp), len(f.invoked))
+	if len(resp.BatchItemFailures) != 0 || len(f.Invoked) != 1 {
+		t.Fatalf("failures %v, invoked %d", failures(resp), len(f.Invoked))
 	}
-	in := f.invoked[0]
+	in := f.Invoked[0]
 	if aws.ToString(in.FunctionName) != fn || in.InvocationType != lambdatypes.InvocationTypeRequestResponse {
 		t.Errorf("invoke %s %s", aws.ToString(in.FunctionName), in.InvocationType)
 	}
@@ -290,25 +238,25 @@ func eventsAttr(v string) events.SQSMessageAttribute {
 // the dedupe id too, or SQS would drop it as a copy); a paused lane's
 // probe goes through the target's call, unsigned, as type hookfan.probe.
 func TestTargetReplayAndProbe(t *testing.T) {
-	f := &fakeTargets{}
+	f := &MemoryTargets{}
 	hs := targetHarness(t, config.TypeSQS, "arn:aws:sqs:us-east-1:123456789012:orders.fifo", f)
 	_, _ = hs.h.Handle(context.Background(), batch(sqsRecord("evt_r", 1)))
 	replay := sqsRecord("evt_r", 1)
 	replay.MessageId = "msg-replay"
 	replay.MessageAttributes[message.AttrReplay] = eventsAttr("rpl_ops1")
 	resp, _ := hs.h.Handle(context.Background(), batch(replay))
-	if len(resp.BatchItemFailures) != 0 || len(f.sent) != 2 {
-		t.Fatalf("failures %v, sent %d; want the replay sent", failures(resp), len(f.sent))
+	if len(resp.BatchItemFailures) != 0 || len(f.Sent) != 2 {
+		t.Fatalf("failures %v, sent %d; want the replay sent", failures(resp), len(f.Sent))
 	}
-	in := f.sent[1]
+	in := f.Sent[1]
 	if aws.ToString(in.MessageAttributes[message.AttrReplay].StringValue) != "rpl_ops1" || aws.ToString(in.MessageDeduplicationId) != "evt_r:rpl_ops1" {
 		t.Errorf("replay attributes %v, dedupe id %q", in.MessageAttributes, aws.ToString(in.MessageDeduplicationId))
 	}
 	res := hs.h.probe(context.Background(), pausing.State{Probes: 3})
-	if !res.OK || len(f.sent) != 3 || aws.ToString(f.sent[2].MessageAttributes[message.AttrType].StringValue) != ProbeType {
-		t.Errorf("probe %+v, sent %d", res, len(f.sent))
+	if !res.OK || len(f.Sent) != 3 || aws.ToString(f.Sent[2].MessageAttributes[message.AttrType].StringValue) != ProbeType {
+		t.Errorf("probe %+v, sent %d", res, len(f.Sent))
 	}
-	f.err = &smithy.GenericAPIError{Code: "AccessDenied", Message: "no"}
+	f.Err = &smithy.GenericAPIError{Code: "AccessDenied", Message: "no"}
 	if res := hs.h.probe(context.Background(), pausing.State{Probes: 4}); res.OK || !strings.Contains(res.Error, "sqs AccessDenied") {
 		t.Errorf("failed probe %+v", res)
 	}
@@ -361,9 +309,9 @@ func TestTargetEnvContract(t *testing.T) {
 	}
 	queue := struct {
 		*fakeSQS
-		*fakeTargets
-	}{&fakeSQS{}, &fakeTargets{}}
-	if _, err := Assemble(back, Clients{Store: dedupe.NewMemory(), SQS: queue, Metrics: &captureSink{}, Targets: TargetClients{EventBridge: &fakeTargets{}}}); err != nil {
+		*MemoryTargets
+	}{&fakeSQS{}, &MemoryTargets{}}
+	if _, err := Assemble(back, Clients{Store: dedupe.NewMemory(), SQS: queue, Metrics: &captureSink{}, Targets: TargetClients{EventBridge: &MemoryTargets{}}}); err != nil {
 		t.Errorf("assemble: %v", err)
 	}
 	if _, err := Assemble(back, Clients{Store: dedupe.NewMemory(), SQS: queue, Metrics: &captureSink{}}); err == nil || !strings.Contains(err.Error(), "no EventBridge client was given") {
