@@ -40,12 +40,13 @@ unit: ## unit tests (with the race detector) and fuzz seed corpora
 # here), with the Lambda flags, for the integration test of the built binaries.
 INTEGRATION_BIN := $(BUILD_DIR)/integration
 
-integration-bin: ## the Lambda RIE and both functions built for this machine into build/integration (make integration does it first)
+integration-bin: ## the Lambda RIE, both functions and the lambda targets' test function (infra/local/targetfn) built for this machine into build/integration (make integration does it first)
 	@mkdir -p $(INTEGRATION_BIN)
 	GOBIN=$(abspath $(INTEGRATION_BIN)) $(GO) install $(RIE_MODULE)@$(RIE_VERSION)
 	for f in $(FUNCTIONS); do \
 	  CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(INTEGRATION_BIN)/$$f/bootstrap ./functions/$$f; \
 	done
+	CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(INTEGRATION_BIN)/targetfn/bootstrap ./infra/local/targetfn
 
 integration: integration-bin ## end-to-end tests against an AWS emulator (starts moto_server unless AWS_ENDPOINT_URL is set), the built functions among them under the Lambda RIE
 	@echo "integration tests on moto_server (started here unless AWS_ENDPOINT_URL is set): several minutes"

@@ -56,6 +56,9 @@ func build(logger *slog.Logger) (*delivery.Handler, error) {
 		// The role's credentials, from Lambda's environment: they sign a
 		// destination's requests with auth.sigv4.
 		Credentials: cfg.Credentials,
+		// An sqs, eventbridge or lambda destination's one client, in its
+		// target's region; none for https.
+		Targets: delivery.TargetClientsFor(cfg, env.Destination),
 	}
 	if env.PayloadBucket != "" {
 		c.Payloads = lambdaenv.PayloadStore(cfg, env.PayloadBucket, env.PayloadArchiveBucket)

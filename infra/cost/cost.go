@@ -231,10 +231,12 @@ func Resources(cfg *config.Config) Counts {
 		if _, ok := dst.PauseRule(); ok {
 			pausing++
 		}
-		if dst.SecretName == "" {
+		switch {
+		case !dst.Signs(): // an AWS target: no signing secret
+		case dst.SecretName == "":
 			c.GeneratedSecrets++
 			secrets[fmt.Sprintf("generated:%d", i)] = true
-		} else {
+		default:
 			secrets["destination:"+dst.SecretName] = true
 		}
 		// Its URL's, headers', client certificate's, CA's and OAuth 2.0

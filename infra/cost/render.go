@@ -96,7 +96,7 @@ func Render() string {
 	w("\n### The targets\n\n")
 	w("Issue #21's targets, per million 1 KB events, against the model's figures (the reasons are in the prose above).\n\n")
 	w("| target | figure | at most | met |\n|---|---:|---:|---|\n")
-	for _, t := range Targets() {
+	for _, t := range Goals() {
 		f, m := usd(t.Figure), usd(t.Most)
 		if t.Ratio {
 			f, m = ratio(t.Figure)+"×", ratio(t.Most)+"×"
@@ -180,6 +180,8 @@ func Render() string {
 	w("%s\n", clientAuthLine())
 
 	renderOrdered(&b) // fifo.go
+
+	renderTargets(w)
 
 	w("\n### The alternatives, a month\n\n")
 	w("Whole monthly bills (the fixed part included), with the defaults' ingest in front of each.\n\n")

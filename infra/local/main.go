@@ -237,7 +237,11 @@ func printBanner(w io.Writer, b banner) {
 		if l.Destination.URLSecretName != "" {
 			to = "the URL in secret " + l.Destination.URLSecretName
 		}
-		p("  %-12s → %s   secret %s", l.Destination.Name, to, l.SecretID)
+		secret := "secret " + l.SecretID
+		if l.Destination.AWSTarget() {
+			to, secret = l.Destination.Type+" "+l.Destination.Target, "unsigned"
+		}
+		p("  %-12s → %s   %s", l.Destination.Name, to, secret)
 		p("  %-12s   queue %s", "", l.QueueURL)
 		p("  %-12s   DLQ   %s", "", l.DLQURL)
 	}
@@ -295,8 +299,8 @@ func receiveCommands(b banner) []string {
 	seen := map[string]bool{}
 	var cmds []string
 	for _, l := range b.stack.Topology.Lanes {
-		if seen[l.SecretID] {
-			continue
+		if seen[l.SecretID] || l.Destination.AWSTarget() {
+			continue // an AWS target's lane is not signed: nothing to receive
 		}
 		seen[l.SecretID] = true
 		listen := ""

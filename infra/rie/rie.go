@@ -124,6 +124,10 @@ func (f *Function) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	return body, nil
 }
 
+// Endpoint is the RIE's Invoke API, where an SDK's Lambda client can be
+// pointed (its one function is named "function").
+func (f *Function) Endpoint() string { return "http://" + f.addr }
+
 // Unreached reports whether the function process could not reach the
 // RIE's runtime API and exited (aws-lambda-go logs "failed to get the next
 // invoke"): seen on a loaded machine, when another process took the port

@@ -46,9 +46,9 @@ var (
 // (shown with the nested stack in the CloudFormation console).
 func newLaneIndex(scope constructs.Construct, lane *Lane, stackName string) awsssm.StringParameter {
 	d := lane.Destination
-	secretID := *lane.Secret.SecretArn()
-	if d.SecretName != "" && !isSecretARN(d.SecretName) {
-		secretID = d.SecretName
+	secretID, secretArn := laneSecretID(lane), jsii.String("")
+	if lane.Secret != nil {
+		secretArn = lane.Secret.SecretArn()
 	}
 	value := map[string]any{
 		"destination": d.Name,
@@ -68,7 +68,10 @@ func newLaneIndex(scope constructs.Construct, lane *Lane, stackName string) awss
 		"roleArn":   lane.Role.RoleArn(),
 		"logGroup":  lane.LogGroup.LogGroupName(),
 		"secretId":  secretID,
-		"secretArn": lane.Secret.SecretArn(),
+		"secretArn": secretArn,
+		// An AWS target's type and ARN ("" and "https" for a webhook).
+		"type":   d.TargetType(),
+		"target": d.Target,
 		// The filter as configured (a replay sends a lane only what it selects).
 		"filter": filterValue(d.Filter),
 		// The pause rule in force and the retention its bound counts over
@@ -89,7 +92,9 @@ func newLaneIndex(scope constructs.Construct, lane *Lane, stackName string) awss
 		awscdk.NewCfnOutput(scope, jsii.String(id), &awscdk.CfnOutputProps{Value: v, Description: jsii.String(desc)})
 	}
 	out("DlqUrl", "DLQ of destination "+d.Name+" (redrive from the SQS console)", lane.DeadLetterQueue.QueueUrl())
-	out("SecretArn", "Signing secret of destination "+d.Name+" (subscribers verify with whsec_<value>)", lane.Secret.SecretArn())
+	if lane.Secret != nil {
+		out("SecretArn", "Signing secret of destination "+d.Name+" (subscribers verify with whsec_<value>)", lane.Secret.SecretArn())
+	}
 	out("IndexParameter", "SSM parameter describing this lane", p.ParameterName())
 	out("RoleArn", "Role of destination "+d.Name+"'s deliver function: the principal a receiver grants for auth.sigv4 (execute-api:Invoke, lambda:InvokeFunctionUrl)", lane.Role.RoleArn())
 	out(laneNamesOutput, "The names a dashboard page graphs and its queries read: function, queue, DLQ, subscription DLQ, log group", joinedNames(lane))

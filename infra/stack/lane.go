@@ -106,7 +106,8 @@ type Lane struct {
 	Function                    awslambda.Function
 	Role                        awsiam.Role
 	LogGroup                    awslogs.LogGroup
-	// Secret is the destination's signing secret (generated or imported).
+	// Secret is the destination's signing secret (generated or imported);
+	// nil for an AWS target, which is not signed.
 	Secret awssecretsmanager.ISecret
 	// HeaderSecrets are the secrets the destination's headers carry, by
 	// name; the function may read them and nothing else of Secrets Manager.
@@ -220,7 +221,10 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 		cfn.SetFilterPolicyScope(jsii.String(scope))
 	}
 
-	if d.SecretName == "" {
+	switch {
+	case !d.Signs():
+		// An AWS target is not signed: no secret (target.go).
+	case d.SecretName == "":
 		l.Secret = awssecretsmanager.NewSecret(l.Construct, jsii.String("SigningSecret"), &awssecretsmanager.SecretProps{
 			Description: jsii.String(fmt.Sprintf("Hookfan signing secret of destination %s: subscribers verify with whsec_<value>", d.Name)),
 			GenerateSecretString: &awssecretsmanager.SecretStringGenerator{
@@ -233,16 +237,13 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 		})
 		suppress(l.Secret, suppression{id: "AwsSolutions-SMG4", reason: "A webhook signing secret is shared with the subscriber, so it cannot rotate unattended; it is rotated by hand with overlapping values (docs/operations.md#rotate-a-destination-secret), which the Standard Webhooks signature header supports."})
-	} else {
+	default:
 		l.Secret = importSecret(l.Construct, "SigningSecret", d.SecretName)
 	}
 
 	// A secret named by name is handed over by name: a partial ARN is
 	// ambiguous when the name itself ends in a hyphen and six characters.
-	secretID := *l.Secret.SecretArn()
-	if d.SecretName != "" && !isSecretARN(d.SecretName) {
-		secretID = d.SecretName
-	}
+	secretID := laneSecretID(l)
 	var bucket, archive string
 	if props.PayloadBucketName != nil {
 		bucket = *props.PayloadBucketName
@@ -280,10 +281,14 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 
 	// Least privilege: its own secret, its own queue (through the event
 	// source mapping: receive, delete, change visibility), and the record
-	// calls on the table (recordActions) on its own records only: every
-	// key the lane touches starts with "<destination>#".
-	l.Secret.GrantRead(l.Role, nil)
+	// calls on the table (claim and finish are conditional UpdateItems;
+	// GetItem reads a record back) on its own records only: every key the
+	// lane touches starts with "<destination>#".
+	if l.Secret != nil {
+		l.Secret.GrantRead(l.Role, nil)
+	}
 	l.grantShaping()
+	l.grantTarget()
 	// The headers' secrets, each by the name the function reads it by.
 	l.HeaderSecrets = map[string]awssecretsmanager.ISecret{}
 	for i, name := range d.HeaderSecrets() {

@@ -37,8 +37,14 @@ type Destination struct {
 	// path or query, which would otherwise live in the configuration, the
 	// template, the function's environment and the SSM index.
 	URLSecretName string `json:"urlSecretName,omitempty"`
-	Filter        Filter `json:"filter,omitzero"`
-	Retry         Retry  `json:"retry,omitzero"`
+	// Type is TypeHTTPS (the default), TypeSQS, TypeEventBridge or
+	// TypeLambda (target.go).
+	Type string `json:"type,omitempty"`
+	// Target is the ARN an sqs, eventbridge or lambda destination delivers
+	// to, in any account; unset on an https destination.
+	Target string `json:"target,omitempty"`
+	Filter Filter `json:"filter,omitzero"`
+	Retry  Retry  `json:"retry,omitzero"`
 	// TimeoutSeconds is the whole-request deadline of one delivery. Default 10.
 	TimeoutSeconds int `json:"timeoutSeconds,omitempty"`
 	// MaxConcurrency caps concurrent deliver functions (event source mapping).
@@ -104,7 +110,7 @@ func (d Destination) BatchWindow() time.Duration {
 
 func (d *Destination) validate(p *problems, at string, seen map[string]int, index int, sources map[string]int) {
 	validName(p, at+".name", d.Name, "destination", seen, index)
-	d.validateURL(p, at)
+	d.validateTarget(p, at)
 	d.Filter.validate(p, at+".filter", sources)
 	d.validateHeaders(p, at+".headers")
 	d.validateTLS(p, at+".tls")

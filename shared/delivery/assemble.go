@@ -52,6 +52,9 @@ type Clients struct {
 	// machine, and holds a paused lane's messages until its next tick.
 	Timeouts CallTimeouts
 	HoldFor  time.Duration
+	// Targets holds the client of the destination's AWS target, when it
+	// has one (TargetClientsFor builds only that one).
+	Targets TargetClients
 }
 
 // Assemble builds a deliver function from its contract and its clients:
@@ -86,7 +89,7 @@ func Assemble(env Env, c Clients) (*Handler, error) {
 		Store:     store, SQS: c.SQS, Secrets: c.Secrets, HeaderSecrets: c.Secrets, Payloads: c.Payloads,
 		Client: client, ClientAuth: auth, Metrics: laneMetrics(env, metrics.NewRecorder(c.Metrics)), Logger: loglevel.AtLeast(c.Logger, env.LogLevel),
 		Tracing:  env.Tracing != "",
-		Timeouts: c.Timeouts,
+		Timeouts: c.Timeouts, Targets: c.Targets,
 		// Cached once here for the process (shape.go).
 		Credentials: c.Credentials, DeadLetterURL: env.DeadLetterURL, DeadLetters: c.SQS,
 	}

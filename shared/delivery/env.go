@@ -112,9 +112,11 @@ func (e Env) Render() map[string]string {
 		config.EnvDestination: config.EncodeDestination(e.Destination),
 		config.EnvTableName:   e.TableName,
 		config.EnvQueueURL:    e.QueueURL,
-		config.EnvSecretID:    e.SecretID,
 		config.EnvRecordDays:  strconv.Itoa(e.RecordDays),
 		config.EnvMetricsSink: e.MetricsSink,
+	}
+	if e.SecretID != "" { // an AWS target is not signed
+		env[config.EnvSecretID] = e.SecretID
 	}
 	if e.PayloadBucket != "" {
 		env[config.EnvPayloadBucket] = e.PayloadBucket
@@ -163,7 +165,7 @@ func ReadEnv(lookup func(string) string) (Env, error) {
 	e := Env{
 		TableName:     require(config.EnvTableName, "the delivery-record table", byStack),
 		QueueURL:      require(config.EnvQueueURL, "the lane's queue URL", byStack),
-		SecretID:      require(config.EnvSecretID, "the signing secret's name or ARN", byStack),
+		SecretID:      lookup(config.EnvSecretID),
 		MetricsSink:   lookup(config.EnvMetricsSink),
 		PayloadBucket: lookup(config.EnvPayloadBucket),
 		RecordDays:    config.DefaultRecordDays,
@@ -189,6 +191,9 @@ func ReadEnv(lookup func(string) string) (Env, error) {
 			errs = append(errs, err)
 		}
 		e.Destination, decoded = d, err == nil
+	}
+	if e.SecretID == "" && e.Destination.Signs() {
+		require(config.EnvSecretID, "the signing secret's name or ARN", "the stack sets it for every https lane's function")
 	}
 	if v := lookup(config.EnvRecordDays); v != "" {
 		n, err := strconv.Atoi(v)

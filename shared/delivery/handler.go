@@ -101,6 +101,7 @@ type Handler struct {
 	sqs           VisibilityAPI
 	secrets       SecretSource
 	client        Doer
+	target        target // an AWS target; nil for https (targets.go)
 	metrics       Metrics
 	payloads      Payloads
 	headerSecrets HeaderSecrets
@@ -283,7 +284,7 @@ func (h *Handler) deliver(ctx context.Context, started time.Time, rec parsedReco
 	if stop, ok := h.reshape(ctx, &p, lease); !ok {
 		return stop
 	}
-	res := h.send(ctx, p.url, p.msg, p.signer, p.headers, sendTimeout)
+	res := h.transmit(ctx, p.url, p.msg, p.signer, p.headers, sendTimeout)
 	h.refreshHeaderSecrets(ctx, res.status)
 	h.count(metrics.DeliveryAttempts)
 	h.metrics.Add(metrics.DeliveryLatency, metrics.Milliseconds, float64(res.latency.Milliseconds()), h.dim)
@@ -336,7 +337,7 @@ func (h *Handler) prepare(ctx context.Context, started time.Time, rec parsedReco
 	if h.filtered(ctx, p) {
 		return p, ack, false
 	}
-	if p.signer, err = h.currentSigner(ctx); err != nil {
+	if p.signer, err = h.signerFor(ctx); err != nil {
 		h.count(metrics.DeliveryFailed)
 		return p, h.notAttempted(ctx, p, "signing secret unavailable", err), false
 	}

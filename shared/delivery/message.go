@@ -62,6 +62,9 @@ type Message struct {
 	// Replay is the id of the operator's replay that sent this message
 	// ("" for an event as ingest published it).
 	Replay string
+	// Group is the SQS FIFO message group the record was received in (an
+	// ordered lane's key group); "" on a standard lane.
+	Group string
 	// TraceHeader is the X-Ray trace header SQS kept with the message
 	// (AWSTraceHeader; "" without tracing).
 	TraceHeader string
@@ -70,7 +73,7 @@ type Message struct {
 // ParseMessage reads an SQS record written by ingest (SNS raw delivery).
 // Every problem is reported, joined, and the error matches ErrMalformed.
 func ParseMessage(r events.SQSMessage) (Message, error) {
-	m := Message{MessageID: r.MessageId, ReceiptHandle: r.ReceiptHandle}
+	m := Message{MessageID: r.MessageId, ReceiptHandle: r.ReceiptHandle, Group: r.Attributes[MessageGroupIDAttribute]}
 	var problems []error
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(format, args...)) }
 	attr := func(name string) (string, bool) {

@@ -63,6 +63,9 @@ type Options struct {
 	// policy, once its receives reach maxReceiveCount.
 	DeadLetterURL string
 	DeadLetters   RequeueAPI
+	// Targets are the AWS target clients: the one an sqs, eventbridge or
+	// lambda destination's type needs is required (targets.go).
+	Targets TargetClients
 	// Tracing adds a W3C traceparent header, derived from the message's
 	// X-Ray trace header, to each delivery (config tracing on).
 	Tracing bool
@@ -78,9 +81,9 @@ func NewHandler(o Options) (*Handler, error) {
 		name string
 		ok   bool
 	}{
-		{"Destination.Name", o.Destination.Name != ""}, {"Destination.URL or URLSecretName", o.Destination.URL != "" || o.Destination.URLSecretName != ""},
-		{"QueueURL", o.QueueURL != ""}, {"SecretID", o.SecretID != ""}, {"Store", o.Store != nil},
-		{"SQS", o.SQS != nil}, {"Secrets", o.Secrets != nil}, {"Client", o.Client != nil}, {"Metrics", o.Metrics != nil},
+		{"Destination.Name", o.Destination.Name != ""}, {"Destination.URL or URLSecretName", o.Destination.URL != "" || o.Destination.URLSecretName != "" || o.Destination.AWSTarget()},
+		{"QueueURL", o.QueueURL != ""}, {"SecretID", o.SecretID != "" || !o.Destination.Signs()}, {"Store", o.Store != nil},
+		{"SQS", o.SQS != nil}, {"Secrets", o.Secrets != nil || !o.Destination.Signs()}, {"Client", o.Client != nil}, {"Metrics", o.Metrics != nil},
 		{"HeaderSecrets (the destination's headers or URL name secrets)", o.HeaderSecrets != nil || len(o.Destination.Secrets()) == 0},
 		{"ClientAuth (the destination sets tls or auth.oauth2)", o.ClientAuth != nil || (o.Destination.TLS == nil && o.Destination.OAuth2Config() == nil)},
 	}
@@ -91,6 +94,10 @@ func NewHandler(o Options) (*Handler, error) {
 		}
 	}
 	missing = append(missing, checkPauseOptions(o)...)
+	tgt, err := newTarget(o.Destination, o.Targets, o.Tracing)
+	if err != nil {
+		missing = append(missing, fmt.Errorf("delivery: option Targets: %w", err))
+	}
 	if len(missing) > 0 {
 		return nil, errors.Join(missing...)
 	}
@@ -112,7 +119,7 @@ func NewHandler(o Options) (*Handler, error) {
 		payloads: o.Payloads, headerSecrets: o.HeaderSecrets, bodyFilter: bf,
 		log: o.Logger, concurrency: o.Concurrency, now: o.Now, random: o.Random,
 		dim:  metrics.Dimension{Name: metrics.DimDestination, Value: o.Destination.Name},
-		lane: o.Lane, requeue: o.Requeue, tracing: o.Tracing, ordered: o.Destination.Ordered(),
+		lane: o.Lane, requeue: o.Requeue, tracing: o.Tracing, ordered: o.Destination.Ordered(), target: tgt,
 		transform: tf, awsSigner: as, deadLetterURL: o.DeadLetterURL, deadLetters: o.DeadLetters,
 	}
 	h.pause, _ = o.Destination.PauseRule()

@@ -127,7 +127,7 @@ func (h *Handler) Tick(ctx context.Context) (TickReport, error) {
 // destination's headers, to its URL, within the destination's timeout.
 func (h *Handler) probe(ctx context.Context, s pausing.State) pausing.ProbeResult {
 	now := h.now()
-	signer, err := h.currentSigner(ctx)
+	signer, err := h.signerFor(ctx)
 	if err != nil {
 		return pausing.ProbeResult{At: now, Error: "not sent: signing secret unavailable: " + err.Error()}
 	}
@@ -154,7 +154,7 @@ func (h *Handler) probe(ctx context.Context, s pausing.State) pausing.ProbeResul
 		timeout = min(timeout, time.Until(deadline))
 	}
 	msg = h.shapeProbe(ctx, msg)
-	res := h.send(ctx, to, msg, signer, headers, timeout)
+	res := h.transmit(ctx, to, msg, signer, headers, timeout)
 	return pausing.ProbeResult{At: h.now(), OK: res.verdict() == delivered, Status: res.status, Error: res.describe()}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
@@ -40,6 +41,8 @@ type Clients struct {
 	S3         *s3.Client
 	// Credentials sign the requests of destinations with auth.sigv4.
 	Credentials aws.CredentialsProvider
+	// EventBridge serves eventbridge targets (the emulator's buses).
+	EventBridge *eventbridge.Client
 }
 
 // NewClients builds every client from one SDK configuration.
@@ -52,6 +55,7 @@ func NewClients(cfg aws.Config) Clients {
 		CloudWatch:  awsconfig.NewCloudWatch(cfg),
 		S3:          archive.NewS3Client(cfg),
 		Credentials: cfg.Credentials,
+		EventBridge: eventbridge.NewFromConfig(cfg),
 	}
 }
 
@@ -62,7 +66,7 @@ type Lane struct {
 	DLQURL, DLQARN     string
 	SubscriptionDLQURL string
 	SubscriptionARN    string
-	SecretID           string
+	SecretID           string // "" for an AWS target, which is not signed
 }
 
 // Topology is what Provision created.
@@ -157,9 +161,11 @@ func Provision(ctx context.Context, c Clients, cfg *config.Config, secrets map[s
 		if err != nil {
 			return nil, fmt.Errorf("destination %s: %w", d.Name, err)
 		}
-		if values, ok := secrets[lane.SecretID]; ok {
+		switch values, ok := secrets[lane.SecretID]; {
+		case lane.SecretID == "": // an AWS target: not signed, no secret
+		case ok:
 			err = putSecret(ctx, c.Secrets, lane.SecretID, values)
-		} else {
+		default:
 			err = ensureGeneratedSecret(ctx, c.Secrets, lane.SecretID)
 		}
 		if err != nil {
@@ -246,7 +252,10 @@ func NewDestinationSecret() string {
 }
 
 func provisionLane(ctx context.Context, c Clients, cfg *config.Config, topicARN, prefix string, d config.Destination) (Lane, error) {
-	lane := Lane{Destination: d, SecretID: devstate.DestinationSecretName(prefix, d)}
+	lane := Lane{Destination: d}
+	if d.Signs() {
+		lane.SecretID = devstate.DestinationSecretName(prefix, d)
+	}
 	var err error
 	if lane.DLQURL, lane.DLQARN, err = createQueue(ctx, c.SQS, devstate.LaneDLQName(prefix, d), fifoQueue(d, map[string]string{
 		"MessageRetentionPeriod": strconv.Itoa(int(config.DLQRetention.Seconds())),

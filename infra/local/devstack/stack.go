@@ -81,6 +81,10 @@ type Options struct {
 	// schedule; default the lane's probeEvery, which is at least a minute:
 	// tests tick faster).
 	ProbeInterval time.Duration
+	// Lambda is the Invoke API lambda targets are invoked through: a
+	// function under the Lambda RIE (RIEInvoker); required when a
+	// destination is of type lambda.
+	Lambda delivery.InvokeAPI
 }
 
 // Stack is the whole topology on an emulator with the functions running
@@ -281,6 +285,7 @@ func (s *Stack) newDeliver(ln Lane) (*delivery.Handler, error) {
 	if sw, pauses := s.Mappings[d.Name]; pauses {
 		c.Switch = sw
 	}
+	c.Targets = s.targetClients(d)
 	env := delivery.LaneEnv(s.opts.Config, d, s.Topology.TableName, ln.QueueURL, ln.QueueARN, ln.SecretID, s.Topology.PayloadBucket, s.Topology.Archive.Bucket)
 	return delivery.Assemble(env.WithDeadLetterQueue(ln.DLQURL), c)
 }

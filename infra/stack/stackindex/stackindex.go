@@ -72,6 +72,10 @@ type Lane struct {
 	LogGroup  string `json:"logGroup"`
 	SecretID  string `json:"secretId"`
 	SecretARN string `json:"secretArn"`
+	// Type is the destination's type (https, sqs, eventbridge, lambda)
+	// and Target an AWS target's ARN ("" for https).
+	Type   string `json:"type"`
+	Target string `json:"target"`
 	// Filter is the destination's filter as configured.
 	Filter config.Filter `json:"filter"`
 	// Pause is the lane's pause rule in force, and RetentionSeconds its

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	_ "github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	_ "github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	_ "github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	_ "github.com/aws/aws-sdk-go-v2/service/lambda"
 	_ "github.com/aws/aws-sdk-go-v2/service/s3"
 	_ "github.com/aws/aws-sdk-go-v2/service/secretsmanager"
