@@ -182,17 +182,25 @@ func TestTransformFailureIsDeadAtOnce(t *testing.T) {
 // metric or warning again, the history as it was), until SQS's redrive
 // policy moves it to the DLQ. A replay that fails is a failure of its own.
 // Once the transform is fixed (a deploy), a receive, such as the message's
-// redrive from the DLQ, delivers the event.
+// redrive from the DLQ, delivers the event. Both dedupe modes.
 func TestTransformFailurePassesToTheDLQ(t *testing.T) {
+	for _, mode := range []dedupe.Mode{dedupe.ModeLease, dedupe.ModeCheck} {
+		t.Run(string(mode), func(t *testing.T) { testTransformPassThrough(t, mode) })
+	}
+}
+
+func testTransformPassThrough(t *testing.T, mode dedupe.Mode) {
+	mem := dedupe.NewMemory()
+	store := func(o *Options) { o.Store = mem.InMode(mode) }
 	secret := newSecret(t)
 	sub := newSubscriber(t, secret, nil)
 	ctx := context.Background()
 	pk := dedupe.Key("orders", "evt_t3")
-	h := newHarness(t, sub.URL, secret, withTransform(`.amount | keys`))
+	h := newHarness(t, sub.URL, secret, withTransform(`.amount | keys`), store)
 	if _, err := h.h.Handle(ctx, batch(sqsRecord("evt_t3", 1))); err != nil {
 		t.Fatal(err)
 	}
-	first, _, _ := h.store.Get(ctx, pk)
+	first, _, _ := mem.Get(ctx, pk)
 	for n := 2; n <= 4; n++ {
 		h.clock.Advance(time.Second)
 		resp, _ := h.h.Handle(ctx, batch(sqsRecord("evt_t3", n)))
@@ -203,7 +211,7 @@ func TestTransformFailurePassesToTheDLQ(t *testing.T) {
 	if v := h.sqs.visibility()["rh-evt_t3"]; !slices.Equal(v, []int32{0, 0, 0, 0}) {
 		t.Errorf("visibility %v, want each receive released at once", v)
 	}
-	r, _, _ := h.store.Get(ctx, pk)
+	r, _, _ := mem.Get(ctx, pk)
 	if r.Status != dedupe.StatusDead || r.LastError != first.LastError || r.LeaseToken != "" || r.Attempts != 4 {
 		t.Errorf("record %s %q, lease %q, %d claims; want DEAD with the same error, released, after 4 claims", r.Status, r.LastError, r.LeaseToken, r.Attempts)
 	}
@@ -233,12 +241,12 @@ func TestTransformFailurePassesToTheDLQ(t *testing.T) {
 	if _, err := h.h.Handle(ctx, batch(replay)); err != nil {
 		t.Fatal(err)
 	}
-	if r, _, _ := h.store.Get(ctx, pk); len(r.History) != 2 || h.sink.sum(metrics.DeliveryDead) != 2 {
+	if r, _, _ := mem.Get(ctx, pk); len(r.History) != 2 || h.sink.sum(metrics.DeliveryDead) != 2 {
 		t.Errorf("after a failed replay: %d history entries, %v dead; want 2 and 2", len(r.History), h.sink.sum(metrics.DeliveryDead))
 	}
 
 	// Fixed and deployed: the same record, the message redriven.
-	fixed := newHarness(t, sub.URL, secret, withTransform(`{amount}`), func(o *Options) { o.Store = h.store })
+	fixed := newHarness(t, sub.URL, secret, withTransform(`{amount}`), store)
 	resp, _ := fixed.h.Handle(ctx, batch(sqsRecord("evt_t3", 1)))
 	if f := failures(resp); len(f) != 0 {
 		t.Fatalf("failures %v after the fix, want it delivered", f)
@@ -246,7 +254,7 @@ func TestTransformFailurePassesToTheDLQ(t *testing.T) {
 	if got := sub.requests(); len(got) != 1 || string(got[0].body) != `{"amount":4200}` || got[0].err != nil {
 		t.Fatalf("requests %v; want the fixed transform's output, signed", got)
 	}
-	if r, _, _ := h.store.Get(ctx, pk); r.Status != dedupe.StatusDelivered {
+	if r, _, _ := mem.Get(ctx, pk); r.Status != dedupe.StatusDelivered {
 		t.Errorf("record %s after the fix, want DELIVERED", r.Status)
 	}
 }
