@@ -162,8 +162,7 @@ func TestBuiltFunctionsUnderRIE(t *testing.T) {
 	}
 	var empty events.SQSEventResponse
 	deliverFn := startFunction(t, bin, prefix+"-deliver-orders", "deliver", d.FunctionTimeout(),
-		delivery.LaneEnv(cfg, d, topo.TableName, lane.QueueURL, lane.QueueARN, lane.SecretID, topo.PayloadBucket, topo.Archive.Bucket).
-			WithDeadLetterQueue(lane.DLQURL).Render(),
+		delivery.LaneEnv(cfg, d, topo.TableName, lane.QueueURL, lane.QueueARN, lane.SecretID, topo.PayloadBucket, topo.Archive.Bucket).Render(),
 		events.SQSEvent{Records: []events.SQSMessage{}}, &empty)
 	if len(empty.BatchItemFailures) != 0 {
 		t.Fatalf("deliver failed %v of an empty batch", empty.BatchItemFailures)

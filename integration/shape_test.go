@@ -5,11 +5,16 @@ package integration
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/delivery/sigv4test"
 )
@@ -73,7 +78,7 @@ func TestTransformEndToEnd(t *testing.T) {
 	prefix := uniquePrefix(t)
 	e := startEnvAt(t, prefix, sourcesJSON, dests(`{text: (.type + \" \" + (.data.object.amount | tostring))}`, `.data.object.amount | keys`), receivers)
 	ev := e.send("stripe", "stripe", "payment_intent.succeeded", "evt_shape_one", nil)
-	waitFor(t, 20*time.Second, "the shaped delivery and the dead record", func() bool {
+	waitFor(t, 30*time.Second, "the shaped delivery and the dead record", func() bool {
 		r, _ := e.record("broken", ev.id)
 		return slack.accepted(ev.id) == 1 && r.Status == dedupe.StatusDead
 	})
@@ -81,15 +86,18 @@ func TestTransformEndToEnd(t *testing.T) {
 	if string(d.body) != `{"text":"payment_intent.succeeded 4200"}` || !d.verified || d.header.Get("Content-Type") != "application/json" {
 		t.Errorf("slack got %s (verified %v, Content-Type %q)", d.body, d.verified, d.header.Get("Content-Type"))
 	}
-	r, _ := e.record("broken", ev.id)
-	if r.Attempts != 1 || !strings.HasPrefix(r.LastError, "transform: the expression failed: keys cannot be applied to") {
-		t.Errorf("broken's record: %d attempts, %q; want DEAD after one, naming the transform's error", r.Attempts, r.LastError)
-	}
+	// Released at once on each receive, no retry delay spent, until the
+	// queue's redrive policy moves it to the DLQ after maxReceiveCount.
 	lane, _ := e.stack.Topology.Lane("broken")
-	waitFor(t, 20*time.Second, "the message in broken's DLQ", func() bool { return depth(t, lane.DLQURL) == 1 })
+	waitFor(t, 30*time.Second, "the message in broken's DLQ", func() bool { return depth(t, lane.DLQURL) == 1 })
 	if n := depth(t, lane.QueueURL); n != 0 || len(broken.deliveries()) != 0 {
 		t.Errorf("broken's queue holds %d, its receiver got %d requests; want none", n, len(broken.deliveries()))
 	}
+	r, _ := e.record("broken", ev.id)
+	if r.Status != dedupe.StatusDead || len(r.History) != 1 || !strings.HasPrefix(r.LastError, "transform: the expression failed: keys cannot be applied to") {
+		t.Errorf("broken's record: %s, %d history entries, %q; want DEAD with one entry (the pass-throughs add none), naming the transform's error", r.Status, len(r.History), r.LastError)
+	}
+	movedByRedrive(t, lane.DLQURL, lane.QueueARN, config.Destination{}.MaxReceiveCount()) // the default schedule's
 	out, _, code := e.ops("dlq", "broken")
 	if code != 0 || !strings.Contains(out, ev.id) || !strings.Contains(out, "transform: ") {
 		t.Errorf("dlq does not show the event and its transform error (exit %d):\n%s", code, out)
@@ -114,5 +122,36 @@ func TestTransformEndToEnd(t *testing.T) {
 	}
 	if r, _ := e2.record("broken", ev.id); r.Status != dedupe.StatusDelivered {
 		t.Errorf("broken's record %s after the redrive, want DELIVERED", r.Status)
+	}
+}
+
+// movedByRedrive checks that the DLQ's message got there by the queue's
+// redrive policy, not a SendMessage: AWS names its source queue
+// (DeadLetterQueueSourceArn, what the console's redrive to the source
+// needs); moto does not set that attribute, but moves the very message, its
+// receive count included, which a message sent to the DLQ would not carry.
+// It is peeked (shown again at once), so it stays for ops.
+func movedByRedrive(t *testing.T, dlqURL, sourceARN string, maxReceiveCount int) {
+	t.Helper()
+	ctx := context.Background()
+	out, err := clients.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &dlqURL, MaxNumberOfMessages: 1, WaitTimeSeconds: 1,
+		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll}})
+	if err != nil || len(out.Messages) != 1 {
+		t.Fatalf("peek the DLQ: %v, %d messages", err, len(out.Messages))
+	}
+	if _, err := clients.SQS.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &dlqURL, ReceiptHandle: out.Messages[0].ReceiptHandle}); err != nil {
+		t.Fatalf("show the peeked DLQ message again: %v", err)
+	}
+	a := out.Messages[0].Attributes
+	if src, ok := a["DeadLetterQueueSourceArn"]; ok {
+		if src != sourceARN {
+			t.Errorf("the DLQ message's source %s, want the lane's queue %s", src, sourceARN)
+		}
+		return
+	}
+	n, _ := strconv.Atoi(a["ApproximateReceiveCount"])
+	t.Logf("the DLQ message carries no DeadLetterQueueSourceArn (moto); received %d times, maxReceiveCount %d", n, maxReceiveCount)
+	if n <= maxReceiveCount {
+		t.Errorf("the DLQ message was received %d times (%v), want more than maxReceiveCount %d: moved by the redrive policy", n, a, maxReceiveCount)
 	}
 }

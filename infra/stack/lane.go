@@ -251,8 +251,7 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 			archive = *props.ArchiveBucketName
 		}
 	}
-	l.Env = delivery.LaneEnv(cfg, d, *props.Table.TableName(), *l.Queue.QueueUrl(), *l.Queue.QueueArn(), secretID, bucket, archive).
-		WithDeadLetterQueue(*l.DeadLetterQueue.QueueUrl())
+	l.Env = delivery.LaneEnv(cfg, d, *props.Table.TableName(), *l.Queue.QueueUrl(), *l.Queue.QueueArn(), secretID, bucket, archive)
 	rule, pauses := d.PauseRule()
 	_, deliverTracing := tracingModes(cfg.TracingMode())
 	if deliverTracing != awslambda.Tracing_DISABLED {

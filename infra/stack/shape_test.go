@@ -8,9 +8,9 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 )
 
-// TestShapedLane: a destination with a transform may send to its own DLQ
-// (where a message its transform fails on goes) and is told its URL; one
-// without may not. Every lane names its role, the principal a receiver
+// TestShapedLane: no lane may send to its own DLQ or is told its URL, a
+// transform's included (its failures reach the DLQ through the queue's
+// redrive policy). Every lane names its role, the principal a receiver
 // grants for auth.sigv4, in its outputs; auth.sigv4.resources are granted
 // to the role by an identity policy.
 func TestShapedLane(t *testing.T) {
@@ -40,12 +40,12 @@ func TestShapedLane(t *testing.T) {
 		policies, _ := json.Marshal(ofType(res, "AWS::IAM::Policy"))
 		sendsToDLQ := strings.Contains(string(policies), `"sqs:SendMessage"`) && strings.Contains(string(policies), `"Fn::GetAtt":["`+dlq+`","Arn"]`)
 		_, fn := only(t, res, "AWS::Lambda::Function")
-		_, hasURL := fn.Properties["Environment"].(map[string]any)["Variables"].(map[string]any)[config.EnvDeadLetterURL]
+		_, hasURL := fn.Properties["Environment"].(map[string]any)["Variables"].(map[string]any)["HOOKFAN_DLQ_URL"]
 		invokes := strings.Contains(string(policies), `"execute-api:Invoke"`) && strings.Contains(string(policies), `"arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5/prod/POST/hooks"`)
 		if invokes != shaped {
 			t.Errorf("lane %d: may invoke the SigV4 receiver %v, want %v", i, invokes, shaped)
 		}
-		if sendsToDLQ != shaped || hasURL != shaped {
+		if sendsToDLQ || hasURL {
 			t.Errorf("lane %d (transform %v): may send to its DLQ %v, told its URL %v", i, shaped, sendsToDLQ, hasURL)
 		}
 		outputs, _ := json.Marshal(tmpl.ToJSON())

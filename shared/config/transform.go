@@ -12,8 +12,3 @@ func (d *Destination) validateTransform(p *problems, at string) {
 		p.add(at+".transform", "%q %v; fix the jq expression (docs/configuration.md#destination-transform has examples; test it with jq -c '<expression>' < event.json)", d.Transform, err)
 	}
 }
-
-// EnvDeadLetterURL is the deliver function's variable naming its lane's
-// DLQ, set when the destination has a transform: a message the transform
-// fails on goes there at once.
-const EnvDeadLetterURL = "HOOKFAN_DLQ_URL"

@@ -91,7 +91,7 @@ func Assemble(env Env, c Clients) (*Handler, error) {
 		Tracing:  env.Tracing != "",
 		Timeouts: c.Timeouts, Targets: c.Targets,
 		// Cached once here for the process (shape.go).
-		Credentials: c.Credentials, DeadLetterURL: env.DeadLetterURL, DeadLetters: c.SQS,
+		Credentials: c.Credentials,
 	}
 	if pauses {
 		l, err := pausing.New(pausing.Options{Destination: env.Destination.Name, Policy: policy, Store: c.Lanes, Switch: c.Switch,

@@ -46,9 +46,6 @@ type Env struct {
 	// Tracing is config tracing ("sampled" or "all") when the lane's
 	// function passes the trace on; "" (not rendered) when it is off.
 	Tracing string
-	// DeadLetterURL is the lane's DLQ: rendered only when the destination
-	// has a transform (WithDeadLetterQueue), where a message it fails on goes.
-	DeadLetterURL string
 	// DedupeMode is config dedupe.mode: config.DedupeCheck, or "" (not
 	// rendered) for the default config.DedupeLease.
 	DedupeMode string
@@ -90,15 +87,6 @@ func LaneEnv(cfg *config.Config, d config.Destination, table, queueURL, queueARN
 	return e
 }
 
-// WithDeadLetterQueue returns e with the lane's DLQ when the destination
-// needs it (a transform's failures go there); e unchanged otherwise.
-func (e Env) WithDeadLetterQueue(url string) Env {
-	if e.Destination.Transform != "" {
-		e.DeadLetterURL = url
-	}
-	return e
-}
-
 // Pauses reports whether the destination pauses (and so the function
 // needs its lane's state and event source mapping).
 func (e Env) Pauses() bool {
@@ -129,9 +117,6 @@ func (e Env) Render() map[string]string {
 	}
 	if e.Tracing != "" {
 		env[config.EnvTracing] = e.Tracing
-	}
-	if e.DeadLetterURL != "" {
-		env[config.EnvDeadLetterURL] = e.DeadLetterURL
 	}
 	if e.Ordered {
 		env[config.EnvOrdered] = "true"
@@ -204,9 +189,6 @@ func ReadEnv(lookup func(string) string) (Env, error) {
 	}
 	if err := metrics.CheckSink(e.MetricsSink); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w (metrics.sink)", config.EnvMetricsSink, err))
-	}
-	if e.Destination.Transform != "" {
-		e.DeadLetterURL = require(config.EnvDeadLetterURL, "the lane's DLQ URL", "the stack sets it when the destination has a transform")
 	}
 	switch v := lookup(config.EnvOrdered); v {
 	case "":

@@ -42,11 +42,7 @@ func TestEnvRoundTrip(t *testing.T) {
 	} {
 		cfg := contractConfig(t, dest)
 		d := cfg.Destinations[0]
-		want := LaneEnv(cfg, d, "records", "https://sqs/queue", "arn:aws:sqs:us-east-1:1:queue", "orders-secret", "payloads", "archive").
-			WithDeadLetterQueue("https://sqs/dlq")
-		if _, ok := want.Render()[config.EnvDeadLetterURL]; ok != (d.Transform != "") {
-			t.Errorf("%s rendered: %v; want it only with a transform", config.EnvDeadLetterURL, ok)
-		}
+		want := LaneEnv(cfg, d, "records", "https://sqs/queue", "arn:aws:sqs:us-east-1:1:queue", "orders-secret", "payloads", "archive")
 		if want.Pauses() {
 			want.Tracing = config.TracingSampled // rendered only when tracing is on
 		}
@@ -90,10 +86,6 @@ func TestReadEnvEveryProblem(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not name %s", err, want)
 		}
-	}
-	env[config.EnvDestination] = `{"name": "orders", "url": "https://orders.example.com/hooks", "transform": "{text: .type}"}`
-	if _, err := ReadEnv(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), config.EnvDeadLetterURL) {
-		t.Errorf("ReadEnv of a transforming destination without its DLQ = %v, want an error naming %s", err, config.EnvDeadLetterURL)
 	}
 	if _, err := ReadEnv(func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), config.EnvDestination) {
 		t.Errorf("ReadEnv of nothing = %v, want an error naming %s", err, config.EnvDestination)

@@ -121,8 +121,6 @@ type Handler struct {
 	clientAuth    *ClientAuth        // nil without tls or auth.oauth2
 	transform     *transform.Program // the destination's, compiled once (shape.go)
 	awsSigner     *awsSigner         // when the destination signs with SigV4 (shape.go)
-	deadLetterURL string             // where a message whose transform fails goes
-	deadLetters   RequeueAPI
 
 	mu         sync.Mutex
 	signerFrom []string // the secret values signer was built from

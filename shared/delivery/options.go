@@ -57,12 +57,6 @@ type Options struct {
 	// Credentials sign the requests of a destination with auth.sigv4 (the
 	// lane role's); required for such a destination.
 	Credentials aws.CredentialsProvider
-	// DeadLetterURL is the lane's DLQ and DeadLetters its client: a
-	// message whose transform fails is sent there at once. Without them the
-	// message is released and reaches the DLQ through the queue's redrive
-	// policy, once its receives reach maxReceiveCount.
-	DeadLetterURL string
-	DeadLetters   RequeueAPI
 	// Targets are the AWS target clients: the one an sqs, eventbridge or
 	// lambda destination's type needs is required (targets.go).
 	Targets TargetClients
@@ -120,7 +114,7 @@ func NewHandler(o Options) (*Handler, error) {
 		log: o.Logger, concurrency: o.Concurrency, now: o.Now, random: o.Random,
 		dim:  metrics.Dimension{Name: metrics.DimDestination, Value: o.Destination.Name},
 		lane: o.Lane, requeue: o.Requeue, tracing: o.Tracing, ordered: o.Destination.Ordered(), target: tgt,
-		transform: tf, awsSigner: as, deadLetterURL: o.DeadLetterURL, deadLetters: o.DeadLetters,
+		transform: tf, awsSigner: as,
 	}
 	h.pause, _ = o.Destination.PauseRule()
 	h.clientAuth = o.ClientAuth

@@ -9,16 +9,13 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
-	"github.com/hookfan/hookfan/shared/message"
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/transform"
 )
@@ -121,8 +118,13 @@ func compileTransform(d config.Destination) (*transform.Program, error) {
 // body: the signature and the POST then carry the transformed bytes, as
 // application/json. When it returns !ok, the transform failed on this
 // event: the same body fails the same way on every attempt, so the record
-// is DEAD at once, with the error, and the message goes to the DLQ without
-// spending the rest of its schedule.
+// is DEAD at once, with the error, nothing is sent and no retry delay is
+// spent: the message is released at once, and SQS's redrive policy moves it
+// to the DLQ once its receives pass maxReceiveCount (every DLQ message gets
+// there that way, so a DLQ redrive returns it to its queue). Each of those
+// receives applies the transform again, so a transform fixed meanwhile
+// delivers the event; one that fails again the same way is a pass-through
+// (passThrough).
 func (h *Handler) reshape(ctx context.Context, p *prepared, lease dedupe.Lease) (stop decision, ok bool) {
 	if h.transform == nil {
 		return ack, true
@@ -132,53 +134,54 @@ func (h *Handler) reshape(ctx context.Context, p *prepared, lease dedupe.Lease) 
 		p.msg.Body, p.msg.ContentType = out, transform.ContentType
 		return ack, true
 	}
+	desc := "transform: " + strings.TrimPrefix(err.Error(), transform.ErrEvent.Error()+": ")
+	if kept, same := passThrough(lease, desc); same {
+		attrs := []any{"outcome", "spent", "reason", "the destination's transform failed on the event again; passing to the DLQ", "error", desc}
+		if ferr := h.finish(ctx, kept, dedupe.Outcome{Status: dedupe.StatusDead, Error: desc, At: h.now()}); ferr != nil {
+			attrs = append(attrs, "record_error", ferr.Error())
+		}
+		p.log.InfoContext(ctx, LogMessage, attrs...)
+		return retryIn(0), false
+	}
 	h.count(metrics.DeliveryFailed)
 	h.count(metrics.DeliveryDead)
-	desc := "transform: " + strings.TrimPrefix(err.Error(), transform.ErrEvent.Error()+": ")
-	attrs := []any{"outcome", "dead", "reason", "the destination's transform failed on the event", "error", desc}
+	attrs := []any{"outcome", "dead", "reason", "the destination's transform failed on the event; released for the DLQ", "error", desc}
 	if ferr := h.finish(ctx, lease, dedupe.Outcome{Status: dedupe.StatusDead, Error: desc, At: h.now()}); ferr != nil {
 		attrs = append(attrs, "record_error", ferr.Error())
 	}
-	d := ack
-	if derr := h.deadLetter(ctx, p.rec); derr != nil {
-		// The final attempt's way: released now, SQS's redrive moves it
-		// to the DLQ once its receives reach maxReceiveCount.
-		attrs = append(attrs, "dlq_error", derr.Error())
-		d = retryIn(0)
-	}
 	p.log.WarnContext(ctx, LogMessage, attrs...)
-	return d, false
+	return retryIn(0), false
 }
 
-// errNoDeadLetterQueue means the function was not given the lane's DLQ.
-var errNoDeadLetterQueue = errors.New("no dead-letter queue was given to this function")
+// passThrough reports whether a transform failure with error desc repeats
+// the record's latest attempt: DEAD with the same error, for the same
+// replay (a receive of a message on its way to the DLQ, or a copy of it).
+// The failure was counted and logged then; the finish that releases the
+// lease then rewrites that attempt as it was (kept), so the remaining
+// receives do not fill the history with identical DEAD entries and push
+// out the earlier ones.
+func passThrough(lease dedupe.Lease, desc string) (kept dedupe.Lease, same bool) {
+	n := len(lease.History)
+	if n == 0 {
+		return lease, false
+	}
+	last := lease.History[n-1]
+	if last.Outcome != dedupe.StatusDead || last.Replay != lease.Replay || !sameError(last.Error, desc) {
+		return lease, false
+	}
+	kept = lease
+	kept.History = lease.History[:n-1]
+	kept.At, kept.ClaimedBy = last.At, last.ClaimedBy
+	return kept, true
+}
 
-// deadLetter sends the message as it was received, body and attributes
-// (less the attempts a paused lane's copy carried: a redrive starts the
-// schedule afresh), to the lane's DLQ, where `ops dlq` shows it and a
-// redrive returns it. The original is then acknowledged.
-func (h *Handler) deadLetter(ctx context.Context, rec *events.SQSMessage) error {
-	if h.deadLetterURL == "" || h.deadLetters == nil || rec == nil {
-		return errNoDeadLetterQueue
+// sameError reports whether a history entry's error (cut to
+// dedupe.MaxHistoryErrorLen, at a rune boundary) is desc.
+func sameError(stored, desc string) bool {
+	if stored == desc {
+		return true
 	}
-	attrs := make(map[string]sqstypes.MessageAttributeValue, len(rec.MessageAttributes))
-	for k, v := range rec.MessageAttributes {
-		dt := v.DataType
-		attrs[k] = sqstypes.MessageAttributeValue{DataType: &dt, StringValue: v.StringValue, BinaryValue: v.BinaryValue}
-	}
-	delete(attrs, message.AttrAttempted)
-	in := &sqs.SendMessageInput{QueueUrl: &h.deadLetterURL, MessageBody: &rec.Body, MessageAttributes: attrs}
-	if tr, ok := rec.Attributes[sqsTraceHeader]; ok && tr != "" {
-		in.MessageSystemAttributes = map[string]sqstypes.MessageSystemAttributeValue{
-			sqsTraceHeader: {DataType: aws.String("String"), StringValue: aws.String(tr)},
-		}
-	}
-	sctx, cancel := context.WithTimeout(ctx, h.timeouts.Requeue)
-	defer cancel()
-	if _, err := h.deadLetters.SendMessage(sctx, in); err != nil {
-		return fmt.Errorf("send the message to the DLQ: %w", err)
-	}
-	return nil
+	return len(desc) > dedupe.MaxHistoryErrorLen && len(stored) > dedupe.MaxHistoryErrorLen-utf8.UTFMax && strings.HasPrefix(desc, stored)
 }
 
 // shapeProbe applies the destination's transform to a probe, as to an

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/google/go-cmp/cmp"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/hookfan/hookfan/shared/config"
@@ -32,13 +33,8 @@ func withSigV4(creds aws.CredentialsProvider) func(*Options) {
 	}
 }
 
-func withTransform(expr string, dlq *fakeRequeue) func(*Options) {
-	return func(o *Options) {
-		o.Destination.Transform = expr
-		if dlq != nil {
-			o.DeadLetterURL, o.DeadLetters = "https://sqs.us-east-1.amazonaws.com/123456789012/hookfan-orders-dlq", dlq
-		}
-	}
+func withTransform(expr string) func(*Options) {
+	return func(o *Options) { o.Destination.Transform = expr }
 }
 
 // asReceived is the request a subscriber got, for the SigV4 check.
@@ -125,7 +121,7 @@ func TestSigV4CredentialsUnavailable(t *testing.T) {
 func TestTransformShapesTheSignedBody(t *testing.T) {
 	secret := newSecret(t)
 	sub := newSubscriber(t, secret, nil)
-	h := newHarness(t, sub.URL, secret, withTransform(`{text: "\(.type): \(.amount / 100)", id}`, nil))
+	h := newHarness(t, sub.URL, secret, withTransform(`{text: "\(.type): \(.amount / 100)", id}`))
 	resp, _ := h.h.Handle(context.Background(), batch(sqsRecord("evt_t1", 1)))
 	if f := failures(resp); len(f) != 0 {
 		t.Fatalf("failures %v", f)
@@ -145,8 +141,9 @@ func TestTransformShapesTheSignedBody(t *testing.T) {
 
 // TestTransformFailureIsDeadAtOnce: a transform that fails on an event
 // (a runtime error, a non-JSON body) makes its record DEAD with the error
-// after one attempt, sends nothing, and moves the message as received to
-// the DLQ; without a DLQ it is released for the queue's redrive.
+// after one attempt, sends nothing and releases the message at once, for
+// the queue's redrive policy to move to the DLQ: nothing is sent to the
+// DLQ by the function.
 func TestTransformFailureIsDeadAtOnce(t *testing.T) {
 	for _, tt := range []struct {
 		name, expr, body, want string
@@ -158,43 +155,108 @@ func TestTransformFailureIsDeadAtOnce(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			secret := newSecret(t)
 			sub := newSubscriber(t, secret, nil)
-			dlq := &fakeRequeue{}
-			h := newHarness(t, sub.URL, secret, withTransform(tt.expr, dlq))
+			h := newHarness(t, sub.URL, secret, withTransform(tt.expr))
 			rec := sqsRecord("evt_t2", 1)
 			if tt.body != "" {
 				rec.Body = tt.body
 			}
-			rec.Attributes[sqsTraceHeader] = "Root=1-5759e988-bd862e3fe1be46a994272793;Sampled=1"
 			resp, _ := h.h.Handle(context.Background(), batch(rec))
-			if f := failures(resp); len(f) != 0 || len(sub.requests()) != 0 {
-				t.Fatalf("failures %v, %d requests; want the message acknowledged (moved to the DLQ) and nothing sent", f, len(sub.requests()))
+			if f := failures(resp); len(f) != 1 || len(sub.requests()) != 0 || !slices.Equal(h.sqs.visibility()["rh-evt_t2"], []int32{0}) {
+				t.Fatalf("failures %v, %d requests, visibility %v; want the message released at once and nothing sent", f, len(sub.requests()), h.sqs.visibility())
 			}
 			r, _, _ := h.store.Get(context.Background(), dedupe.Key("orders", "evt_t2"))
-			if r.Status != dedupe.StatusDead || !strings.HasPrefix(r.LastError, tt.want) || r.Attempts != 1 {
-				t.Errorf("record %s after %d attempts, %q; want DEAD after 1 with %q", r.Status, r.Attempts, r.LastError, tt.want)
+			if r.Status != dedupe.StatusDead || !strings.HasPrefix(r.LastError, tt.want) || r.Attempts != 1 || r.LeaseToken != "" {
+				t.Errorf("record %s after %d attempts, %q, lease %q; want DEAD after 1 with %q, released", r.Status, r.Attempts, r.LastError, r.LeaseToken, tt.want)
 			}
-			sent := dlq.calls()
-			if len(sent) != 1 || *sent[0].MessageBody != rec.Body || *sent[0].MessageAttributes[message.AttrID].StringValue != "evt_t2" ||
-				!strings.HasSuffix(*sent[0].QueueUrl, "-dlq") || *sent[0].MessageSystemAttributes[sqsTraceHeader].StringValue != rec.Attributes[sqsTraceHeader] {
-				t.Errorf("DLQ sends %+v; want the message as received, once", sent)
-			}
-			if h.sink.sum(metrics.DeliveryDead) != 1 || h.sink.sum(metrics.DeliveryAttempts) != 0 {
-				t.Errorf("dead %v, attempts %v; want 1 dead, no POST attempt", h.sink.sum(metrics.DeliveryDead), h.sink.sum(metrics.DeliveryAttempts))
+			if h.sink.sum(metrics.DeliveryDead) != 1 || h.sink.sum(metrics.DeliveryFailed) != 1 || h.sink.sum(metrics.DeliveryAttempts) != 0 {
+				t.Errorf("dead %v, failed %v, attempts %v; want 1 dead, 1 failed, no POST attempt",
+					h.sink.sum(metrics.DeliveryDead), h.sink.sum(metrics.DeliveryFailed), h.sink.sum(metrics.DeliveryAttempts))
 			}
 		})
 	}
-	t.Run("without a DLQ", func(t *testing.T) {
-		secret := newSecret(t)
-		h := newHarness(t, "http://127.0.0.1:9", secret, withTransform(`error("no")`, nil))
-		resp, _ := h.h.Handle(context.Background(), batch(sqsRecord("evt_t3", 1)))
-		if f := failures(resp); len(f) != 1 || !slices.Equal(h.sqs.visibility()["rh-evt_t3"], []int32{0}) {
-			t.Fatalf("failures %v, visibility %v; want the record released at once", f, h.sqs.visibility())
+}
+
+// TestTransformFailurePassesToTheDLQ: the message's remaining receives
+// apply the transform again; one that fails as the record's latest attempt
+// did passes the message on (released at once, the lease released, no
+// metric or warning again, the history as it was), until SQS's redrive
+// policy moves it to the DLQ. A replay that fails is a failure of its own.
+// Once the transform is fixed (a deploy), a receive, such as the message's
+// redrive from the DLQ, delivers the event. Both dedupe modes.
+func TestTransformFailurePassesToTheDLQ(t *testing.T) {
+	for _, mode := range []dedupe.Mode{dedupe.ModeLease, dedupe.ModeCheck} {
+		t.Run(string(mode), func(t *testing.T) { testTransformPassThrough(t, mode) })
+	}
+}
+
+func testTransformPassThrough(t *testing.T, mode dedupe.Mode) {
+	mem := dedupe.NewMemory()
+	store := func(o *Options) { o.Store = mem.InMode(mode) }
+	secret := newSecret(t)
+	sub := newSubscriber(t, secret, nil)
+	ctx := context.Background()
+	pk := dedupe.Key("orders", "evt_t3")
+	h := newHarness(t, sub.URL, secret, withTransform(`.amount | keys`), store)
+	if _, err := h.h.Handle(ctx, batch(sqsRecord("evt_t3", 1))); err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := mem.Get(ctx, pk)
+	for n := 2; n <= 4; n++ {
+		h.clock.Advance(time.Second)
+		resp, _ := h.h.Handle(ctx, batch(sqsRecord("evt_t3", n)))
+		if f := failures(resp); len(f) != 1 || len(sub.requests()) != 0 {
+			t.Fatalf("receive %d: failures %v, %d requests; want it released, nothing sent", n, f, len(sub.requests()))
 		}
-		r, _, _ := h.store.Get(context.Background(), dedupe.Key("orders", "evt_t3"))
-		if r.Status != dedupe.StatusDead {
-			t.Errorf("record %s, want DEAD", r.Status)
+	}
+	if v := h.sqs.visibility()["rh-evt_t3"]; !slices.Equal(v, []int32{0, 0, 0, 0}) {
+		t.Errorf("visibility %v, want each receive released at once", v)
+	}
+	r, _, _ := mem.Get(ctx, pk)
+	if r.Status != dedupe.StatusDead || r.LastError != first.LastError || r.LeaseToken != "" || r.Attempts != 4 {
+		t.Errorf("record %s %q, lease %q, %d claims; want DEAD with the same error, released, after 4 claims", r.Status, r.LastError, r.LeaseToken, r.Attempts)
+	}
+	if diff := cmp.Diff(first.History, r.History); diff != "" {
+		t.Errorf("the pass-throughs changed the history (-first +now):\n%s", diff)
+	}
+	if h.sink.sum(metrics.DeliveryDead) != 1 || h.sink.sum(metrics.DeliveryFailed) != 1 || h.sink.sum(metrics.DeliveryAttempts) != 0 {
+		t.Errorf("dead %v, failed %v, attempts %v; want the first failure counted once, no POST",
+			h.sink.sum(metrics.DeliveryDead), h.sink.sum(metrics.DeliveryFailed), h.sink.sum(metrics.DeliveryAttempts))
+	}
+	var dead, spent int
+	for _, l := range h.logs.lines(t) {
+		switch {
+		case l["outcome"] == "dead" && l["level"] == "WARN":
+			dead++
+		case l["outcome"] == "spent" && l["level"] == "INFO" && strings.Contains(l["reason"].(string), "passing to the DLQ"):
+			spent++
 		}
-	})
+	}
+	if dead != 1 || spent != 3 {
+		t.Errorf("%d dead warnings, %d pass-through lines; want 1 and one per pass-through (3)", dead, spent)
+	}
+
+	// A replay with the transform still broken: a new failure, counted.
+	replay := sqsRecord("evt_t3", 1)
+	replay.MessageAttributes[message.AttrReplay] = sqsString(message.ReplayIDPrefix + h.clock.Now().UTC().Format("20060102T150405Z") + "-a")
+	if _, err := h.h.Handle(ctx, batch(replay)); err != nil {
+		t.Fatal(err)
+	}
+	if r, _, _ := mem.Get(ctx, pk); len(r.History) != 2 || h.sink.sum(metrics.DeliveryDead) != 2 {
+		t.Errorf("after a failed replay: %d history entries, %v dead; want 2 and 2", len(r.History), h.sink.sum(metrics.DeliveryDead))
+	}
+
+	// Fixed and deployed: the same record, the message redriven.
+	fixed := newHarness(t, sub.URL, secret, withTransform(`{amount}`), store)
+	resp, _ := fixed.h.Handle(ctx, batch(sqsRecord("evt_t3", 1)))
+	if f := failures(resp); len(f) != 0 {
+		t.Fatalf("failures %v after the fix, want it delivered", f)
+	}
+	if got := sub.requests(); len(got) != 1 || string(got[0].body) != `{"amount":4200}` || got[0].err != nil {
+		t.Fatalf("requests %v; want the fixed transform's output, signed", got)
+	}
+	if r, _, _ := mem.Get(ctx, pk); r.Status != dedupe.StatusDelivered {
+		t.Errorf("record %s after the fix, want DELIVERED", r.Status)
+	}
 }
 
 // TestTransformAppliesTheCurrentExpression: a handler built with a new
@@ -204,7 +266,7 @@ func TestTransformAppliesTheCurrentExpression(t *testing.T) {
 	secret := newSecret(t)
 	sub := newSubscriber(t, secret, nil)
 	for i, expr := range []string{`{v: 1}`, `{v: 2}`} {
-		h := newHarness(t, sub.URL, secret, withTransform(expr, nil))
+		h := newHarness(t, sub.URL, secret, withTransform(expr))
 		rec := sqsRecord("evt_t4", 1)
 		if i == 1 {
 			replay := message.ReplayIDPrefix + time.Now().UTC().Format("20060102T150405Z") + "-a"
@@ -234,7 +296,7 @@ func TestProbeIsShapedAndSigned(t *testing.T) {
 	} {
 		secret := newSecret(t)
 		sub := newSubscriber(t, secret, nil)
-		ps := newPausing(t, sub.URL, secret, config.Pause{}, withTransform(tt.expr, nil), withSigV4(credentials.StaticCredentialsProvider{Value: testCreds}))
+		ps := newPausing(t, sub.URL, secret, config.Pause{}, withTransform(tt.expr), withSigV4(credentials.StaticCredentialsProvider{Value: testCreds}))
 		ctx := context.Background()
 		if _, err := ps.lanes.Pause(ctx, "orders", pausing.PauseInput{At: ps.clock.Now(), ResumeBy: ps.clock.Now().Add(time.Hour), By: pausing.ByDeliverer}); err != nil {
 			t.Fatal(err)

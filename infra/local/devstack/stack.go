@@ -287,7 +287,7 @@ func (s *Stack) newDeliver(ln Lane) (*delivery.Handler, error) {
 	}
 	c.Targets = s.targetClients(d)
 	env := delivery.LaneEnv(s.opts.Config, d, s.Topology.TableName, ln.QueueURL, ln.QueueARN, ln.SecretID, s.Topology.PayloadBucket, s.Topology.Archive.Bucket)
-	return delivery.Assemble(env.WithDeadLetterQueue(ln.DLQURL), c)
+	return delivery.Assemble(env, c)
 }
 
 // newSecretCache is a secret cache as the functions build it, its fetches
