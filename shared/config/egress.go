@@ -1,0 +1,169 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hookfan/hookfan/shared/netguard"
+)
+
+// Egress paths a destination's deliveries take.
+const (
+	// EgressPublic delivers from Lambda's own, changing public addresses
+	// (default).
+	EgressPublic = "public"
+	// EgressStatic delivers from the stack's VPC, through its NAT gateways'
+	// Elastic IPs: the addresses a receiver can allow-list.
+	EgressStatic = "static"
+)
+
+// Availability zones of the egress VPC: one NAT gateway and one Elastic IP
+// in each.
+const (
+	DefaultEgressZones = 2
+	MinEgressZones     = 1
+	MaxEgressZones     = 3
+)
+
+// Egress is the stack's static egress: a VPC of its own whose NAT gateways
+// give the lanes with "egress": "static" fixed public addresses.
+type Egress struct {
+	// StaticAddresses builds the VPC, its NAT gateways and their Elastic IPs.
+	StaticAddresses bool `json:"staticAddresses,omitempty"`
+	// Zones is the number of availability zones (1 to 3): one NAT gateway
+	// and one address each. Default 2, or the number of AllocationIDs.
+	Zones int `json:"zones,omitempty"`
+	// AllocationIDs are Elastic IPs allocated outside the stack
+	// (eipalloc-…), one per zone, in zone order: addresses a receiver
+	// already allows. Without them the stack allocates its own and retains
+	// them when the stack or the VPC goes.
+	AllocationIDs []string `json:"allocationIds,omitempty"`
+}
+
+// ZoneCount is the number of zones (and addresses) in force: 0 without
+// static addresses.
+func (e Egress) ZoneCount() int {
+	switch {
+	case !e.StaticAddresses:
+		return 0
+	case e.Zones != 0:
+		return e.Zones
+	case len(e.AllocationIDs) != 0:
+		return len(e.AllocationIDs)
+	}
+	return DefaultEgressZones
+}
+
+// StaticEgress reports whether the destination's deliveries leave through
+// the stack's static addresses.
+func (d Destination) StaticEgress() bool { return d.Egress == EgressStatic }
+
+// StaticLanes lists the destinations that deliver from the static
+// addresses.
+func (c *Config) StaticLanes() []string {
+	var out []string
+	for _, d := range c.Destinations {
+		if d.StaticEgress() {
+			out = append(out, d.Name)
+		}
+	}
+	return out
+}
+
+// AllowedCIDRs is the destination's allowCidrs, parsed (validation has
+// refused every bad entry; one that slipped through is dropped, which can
+// only refuse more).
+func (d Destination) AllowedCIDRs() netguard.Allowed {
+	a, _ := netguard.ParseAllowed(d.AllowCIDRs)
+	return a
+}
+
+// validateEgress checks the destination's own egress fields: its path and
+// its allowCidrs.
+func (d *Destination) validateEgress(p *problems, at string) {
+	switch d.Egress {
+	case "", EgressPublic, EgressStatic:
+	default:
+		p.add(at+".egress", "%q is not an egress path; use %q (default: Lambda's changing addresses) or %q (the stack's Elastic IPs, with egress.staticAddresses)", d.Egress, EgressPublic, EgressStatic)
+	}
+	if d.AllowCIDRs == nil {
+		return
+	}
+	if len(d.AllowCIDRs) == 0 {
+		p.add(at+".allowCidrs", "empty list; list the private ranges the destination may reach (e.g. [\"10.20.0.0/16\"]) or remove allowCidrs")
+		return
+	}
+	if d.AllowPrivateNetworks {
+		p.add(at+".allowCidrs", "set together with allowPrivateNetworks, which opens every private range (and the metadata service); keep allowCidrs and remove allowPrivateNetworks (it is for local development)")
+	}
+	if len(d.AllowCIDRs) > netguard.MaxAllowed {
+		p.add(at+".allowCidrs", "%d ranges; list at most %d (merge neighbouring ranges)", len(d.AllowCIDRs), netguard.MaxAllowed)
+	}
+	seen := map[string]int{}
+	for i, s := range d.AllowCIDRs {
+		field := fmt.Sprintf("%s.allowCidrs[%d]", at, i)
+		pfx, err := netguard.ParseAllowedPrefix(s)
+		if err != nil {
+			p.add(field, "%v", err)
+			continue
+		}
+		if first, dup := seen[pfx.String()]; dup {
+			p.add(field, "%s is listed twice (also allowCidrs[%d]); keep one", pfx, first)
+			continue
+		}
+		seen[pfx.String()] = i
+	}
+}
+
+// validateEgress checks the top-level egress and every destination's use
+// of it.
+func (c *Config) validateEgress(p *problems) {
+	e := c.Egress
+	if !e.StaticAddresses {
+		if e.Zones != 0 {
+			p.add("egress.zones", "%d set without staticAddresses; set \"staticAddresses\": true or remove zones", e.Zones)
+		}
+		if len(e.AllocationIDs) != 0 {
+			p.add("egress.allocationIds", "set without staticAddresses; set \"staticAddresses\": true or remove allocationIds")
+		}
+		for i, d := range c.Destinations {
+			if d.StaticEgress() {
+				p.add(fmt.Sprintf("destinations[%d].egress", i), "%q but the stack has no static addresses; set \"egress\": {\"staticAddresses\": true} at the top level, or remove egress from %s", EgressStatic, d.Name)
+			}
+		}
+		return
+	}
+	if e.Zones != 0 && (e.Zones < MinEgressZones || e.Zones > MaxEgressZones) {
+		p.add("egress.zones", "%d is out of range; use %d to %d availability zones, one NAT gateway and Elastic IP each (default %d)", e.Zones, MinEgressZones, MaxEgressZones, DefaultEgressZones)
+	}
+	if n := len(e.AllocationIDs); n != 0 {
+		switch {
+		case e.Zones != 0 && n != e.Zones:
+			p.add("egress.allocationIds", "%d allocation ids for %d zones; give one Elastic IP per zone (each NAT gateway needs its own), or set zones to %d", n, e.Zones, n)
+		case e.Zones == 0 && n > MaxEgressZones:
+			p.add("egress.allocationIds", "%d allocation ids; the egress VPC spans at most %d zones, one Elastic IP each", n, MaxEgressZones)
+		}
+	}
+	seen := map[string]int{}
+	for i, id := range e.AllocationIDs {
+		field := fmt.Sprintf("egress.allocationIds[%d]", i)
+		if !isAllocationID(id) {
+			p.add(field, "%q is not an Elastic IP allocation id; use the AllocationId of an address in the stack's region and account (eipalloc- and 8 or 17 hex digits, from aws ec2 describe-addresses)", id)
+			continue
+		}
+		if first, dup := seen[id]; dup {
+			p.add(field, "%q is listed twice (also allocationIds[%d]); each zone's NAT gateway needs its own address", id, first)
+			continue
+		}
+		seen[id] = i
+	}
+}
+
+// isAllocationID matches eipalloc- and 8 or 17 lowercase hex digits.
+func isAllocationID(s string) bool {
+	hex, ok := strings.CutPrefix(s, "eipalloc-")
+	if !ok || (len(hex) != 8 && len(hex) != 17) {
+		return false
+	}
+	return all(hex, func(c byte) bool { return digit(c) || (c >= 'a' && c <= 'f') })
+}
