@@ -40,6 +40,9 @@ type Lane struct {
 	// pause. Retention is its queue's retention.
 	Pause     *pausing.Policy
 	Retention time.Duration
+	// Egress is "static" when the lane delivers from the stack's
+	// EgressAddresses (config.EgressStatic), "public" or "" otherwise.
+	Egress string
 }
 
 // Resources are a Hookfan stack's parts the commands work on.
@@ -56,6 +59,11 @@ type Resources struct {
 	PayloadBucket string
 	PayloadDays   int
 	Lanes         []Lane
+	// EgressAddresses are the static egress addresses (or the allocation
+	// ids the configuration brought); EgressNote says why there are none
+	// where the lanes ask for them (the local stack emulates no VPC).
+	EgressAddresses []string
+	EgressNote      string
 }
 
 // Lane finds a destination's lane, or says which exist.
