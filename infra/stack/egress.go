@@ -74,7 +74,7 @@ func NewEgressNetwork(scope constructs.Construct, id string, props *EgressProps)
 		for i := range zones {
 			eip := awsec2.NewCfnEIP(e.Construct, jsii.String(fmt.Sprintf("Address%d", i+1)), &awsec2.CfnEIPProps{
 				Domain: jsii.String("vpc"),
-				Tags: &[]*awscdk.CfnTag{{Key: jsii.String("Name"), Value: jsii.String(fmt.Sprintf("hookfan egress %d", i+1))}},
+				Tags:   &[]*awscdk.CfnTag{{Key: jsii.String("Name"), Value: jsii.String(fmt.Sprintf("hookfan egress %d", i+1))}},
 			})
 			// Receivers allow-list these addresses: they must survive a
 			// deploy that replaces the VPC and the stack's deletion. A
