@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
 
 	"github.com/hookfan/hookfan/shared/netguard"
@@ -77,6 +78,23 @@ func (d Destination) AllowedCIDRs() netguard.Allowed {
 	a, _ := netguard.ParseAllowed(d.AllowCIDRs)
 	return a
 }
+
+// allowsLoopback reports whether the destination's allowCidrs open a
+// loopback address: for the local stack, whose receivers listen on this
+// machine; deployed, loopback is the Lambda runtime API and extensions.
+func (d Destination) allowsLoopback() bool {
+	for _, p := range d.AllowedCIDRs() {
+		if p.Overlaps(loopback4) || p.Overlaps(loopback6) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	loopback4 = netip.MustParsePrefix("127.0.0.0/8")
+	loopback6 = netip.MustParsePrefix("::1/128")
+)
 
 // validateEgress checks the destination's own egress fields: its path and
 // its allowCidrs.

@@ -152,3 +152,21 @@ func TestDestinationCheckURL(t *testing.T) {
 		}
 	}
 }
+
+// TestLoopbackAllowCidrsAreLocal: a loopback range in allowCidrs marks the
+// configuration as made for the local stack (the CDK app refuses it
+// unless acknowledged); a private range does not.
+func TestLoopbackAllowCidrsAreLocal(t *testing.T) {
+	c, err := Parse([]byte(egressConfig(``, `, "allowCidrs": ["127.0.0.1/32"]`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`destinations[0] ("d") lists a loopback range in allowCidrs (in Lambda, loopback is the runtime API's)`}
+	if diff := cmp.Diff(want, c.LocalDestinations()); diff != "" {
+		t.Errorf("LocalDestinations (-want +got):\n%s", diff)
+	}
+	c, _ = Parse([]byte(egressConfig(``, `, "allowCidrs": ["10.20.0.0/16"]`)))
+	if got := c.LocalDestinations(); len(got) != 0 {
+		t.Errorf("LocalDestinations = %v, want none", got)
+	}
+}
