@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hookfan/hookfan/infra/cost"
 	"github.com/hookfan/hookfan/shared/config"
 )
 
@@ -240,6 +241,18 @@ func TestStaticEgress(t *testing.T) {
 
 	t.Run("no wildcard resources", func(t *testing.T) {
 		checkWildcards(t, outdir)
+	})
+
+	t.Run("every type priced", func(t *testing.T) {
+		for _, res := range []map[string]resource{parent, bank, plain} {
+			for typ := range countTypes(res) {
+				_, priced := cost.PricedTypes[typ]
+				_, egress := cost.EgressPricedTypes[typ]
+				if !priced && !egress {
+					t.Errorf("%s is priced nowhere (cost.PricedTypes, cost.EgressPricedTypes)", typ)
+				}
+			}
+		}
 	})
 }
 

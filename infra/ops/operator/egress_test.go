@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hookfan/hookfan/infra/stack/stackindex"
 	"github.com/hookfan/hookfan/shared/config"
 )
 
@@ -43,5 +44,26 @@ func TestLanesShowEgress(t *testing.T) {
 				t.Errorf("below the table %q, want %q", after, tt.want)
 			}
 		})
+	}
+}
+
+// TestDeployedEgress: the deployed stack's index carries the addresses and
+// each lane's egress path to the operator.
+func TestDeployedEgress(t *testing.T) {
+	ssm := fakeSSM{
+		stackindex.StackParameter("Hookfan"): jsonOf(t, stackindex.Stack{TableName: "t", DestinationsPath: stackindex.DestinationsPath("Hookfan"),
+			EgressAddresses: []string{"203.0.113.7", "198.51.100.9"}}),
+		stackindex.LaneParameter("Hookfan", "bank"):  jsonOf(t, stackindex.Lane{Destination: "bank", QueueURL: "q1", DLQURL: "d1", Egress: config.EgressStatic}),
+		stackindex.LaneParameter("Hookfan", "plain"): jsonOf(t, stackindex.Lane{Destination: "plain", QueueURL: "q2", DLQURL: "d2", Egress: config.EgressPublic}),
+	}
+	res, err := Deployed{SSM: ssm, Stack: "Hookfan", Region: "eu-west-1"}.Resolve(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(res.EgressAddresses, ","); got != "203.0.113.7,198.51.100.9" {
+		t.Errorf("addresses %s", got)
+	}
+	if res.Lanes[0].Egress != config.EgressStatic || res.Lanes[1].Egress != config.EgressPublic {
+		t.Errorf("lanes %+v", res.Lanes)
 	}
 }
