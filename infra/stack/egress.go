@@ -17,10 +17,6 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 )
 
-// EgressCIDR is the egress VPC's range. A receiver reached through a
-// peering or a transit gateway must not overlap it.
-const EgressCIDR = "10.198.0.0/20"
-
 // Subnet sizes of the egress VPC: the public subnets hold only a NAT
 // gateway each; the private ones the deliver functions' network interfaces
 // (Lambda shares one per subnet and security group, so few addresses).
@@ -98,7 +94,7 @@ func NewEgressNetwork(scope constructs.Construct, id string, props *EgressProps)
 		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
 	})
 	e.Vpc = awsec2.NewVpc(e.Construct, jsii.String("Vpc"), &awsec2.VpcProps{
-		IpAddresses:        awsec2.IpAddresses_Cidr(jsii.String(EgressCIDR)),
+		IpAddresses:        awsec2.IpAddresses_Cidr(jsii.String(props.Egress.VPCRange())),
 		AvailabilityZones:  &azs,
 		NatGateways:        jsii.Number(float64(zones)),
 		NatGatewayProvider: awsec2.NatProvider_Gateway(&awsec2.NatGatewayProps{EipAllocationIds: &e.AllocationIDs}),

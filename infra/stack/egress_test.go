@@ -39,7 +39,8 @@ func egressTestConfig(t *testing.T, top string) *config.Config {
 // outputs and index, and that only the static lane's function is in the
 // VPC, with its security group and network-interface permissions.
 func TestStaticEgress(t *testing.T) {
-	cfg := egressTestConfig(t, `{"staticAddresses": true, "zones": 3}`)
+	// Three zones in the smallest range egress.cidr takes.
+	cfg := egressTestConfig(t, `{"staticAddresses": true, "zones": 3, "cidr": "172.20.0.0/22"}`)
 	outdir := t.TempDir()
 	h, _ := synth(t, cfg, builder, outdir)
 	_, parent := templateOf(t, h.Stack)
@@ -53,7 +54,7 @@ func TestStaticEgress(t *testing.T) {
 
 	t.Run("VPC, subnets and zones", func(t *testing.T) {
 		_, vpc := only(t, parent, "AWS::EC2::VPC")
-		if got := vpc.Properties["CidrBlock"]; got != "10.198.0.0/20" {
+		if got := vpc.Properties["CidrBlock"]; got != "172.20.0.0/22" {
 			t.Errorf("VPC range %v", got)
 		}
 		subnets := ofType(parent, "AWS::EC2::Subnet")
@@ -263,6 +264,9 @@ func TestStaticEgressOwnAddresses(t *testing.T) {
 	outdir := t.TempDir()
 	h, _ := synth(t, cfg, builder, outdir)
 	_, parent := templateOf(t, h.Stack)
+	if _, vpc := only(t, parent, "AWS::EC2::VPC"); vpc.Properties["CidrBlock"] != config.DefaultEgressCIDR {
+		t.Errorf("VPC range %v, want the default %s", vpc.Properties["CidrBlock"], config.DefaultEgressCIDR)
+	}
 	if n := len(ofType(parent, "AWS::EC2::EIP")); n != 0 {
 		t.Errorf("%d EIPs allocated, want none", n)
 	}

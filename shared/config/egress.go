@@ -39,6 +39,28 @@ type Egress struct {
 	// already allows. Without them the stack allocates its own and retains
 	// them when the stack or the VPC goes.
 	AllocationIDs []string `json:"allocationIds,omitempty"`
+	// CIDR is the VPC's IPv4 range: a private /16 to /22, overlapping no
+	// network a receiver is reached through. Default DefaultEgressCIDR.
+	CIDR string `json:"cidr,omitempty"`
+}
+
+// DefaultEgressCIDR is the egress VPC's range unless egress.cidr says
+// otherwise: an uncommon block of 10/8, so that a peered network is
+// unlikely to overlap it.
+const DefaultEgressCIDR = "10.198.0.0/20"
+
+// The egress VPC's size: room for three zones' /28 and /24 subnets.
+const (
+	MinEgressCIDRBits = 16
+	MaxEgressCIDRBits = 22
+)
+
+// VPCRange is the egress VPC's range in force.
+func (e Egress) VPCRange() string {
+	if e.CIDR == "" {
+		return DefaultEgressCIDR
+	}
+	return e.CIDR
 }
 
 // ZoneCount is the number of zones (and addresses) in force: 0 without
@@ -144,6 +166,9 @@ func (c *Config) validateEgress(p *problems) {
 		if len(e.AllocationIDs) != 0 {
 			p.add("egress.allocationIds", "set without staticAddresses; set \"staticAddresses\": true or remove allocationIds")
 		}
+		if e.CIDR != "" {
+			p.add("egress.cidr", "%q set without staticAddresses; set \"staticAddresses\": true or remove cidr", e.CIDR)
+		}
 		for i, d := range c.Destinations {
 			if d.StaticEgress() {
 				p.add(fmt.Sprintf("destinations[%d].egress", i), "%q but the stack has no static addresses; set \"egress\": {\"staticAddresses\": true} at the top level, or remove egress from %s", EgressStatic, d.Name)
@@ -162,6 +187,7 @@ func (c *Config) validateEgress(p *problems) {
 			p.add("egress.allocationIds", "%d allocation ids; the egress VPC spans at most %d zones, one Elastic IP each", n, MaxEgressZones)
 		}
 	}
+	c.validateEgressRange(p)
 	seen := map[string]int{}
 	for i, id := range e.AllocationIDs {
 		field := fmt.Sprintf("egress.allocationIds[%d]", i)
@@ -184,4 +210,42 @@ func isAllocationID(s string) bool {
 		return false
 	}
 	return all(hex, func(c byte) bool { return digit(c) || (c >= 'a' && c <= 'f') })
+}
+
+// validateEgressRange checks egress.cidr: a canonical IPv4 block of 10/8,
+// 172.16/12 or 192.168/16 of /16 to /22, which no destination's
+// allowCidrs overlaps (a receiver cannot sit in the egress VPC itself,
+// and a peered network overlapping it is unroutable).
+func (c *Config) validateEgressRange(p *problems) {
+	raw := c.Egress.VPCRange()
+	pfx, err := netip.ParsePrefix(raw)
+	switch {
+	case err != nil || !pfx.Addr().Is4():
+		p.add("egress.cidr", "%q is not an IPv4 CIDR block; use a private /16 to /22 such as %s", raw, DefaultEgressCIDR)
+		return
+	case pfx.Masked() != pfx:
+		p.add("egress.cidr", "%s has host bits set; write the block as %s", raw, pfx.Masked())
+		return
+	case pfx.Bits() < MinEgressCIDRBits || pfx.Bits() > MaxEgressCIDRBits:
+		p.add("egress.cidr", "%s is a /%d; use /%d to /%d (a VPC holds at most a /16; three zones' subnets need a /22)", raw, pfx.Bits(), MinEgressCIDRBits, MaxEgressCIDRBits)
+		return
+	}
+	private := false
+	for _, r := range []string{"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"} {
+		q := netip.MustParsePrefix(r)
+		if q.Bits() <= pfx.Bits() && q.Contains(pfx.Addr()) {
+			private = true
+		}
+	}
+	if !private {
+		p.add("egress.cidr", "%s is not inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16; use a private block", raw)
+		return
+	}
+	for i, d := range c.Destinations {
+		for j, s := range d.AllowCIDRs {
+			if a, err := netguard.ParseAllowedPrefix(s); err == nil && a.Overlaps(pfx) {
+				p.add(fmt.Sprintf("destinations[%d].allowCidrs[%d]", i, j), "%s overlaps the egress VPC's own range %s; a receiver is reached through a network that does not overlap it: set egress.cidr to another block", a, pfx)
+			}
+		}
+	}
 }

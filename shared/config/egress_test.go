@@ -61,6 +61,24 @@ func TestEgressInvalid(t *testing.T) {
 			`destinations[0].allowCidrs[3]: 8.8.8.0/24 is not inside one private range (such as 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10 or fc00::/7); public addresses are reachable already: list only private ranges`,
 			`destinations[0].allowCidrs[4]: "10.0.0.0" is not a CIDR block; write it as 10.20.0.0/16 or fd12:3456::/48`,
 		}},
+		{"cidr without addresses", `{"cidr": "10.50.0.0/20"}`, ``, []string{
+			`egress.cidr: "10.50.0.0/20" set without staticAddresses; set "staticAddresses": true or remove cidr`,
+		}},
+		{"cidr not a block", `{"staticAddresses": true, "cidr": "10.50.0.0"}`, ``, []string{
+			`egress.cidr: "10.50.0.0" is not an IPv4 CIDR block; use a private /16 to /22 such as 10.198.0.0/20`,
+		}},
+		{"cidr with host bits", `{"staticAddresses": true, "cidr": "10.50.0.1/20"}`, ``, []string{
+			`egress.cidr: 10.50.0.1/20 has host bits set; write the block as 10.50.0.0/20`,
+		}},
+		{"cidr too small", `{"staticAddresses": true, "cidr": "10.50.0.0/24"}`, ``, []string{
+			`egress.cidr: 10.50.0.0/24 is a /24; use /16 to /22 (a VPC holds at most a /16; three zones' subnets need a /22)`,
+		}},
+		{"cidr public", `{"staticAddresses": true, "cidr": "8.8.0.0/16"}`, ``, []string{
+			`egress.cidr: 8.8.0.0/16 is not inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16; use a private block`,
+		}},
+		{"allowCidrs overlapping the VPC", `{"staticAddresses": true}`, `, "allowCidrs": ["10.198.4.0/24"], "egress": "static"`, []string{
+			`destinations[0].allowCidrs[0]: 10.198.4.0/24 overlaps the egress VPC's own range 10.198.0.0/20; a receiver is reached through a network that does not overlap it: set egress.cidr to another block`,
+		}},
 		{"empty allowCidrs", ``, `, "allowCidrs": []`, []string{
 			`destinations[0].allowCidrs: empty list; list the private ranges the destination may reach (e.g. ["10.20.0.0/16"]) or remove allowCidrs`,
 		}},
@@ -104,6 +122,7 @@ func TestEgressValid(t *testing.T) {
 		{"addresses, no lane yet", `{"staticAddresses": true}`, ``, 2, nil},
 		{"static lane", `{"staticAddresses": true, "zones": 3}`, `, "egress": "static"`, 3, []string{"d"}},
 		{"public lane said so", `{"staticAddresses": true, "zones": 1}`, `, "egress": "public"`, 1, nil},
+		{"own range", `{"staticAddresses": true, "cidr": "172.20.0.0/22"}`, `, "egress": "static", "allowCidrs": ["10.198.0.0/20"]`, 2, []string{"d"}},
 		{"own addresses", `{"staticAddresses": true, "allocationIds": ["eipalloc-0123456789abcdef0", "eipalloc-89abcdef"]}`, `, "egress": "static"`, 2, []string{"d"}},
 		{"allowCidrs", ``, `, "allowCidrs": ["10.20.0.0/16", "fd12:3456::/48"]`, 0, nil},
 		{"private literal in allowCidrs", ``, `, "url": "https://10.20.0.5/hooks", "allowCidrs": ["10.20.0.0/16"]`, 0, nil},
