@@ -67,3 +67,24 @@ func TestDeployedEgress(t *testing.T) {
 		t.Errorf("lanes %+v", res.Lanes)
 	}
 }
+
+// TestLaneShowsEgress: ops lane names a static lane's addresses.
+func TestLaneShowsEgress(t *testing.T) {
+	op, out, _, _, _ := laneOperator(t)
+	op.Resources.EgressAddresses = []string{"203.0.113.7"}
+	op.Resources.Lanes[1].Egress = config.EgressStatic
+	out.Reset()
+	if _, err := op.Lane(context.Background(), "plain"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(out.String(), "  egress: static, from 203.0.113.7\n") {
+		t.Errorf("lane output:\n%s", out)
+	}
+	out.Reset()
+	if _, err := op.Lane(context.Background(), "d"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "egress") {
+		t.Errorf("a public lane shows egress:\n%s", out)
+	}
+}

@@ -92,14 +92,24 @@ func (o *Operator) printEgress() {
 	if len(static) > 0 {
 		lanes = "lanes " + strings.Join(static, ", ")
 	}
+	if r.EgressNote == "" && len(r.EgressAddresses) > 0 {
+		o.printf("static egress addresses (%s): %s\n", lanes, strings.Join(r.EgressAddresses, ", "))
+		return
+	}
+	o.printf("static egress (%s): %s\n", lanes, o.staticAddresses())
+}
+
+// staticAddresses says where the static lanes deliver from: the
+// addresses, or why none are known.
+func (o *Operator) staticAddresses() string {
+	r := o.Resources
 	switch {
 	case r.EgressNote != "":
-		o.printf("static egress (%s): %s\n", lanes, r.EgressNote)
+		return r.EgressNote
 	case len(r.EgressAddresses) == 0:
-		o.printf("static egress (%s): %s lists no addresses (deploy this version)\n", lanes, r.Where)
-	default:
-		o.printf("static egress addresses (%s): %s\n", lanes, strings.Join(r.EgressAddresses, ", "))
+		return r.Where + " lists no addresses (deploy this version)"
 	}
+	return "from " + strings.Join(r.EgressAddresses, ", ")
 }
 
 // Lane shows one lane: its mode, its rule, its counts, its probes, the
@@ -164,6 +174,9 @@ func (o *Operator) Lane(ctx context.Context, destination string) (LaneStatus, er
 		return ls, err
 	}
 	o.printf("  queue: %d visible, %d in flight or hidden; DLQ: %d\n", q.Visible, q.InFlight+q.Delayed, d.total())
+	if l.Egress == config.EgressStatic {
+		o.printf("  egress: static, %s\n", o.staticAddresses())
+	}
 	return ls, nil
 }
 
