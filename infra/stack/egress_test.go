@@ -202,6 +202,11 @@ func TestStaticEgress(t *testing.T) {
 		if plainFn.Properties["VpcConfig"] != nil {
 			t.Errorf("the public lane's function is in the VPC: %v", plainFn.Properties["VpcConfig"])
 		}
+		for id, fn := range ofType(parent, "AWS::Lambda::Function") {
+			if fn.Properties["VpcConfig"] != nil {
+				t.Errorf("%s (ingest or a custom resource) is in the VPC", id)
+			}
+		}
 	})
 
 	t.Run("network-interface permissions, inline and scoped", func(t *testing.T) {
