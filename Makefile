@@ -88,7 +88,7 @@ CFN_LINT_IGNORE := W3005
 synth: ## synthesize the stack into $(CDK_OUT) (functions built on the way; CONFIG=file for another configuration) and cfn-lint every template
 	rm -rf $(CDK_OUT)
 	@echo "synthesizing: builds both functions, then runs the CDK app (jsii starts Node); about 30 s on a warm Go cache, several minutes on a cold one (it compiles the CDK's Go bindings)"
-	$(JSII_ENV) CDK_OUTDIR=$(CDK_OUT) $(if $(CONFIG),CDK_CONTEXT_JSON='{"hookfanConfig":"$(CONFIG)"}') $(GO) run ./infra
+	$(STILL) synthesizing env $(JSII_ENV) CDK_OUTDIR=$(CDK_OUT) $(if $(CONFIG),CDK_CONTEXT_JSON='{"hookfanConfig":"$(CONFIG)"}') $(GO) run ./infra
 	cfn-lint --non-zero-exit-code error --ignore-checks $(CFN_LINT_IGNORE) -- $(CDK_OUT)/*.template.json
 	@for f in $(CDK_OUT)/*.template.json; do printf '%-60s %8d bytes\n' "$$f" "$$(stat -c %s $$f)"; done
 
@@ -108,13 +108,17 @@ GO_SOURCES  := go.mod go.sum $(shell find . -path ./build -prune -o -path ./cdk.
 RECEIVE_FLAGS = $(if $(ANSWER),--answer $(ANSWER)) $(if $(RETRY_AFTER),--retry-after $(RETRY_AFTER)) $(if $(DELAY),--delay $(DELAY)) $(if $(FAIL_FIRST),--fail-first $(FAIL_FIRST))
 SEND_FLAGS    = $(if $(BODY),--body $(BODY)) $(if $(TYPE),--type $(TYPE)) $(if $(SAMPLE),--sample $(SAMPLE)) $(if $(COUNT),--count $(COUNT)) $(if $(ID),--id $(ID))
 
+# STILL LABEL COMMAND… runs COMMAND and, every 20 s it is still running, says so
+# with the time so far: a first build on a cold Go cache is never a silent wait.
+STILL = bash -c 'label=$$1; shift; "$$@" & pid=$$!; s=0; while kill -0 $$pid 2>/dev/null; do sleep 1; s=$$((s+1)); if ((s % 20 == 0)) && kill -0 $$pid 2>/dev/null; then echo "  $$label: still at it ($${s}s)"; fi; done; wait $$pid' still
+
 $(addprefix $(BIN)/,$(foreach t,$(DEV_TOOLS),$(firstword $(subst =, ,$(t))))): $(BIN)/%: $(GO_SOURCES)
 	@mkdir -p $(BIN)
-	@echo "building $@: once, and again only when a Go source changes (on a cold Go cache the first takes a minute or two)"
-	@$(GO) build -o $@ $(lastword $(subst =, ,$(filter $*=%,$(DEV_TOOLS))))
+	@echo "building $@: once, and again only when a Go source changes (on a cold Go cache the first downloads the modules and compiles the AWS SDK: a minute or two, more on a busy machine)"
+	@$(STILL) "building $@" $(GO) build -o $@ $(lastword $(subst =, ,$(filter $*=%,$(DEV_TOOLS))))
 
-dev: $(BIN)/local ## run the whole stack locally on a persistent moto_server (reused across runs) or AWS_ENDPOINT_URL
-	@$(BIN)/local --config $(DEV_CONFIG) --secrets $(DEV_SECRETS)
+dev: $(BIN)/local ## run the whole stack locally on a persistent moto_server (reused across runs) or AWS_ENDPOINT_URL; DEV_CONFIG=… DEV_FLAGS="--call-timeout 30s"
+	@$(BIN)/local --config $(DEV_CONFIG) --secrets $(DEV_SECRETS) $(DEV_FLAGS)
 
 dev-stop: $(BIN)/local ## stop the persistent emulator make dev uses (everything it holds is gone; the next make dev starts clean)
 	@$(BIN)/local --stop-emulator

@@ -213,7 +213,14 @@ func startEnv(t *testing.T, destinations []string, receivers map[string]*receive
 // the prefix as %[1]s, the two sources' names and secrets kept).
 func startEnvSources(t *testing.T, sources string, destinations []string, receivers map[string]*receiver, opts ...envOption) *env {
 	t.Helper()
-	prefix := uniquePrefix(t)
+	return startEnvAt(t, uniquePrefix(t), sources, destinations, receivers, opts...)
+}
+
+// startEnvAt is startEnvSources under a given prefix: a second stack on an
+// earlier one's prefix is the local stack run again with another
+// configuration (its queues, records and archive kept).
+func startEnvAt(t *testing.T, prefix, sources string, destinations []string, receivers map[string]*receiver, opts ...envOption) *env {
+	t.Helper()
 	cfgJSON := fmt.Sprintf(`{"sources": %s, "destinations": [%s], "metrics": {"sink": "emf"}}`,
 		fmt.Sprintf(sources, prefix), strings.Join(destinations, ","))
 	cfg, err := config.Parse([]byte(cfgJSON))

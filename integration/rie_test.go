@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
@@ -27,6 +29,7 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/delivery"
+	"github.com/hookfan/hookfan/shared/delivery/sigv4test"
 	"github.com/hookfan/hookfan/shared/ingest"
 )
 
@@ -110,13 +113,28 @@ func invoke(ctx context.Context, fn *rie.Function, event, out any) error {
 // proxy events, invoking ingest through the RIE's Invoke API) and the
 // event source mapping (the local poller: receive from the lane's queue,
 // invoke deliver with the batch, delete what the partial-batch answer does
-// not name); the receiver verifies the Standard Webhooks signature.
+// not name); the receiver verifies the Standard Webhooks signature and the
+// SigV4 one the destination asks for (made with the credentials the RIE
+// gives the function, as Lambda gives the role's), over the body its
+// transform shaped.
 func TestBuiltFunctionsUnderRIE(t *testing.T) {
 	bin := lambdaBin(t)
-	rc := newReceiver(t, nil)
+	var rc *receiver
+	var sigv4Err error
+	rieCreds := rieCredentials()
+	rc = newReceiver(t, func(n int, r *http.Request) int {
+		if _, err := sigv4test.Verify(r, rc.deliveries()[n-1].body, rieCreds, "lambda", "eu-west-1", 15*time.Minute); err != nil {
+			rc.mu.Lock()
+			sigv4Err = err
+			rc.mu.Unlock()
+			return http.StatusForbidden
+		}
+		return http.StatusNoContent
+	})
 	prefix := uniquePrefix(t)
 	cfg, err := config.Parse(fmt.Appendf(nil, `{"sources": [{"name": "stripe", "verify": {"kind": "stripe", "secretName": "%s/sources/stripe"}}],
-	  "destinations": [%s], "metrics": {"sink": "emf"}}`, prefix, destJSON("orders", rc, "")))
+	  "destinations": [%s], "metrics": {"sink": "emf"}}`, prefix, destJSON("orders", rc,
+		`"auth": {"sigv4": {"service": "lambda", "region": "eu-west-1"}}, "transform": "{id: .id, type, amount: .data.object.amount}"`)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +162,8 @@ func TestBuiltFunctionsUnderRIE(t *testing.T) {
 	}
 	var empty events.SQSEventResponse
 	deliverFn := startFunction(t, bin, prefix+"-deliver-orders", "deliver", d.FunctionTimeout(),
-		delivery.LaneEnv(cfg, d, topo.TableName, lane.QueueURL, lane.QueueARN, lane.SecretID, topo.PayloadBucket, topo.Archive.Bucket).Render(),
+		delivery.LaneEnv(cfg, d, topo.TableName, lane.QueueURL, lane.QueueARN, lane.SecretID, topo.PayloadBucket, topo.Archive.Bucket).
+			WithDeadLetterQueue(lane.DLQURL).Render(),
 		events.SQSEvent{Records: []events.SQSMessage{}}, &empty)
 	if len(empty.BatchItemFailures) != 0 {
 		t.Fatalf("deliver failed %v of an empty batch", empty.BatchItemFailures)
@@ -190,8 +209,13 @@ func TestBuiltFunctionsUnderRIE(t *testing.T) {
 	})
 	got := rc.deliveries()
 	if len(got) != 1 || !got[0].verified || got[0].header.Get("webhook-id") != ev.id || rc.accepted(ev.id) != 1 {
-		t.Fatalf("receiver got %d requests (first verified %v, webhook-id %q), want one verified delivery of %s",
-			len(got), len(got) > 0 && got[0].verified, firstID(got), ev.id)
+		rc.mu.Lock()
+		defer rc.mu.Unlock()
+		t.Fatalf("receiver got %d requests (first verified %v, webhook-id %q, SigV4 %v), want one verified delivery of %s",
+			len(got), len(got) > 0 && got[0].verified, firstID(got), sigv4Err, ev.id)
+	}
+	if want := `{"amount":4200,"id":"evt_rie_1","type":"payment_intent.succeeded"}`; string(got[0].body) != want {
+		t.Errorf("the transformed body %s, want %s", got[0].body, want)
 	}
 	if rec.Attempts != 1 || rec.Source != "stripe" || rec.Type != "payment_intent.succeeded" {
 		t.Errorf("record %+v, want one attempt of a stripe payment_intent.succeeded", rec)
@@ -208,6 +232,24 @@ func TestBuiltFunctionsUnderRIE(t *testing.T) {
 	if n, f := out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessages)], out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible)]; n != "0" || f != "0" {
 		t.Errorf("the lane's queue holds %s messages and %s in flight, want none", n, f)
 	}
+}
+
+// rieCredentials are the credentials rie.Env gives a function, standing in
+// for the role's that Lambda gives it.
+func rieCredentials() aws.Credentials {
+	var c aws.Credentials
+	for _, kv := range rie.Env("x", "", time.Second, nil) {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "AWS_ACCESS_KEY_ID":
+			c.AccessKeyID = v
+		case "AWS_SECRET_ACCESS_KEY":
+			c.SecretAccessKey = v
+		case "AWS_SESSION_TOKEN":
+			c.SessionToken = v
+		}
+	}
+	return c
 }
 
 func firstID(got []got) string {

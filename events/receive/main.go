@@ -231,7 +231,7 @@ func handler(hooks []*standardwebhooks.Webhook, log *slog.Logger, b *answerer) h
 		}
 		log.Info("delivery", "path", r.URL.Path, "webhook_id", r.Header.Get("webhook-id"),
 			"source", r.Header.Get("hookfan-source"), "type", r.Header.Get("hookfan-type"),
-			"attempt", r.Header.Get("hookfan-attempt"), "content_type", r.Header.Get("Content-Type"),
+			"attempt", r.Header.Get("hookfan-attempt"), "accepted_at", r.Header.Get("hookfan-accepted-at"), "content_type", r.Header.Get("Content-Type"),
 			"answer", status, "body", string(body))
 		w.WriteHeader(status)
 	})

@@ -53,6 +53,9 @@ func build(logger *slog.Logger) (*delivery.Handler, error) {
 	c := delivery.Clients{
 		Store: dedupe.NewDynamoDB(ddb, env.TableName), SQS: queue, Secrets: secrets.NewCache(secretsmanager.NewFromConfig(cfg)),
 		Metrics: sink, Logger: logger,
+		// The role's credentials, from Lambda's environment: they sign a
+		// destination's requests with auth.sigv4.
+		Credentials: cfg.Credentials,
 	}
 	if env.PayloadBucket != "" {
 		c.Payloads = lambdaenv.PayloadStore(cfg, env.PayloadBucket, env.PayloadArchiveBucket)

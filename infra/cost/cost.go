@@ -180,8 +180,8 @@ type Counts struct {
 	// resource creates when missing (Custom::AWS).
 	EnsuredSecrets int
 	// BilledSecrets are every secret the deployment reads: source secrets,
-	// destination signing secrets (generated or named) and header secrets,
-	// each name once.
+	// destination signing secrets (generated or named) and the secrets of
+	// their URLs, headers, tls and auth.oauth2, each name once.
 	BilledSecrets int
 	KMSKeys       int
 	LogGroups     int
@@ -237,7 +237,9 @@ func Resources(cfg *config.Config) Counts {
 		} else {
 			secrets["destination:"+dst.SecretName] = true
 		}
-		for _, h := range dst.HeaderSecrets() {
+		// Its URL's, headers', client certificate's, CA's and OAuth 2.0
+		// client's.
+		for _, h := range dst.Secrets() {
 			secrets["destination:"+h] = true
 		}
 	}

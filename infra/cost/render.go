@@ -147,6 +147,7 @@ func Render() string {
 	w("With `topicKey` `aws-managed` (and no alarm e-mail, whose topic keeps the customer key): %s a month less (the key; its requests are billed either way).\n", usd(Prices.KMSKey.USD))
 	w("With `pause` on a destination: %s a month (its alarm, and a probe tick a minute: an invocation, its log lines, a read) and %s per million batches that made attempts (one write to the lane's item).\n",
 		usd(PauseFixed()), usd(PausePerMillionBatches()))
+	w("%s\n", clientAuthLine())
 
 	w("\n### The alternatives, a month\n\n")
 	w("Whole monthly bills (the fixed part included), with the defaults' ingest in front of each.\n\n")

@@ -34,6 +34,7 @@ import (
 
 	"github.com/hookfan/hookfan/infra/local/devstack"
 	"github.com/hookfan/hookfan/infra/local/devstate"
+	"github.com/hookfan/hookfan/infra/local/foreground"
 	"github.com/hookfan/hookfan/shared/awsconfig"
 	"github.com/hookfan/hookfan/shared/awsconfig/lambdaenv"
 	"github.com/hookfan/hookfan/shared/config"
@@ -89,6 +90,11 @@ func run(log *slog.Logger) error {
 	if *stopEmulator {
 		return stopPersistent(ctx, *stateDir, os.Stderr)
 	}
+	// Ctrl-C reaches this process alone, not the make that started it:
+	// make dev then exits with the stack's own status (0 after a clean
+	// stop) instead of make's 130 for an interrupted recipe.
+	restore, _ := foreground.Take(os.Stdin)
+	defer restore()
 
 	var cfg *config.Config
 	var err error

@@ -125,7 +125,8 @@ func TestFunctionEnvironmentIsTheContract(t *testing.T) {
 	  ],
 	  "destinations": [
 	    {"name": "pauses", "url": "https://a.example.com/hooks", "pause": {"afterFailures": 10, "failureRate": 0.9, "probeEvery": "2m", "maxPause": "12h"}},
-	    {"name": "plain", "url": "https://b.example.com/hooks", "secretName": "hookfan/destinations/plain"}
+	    {"name": "plain", "url": "https://b.example.com/hooks", "secretName": "hookfan/destinations/plain"},
+	    {"name": "shaped", "url": "https://c.example.com/hooks", "transform": "{text: .type}", "auth": {"sigv4": {"service": "lambda", "region": "eu-west-1"}}}
 	  ],
 	  "api": {"type": "http"},
 	  "metrics": {"sink": "cloudwatch"},

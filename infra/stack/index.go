@@ -64,9 +64,11 @@ func newLaneIndex(scope constructs.Construct, lane *Lane, stackName string) awss
 		"subscriptionDlqArn": lane.SubscriptionDeadLetterQueue.QueueArn(),
 		"functionName":       lane.Function.FunctionName(),
 		"functionArn":        lane.Function.FunctionArn(),
-		"logGroup":           lane.LogGroup.LogGroupName(),
-		"secretId":           secretID,
-		"secretArn":          lane.Secret.SecretArn(),
+		// The principal a receiver grants for auth.sigv4 (shape.go).
+		"roleArn":   lane.Role.RoleArn(),
+		"logGroup":  lane.LogGroup.LogGroupName(),
+		"secretId":  secretID,
+		"secretArn": lane.Secret.SecretArn(),
 		// The filter as configured (a replay sends a lane only what it selects).
 		"filter": filterValue(d.Filter),
 		// The pause rule in force and the retention its bound counts over
@@ -87,6 +89,7 @@ func newLaneIndex(scope constructs.Construct, lane *Lane, stackName string) awss
 	out("DlqUrl", "DLQ of destination "+d.Name+" (redrive from the SQS console)", lane.DeadLetterQueue.QueueUrl())
 	out("SecretArn", "Signing secret of destination "+d.Name+" (subscribers verify with whsec_<value>)", lane.Secret.SecretArn())
 	out("IndexParameter", "SSM parameter describing this lane", p.ParameterName())
+	out("RoleArn", "Role of destination "+d.Name+"'s deliver function: the principal a receiver grants for auth.sigv4 (execute-api:Invoke, lambda:InvokeFunctionUrl)", lane.Role.RoleArn())
 	out(laneNamesOutput, "The names a dashboard page graphs and its queries read: function, queue, DLQ, subscription DLQ, log group", joinedNames(lane))
 	return p
 }

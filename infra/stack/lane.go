@@ -127,6 +127,10 @@ type Lane struct {
 	// SecurityGroup is the function's in the egress VPC; nil unless the
 	// destination's egress is "static".
 	SecurityGroup awsec2.SecurityGroup
+
+	// ClientAuthSecrets are the secrets of the destination's tls and
+	// auth.oauth2 sections, by name (clientauth.go).
+	ClientAuthSecrets map[string]awssecretsmanager.ISecret
 }
 
 // NewLane builds a destination lane.
@@ -244,7 +248,8 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 			archive = *props.ArchiveBucketName
 		}
 	}
-	l.Env = delivery.LaneEnv(cfg, d, *props.Table.TableName(), *l.Queue.QueueUrl(), *l.Queue.QueueArn(), secretID, bucket, archive)
+	l.Env = delivery.LaneEnv(cfg, d, *props.Table.TableName(), *l.Queue.QueueUrl(), *l.Queue.QueueArn(), secretID, bucket, archive).
+		WithDeadLetterQueue(*l.DeadLetterQueue.QueueUrl())
 	rule, pauses := d.PauseRule()
 	_, deliverTracing := tracingModes(cfg.TracingMode())
 	if deliverTracing != awslambda.Tracing_DISABLED {
@@ -283,6 +288,7 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 	// GetItem reads a record back) on its own records only: every key the
 	// lane touches starts with "<destination>#".
 	l.Secret.GrantRead(l.Role, nil)
+	l.grantShaping()
 	// The headers' secrets, each by the name the function reads it by.
 	l.HeaderSecrets = map[string]awssecretsmanager.ISecret{}
 	for i, name := range d.HeaderSecrets() {
@@ -299,6 +305,7 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 			l.URLSecret.GrantRead(l.Role, nil)
 		}
 	}
+	l.grantClientAuthSecrets(d)
 	if props.PayloadBucketArn != nil {
 		buckets := []*string{props.PayloadBucketArn}
 		if props.ArchiveBucketArn != nil {

@@ -90,6 +90,7 @@ func (c *Config) Validate() error {
 	c.validateLean(&p)
 	c.Operators.validate(&p)
 	c.validateEgress(&p)
+	c.validateOrdering(&p)
 	return errors.Join(p...)
 }
 

@@ -79,11 +79,17 @@ func (d *Destination) validateURLQuery(p *problems, at string, u *url.URL) {
 }
 
 // Secrets are the secrets a destination reads at run time beside its
-// signing secret: its URL's, then its headers', each once.
+// signing secret: its URL's, then its headers', then its client
+// certificate's, CA's and OAuth 2.0 client's, each once.
 func (d Destination) Secrets() []string {
 	out := d.HeaderSecrets()
 	if d.URLSecretName != "" && !slices.Contains(out, d.URLSecretName) {
 		out = append([]string{d.URLSecretName}, out...)
+	}
+	for _, name := range append(d.TLSSecrets(), d.OAuth2Secrets()...) {
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
 	}
 	return out
 }

@@ -67,6 +67,17 @@ type Destination struct {
 	// besides public addresses (egress.go); metadata and link-local
 	// ranges never.
 	AllowCIDRs []string `json:"allowCidrs,omitempty"`
+	// TLS, when set, presents a client certificate (mutual TLS; tls.go).
+	TLS *TLS `json:"tls,omitempty"`
+	// Auth authenticates the requests beyond their signature: auth.sigv4
+	// (auth.go) or auth.oauth2 (oauth2.go).
+	Auth *Auth `json:"auth,omitempty"`
+	// Transform is a jq expression that reshapes each JSON body before it
+	// is signed and sent (transform.go).
+	Transform string `json:"transform,omitempty"`
+	// Ordering, when set, makes the lane ordered: a FIFO lane delivering
+	// each key's events in the order they were accepted (ordering.go).
+	Ordering *Ordering `json:"ordering,omitempty"`
 }
 
 // Timeout is the whole-request deadline of one delivery.
@@ -103,6 +114,10 @@ func (d *Destination) validate(p *problems, at string, seen map[string]int, inde
 	d.validateURL(p, at)
 	d.Filter.validate(p, at+".filter", sources)
 	d.validateHeaders(p, at+".headers")
+	d.validateTLS(p, at+".tls")
+	d.validateAuth(p, at)
+	d.validateOAuth2(p, at+".auth")
+	d.validateTransform(p, at)
 	d.Retry.validate(p, at+".retry")
 	if d.TimeoutSeconds != 0 && (d.TimeoutSeconds < MinTimeoutSeconds || d.TimeoutSeconds > MaxTimeoutSeconds) {
 		p.add(at+".timeoutSeconds", "%d is out of range; use %d to %d seconds (default %d)", d.TimeoutSeconds, MinTimeoutSeconds, MaxTimeoutSeconds, DefaultTimeoutSeconds)
@@ -123,6 +138,9 @@ func (d *Destination) validate(p *problems, at string, seen map[string]int, inde
 	d.validateEgress(p, at)
 	if d.Pause != nil {
 		d.Pause.validate(p, at+".pause", d)
+	}
+	if d.Ordering != nil {
+		d.Ordering.validate(p, at+".ordering", d)
 	}
 }
 

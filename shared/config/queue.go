@@ -58,7 +58,12 @@ func (d Destination) Attempts() int { return len(d.Schedule()) + 1 }
 // per attempt. After the last attempt the deliver function marks the record
 // DEAD and releases the message, and SQS moves it to the DLQ on the next
 // receive.
-func (d Destination) MaxReceiveCount() int { return d.Attempts() }
+func (d Destination) MaxReceiveCount() int {
+	if d.Ordered() {
+		return d.orderedReceiveCount()
+	}
+	return d.Attempts()
+}
 
 // retentionNeeded is the longest a message can legitimately spend in the
 // queue when every attempt fails: each delay stretched by the jitter, plus a
@@ -82,6 +87,9 @@ func (d Destination) retentionNeeded() time.Duration {
 // errs long; the DLQ's own 14 days count from the original enqueue time,
 // which is why the source queue is not simply 14 days.
 func (d Destination) Retention() time.Duration {
+	if d.Ordered() {
+		return orderedRetention
+	}
 	r := roundUp(2*d.retentionNeeded()+d.PauseReserve(), time.Minute)
 	return max(MinRetention, min(r, MaxRetention))
 }

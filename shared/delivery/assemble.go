@@ -2,7 +2,9 @@ package delivery
 
 import (
 	"errors"
+
 	"fmt"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"log/slog"
 	"time"
 
@@ -40,6 +42,9 @@ type Clients struct {
 	// Metrics is the sink Env.MetricsSink names.
 	Metrics metrics.Sink
 	Logger  *slog.Logger
+	// Credentials are the lane role's, from the default chain: they sign
+	// the requests of a destination with auth.sigv4 (required for it).
+	Credentials aws.CredentialsProvider
 	// Timeouts and HoldFor are left zero in AWS (the defaults); the local
 	// stack lengthens the calls' timeouts for an emulator on a busy
 	// machine, and holds a paused lane's messages until its next tick.
@@ -64,13 +69,20 @@ func Assemble(env Env, c Clients) (*Handler, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	client := NewClient(env.Destination)
+	auth, err := NewClientAuth(env.Destination, c.Secrets, client, nil)
+	if err != nil {
+		return nil, fmt.Errorf("deliver %s: %w", env.Destination.Name, err)
+	}
 	o := Options{
 		Destination: env.Destination, QueueURL: env.QueueURL, SecretID: env.SecretID,
 		RecordTTL: time.Duration(env.RecordDays) * 24 * time.Hour,
 		Store:     c.Store, SQS: c.SQS, Secrets: c.Secrets, HeaderSecrets: c.Secrets, Payloads: c.Payloads,
-		Client: NewClient(env.Destination), Metrics: metrics.NewRecorder(c.Metrics), Logger: c.Logger,
+		Client: client, ClientAuth: auth, Metrics: metrics.NewRecorder(c.Metrics), Logger: c.Logger,
 		Tracing:  env.Tracing != "",
 		Timeouts: c.Timeouts,
+		// Cached once here for the process (shape.go).
+		Credentials: c.Credentials, DeadLetterURL: env.DeadLetterURL, DeadLetters: c.SQS,
 	}
 	if pauses {
 		l, err := pausing.New(pausing.Options{Destination: env.Destination.Name, Policy: policy, Store: c.Lanes, Switch: c.Switch,

@@ -33,7 +33,10 @@ type HeaderSecrets interface {
 const PayloadTimeout = 5 * time.Second
 
 // header is one of the destination's headers with its value.
-type header struct{ name, value string }
+type header struct {
+	name, value string
+	secret      bool // the value is a secret's
+}
 
 // errHeaderSecret means a header's secret could not be read or holds no
 // usable header value. Its text names the header and the secret, never
@@ -103,7 +106,7 @@ func (h *Handler) destinationHeaders(ctx context.Context) ([]header, error) {
 			}
 			v = s
 		}
-		out = append(out, header{name: http.CanonicalHeaderKey(hd.Name), value: v})
+		out = append(out, header{name: http.CanonicalHeaderKey(hd.Name), value: v, secret: hd.SecretName != ""})
 	}
 	return out, nil
 }

@@ -45,9 +45,16 @@ type Env struct {
 	// Tracing is config tracing ("sampled" or "all") when the lane's
 	// function passes the trace on; "" (not rendered) when it is off.
 	Tracing string
+	// DeadLetterURL is the lane's DLQ: rendered only when the destination
+	// has a transform (WithDeadLetterQueue), where a message it fails on goes.
+	DeadLetterURL string
 	// FunctionName is the function's own name: set by Lambda, not
 	// rendered; read only when the destination pauses.
 	FunctionName string
+	// Ordered is set for an ordered lane (Destination.Ordering): its
+	// queue is a FIFO queue, and each key's events go one after another
+	// (ordered.go).
+	Ordered bool
 }
 
 // LaneEnv is destination d's contract under cfg, given where its
@@ -56,9 +63,19 @@ type Env struct {
 // archiveBucket "" without the archive.
 func LaneEnv(cfg *config.Config, d config.Destination, table, queueURL, queueARN, secretID, payloadBucket, archiveBucket string) Env {
 	e := Env{Destination: d, TableName: table, QueueURL: queueURL, QueueARN: queueARN, SecretID: secretID,
-		RecordDays: int(cfg.RecordTTL() / (24 * time.Hour)), MetricsSink: cfg.Metrics.SinkName(), PayloadBucket: payloadBucket}
+		RecordDays: int(cfg.RecordTTL() / (24 * time.Hour)), MetricsSink: cfg.Metrics.SinkName(), PayloadBucket: payloadBucket,
+		Ordered: d.Ordered()}
 	if payloadBucket != "" {
 		e.PayloadArchiveBucket = archiveBucket
+	}
+	return e
+}
+
+// WithDeadLetterQueue returns e with the lane's DLQ when the destination
+// needs it (a transform's failures go there); e unchanged otherwise.
+func (e Env) WithDeadLetterQueue(url string) Env {
+	if e.Destination.Transform != "" {
+		e.DeadLetterURL = url
 	}
 	return e
 }
@@ -92,6 +109,12 @@ func (e Env) Render() map[string]string {
 	if e.Tracing != "" {
 		env[config.EnvTracing] = e.Tracing
 	}
+	if e.DeadLetterURL != "" {
+		env[config.EnvDeadLetterURL] = e.DeadLetterURL
+	}
+	if e.Ordered {
+		env[config.EnvOrdered] = "true"
+	}
 	return env
 }
 
@@ -108,6 +131,7 @@ func ReadEnv(lookup func(string) string) (Env, error) {
 		return v
 	}
 	const byStack = "the stack sets it for every lane's function"
+	decoded := false
 	e := Env{
 		TableName:     require(config.EnvTableName, "the delivery-record table", byStack),
 		QueueURL:      require(config.EnvQueueURL, "the lane's queue URL", byStack),
@@ -124,7 +148,7 @@ func ReadEnv(lookup func(string) string) (Env, error) {
 		if err != nil {
 			errs = append(errs, err)
 		}
-		e.Destination = d
+		e.Destination, decoded = d, err == nil
 	}
 	if v := lookup(config.EnvRecordDays); v != "" {
 		n, err := strconv.Atoi(v)
@@ -135,6 +159,19 @@ func ReadEnv(lookup func(string) string) (Env, error) {
 	}
 	if err := metrics.CheckSink(e.MetricsSink); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w (metrics.sink)", config.EnvMetricsSink, err))
+	}
+	if e.Destination.Transform != "" {
+		e.DeadLetterURL = require(config.EnvDeadLetterURL, "the lane's DLQ URL", "the stack sets it when the destination has a transform")
+	}
+	switch v := lookup(config.EnvOrdered); v {
+	case "":
+	case "true":
+		e.Ordered = true
+	default:
+		errs = append(errs, fmt.Errorf("%s = %q: want \"true\" on an ordered lane, or unset (destination.ordering)", config.EnvOrdered, v))
+	}
+	if decoded && e.Ordered != e.Destination.Ordered() {
+		errs = append(errs, fmt.Errorf("%s = %t, but the destination %s an ordering key; the stack renders both from destination.ordering", config.EnvOrdered, e.Ordered, map[bool]string{true: "has", false: "has no"}[e.Destination.Ordered()]))
 	}
 	if e.Pauses() {
 		e.QueueARN = require(config.EnvQueueARN, "the lane's queue ARN", "the stack sets it when the destination pauses")

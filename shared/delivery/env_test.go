@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/google/go-cmp/cmp"
@@ -36,10 +37,16 @@ func TestEnvRoundTrip(t *testing.T) {
 		`{"name": "orders", "url": "https://orders.example.com/hooks"}`,
 		`{"name": "orders", "url": "https://orders.example.com/hooks", "pause": {"afterFailures": 10, "failureRate": 0.9, "probeEvery": "2m", "maxPause": "12h"},
 		  "headers": [{"name": "Authorization", "secretName": "orders/token"}]}`,
+		`{"name": "orders", "url": "https://orders.example.com/hooks", "auth": {"sigv4": {"service": "execute-api", "region": "eu-west-1"}},
+		  "transform": "{text: .type}"}`,
 	} {
 		cfg := contractConfig(t, dest)
 		d := cfg.Destinations[0]
-		want := LaneEnv(cfg, d, "records", "https://sqs/queue", "arn:aws:sqs:us-east-1:1:queue", "orders-secret", "payloads", "archive")
+		want := LaneEnv(cfg, d, "records", "https://sqs/queue", "arn:aws:sqs:us-east-1:1:queue", "orders-secret", "payloads", "archive").
+			WithDeadLetterQueue("https://sqs/dlq")
+		if _, ok := want.Render()[config.EnvDeadLetterURL]; ok != (d.Transform != "") {
+			t.Errorf("%s rendered: %v; want it only with a transform", config.EnvDeadLetterURL, ok)
+		}
 		if want.Pauses() {
 			want.Tracing = config.TracingSampled // rendered only when tracing is on
 		}
@@ -84,6 +91,10 @@ func TestReadEnvEveryProblem(t *testing.T) {
 			t.Errorf("error %q does not name %s", err, want)
 		}
 	}
+	env[config.EnvDestination] = `{"name": "orders", "url": "https://orders.example.com/hooks", "transform": "{text: .type}"}`
+	if _, err := ReadEnv(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), config.EnvDeadLetterURL) {
+		t.Errorf("ReadEnv of a transforming destination without its DLQ = %v, want an error naming %s", err, config.EnvDeadLetterURL)
+	}
 	if _, err := ReadEnv(func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), config.EnvDestination) {
 		t.Errorf("ReadEnv of nothing = %v, want an error naming %s", err, config.EnvDestination)
 	}
@@ -102,6 +113,16 @@ func TestAssemble(t *testing.T) {
 	}
 	if h, err := Assemble(env, complete()); err != nil || h.lane == nil || h.requeue == nil || h.payloads == nil || h.ttl != 40*24*time.Hour {
 		t.Fatalf("Assemble = %+v, %v; want a handler with the lane, the requeue, the payloads and 40 days of records", h, err)
+	}
+	signed := contractConfig(t, `{"name": "orders", "url": "https://orders.example.com/hooks", "auth": {"sigv4": {"service": "lambda", "region": "eu-west-1"}}}`)
+	senv := LaneEnv(signed, signed.Destinations[0], "records", "https://sqs/queue", "arn:aws:sqs:us-east-1:1:queue", "orders-secret", "", "")
+	if _, err := Assemble(senv, complete()); err == nil || !strings.Contains(err.Error(), "no AWS credentials") {
+		t.Errorf("Assemble of a signed destination without credentials = %v, want an error naming the credentials", err)
+	}
+	sc := complete()
+	sc.Credentials = credentials.NewStaticCredentialsProvider("AKID", "SECRET", "")
+	if h, err := Assemble(senv, sc); err != nil || h.awsSigner == nil {
+		t.Errorf("Assemble of a signed destination = %v, want a handler that signs", err)
 	}
 	c := complete()
 	c.Payloads, c.Switch, c.Metrics = nil, nil, nil

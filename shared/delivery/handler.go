@@ -26,6 +26,7 @@ import (
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/pausing"
 	"github.com/hookfan/hookfan/shared/signing"
+	"github.com/hookfan/hookfan/shared/transform"
 )
 
 // Store is the delivery record (dedupe.DynamoDB, or dedupe.Memory locally).
@@ -112,9 +113,15 @@ type Handler struct {
 	lane          Pauser
 	requeue       RequeueAPI
 	tracing       bool
+	ordered       bool             // an ordered (FIFO) lane: ordered.go
 	pause         config.PauseRule // when lane is set
 	holdFor       time.Duration
 	timeouts      CallTimeouts
+	clientAuth    *ClientAuth        // nil without tls or auth.oauth2
+	transform     *transform.Program // the destination's, compiled once (shape.go)
+	awsSigner     *awsSigner         // when the destination signs with SigV4 (shape.go)
+	deadLetterURL string             // where a message whose transform fails goes
+	deadLetters   RequeueAPI
 
 	mu         sync.Mutex
 	signerFrom []string // the secret values signer was built from
@@ -133,26 +140,17 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	parsed := make([]parsedRecord, len(ev.Records))
 	for i := range ev.Records {
 		parsed[i].msg, parsed[i].err = ParseMessage(ev.Records[i])
+		parsed[i].rec = &ev.Records[i]
 	}
 	var tally attempts
 	// SQS counts a message's 12 h visibility ceiling from its receive, which
 	// came before this invocation started (see visibilityLimit).
 	started := h.now()
-	carrier := copiesInBatch(parsed)
-	sem := make(chan struct{}, h.concurrency)
-	var wg sync.WaitGroup
-	for i := range ev.Records {
-		if c := carrier[i]; c != i {
-			h.copyInBatch(ctx, parsed[i].msg, parsed[c].msg)
-			continue // acknowledged: the carrier's outcome is the event's
-		}
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			failed[i] = h.process(ctx, started, &ev.Records[i], parsed[i], &tally)
-		})
+	if h.ordered {
+		h.deliverOrdered(ctx, started, ev, parsed, failed, &tally) // ordered.go
+	} else {
+		h.deliverAll(ctx, started, ev, parsed, failed, &tally)
 	}
-	wg.Wait()
 	h.observe(ctx, tally.get())
 	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
 	for i, f := range failed {
@@ -166,10 +164,31 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	return resp, nil
 }
 
+// deliverAll delivers a batch of a standard lane, every record at once
+// (up to the handler's concurrency).
+func (h *Handler) deliverAll(ctx context.Context, started time.Time, ev events.SQSEvent, parsed []parsedRecord, failed []bool, tally *attempts) {
+	carrier := copiesInBatch(parsed)
+	sem := make(chan struct{}, h.concurrency)
+	var wg sync.WaitGroup
+	for i := range ev.Records {
+		if c := carrier[i]; c != i {
+			h.copyInBatch(ctx, parsed[i].msg, parsed[c].msg)
+			continue // acknowledged: the carrier's outcome is the event's
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			failed[i] = h.process(ctx, started, &ev.Records[i], parsed[i], tally)
+		})
+	}
+	wg.Wait()
+}
+
 // parsedRecord is a record's message, or why it is not one.
 type parsedRecord struct {
 	msg Message
 	err error
+	rec *events.SQSMessage // as received
 }
 
 // copiesInBatch finds the records of a batch that carry the same event
@@ -257,6 +276,13 @@ func (h *Handler) deliver(ctx context.Context, started time.Time, rec parsedReco
 	if !ok {
 		return stop
 	}
+	p.msg.Attempt = h.attemptOf(p.msg, lease)
+	if stop, ok := h.spent(ctx, p, lease); ok {
+		return stop
+	}
+	if stop, ok := h.reshape(ctx, &p, lease); !ok {
+		return stop
+	}
 	res := h.send(ctx, p.url, p.msg, p.signer, p.headers, sendTimeout)
 	h.refreshHeaderSecrets(ctx, res.status)
 	h.count(metrics.DeliveryAttempts)
@@ -267,6 +293,7 @@ func (h *Handler) deliver(ctx context.Context, started time.Time, rec parsedReco
 // prepared is a record ready to be claimed and sent.
 type prepared struct {
 	msg     Message
+	rec     *events.SQSMessage // as received
 	log     *slog.Logger
 	signer  *signing.Signer
 	headers []header  // the destination's own
@@ -290,7 +317,7 @@ func (h *Handler) prepare(ctx context.Context, started time.Time, rec parsedReco
 			"attempt", msg.Attempt, "error", err.Error())
 		return p, retryIn(MalformedVisibility), false
 	}
-	p.msg = msg
+	p.msg, p.rec = msg, rec.rec
 	p.log = h.log.With("id", msg.ID, "source", msg.Source, "type", msg.Type, "attempt", msg.Attempt, "message_id", msg.MessageID)
 	if msg.Replay != "" {
 		p.log = p.log.With("replay", msg.Replay)
@@ -321,6 +348,10 @@ func (h *Handler) prepare(ctx context.Context, started time.Time, rec parsedReco
 		h.count(metrics.DeliveryFailed)
 		return p, h.notAttempted(ctx, p, "url secret unavailable", err), false
 	}
+	if err = h.clientAuth.Prepare(ctx); err != nil {
+		h.count(metrics.DeliveryFailed)
+		return p, h.notAttempted(ctx, p, "client credentials unavailable", err), false
+	}
 	p.now = h.now()
 	if p.send, p.leaseUntil, ok = h.budget(ctx, p.now); !ok {
 		p.log.WarnContext(ctx, LogMessage, "outcome", "released", "reason", "no time left to attempt")
@@ -345,6 +376,7 @@ func (h *Handler) claim(ctx context.Context, p prepared) (lease dedupe.Lease, se
 	var refused *dedupe.RefusedError
 	switch {
 	case err == nil:
+		p.msg.Attempt = h.attemptOf(p.msg, lease)
 		send = min(p.send, lease.Until.Sub(h.now())-h.timeouts.recordReserve())
 		if send < MinSendTime {
 			return lease, 0, h.releaseUnsent(ctx, p, lease), false
@@ -405,7 +437,9 @@ func (h *Handler) finish(ctx context.Context, lease dedupe.Lease, out dedupe.Out
 // reason of ours (secret or record store unavailable).
 func (h *Handler) notAttempted(ctx context.Context, p prepared, why string, err error) decision {
 	wait := h.hide(p.started, h.policy.Delay(p.msg.Attempt, h.random()))
-	if h.policy.Final(p.msg.Attempt) {
+	// An ordered lane's receive count is no attempt number (ordered.go):
+	// its message reaches the DLQ by SQS's count alone.
+	if h.policy.Final(p.msg.Attempt) && !h.ordered {
 		// Released to the DLQ.
 		wait = 0
 		h.count(metrics.DeliveryDead)

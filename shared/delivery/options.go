@@ -2,7 +2,9 @@ package delivery
 
 import (
 	"errors"
+
 	"fmt"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"log/slog"
 	"math/rand/v2"
 	"time"
@@ -52,9 +54,22 @@ type Options struct {
 	// Now and Random replace the clock and the jitter source, for tests.
 	Now    func() time.Time
 	Random func() float64
+	// Credentials sign the requests of a destination with auth.sigv4 (the
+	// lane role's); required for such a destination.
+	Credentials aws.CredentialsProvider
+	// DeadLetterURL is the lane's DLQ and DeadLetters its client: a
+	// message whose transform fails is sent there at once. Without them the
+	// message is released and reaches the DLQ through the queue's redrive
+	// policy, once its receives reach maxReceiveCount.
+	DeadLetterURL string
+	DeadLetters   RequeueAPI
 	// Tracing adds a W3C traceparent header, derived from the message's
 	// X-Ray trace header, to each delivery (config tracing on).
 	Tracing bool
+	// ClientAuth is the client certificate and OAuth 2.0 token Client's
+	// transport carries (NewClientAuth); required when the destination
+	// sets tls or auth.oauth2.
+	ClientAuth *ClientAuth
 }
 
 // NewHandler checks the options and returns a Handler.
@@ -67,6 +82,7 @@ func NewHandler(o Options) (*Handler, error) {
 		{"QueueURL", o.QueueURL != ""}, {"SecretID", o.SecretID != ""}, {"Store", o.Store != nil},
 		{"SQS", o.SQS != nil}, {"Secrets", o.Secrets != nil}, {"Client", o.Client != nil}, {"Metrics", o.Metrics != nil},
 		{"HeaderSecrets (the destination's headers or URL name secrets)", o.HeaderSecrets != nil || len(o.Destination.Secrets()) == 0},
+		{"ClientAuth (the destination sets tls or auth.oauth2)", o.ClientAuth != nil || (o.Destination.TLS == nil && o.Destination.OAuth2Config() == nil)},
 	}
 	var missing []error
 	for _, r := range required {
@@ -82,15 +98,25 @@ func NewHandler(o Options) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	tf, err := compileTransform(o.Destination)
+	if err != nil {
+		return nil, err
+	}
+	as, err := newAWSSigner(o.Destination, o.Credentials)
+	if err != nil {
+		return nil, fmt.Errorf("delivery: destination %s: %w", o.Destination.Name, err)
+	}
 	h := &Handler{
 		dest: o.Destination, policy: PolicyFor(o.Destination), queueURL: o.QueueURL, secretID: o.SecretID,
 		ttl: o.RecordTTL, store: o.Store, sqs: o.SQS, secrets: o.Secrets, client: o.Client, metrics: o.Metrics,
 		payloads: o.Payloads, headerSecrets: o.HeaderSecrets, bodyFilter: bf,
 		log: o.Logger, concurrency: o.Concurrency, now: o.Now, random: o.Random,
 		dim:  metrics.Dimension{Name: metrics.DimDestination, Value: o.Destination.Name},
-		lane: o.Lane, requeue: o.Requeue, tracing: o.Tracing,
+		lane: o.Lane, requeue: o.Requeue, tracing: o.Tracing, ordered: o.Destination.Ordered(),
+		transform: tf, awsSigner: as, deadLetterURL: o.DeadLetterURL, deadLetters: o.DeadLetters,
 	}
 	h.pause, _ = o.Destination.PauseRule()
+	h.clientAuth = o.ClientAuth
 	h.timeouts = o.Timeouts.withDefaults()
 	h.holdFor = o.HoldFor
 	if h.holdFor <= 0 {

@@ -110,6 +110,9 @@ const MaxHoldDelay = 15 * time.Minute
 // often it is held. Should the copy fail, the message is hidden for
 // HoldFor, spending that receive.
 func (h *Handler) hold(ctx context.Context, ev events.SQSEvent) events.SQSEventResponse {
+	if h.ordered {
+		return h.holdOrdered(ctx, ev) // ordered.go
+	}
 	started := h.now()
 	// Each record on its own, at once: a batch's copies take one send's
 	// time, not ten.

@@ -153,6 +153,7 @@ func (h *Handler) probe(ctx context.Context, s pausing.State) pausing.ProbeResul
 	if deadline, ok := ctx.Deadline(); ok {
 		timeout = min(timeout, time.Until(deadline))
 	}
+	msg = h.shapeProbe(ctx, msg)
 	res := h.send(ctx, to, msg, signer, headers, timeout)
 	return pausing.ProbeResult{At: h.now(), OK: res.verdict() == delivered, Status: res.status, Error: res.describe()}
 }

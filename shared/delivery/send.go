@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hookfan/hookfan/shared/message"
 	"github.com/hookfan/hookfan/shared/signing"
 	"github.com/hookfan/hookfan/shared/version"
 )
@@ -23,6 +24,9 @@ const (
 	HeaderSource    = "hookfan-source"
 	HeaderType      = "hookfan-type"
 	HeaderAttempt   = "hookfan-attempt"
+	// HeaderAcceptedAt is when ingest accepted the event (RFC 3339, UTC,
+	// milliseconds): the same on every attempt, redrive and replay.
+	HeaderAcceptedAt = "hookfan-accepted-at"
 )
 
 // result is what one POST came to.
@@ -114,6 +118,9 @@ func (h *Handler) send(ctx context.Context, to string, msg Message, signer *sign
 		http.CanonicalHeaderKey(HeaderType):      {msg.Type},
 		http.CanonicalHeaderKey(HeaderAttempt):   {strconv.Itoa(msg.Attempt)},
 	}
+	if !msg.ReceivedAt.IsZero() {
+		req.Header[http.CanonicalHeaderKey(HeaderAcceptedAt)] = []string{msg.ReceivedAt.UTC().Format(message.ReceivedAtLayout)}
+	}
 	// The destination's own headers; config validation keeps them off
 	// every name set above.
 	for _, hd := range extra {
@@ -123,6 +130,9 @@ func (h *Handler) send(ctx context.Context, to string, msg Message, signer *sign
 		if tp, ok := TraceParent(msg.TraceHeader); ok {
 			req.Header[HeaderTraceParent] = []string{tp}
 		}
+	}
+	if err := h.signAWS(ctx, req, msg.Body, extra, ts); err != nil {
+		return result{err: err}
 	}
 	start := time.Now()
 	resp, err := h.client.Do(req)

@@ -41,6 +41,13 @@ type Env struct {
 	// ReplayTable keeps replay protection's records; "" when no source
 	// has replay protection.
 	ReplayTable string
+	// OrderedTopicARN is the FIFO topic of the ordered lanes, where each
+	// accepted event is published too, once per route of OrderingRoutes
+	// that takes its source; "" when no destination is ordered.
+	OrderedTopicARN string
+	// OrderingRoutes are the ordering key specs with their sources
+	// (config.OrderingRoutes), rendered with OrderedTopicARN.
+	OrderingRoutes []config.OrderingRoute
 }
 
 // FunctionEnv is the ingest function's contract under cfg, given where its
@@ -55,6 +62,16 @@ func FunctionEnv(cfg *config.Config, topicARN, payloadBucket, archiveBucket, rep
 	}
 	if config.ReplayProtected(cfg.Sources) {
 		e.ReplayTable = replayTable
+	}
+	return e
+}
+
+// WithOrdering is e with the ordered lanes' FIFO topic, when cfg has an
+// ordered destination (else e unchanged).
+func (e Env) WithOrdering(cfg *config.Config, orderedTopicARN string) Env {
+	if cfg.AnyOrdered() {
+		e.OrderedTopicARN = orderedTopicARN
+		e.OrderingRoutes = cfg.OrderingRoutes()
 	}
 	return e
 }
@@ -77,6 +94,10 @@ func (e Env) Render() map[string]string {
 	if e.ReplayTable != "" {
 		env[config.EnvReplayTable] = e.ReplayTable
 	}
+	if e.OrderedTopicARN != "" {
+		env[config.EnvOrderedTopicARN] = e.OrderedTopicARN
+		env[config.EnvOrderingRoutes] = config.EncodeOrderingRoutes(e.OrderingRoutes)
+	}
 	return env
 }
 
@@ -88,7 +109,7 @@ func ReadEnv(lookup func(string) string) (Env, error) {
 	e := Env{
 		TopicARN: lookup(config.EnvTopicARN), APIType: lookup(config.EnvAPIType), MetricsSink: lookup(config.EnvMetricsSink),
 		PayloadBucket: lookup(config.EnvPayloadBucket), PayloadArchiveBucket: lookup(config.EnvPayloadArchiveBucket),
-		ReplayTable: lookup(config.EnvReplayTable),
+		ReplayTable: lookup(config.EnvReplayTable), OrderedTopicARN: lookup(config.EnvOrderedTopicARN),
 	}
 	const byStack = "the stack sets it for the ingest function"
 	if v := lookup(config.EnvSources); v == "" {
@@ -115,6 +136,19 @@ func ReadEnv(lookup func(string) string) (Env, error) {
 	}
 	if config.ReplayProtected(e.Sources) && e.ReplayTable == "" {
 		errs = append(errs, fmt.Errorf("environment variable %s (replay protection's table) is not set, but a source has replay protection; %s when one does", config.EnvReplayTable, byStack))
+	}
+	routes := lookup(config.EnvOrderingRoutes)
+	switch {
+	case e.OrderedTopicARN != "" && routes == "":
+		errs = append(errs, fmt.Errorf("environment variable %s (the ordering key specs) is not set, but %s is; %s for ordered destinations", config.EnvOrderingRoutes, config.EnvOrderedTopicARN, byStack))
+	case e.OrderedTopicARN == "" && routes != "":
+		errs = append(errs, fmt.Errorf("environment variable %s (the FIFO topic) is not set, but %s is; %s for ordered destinations", config.EnvOrderedTopicARN, config.EnvOrderingRoutes, byStack))
+	case routes != "":
+		r, err := config.DecodeOrderingRoutes(routes)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		e.OrderingRoutes = r
 	}
 	return e, errors.Join(errs...)
 }
@@ -152,5 +186,6 @@ func Assemble(env Env, c Clients) (*Handler, error) {
 		return nil, err
 	}
 	return New(Options{Sources: env.Sources, TopicARN: env.TopicARN, Publisher: c.Publisher, Secrets: c.Secrets,
-		Replay: c.Replay, Payloads: c.Payloads, Metrics: metrics.NewRecorder(c.Metrics), Logger: c.Logger})
+		Replay: c.Replay, Payloads: c.Payloads, Metrics: metrics.NewRecorder(c.Metrics), Logger: c.Logger,
+		OrderedTopicARN: env.OrderedTopicARN, OrderingRoutes: env.OrderingRoutes})
 }

@@ -92,6 +92,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Now replaces time.Now, for tests.
 	Now func() time.Time
+	// OrderedTopicARN and OrderingRoutes, when set, publish every event
+	// to the ordered lanes' FIFO topic too (ordered.go).
+	OrderedTopicARN string
+	OrderingRoutes  []config.OrderingRoute
 }
 
 // Handler serves POST /webhooks/{source}. It is safe for concurrent use.
@@ -105,6 +109,9 @@ type Handler struct {
 	payloads  Payloads
 	log       *slog.Logger
 	now       func() time.Time
+	// orderedTopicARN is "" without ordered destinations.
+	orderedTopicARN string
+	orderedRoutes   []orderedRoute
 }
 
 // source is one configured source, ready to serve.
@@ -142,6 +149,13 @@ func New(o Options) (*Handler, error) {
 	}
 	if h.now == nil {
 		h.now = time.Now
+	}
+	if o.OrderedTopicARN != "" {
+		routes, err := newOrderedRoutes(o.OrderingRoutes)
+		if err != nil {
+			return nil, err
+		}
+		h.orderedTopicARN, h.orderedRoutes = o.OrderedTopicARN, routes
 	}
 	for _, s := range o.Sources {
 		if _, dup := h.sources[s.Name]; dup {
@@ -246,7 +260,7 @@ func (h *Handler) handle(ctx context.Context, req *events.APIGatewayProxyRequest
 		res.status, res.code, res.detail = answers[code].status, code, err
 		return res
 	}
-	return h.publish(ctx, in, res)
+	return h.publish(ctx, in, res, keyed{hdr: hdr, body: body})
 }
 
 // message builds the SNS input of an accepted request: the body inline
@@ -281,8 +295,8 @@ type draft struct {
 
 // publish hands the message to SNS: 202 with the event's id once SNS
 // accepted it, 503 otherwise.
-func (h *Handler) publish(ctx context.Context, in *sns.PublishInput, res outcome) outcome {
-	if _, err := h.publisher.Publish(ctx, in); err != nil {
+func (h *Handler) publish(ctx context.Context, in *sns.PublishInput, res outcome, ev keyed) outcome {
+	if err := h.publishAll(ctx, in, res.source, res.id, ev); err != nil {
 		res.status, res.code, res.detail = answers[CodePublishFailed].status, CodePublishFailed, err
 		return res
 	}

@@ -79,7 +79,7 @@ func (h *Handler) publishOnce(ctx context.Context, src *source, req *events.APIG
 		res.status, res.code, res.detail = answers[code].status, code, h.release(ctx, lease, err)
 		return res
 	}
-	res = h.publish(ctx, in, res)
+	res = h.publish(ctx, in, res, keyed{hdr: hdr, body: msg.body})
 	if res.code != "" {
 		res.detail = h.release(ctx, lease, res.detail)
 		return res

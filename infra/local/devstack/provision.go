@@ -38,17 +38,20 @@ type Clients struct {
 	Secrets    *secretsmanager.Client
 	CloudWatch *cloudwatch.Client
 	S3         *s3.Client
+	// Credentials sign the requests of destinations with auth.sigv4.
+	Credentials aws.CredentialsProvider
 }
 
 // NewClients builds every client from one SDK configuration.
 func NewClients(cfg aws.Config) Clients {
 	return Clients{
-		SNS:        sns.NewFromConfig(cfg),
-		SQS:        sqs.NewFromConfig(cfg),
-		DynamoDB:   dynamodb.NewFromConfig(cfg),
-		Secrets:    secretsmanager.NewFromConfig(cfg),
-		CloudWatch: awsconfig.NewCloudWatch(cfg),
-		S3:         archive.NewS3Client(cfg),
+		SNS:         sns.NewFromConfig(cfg),
+		SQS:         sqs.NewFromConfig(cfg),
+		DynamoDB:    dynamodb.NewFromConfig(cfg),
+		Secrets:     secretsmanager.NewFromConfig(cfg),
+		CloudWatch:  awsconfig.NewCloudWatch(cfg),
+		S3:          archive.NewS3Client(cfg),
+		Credentials: cfg.Credentials,
 	}
 }
 
@@ -64,9 +67,12 @@ type Lane struct {
 
 // Topology is what Provision created.
 type Topology struct {
-	Prefix    string
-	TopicARN  string
-	TableName string
+	Prefix   string
+	TopicARN string
+	// OrderedTopicARN is the ordered lanes' FIFO topic; "" without an
+	// ordered destination.
+	OrderedTopicARN string
+	TableName       string
 	// PayloadBucket holds bodies larger than one SNS message; "" when no
 	// source takes them.
 	PayloadBucket string
@@ -114,6 +120,11 @@ func Provision(ctx context.Context, c Clients, cfg *config.Config, secrets map[s
 		return nil, fmt.Errorf("create topic: %w", err)
 	}
 	t.TopicARN = *topic.TopicArn
+	if cfg.AnyOrdered() {
+		if t.OrderedTopicARN, err = createOrderedTopic(ctx, c.SNS, prefix); err != nil {
+			return nil, err
+		}
+	}
 	if err := createTable(ctx, c.DynamoDB, t.TableName); err != nil {
 		return nil, err
 	}
@@ -138,7 +149,11 @@ func Provision(ctx context.Context, c Clients, cfg *config.Config, secrets map[s
 				}
 			}
 		}
-		lane, err := provisionLane(ctx, c, cfg, t.TopicARN, prefix, d)
+		topicARN := t.TopicARN
+		if d.Ordered() {
+			topicARN = t.OrderedTopicARN
+		}
+		lane, err := provisionLane(ctx, c, cfg, topicARN, prefix, d)
 		if err != nil {
 			return nil, fmt.Errorf("destination %s: %w", d.Name, err)
 		}
@@ -154,7 +169,7 @@ func Provision(ctx context.Context, c Clients, cfg *config.Config, secrets map[s
 	}
 	keep := map[string]bool{}
 	for _, l := range t.Lanes {
-		keep[devstate.QueueName(prefix, l.Destination.Name)] = true
+		keep[devstate.LaneQueueName(prefix, l.Destination)] = true
 	}
 	if cfg.Archive.Enabled() {
 		if t.Archive, err = provisionArchive(ctx, c, t.TopicARN, prefix, cfg.Archive.RetentionDays()); err != nil {
@@ -164,6 +179,13 @@ func Provision(ctx context.Context, c Clients, cfg *config.Config, secrets map[s
 	}
 	if t.Unsubscribed, err = unsubscribeOthers(ctx, c.SNS, t.TopicARN, keep); err != nil {
 		return nil, err
+	}
+	if t.OrderedTopicARN != "" {
+		gone, err := unsubscribeOthers(ctx, c.SNS, t.OrderedTopicARN, keep)
+		if err != nil {
+			return nil, err
+		}
+		t.Unsubscribed = append(t.Unsubscribed, gone...)
 	}
 	return t, nil
 }
@@ -226,17 +248,17 @@ func NewDestinationSecret() string {
 func provisionLane(ctx context.Context, c Clients, cfg *config.Config, topicARN, prefix string, d config.Destination) (Lane, error) {
 	lane := Lane{Destination: d, SecretID: devstate.DestinationSecretName(prefix, d)}
 	var err error
-	if lane.DLQURL, lane.DLQARN, err = createQueue(ctx, c.SQS, devstate.DLQName(prefix, d.Name), map[string]string{
+	if lane.DLQURL, lane.DLQARN, err = createQueue(ctx, c.SQS, devstate.LaneDLQName(prefix, d), fifoQueue(d, map[string]string{
 		"MessageRetentionPeriod": strconv.Itoa(int(config.DLQRetention.Seconds())),
-	}); err != nil {
+	})); err != nil {
 		return lane, err
 	}
 	redrive, _ := json.Marshal(map[string]string{"deadLetterTargetArn": lane.DLQARN, "maxReceiveCount": strconv.Itoa(d.MaxReceiveCount())})
-	if lane.QueueURL, lane.QueueARN, err = createQueue(ctx, c.SQS, devstate.QueueName(prefix, d.Name), map[string]string{
+	if lane.QueueURL, lane.QueueARN, err = createQueue(ctx, c.SQS, devstate.LaneQueueName(prefix, d), fifoQueue(d, map[string]string{
 		"VisibilityTimeout":      strconv.Itoa(int(d.VisibilityTimeout().Seconds())),
 		"MessageRetentionPeriod": strconv.Itoa(int(d.Retention().Seconds())),
 		"RedrivePolicy":          string(redrive),
-	}); err != nil {
+	})); err != nil {
 		return lane, err
 	}
 	allow, _ := json.Marshal(map[string]any{"redrivePermission": "byQueue", "sourceQueueArns": []string{lane.QueueARN}})
@@ -245,9 +267,9 @@ func provisionLane(ctx context.Context, c Clients, cfg *config.Config, topicARN,
 		return lane, fmt.Errorf("set redrive allow policy: %w", err)
 	}
 	var subDLQARN string
-	if lane.SubscriptionDLQURL, subDLQARN, err = createQueue(ctx, c.SQS, devstate.SubscriptionDLQName(prefix, d.Name), map[string]string{
+	if lane.SubscriptionDLQURL, subDLQARN, err = createQueue(ctx, c.SQS, devstate.LaneSubscriptionDLQName(prefix, d), fifoQueue(d, map[string]string{
 		"MessageRetentionPeriod": strconv.Itoa(int(config.DLQRetention.Seconds())),
-	}); err != nil {
+	})); err != nil {
 		return lane, err
 	}
 	for _, q := range []struct{ url, arn string }{{lane.QueueURL, lane.QueueARN}, {lane.SubscriptionDLQURL, subDLQARN}} {
@@ -260,6 +282,10 @@ func provisionLane(ctx context.Context, c Clients, cfg *config.Config, topicARN,
 	if p, scope := EmulatorSubscriptionFilter(cfg, d); p != "" {
 		attrs["FilterPolicy"] = p
 		attrs["FilterPolicyScope"] = scope
+	}
+	if d.Ordered() {
+		attrs["FilterPolicy"] = cfg.OrderedSubscriptionFilter(d)
+		attrs["FilterPolicyScope"] = config.ScopeAttributes
 	}
 	if lane.SubscriptionARN, err = subscribeQueue(ctx, c.SNS, topicARN, lane.QueueARN, attrs); err != nil {
 		return lane, err

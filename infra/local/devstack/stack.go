@@ -153,7 +153,7 @@ func New(ctx context.Context, o Options) (*Stack, error) {
 		// deployed functions do (the archive keeps the bodies).
 		s.Payloads = &payload.S3{API: o.Clients.S3, Bucket: topo.PayloadBucket, Archive: topo.Archive.Bucket}
 	}
-	env := ingest.FunctionEnv(o.Config, topo.TopicARN, topo.PayloadBucket, topo.Archive.Bucket, topo.TableName)
+	env := ingest.FunctionEnv(o.Config, topo.TopicARN, topo.PayloadBucket, topo.Archive.Bucket, topo.TableName).WithOrdering(o.Config, topo.OrderedTopicARN)
 	c := ingest.Clients{Publisher: o.Clients.SNS, Secrets: s.newSecretCache(),
 		Metrics: sink, Logger: o.Log.With("function", "ingest")}
 	if s.Payloads != nil {
@@ -274,14 +274,15 @@ func (s *Stack) newDeliver(ln Lane) (*delivery.Handler, error) {
 		Lanes: s.Lanes, Metrics: sink, Logger: s.opts.Log.With("function", "deliver-"+d.Name),
 		// A held message waits for the next tick, as in AWS it waits for
 		// the next probe.
-		Timeouts: s.callTimeouts(), HoldFor: s.opts.ProbeInterval}
+		Timeouts: s.callTimeouts(), HoldFor: s.opts.ProbeInterval, Credentials: s.opts.Clients.Credentials}
 	if s.Payloads != nil {
 		c.Payloads = s.Payloads
 	}
 	if sw, pauses := s.Mappings[d.Name]; pauses {
 		c.Switch = sw
 	}
-	return delivery.Assemble(delivery.LaneEnv(s.opts.Config, d, s.Topology.TableName, ln.QueueURL, ln.QueueARN, ln.SecretID, s.Topology.PayloadBucket, s.Topology.Archive.Bucket), c)
+	env := delivery.LaneEnv(s.opts.Config, d, s.Topology.TableName, ln.QueueURL, ln.QueueARN, ln.SecretID, s.Topology.PayloadBucket, s.Topology.Archive.Bucket)
+	return delivery.Assemble(env.WithDeadLetterQueue(ln.DLQURL), c)
 }
 
 // newSecretCache is a secret cache as the functions build it, its fetches

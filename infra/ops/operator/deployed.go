@@ -67,7 +67,7 @@ func (r Deployed) Resolve(ctx context.Context) (Resources, error) {
 			if err := json.Unmarshal([]byte(aws.ToString(p.Value)), &l); err != nil || l.Destination == "" || l.QueueURL == "" || l.DLQURL == "" {
 				return res, fmt.Errorf("parameter %s is not a Hookfan lane index (%v)", aws.ToString(p.Name), err)
 			}
-			ln := Lane{Destination: l.Destination, Filter: l.Filter, QueueURL: l.QueueURL, QueueARN: l.QueueARN, DLQURL: l.DLQURL, DLQARN: l.DLQARN,
+			ln := Lane{Destination: l.Destination, Filter: l.Filter, OrderingKey: l.OrderingKey, QueueURL: l.QueueURL, QueueARN: l.QueueARN, DLQURL: l.DLQURL, DLQARN: l.DLQARN,
 				FunctionName: l.FunctionName, Retention: time.Duration(l.RetentionSeconds) * time.Second, Egress: l.Egress}
 			if rule, pauses := l.Pause.Rule(); pauses {
 				ln.Pause = &pausing.Policy{PauseRule: rule, Retention: ln.Retention}

@@ -24,6 +24,10 @@ type DeadLetter struct {
 	// Record is the event's delivery record at this destination.
 	Record    dedupe.Record
 	HasRecord bool
+	// Group is the message group (the key) on an ordered lane, and
+	// NextWaiting the event id of that key's next event waiting in the
+	// lane's queue ("" when none is waiting or it is in flight).
+	Group, NextWaiting string
 }
 
 // DLQPage is what a destination's DLQ holds.
@@ -53,7 +57,8 @@ func (o *Operator) DLQ(ctx context.Context, destination string, max int) (DLQPag
 		var readErr error
 		_, err = o.peek(ctx, l.DLQURL, max, func(m sqstypes.Message) bool {
 			dl := DeadLetter{MessageID: aws.ToString(m.MessageId), ID: eventIDOf(m), Source: attr(m, message.AttrSource),
-				Type: attr(m, message.AttrType), ReceivedAt: attr(m, message.AttrReceivedAt)}
+				Type: attr(m, message.AttrType), ReceivedAt: attr(m, message.AttrReceivedAt),
+				Group: m.Attributes[string(sqstypes.MessageSystemAttributeNameMessageGroupId)]}
 			if dl.ID != "" {
 				dl.Record, dl.HasRecord, readErr = o.Records.Get(ctx, dedupe.Key(destination, dl.ID))
 			}
@@ -66,8 +71,14 @@ func (o *Operator) DLQ(ctx context.Context, destination string, max int) (DLQPag
 		if err != nil {
 			return page, err
 		}
+		if l.Ordered() {
+			if err := o.nextWaiting(ctx, l, page.Messages); err != nil {
+				return page, err
+			}
+		}
 	}
 	o.printDLQ(page, d)
+	o.printKeys(l, page)
 	return page, nil
 }
 

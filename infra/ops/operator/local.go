@@ -44,14 +44,17 @@ func (r Local) Resolve(ctx context.Context) (Resources, error) {
 	}
 	for _, d := range r.Config.Destinations {
 		l := Lane{Destination: d.Name, Filter: d.Filter, Retention: d.Retention(), Egress: d.Egress}
+		if d.Ordered() {
+			l.OrderingKey = d.Ordering.Key
+		}
 		if policy, pauses := pausing.PolicyFor(d); pauses {
 			l.Pause = &policy
 		}
 		var err error
-		if l.QueueURL, l.QueueARN, err = r.queue(ctx, devstate.QueueName(r.Prefix, d.Name)); err != nil {
+		if l.QueueURL, l.QueueARN, err = r.queue(ctx, devstate.LaneQueueName(r.Prefix, d)); err != nil {
 			return res, err
 		}
-		if l.DLQURL, l.DLQARN, err = r.queue(ctx, devstate.DLQName(r.Prefix, d.Name)); err != nil {
+		if l.DLQURL, l.DLQARN, err = r.queue(ctx, devstate.LaneDLQName(r.Prefix, d)); err != nil {
 			return res, err
 		}
 		res.Lanes = append(res.Lanes, l)

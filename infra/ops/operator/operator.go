@@ -43,6 +43,9 @@ type Lane struct {
 	// Egress is "static" when the lane delivers from the stack's
 	// EgressAddresses (config.EgressStatic), "public" or "" otherwise.
 	Egress string
+	// OrderingKey is an ordered lane's ordering.key, "" on a standard
+	// lane (ordered.go).
+	OrderingKey string
 }
 
 // Resources are a Hookfan stack's parts the commands work on.

@@ -210,6 +210,8 @@ func (o *Operator) copyDLQ(ctx context.Context, l Lane, opt RedriveOptions) (mov
 			QueueUrl: &l.DLQURL, MaxNumberOfMessages: 10, WaitTimeSeconds: 1,
 			VisibilityTimeout:     int32(visibility / time.Second),
 			MessageAttributeNames: []string{"All"},
+			// An ordered lane's copies keep their message group.
+			MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameMessageGroupId},
 		})
 		if err != nil {
 			if ctx.Err() != nil {
@@ -304,7 +306,9 @@ func (o *Operator) copyOne(ctx context.Context, l Lane, m sqstypes.Message) erro
 		body: aws.ToString(m.Body), outcome: "it is not sent and stays in the DLQ of " + l.Destination + " (delete it there once the provider has sent the event again)"}); err != nil {
 		return err
 	}
-	if _, err := o.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &l.QueueURL, MessageBody: m.Body, MessageAttributes: m.MessageAttributes}); err != nil {
+	in := &sqs.SendMessageInput{QueueUrl: &l.QueueURL, MessageBody: m.Body, MessageAttributes: m.MessageAttributes}
+	l.redriveGroup(in, m) // ordered.go
+	if _, err := o.SQS.SendMessage(ctx, in); err != nil {
 		return fmt.Errorf("send message %s to the queue (it stays in the DLQ): %w", aws.ToString(m.MessageId), err)
 	}
 	if _, err := o.SQS.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &l.DLQURL, ReceiptHandle: m.ReceiptHandle}); err != nil {

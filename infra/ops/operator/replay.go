@@ -267,7 +267,9 @@ func (o *Operator) sendReplay(ctx context.Context, l Lane, ev archive.Event, rep
 		ref: isReference(ev.Attributes[message.AttrPayload].Value), body: ev.Message, outcome: "it is not replayed"}); err != nil {
 		return "", err
 	}
-	out, err := o.SQS.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &l.QueueURL, MessageBody: &ev.Message, MessageAttributes: attrs})
+	in := &sqs.SendMessageInput{QueueUrl: &l.QueueURL, MessageBody: &ev.Message, MessageAttributes: attrs}
+	l.replayGroup(in, ev, replayID) // ordered.go
+	out, err := o.SQS.SendMessage(ctx, in)
 	if err != nil {
 		return "", err
 	}

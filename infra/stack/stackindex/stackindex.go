@@ -70,9 +70,12 @@ type Lane struct {
 	SubscriptionDLQARN string `json:"subscriptionDlqArn"`
 	FunctionName       string `json:"functionName"`
 	FunctionARN        string `json:"functionArn"`
-	LogGroup           string `json:"logGroup"`
-	SecretID           string `json:"secretId"`
-	SecretARN          string `json:"secretArn"`
+	// RoleARN is the deliver function's role: the principal a receiver
+	// grants for auth.sigv4.
+	RoleARN   string `json:"roleArn"`
+	LogGroup  string `json:"logGroup"`
+	SecretID  string `json:"secretId"`
+	SecretARN string `json:"secretArn"`
 	// Filter is the destination's filter as configured.
 	Filter config.Filter `json:"filter"`
 	// Pause is the lane's pause rule in force, and RetentionSeconds its
@@ -83,6 +86,9 @@ type Lane struct {
 	// Egress is "static" when the lane delivers from the stack's
 	// EgressAddresses, "public" otherwise.
 	Egress string `json:"egress"`
+	// OrderingKey is an ordered lane's ordering.key ("" on a standard
+	// lane): replays to its FIFO queue are grouped by it.
+	OrderingKey string `json:"orderingKey,omitempty"`
 }
 
 // LanePause is a lane's pause rule with its defaults applied; Enabled is

@@ -1,0 +1,65 @@
+package stack_test
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hookfan/hookfan/shared/config"
+)
+
+// TestClientAuthSecrets: a lane whose destination presents a client
+// certificate and an OAuth 2.0 token may read exactly those secrets (and
+// its signing secret), each by name; the lane beside it reads none of them;
+// the function's environment carries their names, never a value.
+func TestClientAuthSecrets(t *testing.T) {
+	data := []byte(`{"sources": [{"name": "stripe", "verify": {"kind": "stripe", "secretName": "hookfan/sources/stripe"}}],
+	  "destinations": [
+	    {"name": "bank", "url": "https://in.bank.example/webhooks",
+	     "headers": [{"name": "X-Api-Key", "secretName": "hookfan/bank/oauth"}],
+	     "tls": {"clientCertificateSecret": "hookfan/bank/client-cert", "caSecret": "hookfan/bank/ca"},
+	     "auth": {"oauth2": {"tokenUrl": "https://idp.bank.example/token", "clientSecret": "hookfan/bank/oauth", "scopes": ["webhooks"]}}},
+	    {"name": "plain", "url": "https://plain.example/in"}
+	  ]}`)
+	cfg, err := config.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := synth(t, cfg, builder, "")
+	want := map[string][]string{
+		"bank":  {"hookfan/bank/ca", "hookfan/bank/client-cert", "hookfan/bank/oauth"},
+		"plain": nil,
+	}
+	for i, d := range cfg.Destinations {
+		_, res := templateOf(t, h.LaneStacks[i])
+		checkLane(t, d, cfg, res, false)
+		var read []string
+		for _, pol := range ofType(res, "AWS::IAM::Policy") {
+			for _, st := range statements(pol.Properties["PolicyDocument"]) {
+				if !slices.Contains(anyStrings(st["Action"]), "secretsmanager:GetSecretValue") {
+					continue
+				}
+				r, _ := json.Marshal(st["Resource"])
+				for _, name := range []string{"hookfan/bank/ca", "hookfan/bank/client-cert", "hookfan/bank/oauth"} {
+					if strings.Contains(string(r), "secret:"+name+"-??????") && !slices.Contains(read, name) {
+						read = append(read, name)
+					}
+				}
+			}
+		}
+		slices.Sort(read)
+		if !slices.Equal(read, want[d.Name]) {
+			t.Errorf("%s reads %v, want %v", d.Name, read, want[d.Name])
+		}
+		if got := len(h.Lanes[i].ClientAuthSecrets); got != len(want[d.Name]) {
+			t.Errorf("%s: %d client auth secrets, want %d", d.Name, got, len(want[d.Name]))
+		}
+	}
+	env := h.Lanes[0].Env.Render()[config.EnvDestination]
+	for _, s := range []string{`"clientCertificateSecret":"hookfan/bank/client-cert"`, `"tokenUrl":"https://idp.bank.example/token"`} {
+		if !strings.Contains(env, s) {
+			t.Errorf("the function's destination lacks %s: %s", s, env)
+		}
+	}
+}

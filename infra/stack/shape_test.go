@@ -1,0 +1,56 @@
+package stack_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/hookfan/hookfan/shared/config"
+)
+
+// TestShapedLane: a destination with a transform may send to its own DLQ
+// (where a message its transform fails on goes) and is told its URL; one
+// without may not. Every lane names its role, the principal a receiver
+// grants for auth.sigv4, in its outputs; auth.sigv4.resources are granted
+// to the role by an identity policy.
+func TestShapedLane(t *testing.T) {
+	cfg, err := config.Parse([]byte(`{
+	  "sources": [{"name": "stripe", "verify": {"kind": "stripe", "secretName": "hookfan/sources/stripe"}}],
+	  "destinations": [
+	    {"name": "shaped", "url": "https://a.example.com/hooks", "transform": "{text: .type}",
+	     "auth": {"sigv4": {"service": "execute-api", "region": "eu-west-1", "resources": ["arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5/prod/POST/hooks"]}}},
+	    {"name": "plain", "url": "https://b.example.com/hooks"}
+	  ]
+	}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := synth(t, cfg, builder, t.TempDir())
+	for i, shaped := range []bool{true, false} {
+		tmpl, res := templateOf(t, h.LaneStacks[i])
+		dlq := ""
+		for id := range ofType(res, "AWS::SQS::Queue") {
+			if strings.Contains(id, "DeadLetterQueue") && !strings.Contains(id, "Subscription") {
+				dlq = id
+			}
+		}
+		if dlq == "" {
+			t.Fatalf("lane %d: no DLQ among %v", i, ofType(res, "AWS::SQS::Queue"))
+		}
+		policies, _ := json.Marshal(ofType(res, "AWS::IAM::Policy"))
+		sendsToDLQ := strings.Contains(string(policies), `"sqs:SendMessage"`) && strings.Contains(string(policies), `"Fn::GetAtt":["`+dlq+`","Arn"]`)
+		_, fn := only(t, res, "AWS::Lambda::Function")
+		_, hasURL := fn.Properties["Environment"].(map[string]any)["Variables"].(map[string]any)[config.EnvDeadLetterURL]
+		invokes := strings.Contains(string(policies), `"execute-api:Invoke"`) && strings.Contains(string(policies), `"arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5/prod/POST/hooks"`)
+		if invokes != shaped {
+			t.Errorf("lane %d: may invoke the SigV4 receiver %v, want %v", i, invokes, shaped)
+		}
+		if sendsToDLQ != shaped || hasURL != shaped {
+			t.Errorf("lane %d (transform %v): may send to its DLQ %v, told its URL %v", i, shaped, sendsToDLQ, hasURL)
+		}
+		outputs, _ := json.Marshal(tmpl.ToJSON())
+		if !strings.Contains(string(outputs), `"Description":"Role of destination `+cfg.Destinations[i].Name+`'s deliver function`) {
+			t.Errorf("lane %d: no RoleArn output", i)
+		}
+	}
+}

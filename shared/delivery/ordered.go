@@ -1,0 +1,141 @@
+package delivery
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/hookfan/hookfan/shared/dedupe"
+)
+
+// An ordered lane (config.Destination.Ordering) reads a FIFO queue
+// through an event source mapping, which hands a batch holding, for each
+// message group (one ordering key), that group's oldest waiting messages
+// in order, and hands none of a group while one of its messages is in
+// flight. So the lane keeps order by:
+//
+//   - delivering one group's records one after another, in batch order,
+//     and different groups at once (up to the handler's concurrency);
+//   - once a record of a group must come back (failed, backed off, in
+//     flight elsewhere, not attempted), reporting every later record of
+//     that group failed without sending it, and making those visible at
+//     once: the group stays locked by the failed record, hidden for its
+//     retry delay, so its key waits exactly that long and no other key
+//     waits at all;
+//   - numbering attempts by the delivery record, not by SQS's receive
+//     count, which also counts the receives a record spent waiting behind
+//     another (attemptOf), and releasing at once a record whose attempts
+//     are spent until SQS's redrive takes it to the DLQ (spent);
+//   - holding a batch received while the lane is paused by hiding it
+//     rather than sending fresh copies, which would join the back of their
+//     groups (holdOrdered).
+
+// MessageGroupIDAttribute is the system attribute of an SQS FIFO record
+// naming its message group.
+const MessageGroupIDAttribute = "MessageGroupId"
+
+// deliverOrdered delivers a batch of an ordered lane, setting failed[i]
+// for each record that must come back.
+func (h *Handler) deliverOrdered(ctx context.Context, started time.Time, ev events.SQSEvent, parsed []parsedRecord, failed []bool, tally *attempts) {
+	carrier := copiesInBatch(parsed)
+	var order []string
+	groups := map[string][]int{}
+	for i := range ev.Records {
+		g := ev.Records[i].Attributes[MessageGroupIDAttribute]
+		if _, ok := groups[g]; !ok {
+			order = append(order, g)
+		}
+		groups[g] = append(groups[g], i)
+	}
+	sem := make(chan struct{}, h.concurrency)
+	var wg sync.WaitGroup
+	for _, g := range order {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			blocked := ""
+			for _, i := range groups[g] {
+				rec := &ev.Records[i]
+				switch {
+				case carrier[i] != i:
+					h.copyInBatch(ctx, parsed[i].msg, parsed[carrier[i]].msg)
+				case blocked != "":
+					failed[i] = true
+					h.waitBehind(ctx, started, rec, g, blocked)
+				default:
+					failed[i] = h.process(ctx, started, rec, parsed[i], tally)
+					if failed[i] {
+						blocked = rec.MessageId
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// waitBehind hands back, unsent, a record of a group whose earlier record
+// came back: visible at once, since the earlier one keeps the group
+// locked until its own retry.
+func (h *Handler) waitBehind(ctx context.Context, started time.Time, rec *events.SQSMessage, group, behind string) {
+	h.log.InfoContext(ctx, LogMessage, "outcome", "waiting", "reason", "an earlier event of its key comes back first",
+		"message_id", rec.MessageId, "group", group, "behind_message_id", behind)
+	h.changeVisibility(ctx, started, rec, 0)
+}
+
+// attemptOf is the attempt a claimed record makes. On a standard lane it
+// is the receive count (msg.Attempt). On an ordered lane the receive count
+// also counts receives spent waiting behind an earlier event of the key,
+// so the attempt is the smaller of it and the record's claims (which count
+// every attempt since the record was made, an earlier life in the queue
+// before a redrive included: a redriven message, received afresh, gets
+// its schedule again).
+func (h *Handler) attemptOf(msg Message, lease dedupe.Lease) int {
+	if !h.ordered || lease.Attempts <= 0 {
+		return msg.Attempt
+	}
+	return min(msg.Attempt, lease.Attempts)
+}
+
+// spent reports, on an ordered lane, a record past its last attempt: its
+// record turned DEAD at the last one, and SQS, whose maxReceiveCount there
+// leaves room for waiting receives, moves it to the DLQ only once its
+// receives reach it. It is released at once and unsent, the lease given
+// back DEAD, until then.
+func (h *Handler) spent(ctx context.Context, p prepared, lease dedupe.Lease) (decision, bool) {
+	if !h.ordered || p.msg.Attempt <= h.policy.Attempts() {
+		return ack, false
+	}
+	p.log.InfoContext(ctx, LogMessage, "outcome", "spent", "reason", "its last attempt was made; released for the DLQ", "claims", lease.Attempts)
+	// The record keeps saying why the event died: its last attempt's
+	// status and error.
+	out := dedupe.Outcome{Status: dedupe.StatusDead, Error: "attempts spent; on its way to the DLQ", At: h.now()}
+	if n := len(lease.History); n > 0 {
+		last := lease.History[n-1]
+		out.HTTPStatus, out.Error = last.HTTPStatus, last.Error
+	}
+	if err := h.finish(ctx, lease, out); err != nil {
+		p.log.WarnContext(ctx, LogMessage, "outcome", "lease_not_released", "reason", "the lease ends on its own", "error", err.Error())
+	}
+	return retryIn(0), true
+}
+
+// holdOrdered answers a batch an ordered lane received while paused:
+// every record is hidden until the next probe, unsent. The receive is
+// spent (an ordered lane's maxReceiveCount has room for it), but a fresh
+// copy would queue behind its key's later events.
+func (h *Handler) holdOrdered(ctx context.Context, ev events.SQSEvent) events.SQSEventResponse {
+	started := h.now()
+	resp := events.SQSEventResponse{BatchItemFailures: make([]events.SQSBatchItemFailure, 0, len(ev.Records))}
+	var wg sync.WaitGroup
+	for i := range ev.Records {
+		resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: ev.Records[i].MessageId})
+		wg.Go(func() { h.changeVisibility(ctx, started, &ev.Records[i], h.holdFor) })
+	}
+	wg.Wait()
+	h.log.InfoContext(ctx, LogMessage, "outcome", "held", "reason", "the lane is paused; an ordered lane hides its events in place", "held", len(ev.Records),
+		"retry_in_s", visibilitySeconds(h.holdFor))
+	return resp
+}

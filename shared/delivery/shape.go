@@ -1,0 +1,197 @@
+package delivery
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/dedupe"
+	"github.com/hookfan/hookfan/shared/message"
+	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/transform"
+)
+
+// What a destination may change in the request itself: its body reshaped by
+// a jq transform (config transform), and an AWS Signature Version 4 on top
+// of the Standard Webhooks one (config auth.sigv4).
+
+// HeaderContentSHA256 carries the SigV4 payload hash: the SHA-256 of the
+// exact bytes sent.
+const HeaderContentSHA256 = "X-Amz-Content-Sha256"
+
+// UnsignedPayload is the payload hash VPC Lattice requires: it does not
+// support payload signing.
+const UnsignedPayload = "UNSIGNED-PAYLOAD"
+
+// PayloadHash is the SigV4 payload hash of body for service: the hex
+// SHA-256 of the exact bytes sent, or UnsignedPayload for VPC Lattice
+// (vpc-lattice-svcs), which refuses signed payloads.
+func PayloadHash(service string, body []byte) string {
+	if service == config.SigV4ServiceLattice {
+		return UnsignedPayload
+	}
+	sum := sha256.Sum256(body)
+	return hex.EncodeToString(sum[:])
+}
+
+// awsSigner signs requests with the lane role's credentials.
+type awsSigner struct {
+	signer          *v4.Signer
+	creds           aws.CredentialsProvider
+	service, region string
+}
+
+// newAWSSigner returns the destination's signer, nil when it is not signed.
+// creds is cached (aws.CredentialsCache): the role's credentials are
+// fetched once and refreshed before they expire, not per request.
+func newAWSSigner(d config.Destination, creds aws.CredentialsProvider) (*awsSigner, error) {
+	s := d.SigV4()
+	if s == nil {
+		return nil, nil
+	}
+	if creds == nil {
+		return nil, errors.New("the destination signs its requests (auth.sigv4) but no AWS credentials were given")
+	}
+	if _, cached := creds.(*aws.CredentialsCache); !cached {
+		creds = aws.NewCredentialsCache(creds)
+	}
+	// LogSigning stays off: the canonical request would log the headers.
+	return &awsSigner{signer: v4.NewSigner(), creds: creds, service: s.Service, region: s.Region}, nil
+}
+
+// signAWS adds a SigV4 signature to a request whose headers are all set
+// (the Standard Webhooks ones stay as they are), over body, the exact bytes
+// sent, at the delivery's timestamp. The headers whose values come from
+// secrets are left out of the signature: AWS's answer to a signature that
+// does not match quotes the canonical request, which must not carry them.
+func (h *Handler) signAWS(ctx context.Context, req *http.Request, body []byte, extra []header, at time.Time) error {
+	if h.awsSigner == nil {
+		return nil
+	}
+	s := h.awsSigner
+	creds, err := s.creds.Retrieve(ctx)
+	if err != nil {
+		return fmt.Errorf("sigv4: the lane role's credentials are unavailable: %w", err)
+	}
+	hash := PayloadHash(s.service, body)
+	req.Header.Set(HeaderContentSHA256, hash)
+	held := map[string][]string{}
+	for _, hd := range extra {
+		if hd.secret {
+			held[hd.name] = req.Header[hd.name]
+			delete(req.Header, hd.name)
+		}
+	}
+	err = s.signer.SignHTTP(ctx, creds, req, hash, s.service, s.region, at)
+	for name, v := range held {
+		req.Header[name] = v
+	}
+	if err != nil {
+		return fmt.Errorf("sigv4: %w", err)
+	}
+	return nil
+}
+
+// compileTransform compiles the destination's transform; nil when it has
+// none.
+func compileTransform(d config.Destination) (*transform.Program, error) {
+	if d.Transform == "" {
+		return nil, nil
+	}
+	p, err := transform.Compile(d.Transform)
+	if err != nil {
+		return nil, fmt.Errorf("delivery: destination %s: transform %w", d.Name, err)
+	}
+	return p, nil
+}
+
+// reshape applies the destination's transform to the claimed message's
+// body: the signature and the POST then carry the transformed bytes, as
+// application/json. When it returns !ok, the transform failed on this
+// event: the same body fails the same way on every attempt, so the record
+// is DEAD at once, with the error, and the message goes to the DLQ without
+// spending the rest of its schedule.
+func (h *Handler) reshape(ctx context.Context, p *prepared, lease dedupe.Lease) (stop decision, ok bool) {
+	if h.transform == nil {
+		return ack, true
+	}
+	out, err := h.transform.Apply(ctx, p.msg.Body)
+	if err == nil {
+		p.msg.Body, p.msg.ContentType = out, transform.ContentType
+		return ack, true
+	}
+	h.count(metrics.DeliveryFailed)
+	h.count(metrics.DeliveryDead)
+	desc := "transform: " + strings.TrimPrefix(err.Error(), transform.ErrEvent.Error()+": ")
+	attrs := []any{"outcome", "dead", "reason", "the destination's transform failed on the event", "error", desc}
+	if ferr := h.finish(ctx, lease, dedupe.Outcome{Status: dedupe.StatusDead, Error: desc, At: h.now()}); ferr != nil {
+		attrs = append(attrs, "record_error", ferr.Error())
+	}
+	d := ack
+	if derr := h.deadLetter(ctx, p.rec); derr != nil {
+		// The final attempt's way: released now, SQS's redrive moves it
+		// to the DLQ once its receives reach maxReceiveCount.
+		attrs = append(attrs, "dlq_error", derr.Error())
+		d = retryIn(0)
+	}
+	p.log.WarnContext(ctx, LogMessage, attrs...)
+	return d, false
+}
+
+// errNoDeadLetterQueue means the function was not given the lane's DLQ.
+var errNoDeadLetterQueue = errors.New("no dead-letter queue was given to this function")
+
+// deadLetter sends the message as it was received, body and attributes
+// (less the attempts a paused lane's copy carried: a redrive starts the
+// schedule afresh), to the lane's DLQ, where `ops dlq` shows it and a
+// redrive returns it. The original is then acknowledged.
+func (h *Handler) deadLetter(ctx context.Context, rec *events.SQSMessage) error {
+	if h.deadLetterURL == "" || h.deadLetters == nil || rec == nil {
+		return errNoDeadLetterQueue
+	}
+	attrs := make(map[string]sqstypes.MessageAttributeValue, len(rec.MessageAttributes))
+	for k, v := range rec.MessageAttributes {
+		dt := v.DataType
+		attrs[k] = sqstypes.MessageAttributeValue{DataType: &dt, StringValue: v.StringValue, BinaryValue: v.BinaryValue}
+	}
+	delete(attrs, message.AttrAttempted)
+	in := &sqs.SendMessageInput{QueueUrl: &h.deadLetterURL, MessageBody: &rec.Body, MessageAttributes: attrs}
+	if tr, ok := rec.Attributes[sqsTraceHeader]; ok && tr != "" {
+		in.MessageSystemAttributes = map[string]sqstypes.MessageSystemAttributeValue{
+			sqsTraceHeader: {DataType: aws.String("String"), StringValue: aws.String(tr)},
+		}
+	}
+	sctx, cancel := context.WithTimeout(ctx, h.timeouts.Requeue)
+	defer cancel()
+	if _, err := h.deadLetters.SendMessage(sctx, in); err != nil {
+		return fmt.Errorf("send the message to the DLQ: %w", err)
+	}
+	return nil
+}
+
+// shapeProbe applies the destination's transform to a probe, as to an
+// event, so a destination that accepts only its own format (a chat
+// webhook) can answer it; a transform that fails on the probe's body
+// (written for one provider's fields) leaves the probe as it is, so the
+// lane is still probed.
+func (h *Handler) shapeProbe(ctx context.Context, msg Message) Message {
+	if h.transform == nil {
+		return msg
+	}
+	if out, err := h.transform.Apply(ctx, msg.Body); err == nil {
+		msg.Body, msg.ContentType = out, transform.ContentType
+	}
+	return msg
+}

@@ -1,0 +1,111 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
+
+	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/verify"
+)
+
+// orderedRoute is one ordering key spec, ready to read keys with.
+type orderedRoute struct {
+	route config.OrderingRoute
+	key   config.OrderingKey
+}
+
+// newOrderedRoutes parses the routes handed to ingest (already checked
+// by config.DecodeOrderingRoutes).
+func newOrderedRoutes(routes []config.OrderingRoute) ([]orderedRoute, error) {
+	out := make([]orderedRoute, 0, len(routes))
+	for _, r := range routes {
+		k, err := config.ParseOrderingKey(r.Key)
+		if err != nil {
+			return nil, fmt.Errorf("ingest: ordering route: %w", err)
+		}
+		out = append(out, orderedRoute{route: r, key: k})
+	}
+	return out, nil
+}
+
+// keyed is what an event's ordered copies are read from.
+type keyed struct {
+	hdr  verify.Header
+	body []byte
+}
+
+// orderedCopies are the FIFO topic's inputs for an event whose standard
+// message is in: one per route taking the event's source, each with the
+// group id of its key, a deduplication id of its own (the same for a
+// provider's retry of the event), and the route's spec in
+// config.AttrOrderingKey, which each ordered subscription filters on.
+func (h *Handler) orderedCopies(in *sns.PublishInput, source, eventID string, ev keyed) ([]*sns.PublishInput, error) {
+	var out []*sns.PublishInput
+	for _, r := range h.orderedRoutes {
+		if !r.route.Takes(source) {
+			continue
+		}
+		attrs := maps.Clone(in.MessageAttributes)
+		attrs[config.AttrOrderingKey] = snstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(r.route.Key)}
+		c := *in
+		c.TopicArn = aws.String(h.orderedTopicARN)
+		c.MessageAttributes = attrs
+		c.MessageGroupId = aws.String(config.GroupID(source, r.key.Value(ev.hdr.Values, ev.body)))
+		c.MessageDeduplicationId = aws.String(config.DedupID(eventID, r.route.Key))
+		if size := messageSize(&c); size > config.MaxSNSMessageBytes {
+			return nil, fmt.Errorf("%w: the ordered copy takes %d bytes with its attributes", errMessageTooLarge, size)
+		}
+		out = append(out, &c)
+	}
+	return out, nil
+}
+
+// messageSize is a message's size as SNS counts it: the body, and each
+// attribute's name, type and value.
+func messageSize(in *sns.PublishInput) int {
+	n := len(aws.ToString(in.Message))
+	for k, v := range in.MessageAttributes {
+		n += len(k) + len(aws.ToString(v.DataType)) + len(aws.ToString(v.StringValue))
+	}
+	return n
+}
+
+// publishAll publishes in to the fan-out topic and, when some destination
+// is ordered, its ordered copies to the FIFO topic, all at once. It fails
+// unless every publish succeeded: the provider then retries, and what was
+// published already is absorbed downstream (the FIFO topic drops a copy
+// with a deduplication id it saw within 5 minutes; each lane's delivery
+// record refuses an event it delivered).
+func (h *Handler) publishAll(ctx context.Context, in *sns.PublishInput, source, eventID string, ev keyed) error {
+	if h.orderedTopicARN == "" {
+		_, err := h.publisher.Publish(ctx, in)
+		return err
+	}
+	copies, err := h.orderedCopies(in, source, eventID, ev)
+	if err != nil {
+		return err
+	}
+	all := append([]*sns.PublishInput{in}, copies...)
+	errs := make([]error, len(all))
+	var wg sync.WaitGroup
+	for i, p := range all {
+		wg.Go(func() {
+			if _, err := h.publisher.Publish(ctx, p); err != nil {
+				what := "the fan-out topic"
+				if i > 0 {
+					what = fmt.Sprintf("the FIFO topic (ordering key %s)", aws.ToString(p.MessageAttributes[config.AttrOrderingKey].StringValue))
+				}
+				errs[i] = fmt.Errorf("publish to %s: %w", what, err)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
