@@ -4,11 +4,16 @@ package integration
 
 import (
 	"context"
+	"net/http"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/hookfan/hookfan/infra/local/devstack"
+	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/ddbitem"
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/dedupe/dedupetest"
@@ -30,4 +35,60 @@ func TestDedupeStoreOnDynamoDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	dedupetest.Run(t, dedupe.NewDynamoDB(clients.DynamoDB, table), dedupetest.Options{Destination: "orders"})
+}
+
+// TestDedupeCheckStoreOnDynamoDB runs what dedupe.mode check promises
+// against the emulator's DynamoDB: one strongly consistent read before the
+// attempt, one conditional write after it (simultaneous finishes left to
+// the Memory twin, as above).
+func TestDedupeCheckStoreOnDynamoDB(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	table := uniquePrefix(t) + "-records"
+	attrs, key := ddbitem.KeySchema()
+	if _, err := clients.DynamoDB.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName: &table, BillingMode: ddbtypes.BillingModePayPerRequest, AttributeDefinitions: attrs, KeySchema: key,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	store := dedupe.NewDynamoDB(clients.DynamoDB, table).InMode(dedupe.ModeCheck).(dedupetest.Store)
+	dedupetest.Run(t, store, dedupetest.Options{Destination: "orders", Mode: dedupe.ModeCheck})
+}
+
+// TestDedupeCheckModeEndToEnd: a stack with dedupe.mode check delivers an
+// event once, writes its record once (DELIVERED, no lease), and refuses the
+// provider's resend that comes after it, as the lease does.
+func TestDedupeCheckModeEndToEnd(t *testing.T) {
+	t.Parallel()
+	// While the POST is open, the record is not written yet (with the
+	// lease it would be IN_PROGRESS): the mode reached the deliverer.
+	var e *env
+	var during atomic.Value
+	a := newReceiver(t, func(n int, r *http.Request) int {
+		_, found := e.record("a", r.Header.Get("webhook-id"))
+		during.Store(found)
+		return http.StatusOK
+	})
+	e = startEnv(t, []string{destJSON("a", a, "")}, map[string]*receiver{"a": a},
+		func(o *devstack.Options) { o.Config.Dedupe.Mode = config.DedupeCheck })
+	first := e.send("stripe", "stripe", "payment_intent.succeeded", "evt_check_mode", nil)
+	waitFor(t, patience(t, 20*time.Second), "the delivery", func() bool { return len(a.ids()) >= 1 })
+	waitFor(t, patience(t, 20*time.Second), "the record", func() bool {
+		r, _ := e.record("a", first.id)
+		return r.Status == dedupe.StatusDelivered
+	})
+	again := e.send("stripe", "stripe", "payment_intent.succeeded", "evt_check_mode", nil)
+	if again.id != first.id {
+		t.Fatalf("the resend got id %s, want %s", again.id, first.id)
+	}
+	time.Sleep(settle)
+	if got := a.ids(); len(got) != 1 || got[0] != first.id {
+		t.Errorf("received %v, want %s once", got, first.id)
+	}
+	if found, _ := during.Load().(bool); found {
+		t.Error("the record existed during the POST: the deliverer took a lease, not dedupe.mode check")
+	}
+	if r, _ := e.record("a", first.id); r.Status != dedupe.StatusDelivered || r.Attempts != 1 || r.LeaseToken != "" {
+		t.Errorf("record = %s after %d attempts, lease %q; want DELIVERED after 1, no lease", r.Status, r.Attempts, r.LeaseToken)
+	}
 }

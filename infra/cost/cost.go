@@ -250,7 +250,7 @@ func Resources(cfg *config.Config) Counts {
 		c.AlarmMetrics += len(ingest.ServerErrorCodes(src))
 	}
 	c.Rules = pausing
-	c.Dashboards = 1 + max(0, d-1)/LanesPerDashboard
+	c.Dashboards = len(DashboardMetrics(cfg))
 	// The topic key (unless it is SNS's AWS managed one), and the data key
 	// of the archive and payload buckets.
 	c.KMSKeys = b(cfg.CustomerKey()) + b(archive || cfg.LargePayloads())
@@ -261,7 +261,7 @@ func Resources(cfg *config.Config) Counts {
 	c.Functions = 1 + d + b(c.EnsuredSecrets > 0)
 	c.EventSourceMappings = d
 	c.Subscriptions = d + b(archive) + b(email)
-	c.Topics = 1 + b(email)
+	c.Topics = 1 + b(email) + b(cfg.AnyOrdered()) // the FIFO topic (fifo.go)
 	c.Tables = 1
 	c.Buckets = b(archive) + b(cfg.LargePayloads())
 	c.DeliveryStreams = b(archive)
@@ -294,6 +294,14 @@ func Reference(n int) *config.Config {
 			Name: fmt.Sprintf("dest-%02d", i+1), URL: fmt.Sprintf("https://dest-%02d.example.com/hooks", i+1),
 		})
 	}
+	return cfg
+}
+
+// ReferenceWith is Reference(n) with the options the fixed part follows
+// from its resources (the dashboards and their metrics).
+func ReferenceWith(n int, o Options) *config.Config {
+	cfg := Reference(n)
+	cfg.Metrics.Dashboard, cfg.Metrics.LaneDimensions = &o.Dashboard, &o.LaneDimensions
 	return cfg
 }
 
@@ -340,6 +348,14 @@ type Options struct {
 	WAF bool
 	// BatchWindow is each destination's batchWindowSeconds.
 	BatchWindow float64
+	// DedupeMode is dedupe.mode: lease (two writes a delivery) or check (a
+	// read and a write).
+	DedupeMode string
+	// Dashboard is metrics.dashboard, LaneDimensions metrics.laneDimensions.
+	Dashboard, LaneDimensions bool
+	// AppLog is functions.logLevel: INFO writes a line per accepted
+	// request and per delivered attempt, WARN only the others'.
+	AppLog string
 }
 
 // OptionsOf reads the options of a configuration.
@@ -348,7 +364,8 @@ func OptionsOf(cfg *config.Config) Options {
 		API: Prices.APIHTTP, Tracing: cfg.TracingMode(), SystemLog: cfg.Functions.SystemLog(),
 		IngestMB: float64(cfg.Functions.IngestMemory()), DeliverMB: float64(cfg.Functions.DeliverMemory()),
 		Archive: cfg.Archive.Enabled(), PITR: cfg.Dedupe.PITR(), WAF: cfg.API.WAF.Enabled,
-		DetailedMetrics: cfg.API.Detailed(), CustomerKey: cfg.CustomerKey(),
+		DetailedMetrics: cfg.API.Detailed(), CustomerKey: cfg.CustomerKey(), DedupeMode: cfg.DedupeMode(),
+		Dashboard: cfg.Metrics.Dashboards(), LaneDimensions: cfg.Metrics.PerLane(), AppLog: cfg.Functions.AppLog(),
 	}
 	if cfg.API.Kind() == config.APITypeREST {
 		o.API = Prices.APIRest
@@ -366,16 +383,24 @@ func Defaults() Options {
 	return o
 }
 
-// Cheapest keeps every guarantee (signed, at least once, one successful
-// POST per event barring a crash, dead letters, alarms) and drops what is
-// optional: the archive (replay of delivered events), the record table's
-// point-in-time recovery and the customer managed topic key, and waits a
-// second for batches to fill.
+// Cheapest keeps every guarantee given to subscribers (signed, at least
+// once, the same webhook-id for every copy, copies one after another
+// refused for the record's life, 410 final, dead letters) and every alarm,
+// and drops what is optional: the archive (replay of delivered events),
+// the record table's point-in-time recovery, the customer managed topic
+// key, the dashboards, the per-lane metric dimensions and the lines of
+// what went well (functions.logLevel WARN: the records, ops status and the
+// access log remain the trail); it keeps the
+// record with dedupe.mode check (copies handled at the same moment can
+// both be POSTed) and waits a second for batches to fill.
 func Cheapest() Options {
 	o := Defaults()
 	o.Name = "cheapest with every guarantee"
 	o.Archive, o.PITR, o.CustomerKey = false, false, false
 	o.BatchWindow = 1
+	o.DedupeMode = config.DedupeCheck
+	o.Dashboard, o.LaneDimensions = false, false
+	o.AppLog = config.LogLevelWarn
 	return o
 }
 
@@ -472,6 +497,16 @@ func b2f(v bool) float64 { return float64(b(v)) }
 
 func gbs(mb float64) float64 { return mb / 1024 }
 
+// appLogBytes is a function's own line for an accepted request or a
+// delivered attempt: written at INFO, not at WARN (the page's events are
+// all accepted and delivered at the first attempt).
+func appLogBytes(o Options, line float64) float64 {
+	if o.AppLog == config.LogLevelWarn {
+		return 0
+	}
+	return line
+}
+
 // platformBytes is the platform's lines per invocation at the system log
 // level (none at WARN).
 func platformBytes(o Options) float64 {
@@ -486,7 +521,7 @@ func platformBytes(o Options) float64 {
 func ingestLines(sc Scenario, o Options) []Line {
 	n := sc.Events
 	p, a := Prices, Assumed
-	logs := n * (a.IngestLogBytes.Value + a.IngestEMFBytes.Value + a.AccessLogBytes.Value + platformBytes(o))
+	logs := n * (appLogBytes(o, a.IngestLogBytes.Value) + a.IngestEMFBytes.Value + a.AccessLogBytes.Value + platformBytes(o))
 	lines := []Line{
 		{"API Gateway (" + apiName(o.API) + ")", n / million * o.API.USD},
 		{"Lambda ingest: requests and GB-s", n/million*p.LambdaRequest.USD + n*IngestMs(sc, o)/1000*gbs(o.IngestMB)*p.LambdaGBSecond.USD},
@@ -518,6 +553,7 @@ func Variable(sc Scenario, o Options) []Line {
 	record := bodyBytes*a.EscapeFactor.Value + a.EnvelopeBytes.Value
 	firehoseBilled := math.Ceil(record/(5*1024)) * 5 * 1024
 	lines := ingestLines(sc, o)
+	recordItem, recordPerDelivery := recordCalls(o)
 	lines = append(lines,
 		Line{"SNS publishes", n * chunks64(sc.BodyKB) / million * p.SNSPublish.USD},
 		// Per delivery: SNS's SendMessage; per batch the mapping's
@@ -525,8 +561,7 @@ func Variable(sc Scenario, o Options) []Line {
 		// only on failures.
 		Line{"SQS requests", (deliveries*chunks64(sc.BodyKB) + 2*invocations*chunks64(sc.BodyKB*batch)) / million * p.SQSRequest.USD},
 		Line{"Lambda deliver: requests and GB-s", invocations/million*p.LambdaRequest.USD + invocations*DeliverMs(sc, o)/1000*gbs(o.DeliverMB)*p.LambdaGBSecond.USD},
-		// Claim and finish: two writes of a record under 1 KB.
-		Line{"DynamoDB: claim and finish writes", deliveries * 2 / million * p.DynamoWrite.USD},
+		Line{recordItem, deliveries * recordPerDelivery},
 		Line{"DynamoDB: records kept (and PITR)", deliveries * a.RecordBytes.Value / gb * (p.DynamoStorage.USD + b2f(o.PITR)*p.PITR.USD) * a.RecordDays.Value / 30},
 	)
 	if o.Archive {
@@ -536,7 +571,7 @@ func Variable(sc Scenario, o Options) []Line {
 		)
 	}
 	lines = append(lines,
-		Line{"CloudWatch Logs: deliver lines", (deliveries*(a.DeliverLogBytes.Value+a.DeliverEMFBytes.Value) + invocations*platformBytes(o)) / gb * p.LogsIngest.USD},
+		Line{"CloudWatch Logs: deliver lines", (deliveries*(appLogBytes(o, a.DeliverLogBytes.Value)+a.DeliverEMFBytes.Value) + invocations*platformBytes(o)) / gb * p.LogsIngest.USD},
 		Line{"X-Ray: deliver traces", invocations * sampledShare(sc, o.Tracing) / million * p.XRayTrace.USD},
 		Line{"Data transfer out to subscribers", deliveries * (bodyBytes + a.RequestOverheadBytes.Value) / gb * p.DataOut.USD},
 	)
@@ -586,14 +621,15 @@ const FreeDashboards = 3
 // spent elsewhere.
 func Fixed(n int, o Options) []Line {
 	p, a := Prices, Assumed
-	c := Resources(Reference(n))
-	s := len(Reference(n).Sources)
+	ref := ReferenceWith(n, o)
+	c := Resources(ref)
+	s := len(ref.Sources)
 	idleReceives := a.Pollers.Value * a.MonthSeconds.Value / a.LongPollSeconds.Value
-	metrics := float64(s)*(a.IngestMetrics.Value+b2f(o.DetailedMetrics)*a.RouteMetrics.Value) + float64(n)*a.LaneMetrics.Value
+	metrics := float64(s)*(a.IngestMetrics.Value+b2f(o.DetailedMetrics)*a.RouteMetrics.Value) + laneMetricsCount(n, o)
 	lines := []Line{
 		{"Secrets Manager: secrets", float64(c.BilledSecrets) * p.Secret.USD},
 		{"CloudWatch: alarms", float64(c.AlarmMetrics) * p.Alarm.USD},
-		{"CloudWatch: dashboards beyond the 3 free", float64(max(0, c.Dashboards-FreeDashboards)) * p.Dashboard.USD},
+		{"CloudWatch: dashboards (3 of up to 50 metrics free)", float64(DashboardsBilled(ref)) * p.Dashboard.USD},
 		{"CloudWatch: custom metrics", metrics * p.Metric.USD},
 		{"KMS: the topic key, the data key (archive, large bodies) and their requests", float64(b(o.CustomerKey)+c.KMSKeys-b(Reference(n).CustomerKey()))*p.KMSKey.USD + a.KMSRequestsPerMonth.Value/1e4*p.KMSRequests.USD},
 		{"SQS: the event source mappings' idle long polls", float64(c.EventSourceMappings) * idleReceives / million * p.SQSRequest.USD},

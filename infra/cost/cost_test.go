@@ -142,12 +142,35 @@ func TestLinesByHand(t *testing.T) {
 	if got := line(t, cost.Fixed(20, noRoutes), "CloudWatch: custom metrics"); !near(got, (2+4*20)*0.30) {
 		t.Errorf("custom metrics of 20 destinations without detailed metrics: %v", got)
 	}
-	// One dashboard, within the account's three free.
-	if got := line(t, f, "CloudWatch: dashboards beyond the 3 free"); got != 0 {
-		t.Errorf("dashboards of 20 destinations: %v, want 0 (3 free)", got)
+	// Dashboards: free within the account's three of up to 50 metrics. One
+	// destination's overview has 4 + 12 + 14 = 30 metrics, two's 44: free;
+	// three's 58, and 20's 296: billed. 121 destinations: four pages, the
+	// first three over 50 metrics, the last (one row, 14) free.
+	const dash = "CloudWatch: dashboards (3 of up to 50 metrics free)"
+	for n, want := range map[int]float64{1: 0, 2: 0, 3: 3, 20: 3, 121: 9} {
+		if got := line(t, cost.Fixed(n, def), dash); !near(got, want) {
+			t.Errorf("dashboards of %d destinations (%v metrics): %v, want %v", n, cost.DashboardMetrics(cost.Reference(n)), got, want)
+		}
 	}
-	if got := line(t, cost.Fixed(121, def), "CloudWatch: dashboards beyond the 3 free"); !near(got, 3) {
-		t.Errorf("dashboards of 121 destinations (4 pages): %v, want 3", got)
+	// Without per-lane dimensions the rows have 7 metrics: 20 + 7 × 4 = 48
+	// for four destinations, free; and no dashboard at all costs nothing.
+	lean := def
+	lean.LaneDimensions = false
+	if got := line(t, cost.Fixed(4, lean), dash); got != 0 {
+		t.Errorf("dashboard of 4 destinations without lane dimensions: %v, want 0", got)
+	}
+	if got := line(t, cost.Fixed(20, lean), "CloudWatch: custom metrics"); !near(got, (2+5+4)*0.30) {
+		t.Errorf("custom metrics of 20 destinations without lane dimensions: %v, want the lanes' 4 once", got)
+	}
+	lean.Dashboard = false
+	if got := line(t, cost.Fixed(121, lean), dash); got != 0 {
+		t.Errorf("no dashboards: %v", got)
+	}
+	// dedupe.mode check: a read and a write per delivery.
+	check := def
+	check.DedupeMode = config.DedupeCheck
+	if got := line(t, cost.Variable(small5, check), "DynamoDB: a read and one write (dedupe.mode check)"); !near(got, 5*(0.125+0.625)) {
+		t.Errorf("check mode's DynamoDB line: %v, want 3.75", got)
 	}
 }
 
@@ -175,7 +198,8 @@ func TestFloor(t *testing.T) {
 func TestOptionsOfTheConfig(t *testing.T) {
 	cfg := cost.Reference(1)
 	got := cost.OptionsOf(cfg)
-	want := cost.Options{API: cost.Prices.APIHTTP, Tracing: "off", SystemLog: "WARN", IngestMB: 128, DeliverMB: 128, Archive: true, PITR: true, DetailedMetrics: true, CustomerKey: true}
+	want := cost.Options{API: cost.Prices.APIHTTP, Tracing: "off", SystemLog: "WARN", IngestMB: 128, DeliverMB: 128, Archive: true, PITR: true, DetailedMetrics: true, CustomerKey: true,
+		DedupeMode: "lease", Dashboard: true, LaneDimensions: true, AppLog: "INFO"}
 	if got != want {
 		t.Errorf("defaults %+v, want %+v", got, want)
 	}
@@ -188,8 +212,11 @@ func TestOptionsOfTheConfig(t *testing.T) {
 	cfg.Dedupe.PointInTimeRecovery = &off
 	cfg.API.DetailedMetrics = &off
 	cfg.TopicKey = "aws-managed"
+	cfg.Dedupe.Mode = "check"
+	cfg.Functions.LogLevel = "WARN"
+	cfg.Metrics.Dashboard, cfg.Metrics.LaneDimensions = &off, &off
 	got = cost.OptionsOf(cfg)
-	want = cost.Options{API: cost.Prices.APIRest, WAF: true, Tracing: "all", SystemLog: "INFO", IngestMB: 256, DeliverMB: 512, BatchWindow: 2}
+	want = cost.Options{API: cost.Prices.APIRest, WAF: true, Tracing: "all", SystemLog: "INFO", IngestMB: 256, DeliverMB: 512, BatchWindow: 2, DedupeMode: "check", AppLog: "WARN"}
 	if got != want {
 		t.Errorf("set %+v, want %+v", got, want)
 	}

@@ -93,6 +93,20 @@ func Render() string {
 		w("\n")
 	}
 
+	w("\n### The targets\n\n")
+	w("Issue #21's targets, per million 1 KB events, against the model's figures (the reasons are in the prose above).\n\n")
+	w("| target | figure | at most | met |\n|---|---:|---:|---|\n")
+	for _, t := range Targets() {
+		f, m := usd(t.Figure), usd(t.Most)
+		if t.Ratio {
+			f, m = ratio(t.Figure)+"×", ratio(t.Most)+"×"
+		}
+		met := "no"
+		if t.Met() {
+			met = "yes"
+		}
+		w("| %s | %s | %s | %s |\n", t.Name, f, m, met)
+	}
 	w("\n### What each option adds\n\n")
 	w("Against the defaults, per million 1 KB events to one destination, and to each destination more, at a million events a month.\n\n")
 	w("| option | one destination | each more |\n|---|---:|---:|\n")
@@ -105,6 +119,18 @@ func Render() string {
 		w("| %s | %s | %s |\n", opt.name, signed(d1), signed(d2))
 	}
 
+	w("\n### The batching window\n\n")
+	w("`batchWindowSeconds` against its latency, with the defaults otherwise: messages per invocation, and each destination's cost per million 1 KB events. A window delays every event by up to its length; it saves only where a lane's rate fills batches.\n\n")
+	w("| `batchWindowSeconds` | adds up to | 1 M: per invocation | 1 M: each destination | 100 M: per invocation | 100 M: each destination |\n|---:|---:|---:|---:|---:|---:|\n")
+	for _, win := range []float64{0, 1, 5, 20, 60} {
+		o := def
+		o.BatchWindow = win
+		w("| %s | %s s |", num(win), num(win))
+		for _, n := range []float64{million, 100 * million} {
+			w(" %s | %s |", num(Batch(Scenario{Events: n, BodyKB: 1, Destinations: 1}, o)), usd(PerExtraDestination(n, 1, o)))
+		}
+		w("\n")
+	}
 	w("\n### Fixed monthly part, with the defaults\n\n")
 	dests := []int{1, 5, 20}
 	w("| line item |")
@@ -144,10 +170,16 @@ func Render() string {
 		usd(WAFFixed()), usd(WAFPerMillion()))
 	w("With `api.detailedMetrics` false: %s a month less per source (its five route metrics; its `ClientErrorsAlarm`, which reads them, then has no data).\n",
 		usd(Assumed.RouteMetrics.Value*Prices.Metric.USD))
+	w("With `metrics.laneDimensions` false: %s a month less per destination past the first (its %s delivery metrics are published once for all lanes; no alarm reads them), and each dashboard row graphs %d metrics instead of %d.\n",
+		usd(Assumed.LaneMetrics.Value*Prices.Metric.USD), num(Assumed.LaneMetrics.Value), LaneRowMetricsAggregate, LaneRowMetrics)
+	w("With `metrics.dashboard` false: no dashboards (no alarm reads them); the bill loses the dashboards line (%s a month each beyond the free tier: %d dashboards of up to %d metrics; with one source the overview has %d metrics plus %d per destination, so it is free up to two destinations, %d without lane dimensions).\n",
+		usd(Prices.Dashboard.USD), FreeDashboards, FreeDashboardMetrics, OverviewSourceMetrics+OverviewFixedMetrics, LaneRowMetrics, (FreeDashboardMetrics-OverviewSourceMetrics-OverviewFixedMetrics)/LaneRowMetricsAggregate)
 	w("With `topicKey` `aws-managed` (and no alarm e-mail, whose topic keeps the customer key): %s a month less (the key; its requests are billed either way).\n", usd(Prices.KMSKey.USD))
 	w("With `pause` on a destination: %s a month (its alarm, and a probe tick a minute: an invocation, its log lines, a read) and %s per million batches that made attempts (one write to the lane's item).\n",
 		usd(PauseFixed()), usd(PausePerMillionBatches()))
 	w("%s\n", clientAuthLine())
+
+	renderOrdered(&b) // fifo.go
 
 	w("\n### The alternatives, a month\n\n")
 	w("Whole monthly bills (the fixed part included), with the defaults' ingest in front of each.\n\n")
@@ -203,11 +235,14 @@ func optionRows() []optionRow {
 		{"`tracing` `sampled`", func(o *Options) { o.Tracing = config.TracingSampled }},
 		{"`tracing` `all`", func(o *Options) { o.Tracing = config.TracingAll }},
 		{"`functions.systemLogLevel` `INFO` (or `DEBUG`)", func(o *Options) { o.SystemLog = config.SystemLogInfo }},
+		{"`functions.logLevel` `WARN` (no line for an accepted request or a delivered attempt)", func(o *Options) { o.AppLog = config.LogLevelWarn }},
 		{"`functions.ingestMemoryMB` 256", func(o *Options) { o.IngestMB = 256 }},
 		{"`functions.deliverMemoryMB` 256", func(o *Options) { o.DeliverMB = 256 }},
 		{"`archive.days` 0 (no archive)", func(o *Options) { o.Archive = false }},
 		{"`dedupe.pointInTimeRecovery` false", func(o *Options) { o.PITR = false }},
+		{"`dedupe.mode` `check` (a read before the POST, one write after; copies at the same moment can both be POSTed)", func(o *Options) { o.DedupeMode = config.DedupeCheck }},
 		{"`batchWindowSeconds` 1 (at 1 M no batch fills: adds up to 1 s of latency for nothing)", func(o *Options) { o.BatchWindow = 1 }},
+		{"`batchWindowSeconds` 60 (batches of 4 at 1 M; adds up to 60 s of latency)", func(o *Options) { o.BatchWindow = 60 }},
 	}
 }
 

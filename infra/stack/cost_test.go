@@ -84,6 +84,18 @@ func checkCostCounts(t *testing.T, cfg *config.Config, docs map[string]templateD
 	if diff := cmp.Diff(want, templateCounts(docs)); diff != "" {
 		t.Errorf("the cost model's resource counts differ from the templates (-model +templates): update infra/cost.Resources and docs/cost.md (go test ./infra/cost -update)\n%s", diff)
 	}
+	// The dashboards' free tier counts their metrics.
+	var got []int
+	for _, doc := range docs {
+		for _, dash := range ofType(doc.Resources, "AWS::CloudWatch::Dashboard") {
+			got = append(got, dashboardMetrics(dash))
+		}
+	}
+	slices.Sort(got)
+	wantMetrics := slices.Sorted(slices.Values(cost.DashboardMetrics(cfg)))
+	if !slices.Equal(got, wantMetrics) {
+		t.Errorf("dashboard metrics %v in the templates, the cost model counts %v: update infra/cost/dashboards.go", got, wantMetrics)
+	}
 }
 
 // TestCostModelCounts synthesizes the deployment docs/cost.md prices and

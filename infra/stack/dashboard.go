@@ -30,14 +30,19 @@ type DashboardProps struct {
 	Period awscdk.Duration
 }
 
-// dashboardKit holds what every widget of one dashboard shares.
-type dashboardKit struct{ period awscdk.Duration }
+// dashboardKit holds what every widget of one dashboard shares: the
+// period, and whether the delivery metrics carry each lane's name
+// (metrics.laneDimensions).
+type dashboardKit struct {
+	period  awscdk.Duration
+	perLane bool
+}
 
 func newKit(p awscdk.Duration) dashboardKit {
 	if p == nil {
 		p = awscdk.Duration_Minutes(jsii.Number(5))
 	}
-	return dashboardKit{period: p}
+	return dashboardKit{period: p, perLane: true}
 }
 
 func (k dashboardKit) metric(name, dim, value, stat, label string) awscloudwatch.IMetric {
@@ -84,6 +89,7 @@ func graph(title string, left []awscloudwatch.IMetric, right []awscloudwatch.IMe
 // then one row per destination in props.Lanes.
 func NewDashboard(scope constructs.Construct, id string, props *DashboardProps) awscloudwatch.Dashboard {
 	k := newKit(props.Period)
+	k.perLane = props.Config.Metrics.PerLane()
 	d := awscloudwatch.NewDashboard(scope, jsii.String(id), &awscloudwatch.DashboardProps{
 		DefaultInterval: awscdk.Duration_Hours(jsii.Number(3)),
 	})
@@ -181,8 +187,9 @@ func splitNames(destination string, joined *string) LaneNames {
 
 // NewLaneDashboard makes a dashboard of destination rows only, for the
 // destinations past the overview's.
-func NewLaneDashboard(scope constructs.Construct, id string, lanes []LaneNames, period awscdk.Duration) awscloudwatch.Dashboard {
+func NewLaneDashboard(scope constructs.Construct, id string, lanes []LaneNames, period awscdk.Duration, perLane bool) awscloudwatch.Dashboard {
 	k := newKit(period)
+	k.perLane = perLane
 	d := awscloudwatch.NewDashboard(scope, jsii.String(id), &awscloudwatch.DashboardProps{
 		DefaultInterval: awscdk.Duration_Hours(jsii.Number(3)),
 	})
@@ -215,6 +222,20 @@ func (k dashboardKit) addLaneRows(d awscloudwatch.Dashboard, lanes []LaneNames) 
 	}
 	for _, l := range lanes {
 		n := l.Destination
+		if !k.perLane {
+			// metrics.laneDimensions false: the deliveries are graphed for
+			// all lanes at once (the overview); a row keeps what AWS
+			// publishes per resource, and the lane's paused gauge.
+			d.AddWidgets(
+				graph(n+": function errors and paused", []awscloudwatch.IMetric{
+					aws("AWS/Lambda", "Errors", "FunctionName", l.Function, "Sum", "function errors"),
+				}, []awscloudwatch.IMetric{
+					k.metric(metrics.LanePaused, metrics.DimDestination, n, "Maximum", "paused (1)"),
+				}),
+				k.queueGraph(n, l, sqs),
+			)
+			continue
+		}
 		d.AddWidgets(
 			graph(n+": deliveries and failures", []awscloudwatch.IMetric{
 				k.metric(metrics.DeliverySucceeded, metrics.DimDestination, n, "Sum", "succeeded"),
@@ -231,14 +252,19 @@ func (k dashboardKit) addLaneRows(d awscloudwatch.Dashboard, lanes []LaneNames) 
 			}, []awscloudwatch.IMetric{
 				k.metric(metrics.EventAge, metrics.DimDestination, n, "p99", "event age p99"),
 			}),
-			graph(n+": queue and DLQ depth", []awscloudwatch.IMetric{
-				sqs("ApproximateNumberOfMessagesVisible", l.Queue, "queue visible"),
-				sqs("ApproximateNumberOfMessagesNotVisible", l.Queue, "queue in flight / backing off"),
-				sqs("ApproximateNumberOfMessagesVisible", l.DLQ, "DLQ"),
-				sqs("ApproximateNumberOfMessagesVisible", l.SubscriptionDLQ, "subscription DLQ"),
-			}, []awscloudwatch.IMetric{
-				sqs("ApproximateAgeOfOldestMessage", l.Queue, ""),
-			}),
+			k.queueGraph(n, l, sqs),
 		)
 	}
+}
+
+// queueGraph is a lane row's queue and DLQ depth.
+func (k dashboardKit) queueGraph(n string, l LaneNames, sqs func(name string, queue *string, label string) awscloudwatch.IMetric) awscloudwatch.IWidget {
+	return graph(n+": queue and DLQ depth", []awscloudwatch.IMetric{
+		sqs("ApproximateNumberOfMessagesVisible", l.Queue, "queue visible"),
+		sqs("ApproximateNumberOfMessagesNotVisible", l.Queue, "queue in flight / backing off"),
+		sqs("ApproximateNumberOfMessagesVisible", l.DLQ, "DLQ"),
+		sqs("ApproximateNumberOfMessagesVisible", l.SubscriptionDLQ, "subscription DLQ"),
+	}, []awscloudwatch.IMetric{
+		sqs("ApproximateAgeOfOldestMessage", l.Queue, ""),
+	})
 }

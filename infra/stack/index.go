@@ -76,6 +76,9 @@ func newLaneIndex(scope constructs.Construct, lane *Lane, stackName string) awss
 		"pause":            pauseValue(d),
 		"retentionSeconds": int(d.Retention().Seconds()),
 		"egress":           egressPath(d),
+		// An ordered lane's key spec, "" on a standard lane (fifo.go): the
+		// operator command groups what it sends a FIFO queue by it.
+		"orderingKey": orderingKey(d),
 	}
 	p := awsssm.NewStringParameter(scope, jsii.String("Index"), &awsssm.StringParameterProps{
 		ParameterName: jsii.String(LaneParameterName(stackName, d.Name)),

@@ -44,6 +44,9 @@ type IngestAPIProps struct {
 	Config *config.Config
 	// Topic is where accepted events are published (required).
 	Topic awssns.ITopic
+	// OrderedTopic is the SNS FIFO topic ingest also publishes to when
+	// some destination is ordered (fifo.go); nil: none.
+	OrderedTopic awssns.ITopic
 	// Code is the ingest function's code (required).
 	Code awslambda.Code
 	// SourceSecrets maps each source to its secret (required: one per source).
@@ -125,6 +128,9 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 		replayTable = *props.Table.TableName()
 	}
 	a.Env = ingest.FunctionEnv(cfg, *props.Topic.TopicArn(), bucket, "", replayTable) // the archive bucket joins later (stack.New)
+	if props.OrderedTopic != nil {
+		a.Env = a.Env.WithOrdering(cfg, *props.OrderedTopic.TopicArn())
+	}
 	parts, err := newFunction(a.Construct, functionSpec{
 		description:    "Hookfan ingest: verifies webhooks and publishes them to the fan-out topic",
 		code:           props.Code,
@@ -149,6 +155,9 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 	// Least privilege: publish to the topic (with the topic key) and read
 	// the configured source secrets.
 	props.Topic.GrantPublish(a.Role)
+	if props.OrderedTopic != nil {
+		props.OrderedTopic.GrantPublish(a.Role)
+	}
 	suppress(a.Role, suppression{id: "AwsSolutions-IAM5", reason: "Publishing to a KMS-encrypted topic needs kms:GenerateDataKey* (GenerateDataKey and its WithoutPlaintext variant, as AWS documents for SNS publishers) on the topic's key only; the resource is that one key.", appliesTo: []string{"Action::kms:GenerateDataKey*"}})
 	names := make([]string, 0, len(props.SourceSecrets))
 	for n := range props.SourceSecrets {

@@ -44,6 +44,10 @@ type LaneProps struct {
 	Config *config.Config
 	// Topic is the fan-out topic the lane subscribes to (required).
 	Topic awssns.ITopic
+	// OrderedTopic is the SNS FIFO topic an ordered destination's lane
+	// subscribes to instead (fifo.go); required when the destination is
+	// ordered.
+	OrderedTopic awssns.ITopic
 	// Table is the delivery-record table (required).
 	Table awsdynamodb.ITable
 	// Code is the deliver function's code (required).
@@ -140,6 +144,13 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 	}
 	d := props.Destination
 	cfg := props.Config
+	topic, err := laneTopic(props)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckOrderedLane(d); err != nil {
+		return nil, err
+	}
 	memory := float64(cfg.Functions.DeliverMemory())
 	if props.MemoryMB != nil {
 		memory = *props.MemoryMB
@@ -159,14 +170,12 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 	// names the DLQ in its redrive policy. To avoid a reference cycle the
 	// source queue gets a CDK-generated, path-derived name, so its ARN is
 	// known without referencing the queue.
-	queueName := *awscdk.Names_UniqueResourceName(l.Construct, &awscdk.UniqueResourceNameOptions{
-		MaxLength: jsii.Number(74), Separator: jsii.String("-"), AllowedSpecialCharacters: jsii.String("-_"),
-	}) + "-queue"
+	queueName := laneQueueName(l.Construct, d)
 	queueArn := awscdk.Stack_Of(l.Construct).FormatArn(&awscdk.ArnComponents{
 		Service: jsii.String("sqs"), Resource: jsii.String(queueName),
 	})
 
-	l.DeadLetterQueue = awssqs.NewQueue(l.Construct, jsii.String("DeadLetterQueue"), &awssqs.QueueProps{
+	l.DeadLetterQueue = awssqs.NewQueue(l.Construct, jsii.String("DeadLetterQueue"), fifoQueue(d, &awssqs.QueueProps{
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
 		RetentionPeriod: seconds(config.DLQRetention),
@@ -177,9 +186,9 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 		// Removing a destination must never destroy messages it failed to
 		// deliver: the DLQ outlives the lane and is deleted by hand.
 		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
-	})
+	}))
 	suppress(l.DeadLetterQueue, suppression{id: "Serverless-SQSRedrivePolicy", reason: "This queue is the lane's dead-letter queue (the redrive target of the lane's queue); a DLQ has no DLQ of its own."})
-	l.Queue = awssqs.NewQueue(l.Construct, jsii.String("Queue"), &awssqs.QueueProps{
+	l.Queue = awssqs.NewQueue(l.Construct, jsii.String("Queue"), fifoQueue(d, &awssqs.QueueProps{
 		QueueName:         jsii.String(queueName),
 		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:        jsii.Bool(true),
@@ -192,23 +201,23 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 		// In-flight messages of a removed destination have nowhere to go;
 		// docs/operations.md#remove-a-destination says to drain a lane first.
 		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
-	})
-	l.SubscriptionDeadLetterQueue = awssqs.NewQueue(l.Construct, jsii.String("SubscriptionDeadLetterQueue"), &awssqs.QueueProps{
+	}))
+	l.SubscriptionDeadLetterQueue = awssqs.NewQueue(l.Construct, jsii.String("SubscriptionDeadLetterQueue"), fifoQueue(d, &awssqs.QueueProps{
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
 		RetentionPeriod: seconds(config.DLQRetention),
 		RemovalPolicy:   awscdk.RemovalPolicy_RETAIN,
-	})
+	}))
 	suppress(l.SubscriptionDeadLetterQueue,
 		suppression{id: "AwsSolutions-SQS3", reason: "This queue is the SNS subscription's dead-letter queue (RedrivePolicy.deadLetterTargetArn of the lane's subscription); a DLQ has no DLQ of its own."},
 		suppression{id: "Serverless-SQSRedrivePolicy", reason: "This queue is the SNS subscription's dead-letter queue; a DLQ has no DLQ of its own."},
 	)
 
-	l.Subscription = props.Topic.AddSubscription(awssnssubscriptions.NewSqsSubscription(l.Queue, &awssnssubscriptions.SqsSubscriptionProps{
+	l.Subscription = topic.AddSubscription(awssnssubscriptions.NewSqsSubscription(l.Queue, &awssnssubscriptions.SqsSubscriptionProps{
 		RawMessageDelivery: jsii.Bool(true),
 		DeadLetterQueue:    l.SubscriptionDeadLetterQueue,
 	}))
-	if policy, scope := cfg.SubscriptionFilter(d); policy != "" {
+	if policy, scope := laneFilter(cfg, d); policy != "" {
 		var doc map[string]any
 		if err := json.Unmarshal([]byte(policy), &doc); err != nil {
 			return nil, fmt.Errorf("destination %s: filter policy: %w", d.Name, err)
@@ -284,9 +293,8 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 
 	// Least privilege: its own secret, its own queue (through the event
 	// source mapping: receive, delete, change visibility), and the record
-	// calls on the table (claim and finish are conditional UpdateItems;
-	// GetItem reads a record back) on its own records only: every key the
-	// lane touches starts with "<destination>#".
+	// calls on the table (recordActions) on its own records only: every
+	// key the lane touches starts with "<destination>#".
 	l.Secret.GrantRead(l.Role, nil)
 	l.grantShaping()
 	// The headers' secrets, each by the name the function reads it by.
@@ -314,7 +322,7 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 		grantPayloadGet(l.Role, buckets, props.PayloadKeyArn, payloadPrefixes(d.Filter))
 	}
 	l.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions:   jsii.Strings("dynamodb:GetItem", "dynamodb:UpdateItem"),
+		Actions:   recordActions(cfg, pauses),
 		Resources: &[]*string{props.Table.TableArn()},
 		Conditions: &map[string]any{
 			"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": []string{dedupe.Key(d.Name, "*")}},
@@ -336,7 +344,7 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 	if pauses {
 		l.addPause(rule)
 	}
-	l.guardQueues(props.Topic.TopicArn(), props.OperatorRoleArn, pauses)
+	l.guardQueues(topic.TopicArn(), props.OperatorRoleArn, requeues(d))
 	l.addAlarms(cfg, props.AlarmAction)
 	return l, nil
 }
@@ -353,17 +361,18 @@ var (
 
 // guardQueues makes the operator role the one principal that can inject a
 // delivery: sending to the lane's queue is denied to everyone but SNS
-// delivering from the fan-out topic (aws:SourceArn), the operator role and,
-// when the lane pauses, its own function (which re-queues a message at its
-// last receive). A DLQ redrive sends as whoever starts it, so it is run
+// delivering from the lane's topic (aws:SourceArn: the fan-out topic, or
+// the FIFO topic of an ordered lane), the operator role and, when the lane
+// re-queues (a standard lane that pauses), its own function (which
+// re-queues a message at its last receive). A DLQ redrive sends as whoever starts it, so it is run
 // under the operator role too (ops redrive, or the console after switching
 // to the role). A message only reaches a subscriber from the queue, and a
 // message in the DLQ only gets back to the queue by a redrive: the DLQ
 // itself is left to SQS's redrive policy (which moves messages without a
 // SendMessage call) and gets the operator's receive and move calls.
-func (l *Lane) guardQueues(topicArn, operatorArn *string, pauses bool) {
+func (l *Lane) guardQueues(topicArn, operatorArn *string, requeues bool) {
 	senders := []*string{operatorArn}
-	if pauses {
+	if requeues {
 		senders = append(senders, l.Role.RoleArn())
 	}
 	l.Queue.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
@@ -422,8 +431,11 @@ func (l *Lane) addPause(rule config.PauseRule) {
 		reason:    "lambda:ListEventSourceMappings has no resource-level permissions, so AWS requires Resource \"*\"; lambda:UpdateEventSourceMapping is limited by the lambda:FunctionArn condition to the mappings of the lane's own function, whose id the function cannot know in advance.",
 		appliesTo: []string{"Resource::*", "Resource::arn:<AWS::Partition>:lambda:<AWS::Region>:<AWS::AccountId>:event-source-mapping:*"}})
 	// A message at its last receive while the lane is paused is sent to
-	// the queue again as a fresh copy, rather than to the DLQ unattempted.
-	l.Queue.GrantSendMessages(l.Role)
+	// the queue again as a fresh copy, rather than to the DLQ unattempted
+	// (not on an ordered lane: requeues).
+	if requeues(l.Destination) {
+		l.Queue.GrantSendMessages(l.Role)
+	}
 
 	l.ProbeSchedule = awsevents.NewRule(l.Construct, jsii.String("ProbeSchedule"), &awsevents.RuleProps{
 		Description: jsii.String(fmt.Sprintf("Hookfan destination %s: probes the lane while it is paused", name)),

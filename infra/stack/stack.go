@@ -40,7 +40,10 @@ type Hookfan struct {
 	// alarm topic; nil when neither needs it.
 	TopicKey awskms.Key
 	Topic    awssns.Topic
-	Table    awsdynamodb.Table
+	// OrderedTopic is the SNS FIFO topic of the ordered destinations'
+	// lanes (fifo.go); nil when no destination is ordered.
+	OrderedTopic awssns.Topic
+	Table        awsdynamodb.Table
 	// Payloads holds bodies larger than one SNS message; nil when no
 	// source takes them (config.LargePayloads).
 	Payloads *PayloadBucket
@@ -160,6 +163,9 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 		topicProps.TracingConfig = t
 	}
 	h.Topic = awssns.NewTopic(stack, jsii.String("Topic"), topicProps)
+	if cfg.AnyOrdered() {
+		h.OrderedTopic = NewOrderedTopic(stack, "OrderedTopic", cfg, fanoutKey)
+	}
 	h.Table = NewRecordTable(stack, "DeliveryRecords", cfg.Dedupe.PITR())
 
 	retention, err := retentionDays(cfg.API.LogRetention())
@@ -211,7 +217,7 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 		}
 	}
 	h.Ingest, err = NewIngestAPI(stack, "Ingest", &IngestAPIProps{
-		Config: cfg, Topic: h.Topic, Code: code("ingest"), SourceSecrets: h.Sources.Secrets, Table: h.Table, AlarmAction: action, Payloads: h.Payloads,
+		Config: cfg, Topic: h.Topic, OrderedTopic: h.OrderedTopic, Code: code("ingest"), SourceSecrets: h.Sources.Secrets, Table: h.Table, AlarmAction: action, Payloads: h.Payloads,
 	})
 	if err != nil {
 		return nil, err
@@ -231,6 +237,10 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 			reason: "topicKey aws-managed: the grant CDK makes for the alias alias/aws/sns is limited by condition to the key carrying that alias, SNS's AWS managed key, which only SNS can use on the account's behalf."})
 	}
 	guardTopic(h.Topic, h.Ingest.Role)
+	if h.OrderedTopic != nil {
+		guardTopic(h.OrderedTopic, h.Ingest.Role)
+		checkFIFOQuota(h.OrderedTopic, cfg)
+	}
 	h.Operator = NewOperatorRole(stack, "Operator", &OperatorRoleProps{
 		Config: cfg, Table: h.Table, Payloads: h.Payloads, Archive: h.Archive, Key: h.DataKey,
 	})
@@ -241,11 +251,8 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 		}
 	}
 
-	filtered := 0
+	filtered := standardFiltered(cfg)
 	for _, d := range cfg.Destinations {
-		if policy, _ := cfg.SubscriptionFilter(d); policy != "" {
-			filtered++
-		}
 		ns := awscdk.NewNestedStack(stack, jsii.String("Lane-"+d.Name), &awscdk.NestedStackProps{
 			Description: jsii.String("Hookfan lane of destination " + d.Name),
 		})
@@ -255,6 +262,9 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 		topic := awssns.Topic_FromTopicArn(ns, jsii.String("Topic"), h.Topic.TopicArn())
 		lp := &LaneProps{Destination: d, Config: cfg, Topic: topic, Table: h.Table, Code: code("deliver"), AlarmAction: action,
 			OperatorRoleArn: h.Operator.Role.RoleArn(), Egress: h.Egress}
+		if d.Ordered() {
+			lp.OrderedTopic = orderedTopicRef(ns, h.OrderedTopic)
+		}
 		if h.Payloads != nil {
 			lp.PayloadBucketName, lp.PayloadBucketArn, lp.PayloadKeyArn = h.Payloads.Bucket.BucketName(), h.Payloads.Bucket.BucketArn(), h.DataKey.KeyArn()
 			if h.Archive != nil {
@@ -277,7 +287,10 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 	if err := h.addDashboards(cfg); err != nil {
 		return nil, err
 	}
-	dashboards := []*string{h.Dashboard.DashboardName()}
+	dashboards := []*string{}
+	if h.Dashboard != nil {
+		dashboards = append(dashboards, h.Dashboard.DashboardName())
+	}
 	for _, d := range h.LaneDashboards {
 		dashboards = append(dashboards, d.DashboardName())
 	}
@@ -352,7 +365,9 @@ func (h *Hookfan) checkResourceCount() error {
 // trail and failure queries, beside its dashboard.
 func (h *Hookfan) addDashboards(cfg *config.Config) error {
 	first := h.Lanes[:min(len(h.Lanes), LanesPerDashboard)]
-	h.Dashboard = NewDashboard(h.Stack, "Dashboard", &DashboardProps{Config: cfg, Ingest: h.Ingest, Lanes: first})
+	if cfg.Metrics.Dashboards() {
+		h.Dashboard = NewDashboard(h.Stack, "Dashboard", &DashboardProps{Config: cfg, Ingest: h.Ingest, Lanes: first})
+	}
 	folder := QueryFolder(*h.Stack.StackName())
 	firstNames := make([]LaneNames, len(first))
 	for i, l := range first {
@@ -383,7 +398,9 @@ func (h *Hookfan) addDashboards(cfg *config.Config) error {
 			ns.SetParameter(jsii.String(param), awscdk.Token_AsString(out, nil))
 			names[j] = splitNames(l.Destination.Name, awscdk.Fn_Ref(jsii.String(param)))
 		}
-		h.LaneDashboards = append(h.LaneDashboards, NewLaneDashboard(ns, "Dashboard", names, nil))
+		if cfg.Metrics.Dashboards() {
+			h.LaneDashboards = append(h.LaneDashboards, NewLaneDashboard(ns, "Dashboard", names, nil, cfg.Metrics.PerLane()))
+		}
 		awscdk.NewCfnParameter(ns, jsii.String("IngestLogGroup"), &awscdk.CfnParameterProps{
 			Type: jsii.String("String"), Description: jsii.String("The ingest function's log group (the event trail query reads it)"),
 		})
@@ -412,7 +429,9 @@ func (h *Hookfan) addOutputs(cfg *config.Config) {
 	if d := h.Ingest.Domain; d != nil && d.Record == nil {
 		out("ApiDomainTarget", "Point a CNAME (or an alias) for "+d.Name+" at this name", d.Target)
 	}
-	out("DashboardName", "CloudWatch dashboard", h.Dashboard.DashboardName())
+	if h.Dashboard != nil {
+		out("DashboardName", "CloudWatch dashboard", h.Dashboard.DashboardName())
+	}
 	out("IndexParameter", "SSM parameter describing the stack; each destination's lane is described under "+IndexPrefix(*h.Stack.StackName())+"destinations/", h.Index.ParameterName())
 	if h.Egress != nil {
 		h.Egress.addOutputs(h.Stack)

@@ -92,6 +92,10 @@ func testConfig(t *testing.T, n int, email string) *config.Config {
 			d["headers"] = []any{map[string]any{"name": "Authorization", "secretName": fmt.Sprintf("hookfan/destinations/dest-%02d/token", i)}, map[string]any{"name": "X-Tenant", "value": "acme"}}
 		case 3:
 			d["filter"] = map[string]any{"sources": []string{"github", "shop"}, "excludeTypes": []string{"test.*"}}
+			// Every other one ordered (fifo_test.go): an eighth of the lanes.
+			if i%8 == 3 {
+				d["ordering"] = map[string]any{"key": "body:id"}
+			}
 		}
 		dests = append(dests, d)
 	}
@@ -295,6 +299,12 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 	}
 	checkLogging(t, d.Name, cfg, p)
 	env := p["Environment"].(map[string]any)["Variables"].(map[string]any)
+	if mode, _ := env[config.EnvDedupeMode].(string); mode != map[string]string{config.DedupeCheck: config.DedupeCheck}[cfg.DedupeMode()] {
+		t.Errorf("%s: %s = %q with dedupe.mode %q", d.Name, config.EnvDedupeMode, mode, cfg.DedupeMode())
+	}
+	if agg, _ := env[config.EnvLaneMetrics].(string); (agg == config.LaneMetricsAggregate) != !cfg.Metrics.PerLane() || (agg != "" && agg != config.LaneMetricsAggregate) {
+		t.Errorf("%s: %s = %q with metrics.laneDimensions %v", d.Name, config.EnvLaneMetrics, agg, cfg.Metrics.PerLane())
+	}
 	for _, k := range []string{config.EnvDestination, config.EnvTableName, config.EnvQueueURL, config.EnvSecretID, config.EnvRecordDays, config.EnvMetricsSink} {
 		if _, ok := env[k]; !ok {
 			t.Errorf("%s: environment lacks %s", d.Name, k)
@@ -344,7 +354,7 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 		}
 		subDLQID = refID(sp["RedrivePolicy"].(map[string]any)["deadLetterTargetArn"])
 		var want any
-		if policy, scope := cfg.SubscriptionFilter(d); policy != "" {
+		if policy, scope := laneFilter(cfg, d); policy != "" {
 			if err := json.Unmarshal([]byte(policy), &want); err != nil {
 				t.Fatal(err)
 			}
@@ -451,9 +461,10 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 				if refID(st["Resource"]) != queueID || !slices.Contains(actions, "sqs:ChangeMessageVisibility") {
 					t.Errorf("%s: queue statement %v", d.Name, st)
 				}
-				// A lane that pauses re-queues fresh copies to its own queue.
-				if slices.Contains(actions, "sqs:SendMessage") != (d.Pause != nil) {
-					t.Errorf("%s: queue statement %v; sqs:SendMessage only when the lane pauses", d.Name, actions)
+				// A lane that pauses re-queues fresh copies to its own
+				// queue; an ordered one hides them in place (fifo.go).
+				if slices.Contains(actions, "sqs:SendMessage") != (d.Pause != nil && !d.Ordered()) {
+					t.Errorf("%s: queue statement %v; sqs:SendMessage only when a standard lane pauses", d.Name, actions)
 				}
 			case slices.Contains(actions, "secretsmanager:GetSecretValue"):
 				ok := strings.Contains(resource, "SigningSecret") || (d.SecretName != "" && strings.Contains(resource, d.SecretName+"-??????"))
@@ -477,8 +488,13 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 					t.Errorf("%s: key statement %v", d.Name, st)
 				}
 			case slices.Contains(actions, "dynamodb:UpdateItem"):
-				if !slices.Equal(actions, []string{"dynamodb:GetItem", "dynamodb:UpdateItem"}) || !strings.Contains(resource, "DeliveryRecords") {
-					t.Errorf("%s: table statement %v", d.Name, st)
+				// GetItem only where the lane reads: dedupe.mode check, or its pause state.
+				wantActions := []string{"dynamodb:UpdateItem"}
+				if cfg.DedupeMode() == config.DedupeCheck || d.Pause != nil {
+					wantActions = []string{"dynamodb:GetItem", "dynamodb:UpdateItem"}
+				}
+				if !slices.Equal(slices.Sorted(slices.Values(actions)), wantActions) || !strings.Contains(resource, "DeliveryRecords") {
+					t.Errorf("%s: table statement %v, want the actions %v", d.Name, st, wantActions)
 				}
 				// The lane reaches only its own records: keys "<destination>#…".
 				want := map[string]any{"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": []any{d.Name + "#*"}}}
@@ -510,6 +526,7 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 			t.Errorf("%s: the header or URL secret %s is not readable by the function", d.Name, name)
 		}
 	}
+	checkOrderedLane(t, d, res) // fifo_test.go
 }
 
 // checkTLSOnly asserts each resource has a policy denying requests without TLS.

@@ -18,6 +18,29 @@ type Dedupe struct {
 	// PointInTimeRecovery keeps the record table restorable to any second
 	// of the last 35 days ($0.20 per GB-month). Default true.
 	PointInTimeRecovery *bool `json:"pointInTimeRecovery,omitempty"`
+	// Mode is how a deliverer keeps the record around an attempt:
+	// DedupeLease (default) or DedupeCheck (docs/subscribers.md#duplicates).
+	Mode string `json:"mode,omitempty"`
+}
+
+// Modes accepted in dedupe.mode.
+const (
+	// DedupeLease claims the record with a lease before the POST and
+	// records the outcome after it: two writes per attempt, and of copies
+	// handled at the same moment one is POSTed.
+	DedupeLease = "lease"
+	// DedupeCheck reads the record before the POST and writes it once
+	// after: one read and one write per attempt; copies one after another
+	// are still refused, copies at the same moment can both be POSTed.
+	DedupeCheck = "check"
+)
+
+// DedupeMode is the dedupe mode in force.
+func (c *Config) DedupeMode() string {
+	if c.Dedupe.Mode == "" {
+		return DedupeLease
+	}
+	return c.Dedupe.Mode
 }
 
 // PITR reports whether the record table has point-in-time recovery.
@@ -33,6 +56,9 @@ func (c *Config) RecordTTL() time.Duration {
 }
 
 func (c *Config) validateDedupe(p *problems) {
+	if m := c.Dedupe.Mode; m != "" && m != DedupeLease && m != DedupeCheck {
+		p.add("dedupe.mode", "unknown mode %q; use %q (default: a lease before the POST, two writes per attempt) or %q (a read before, one write after; copies at the same moment can both be POSTed)", m, DedupeLease, DedupeCheck)
+	}
 	days := c.Dedupe.RecordDays
 	if days == 0 {
 		days = DefaultRecordDays

@@ -22,6 +22,9 @@ const (
 	EnvMetricsSink = "HOOKFAN_METRICS_SINK" // both: "emf" or "cloudwatch"
 	EnvAPIType     = "HOOKFAN_API_TYPE"     // ingest: "rest" (proxy event v1, default) or "http" (payload v2)
 	EnvTracing     = "HOOKFAN_TRACING"      // deliver: "sampled" or "all" when tracing is on (a traceparent header); unset when off
+	EnvDedupeMode  = "HOOKFAN_DEDUPE_MODE"  // deliver: "check" for dedupe.mode check; unset for the default lease
+	EnvLaneMetrics = "HOOKFAN_LANE_METRICS" // deliver: "aggregate" with metrics.laneDimensions false; unset for per-lane dimensions
+	EnvLogLevel    = "HOOKFAN_LOG_LEVEL"    // both: "WARN" with functions.logLevel WARN; unset for INFO
 	// EnvPayloadBucket names the bucket of bodies larger than one SNS
 	// message (both functions); unset when no source takes such bodies.
 	EnvPayloadBucket = "HOOKFAN_PAYLOAD_BUCKET"

@@ -49,6 +49,25 @@ type Functions struct {
 	// SystemLogLevel is the level of the platform's lines: "WARN" (default:
 	// no START/END/REPORT lines), "INFO" or "DEBUG".
 	SystemLogLevel string `json:"systemLogLevel,omitempty"`
+	// LogLevel is the functions' own lines: "INFO" (default: one line per
+	// ingest request and per delivery attempt) or "WARN" (only rejections,
+	// failures and errors: the delivery records, ops status and the API's
+	// access log remain the trail of what went well).
+	LogLevel string `json:"logLevel,omitempty"`
+}
+
+// Application log levels accepted in functions.logLevel.
+const (
+	LogLevelInfo = "INFO"
+	LogLevelWarn = "WARN"
+)
+
+// AppLog is the functions' application log level in force.
+func (f Functions) AppLog() string {
+	if f.LogLevel == "" {
+		return LogLevelInfo
+	}
+	return f.LogLevel
 }
 
 // Topic keys accepted in topicKey.
@@ -120,6 +139,9 @@ func (c *Config) validateLean(p *problems) {
 		if m.mb != 0 && (m.mb < MinMemoryMB || m.mb > MaxMemoryMB) {
 			p.add(m.field, "%d is out of range; use %d to %d MB (default %d)", m.mb, MinMemoryMB, MaxMemoryMB, m.def)
 		}
+	}
+	if f.LogLevel != "" && f.LogLevel != LogLevelInfo && f.LogLevel != LogLevelWarn {
+		p.add("functions.logLevel", "unknown level %q; use %q (default: a line per ingest request and per delivery attempt) or %q (only rejections, failures and errors)", f.LogLevel, LogLevelInfo, LogLevelWarn)
 	}
 	if f.SystemLogLevel != "" && !slices.Contains(SystemLogLevels, f.SystemLogLevel) {
 		p.add("functions.systemLogLevel", "unknown level %q; use %q (default: no START/END/REPORT lines), %q or %q", f.SystemLogLevel, SystemLogWarn, SystemLogInfo, SystemLogDebug)

@@ -52,3 +52,45 @@ func TestLeanInvalid(t *testing.T) {
 		t.Errorf("errors (-want +got):\n%s", diff)
 	}
 }
+
+// TestDedupeAndMetricSwitches: dedupe.mode and the metric switches take
+// their defaults, their other values, and an unknown mode is reported with
+// the field, the value and the fix.
+func TestDedupeAndMetricSwitches(t *testing.T) {
+	c, err := Parse([]byte(leanConfig(``)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DedupeMode() != DedupeLease || !c.Metrics.Dashboards() || !c.Metrics.PerLane() {
+		t.Errorf("defaults: mode %q, dashboards %v, per-lane %v; want lease, true, true", c.DedupeMode(), c.Metrics.Dashboards(), c.Metrics.PerLane())
+	}
+	c, err = Parse([]byte(leanConfig(`, "dedupe": {"mode": "check"}, "metrics": {"dashboard": false, "laneDimensions": false}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DedupeMode() != DedupeCheck || c.Metrics.Dashboards() || c.Metrics.PerLane() {
+		t.Errorf("set: mode %q, dashboards %v, per-lane %v; want check, false, false", c.DedupeMode(), c.Metrics.Dashboards(), c.Metrics.PerLane())
+	}
+	_, err = Parse([]byte(leanConfig(`, "dedupe": {"mode": "optimistic"}`)))
+	want := `dedupe.mode: unknown mode "optimistic"; use "lease" (default: a lease before the POST, two writes per attempt) or "check" (a read before, one write after; copies at the same moment can both be POSTed)`
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v, want %s", err, want)
+	}
+}
+
+// TestLogLevel: functions.logLevel defaults to INFO, takes WARN, and an
+// unknown level names the field, the value and the fix.
+func TestLogLevel(t *testing.T) {
+	c, err := Parse([]byte(leanConfig(`, "functions": {"logLevel": "WARN"}`)))
+	if err != nil || c.Functions.AppLog() != LogLevelWarn {
+		t.Fatalf("WARN: %v, %q", err, c.Functions.AppLog())
+	}
+	if (Functions{}).AppLog() != LogLevelInfo {
+		t.Error("the default is not INFO")
+	}
+	_, err = Parse([]byte(leanConfig(`, "functions": {"logLevel": "ERROR"}`)))
+	want := `functions.logLevel: unknown level "ERROR"; use "INFO" (default: a line per ingest request and per delivery attempt) or "WARN" (only rejections, failures and errors)`
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v, want %s", err, want)
+	}
+}

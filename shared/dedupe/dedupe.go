@@ -19,6 +19,10 @@
 // attempts) stay as they were. A FAILED attempt records when the next one is
 // due.
 //
+// That is ModeLease, the default: two writes per attempt. In ModeCheck the
+// claim only reads the record (the same refusals; no lease is taken) and
+// the finish is the one write, on the claim's condition checked again.
+//
 // DynamoDB implements the protocol on a table; Memory implements it with
 // the same conditional semantics in memory, for unit tests and the local
 // stack.
@@ -115,6 +119,10 @@ type Lease struct {
 	ClaimedBy string
 	History   []Attempt
 	Replays   []string
+	// Source, Type and ExpiresAt are the claim's, set in ModeCheck (whose
+	// lease has no Token): its one write after the attempt stores them.
+	Source, Type string
+	ExpiresAt    time.Time
 }
 
 // Outcome is how an attempt ended.

@@ -55,12 +55,16 @@ type DynamoDBAPI interface {
 type DynamoDB struct {
 	api   DynamoDBAPI
 	table string
+	mode  Mode
 }
 
-// NewDynamoDB returns a store on table.
+// NewDynamoDB returns a store on table in ModeLease.
 func NewDynamoDB(api DynamoDBAPI, table string) *DynamoDB {
 	return &DynamoDB{api: api, table: table}
 }
+
+// InMode returns the store on the same table in mode.
+func (d *DynamoDB) InMode(mode Mode) Store { return &DynamoDB{api: d.api, table: d.table, mode: mode} }
 
 // Every attribute goes through a name placeholder: status, source and type
 // are DynamoDB reserved words, and one rule is simpler than a list. Each
@@ -144,6 +148,9 @@ func (d *DynamoDB) claimInput(in ClaimInput, token string) *dynamodb.UpdateItemI
 // DynamoDB returns with the failed condition (ALL_OLD); should an endpoint
 // not return it, one consistent read tells why instead.
 func (d *DynamoDB) Claim(ctx context.Context, in ClaimInput) (Lease, error) {
+	if d.mode == ModeCheck {
+		return d.check(ctx, in)
+	}
 	token := newToken()
 	out, err := d.api.UpdateItem(ctx, d.claimInput(in, token))
 	if err != nil {
@@ -212,6 +219,9 @@ func (d *DynamoDB) finishInput(lease Lease, out Outcome) *dynamodb.UpdateItemInp
 func (d *DynamoDB) Finish(ctx context.Context, lease Lease, out Outcome) error {
 	if err := validOutcome(out); err != nil {
 		return err
+	}
+	if lease.Token == "" {
+		return d.finishChecked(ctx, lease, out)
 	}
 	_, err := d.api.UpdateItem(ctx, d.finishInput(lease, out))
 	var ccf *types.ConditionalCheckFailedException

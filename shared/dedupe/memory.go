@@ -12,12 +12,21 @@ import (
 // Claim and Finish is atomic, and refusals report the record as it was.
 // It is safe for concurrent use.
 type Memory struct {
+	*memoryRecords
+	mode Mode
+}
+
+// memoryRecords are a Memory's records, shared by its views in each mode.
+type memoryRecords struct {
 	mu      sync.Mutex
 	records map[string]Record
 }
 
-// NewMemory returns an empty store.
-func NewMemory() *Memory { return &Memory{records: map[string]Record{}} }
+// NewMemory returns an empty store in ModeLease.
+func NewMemory() *Memory { return &Memory{memoryRecords: &memoryRecords{records: map[string]Record{}}} }
+
+// InMode returns a view of the same records that keeps them in mode.
+func (m *Memory) InMode(mode Mode) Store { return &Memory{memoryRecords: m.memoryRecords, mode: mode} }
 
 // Claim takes a lease on the record, creating it when missing.
 func (m *Memory) Claim(_ context.Context, in ClaimInput) (Lease, error) {
@@ -26,6 +35,9 @@ func (m *Memory) Claim(_ context.Context, in ClaimInput) (Lease, error) {
 	r, exists := m.records[in.PK]
 	if !claimable(r, exists, in) {
 		return Lease{}, fmt.Errorf("claim %s: %w", in.PK, refusal(r, in))
+	}
+	if m.mode == ModeCheck {
+		return checked(r, in), nil
 	}
 	if !exists {
 		r = Record{PK: in.PK, FirstAttemptAt: in.Now}
@@ -49,6 +61,20 @@ func (m *Memory) Finish(_ context.Context, lease Lease, out Outcome) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r, exists := m.records[lease.PK]
+	if lease.Token == "" {
+		// ModeCheck: the one write, refused once another attempt ended
+		// the event (the claim's condition, checked again).
+		if !claimable(r, exists, finishAsClaim(lease, out)) {
+			return fmt.Errorf("finish %s: %w", lease.PK, ErrSettled)
+		}
+		if !exists {
+			r = Record{PK: lease.PK, FirstAttemptAt: lease.At}
+		}
+		r.Attempts++
+		r.Source, r.Type, r.ExpiresAt = lease.Source, lease.Type, lease.ExpiresAt
+		m.records[lease.PK] = finished(r, lease, out)
+		return nil
+	}
 	if !exists || r.LeaseToken != lease.Token {
 		return fmt.Errorf("finish %s: %w", lease.PK, ErrLeaseLost)
 	}

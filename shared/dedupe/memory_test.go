@@ -110,3 +110,9 @@ func TestShortError(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryCheckConformance runs what ModeCheck promises on the Memory
+// twin, simultaneous finishes included.
+func TestMemoryCheckConformance(t *testing.T) {
+	dedupetest.Run(t, dedupe.NewMemory().InMode(dedupe.ModeCheck).(dedupetest.Store), dedupetest.Options{Concurrent: true, Mode: dedupe.ModeCheck})
+}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/hookfan/hookfan/shared/loglevel"
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/pausing"
 )
@@ -29,7 +30,8 @@ type Secrets interface {
 // the AWS SDK by its main (functions/deliver), on the emulator by the local
 // stack (infra/local/devstack).
 type Clients struct {
-	// Store keeps the delivery records, in Env.TableName.
+	// Store keeps the delivery records, in Env.TableName; a dedupe.Modal
+	// store (dedupe.DynamoDB, dedupe.Memory) is put in Env.DedupeMode.
 	Store   Store
 	SQS     QueueAPI
 	Secrets Secrets
@@ -59,6 +61,10 @@ func Assemble(env Env, c Clients) (*Handler, error) {
 	if env.PayloadBucket != "" && c.Payloads == nil {
 		errs = append(errs, fmt.Errorf("deliver %s: a payload bucket is set (%s) but no payload store was given", env.Destination.Name, env.PayloadBucket))
 	}
+	store, err := recordStore(env, c.Store)
+	if err != nil {
+		errs = append(errs, err)
+	}
 	if c.Metrics == nil {
 		errs = append(errs, fmt.Errorf("deliver %s: no metrics sink was given", env.Destination.Name))
 	}
@@ -77,8 +83,8 @@ func Assemble(env Env, c Clients) (*Handler, error) {
 	o := Options{
 		Destination: env.Destination, QueueURL: env.QueueURL, SecretID: env.SecretID,
 		RecordTTL: time.Duration(env.RecordDays) * 24 * time.Hour,
-		Store:     c.Store, SQS: c.SQS, Secrets: c.Secrets, HeaderSecrets: c.Secrets, Payloads: c.Payloads,
-		Client: client, ClientAuth: auth, Metrics: metrics.NewRecorder(c.Metrics), Logger: c.Logger,
+		Store:     store, SQS: c.SQS, Secrets: c.Secrets, HeaderSecrets: c.Secrets, Payloads: c.Payloads,
+		Client: client, ClientAuth: auth, Metrics: laneMetrics(env, metrics.NewRecorder(c.Metrics)), Logger: loglevel.AtLeast(c.Logger, env.LogLevel),
 		Tracing:  env.Tracing != "",
 		Timeouts: c.Timeouts,
 		// Cached once here for the process (shape.go).

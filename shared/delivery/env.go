@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/loglevel"
 	"github.com/hookfan/hookfan/shared/metrics"
 )
 
@@ -48,6 +49,15 @@ type Env struct {
 	// DeadLetterURL is the lane's DLQ: rendered only when the destination
 	// has a transform (WithDeadLetterQueue), where a message it fails on goes.
 	DeadLetterURL string
+	// DedupeMode is config dedupe.mode: config.DedupeCheck, or "" (not
+	// rendered) for the default config.DedupeLease.
+	DedupeMode string
+	// LaneMetrics is config.LaneMetricsAggregate with
+	// metrics.laneDimensions false, "" (not rendered) by default.
+	LaneMetrics string
+	// LogLevel is config.LogLevelWarn with functions.logLevel WARN, ""
+	// (not rendered) for the default INFO.
+	LogLevel string
 	// FunctionName is the function's own name: set by Lambda, not
 	// rendered; read only when the destination pauses.
 	FunctionName string
@@ -67,6 +77,15 @@ func LaneEnv(cfg *config.Config, d config.Destination, table, queueURL, queueARN
 		Ordered: d.Ordered()}
 	if payloadBucket != "" {
 		e.PayloadArchiveBucket = archiveBucket
+	}
+	if cfg.DedupeMode() != config.DedupeLease {
+		e.DedupeMode = cfg.DedupeMode()
+	}
+	if !cfg.Metrics.PerLane() {
+		e.LaneMetrics = config.LaneMetricsAggregate
+	}
+	if cfg.Functions.AppLog() != config.LogLevelInfo {
+		e.LogLevel = cfg.Functions.AppLog()
 	}
 	return e
 }
@@ -115,6 +134,15 @@ func (e Env) Render() map[string]string {
 	if e.Ordered {
 		env[config.EnvOrdered] = "true"
 	}
+	if e.DedupeMode != "" {
+		env[config.EnvDedupeMode] = e.DedupeMode
+	}
+	if e.LaneMetrics != "" {
+		env[config.EnvLaneMetrics] = e.LaneMetrics
+	}
+	if e.LogLevel != "" {
+		env[config.EnvLogLevel] = e.LogLevel
+	}
 	return env
 }
 
@@ -142,6 +170,18 @@ func ReadEnv(lookup func(string) string) (Env, error) {
 		// Read with the payload bucket only, as it is rendered.
 		PayloadArchiveBucket: lookup(config.EnvPayloadArchiveBucket),
 		Tracing:              lookup(config.EnvTracing),
+		DedupeMode:           lookup(config.EnvDedupeMode),
+		LaneMetrics:          lookup(config.EnvLaneMetrics),
+		LogLevel:             lookup(config.EnvLogLevel),
+	}
+	if err := loglevel.Check(e.LogLevel); err != nil {
+		errs = append(errs, err)
+	}
+	if m := e.LaneMetrics; m != "" && m != config.LaneMetricsAggregate {
+		errs = append(errs, fmt.Errorf("%s = %q: want %q, or unset for per-lane dimensions (metrics.laneDimensions)", config.EnvLaneMetrics, m, config.LaneMetricsAggregate))
+	}
+	if m := e.DedupeMode; m != "" && m != config.DedupeLease && m != config.DedupeCheck {
+		errs = append(errs, fmt.Errorf("%s = %q: want %q or %q, or unset for %q (dedupe.mode)", config.EnvDedupeMode, m, config.DedupeCheck, config.DedupeLease, config.DedupeLease))
 	}
 	if v := require(config.EnvDestination, "the destination, as JSON", byStack); v != "" {
 		d, err := config.DecodeDestination(v)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/loglevel"
 	"github.com/hookfan/hookfan/shared/metrics"
 )
 
@@ -48,6 +49,9 @@ type Env struct {
 	// OrderingRoutes are the ordering key specs with their sources
 	// (config.OrderingRoutes), rendered with OrderedTopicARN.
 	OrderingRoutes []config.OrderingRoute
+	// LogLevel is config.LogLevelWarn with functions.logLevel WARN, ""
+	// (not rendered) for the default INFO.
+	LogLevel string
 }
 
 // FunctionEnv is the ingest function's contract under cfg, given where its
@@ -62,6 +66,9 @@ func FunctionEnv(cfg *config.Config, topicARN, payloadBucket, archiveBucket, rep
 	}
 	if config.ReplayProtected(cfg.Sources) {
 		e.ReplayTable = replayTable
+	}
+	if cfg.Functions.AppLog() != config.LogLevelInfo {
+		e.LogLevel = cfg.Functions.AppLog()
 	}
 	return e
 }
@@ -98,6 +105,9 @@ func (e Env) Render() map[string]string {
 		env[config.EnvOrderedTopicARN] = e.OrderedTopicARN
 		env[config.EnvOrderingRoutes] = config.EncodeOrderingRoutes(e.OrderingRoutes)
 	}
+	if e.LogLevel != "" {
+		env[config.EnvLogLevel] = e.LogLevel
+	}
 	return env
 }
 
@@ -109,7 +119,10 @@ func ReadEnv(lookup func(string) string) (Env, error) {
 	e := Env{
 		TopicARN: lookup(config.EnvTopicARN), APIType: lookup(config.EnvAPIType), MetricsSink: lookup(config.EnvMetricsSink),
 		PayloadBucket: lookup(config.EnvPayloadBucket), PayloadArchiveBucket: lookup(config.EnvPayloadArchiveBucket),
-		ReplayTable: lookup(config.EnvReplayTable), OrderedTopicARN: lookup(config.EnvOrderedTopicARN),
+		ReplayTable: lookup(config.EnvReplayTable), OrderedTopicARN: lookup(config.EnvOrderedTopicARN), LogLevel: lookup(config.EnvLogLevel),
+	}
+	if err := loglevel.Check(e.LogLevel); err != nil {
+		errs = append(errs, err)
 	}
 	const byStack = "the stack sets it for the ingest function"
 	if v := lookup(config.EnvSources); v == "" {
@@ -186,6 +199,6 @@ func Assemble(env Env, c Clients) (*Handler, error) {
 		return nil, err
 	}
 	return New(Options{Sources: env.Sources, TopicARN: env.TopicARN, Publisher: c.Publisher, Secrets: c.Secrets,
-		Replay: c.Replay, Payloads: c.Payloads, Metrics: metrics.NewRecorder(c.Metrics), Logger: c.Logger,
+		Replay: c.Replay, Payloads: c.Payloads, Metrics: metrics.NewRecorder(c.Metrics), Logger: loglevel.AtLeast(c.Logger, env.LogLevel),
 		OrderedTopicARN: env.OrderedTopicARN, OrderingRoutes: env.OrderingRoutes})
 }

@@ -40,6 +40,15 @@ func lockKey(locks *sync.Map, key string) func() {
 	return mu.Unlock
 }
 
+// InMode keeps the lock around the record store in mode (dedupe.mode):
+// delivery.Assemble puts the store in the configuration's mode.
+func (s *itemLocked) InMode(mode dedupe.Mode) dedupe.Store {
+	if m, ok := s.next.(dedupe.Modal); ok {
+		return &itemLocked{next: m.InMode(mode), locks: s.locks}
+	}
+	return s
+}
+
 func (s *itemLocked) Claim(ctx context.Context, in dedupe.ClaimInput) (dedupe.Lease, error) {
 	defer s.lock(in.PK)()
 	return s.next.Claim(ctx, in)

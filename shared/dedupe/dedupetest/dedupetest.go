@@ -1,6 +1,8 @@
 // Package dedupetest checks that a delivery-record store keeps the protocol
-// of shared/dedupe: the Memory twin in unit tests and the DynamoDB store
-// against an emulator in the integration tests run the same scenarios.
+// of shared/dedupe in the mode it runs: the Memory twin in unit tests and
+// the DynamoDB store against an emulator in the integration tests run the
+// same scenarios, those of ModeLease (Run) or of ModeCheck (Run with
+// Options.Mode).
 package dedupetest
 
 import (
@@ -33,6 +35,9 @@ type Options struct {
 	// DynamoDB's per-item atomicity, which moto's conditional UpdateItem
 	// lacks: leave it off against moto.
 	Concurrent bool
+	// Mode is the store's mode (dedupe.ModeLease when empty): ModeCheck runs
+	// the scenarios of what that mode promises instead.
+	Mode dedupe.Mode
 }
 
 // lease is how long a claim holds the record in the scenarios.
@@ -42,6 +47,10 @@ const lease = 30 * time.Second
 func Run(t *testing.T, s Store, o Options) {
 	if o.Destination == "" {
 		o.Destination = "dedupetest"
+	}
+	if o.Mode == dedupe.ModeCheck {
+		runCheck(t, s, o)
+		return
 	}
 	ctx := context.Background()
 	// Whole seconds: the stores keep times to the millisecond and the

@@ -1,0 +1,63 @@
+package dedupe
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+)
+
+// Mode is how a store keeps the record around an attempt (dedupe.mode).
+type Mode string
+
+// Modes.
+const (
+	// ModeLease (the default) claims the record with a conditional write
+	// that takes a lease before the POST, and finishes it with a second
+	// write: of copies handled at the same moment one is POSTed, the others
+	// wait for its outcome. Two writes per attempt.
+	ModeLease Mode = "lease"
+	// ModeCheck reads the record before the POST (a strongly consistent
+	// read) and writes it once after, on the claim's condition checked
+	// again, so a DELIVERED or GONE record is never overwritten: copies that
+	// arrive one after another are refused for the record's life as in
+	// ModeLease, but copies handled at the same moment can each be POSTed
+	// (with the same webhook-id). One read and one write per attempt.
+	ModeCheck Mode = "check"
+)
+
+// ErrSettled means a ModeCheck Finish found the event already ended by
+// another attempt (DELIVERED or GONE, or held by a lease taken in
+// ModeLease): the record keeps that outcome and this attempt is not
+// written.
+var ErrSettled = errors.New("another attempt already ended the event")
+
+// Store is the protocol a deliverer follows: Claim, then Finish.
+type Store interface {
+	Claim(ctx context.Context, in ClaimInput) (Lease, error)
+	Finish(ctx context.Context, lease Lease, out Outcome) error
+}
+
+// Modal is a Store that keeps its records in either mode (DynamoDB,
+// Memory): InMode returns a view of the same records in mode.
+type Modal interface {
+	Store
+	InMode(mode Mode) Store
+}
+
+// checked is a ModeCheck claim: no lease is written, so the Lease has no
+// token and carries what the one write after the attempt needs.
+func checked(r Record, in ClaimInput) Lease {
+	return Lease{PK: in.PK, Until: in.LeaseUntil, Attempts: r.Attempts + 1, At: in.Now, Replay: in.Replay, ClaimedBy: in.ClaimedBy,
+		History: slices.Clone(r.History), Replays: slices.Clone(r.Replays), Source: in.Source, Type: in.Type, ExpiresAt: in.ExpiresAt}
+}
+
+// finishAsClaim is the claim a ModeCheck Finish checks again, at the
+// outcome's time.
+func finishAsClaim(lease Lease, out Outcome) ClaimInput {
+	now := out.At
+	if now.IsZero() {
+		now = time.Now()
+	}
+	return ClaimInput{PK: lease.PK, Now: now, Replay: lease.Replay}
+}
