@@ -220,6 +220,7 @@ func Render() string {
 		f := fv.Field(i).Interface().(Figure)
 		w("| `%s` | %s %s | %s |\n", fv.Type().Field(i).Name, strconv.FormatFloat(f.Value, 'f', -1, 64), f.Unit, f.Source)
 	}
+	b.WriteString(egressSection())
 	return b.String()
 }
 

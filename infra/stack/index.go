@@ -78,6 +78,7 @@ func newLaneIndex(scope constructs.Construct, lane *Lane, stackName string) awss
 		// (the operator command pauses and resumes by them).
 		"pause":            pauseValue(d),
 		"retentionSeconds": int(d.Retention().Seconds()),
+		"egress":           egressPath(d),
 		// An ordered lane's key spec, "" on a standard lane (fifo.go): the
 		// operator command groups what it sends a FIFO queue by it.
 		"orderingKey": orderingKey(d),
@@ -126,6 +127,10 @@ func newStackIndex(scope constructs.Construct, h *Hookfan, dashboards []*string)
 		value["payloadBucket"], value["payloadDays"] = h.Payloads.Bucket.BucketName(), h.Payloads.ExpirationDays
 	}
 	value["operatorRoleArn"] = h.Operator.Role.RoleArn()
+	value["egressAddresses"] = []*string{}
+	if h.Egress != nil {
+		value["egressAddresses"] = h.Egress.Shown()
+	}
 	return awsssm.NewStringParameter(scope, jsii.String("Index"), &awsssm.StringParameterProps{
 		ParameterName: jsii.String(StackParameterName(stackName)),
 		Description:   jsii.String("Hookfan stack " + stackName + ": API URL, topic, table, dashboards, and where each lane's parameter is (JSON)"),

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
@@ -69,6 +70,9 @@ type LaneProps struct {
 	// Topic) and, in a lane that pauses, its own function, the one
 	// principal the queue's policy lets send to it (required).
 	OperatorRoleArn *string
+	// Egress is the stack's egress VPC, where a lane with egress "static"
+	// puts its function (egress.go); nil: the stack has none.
+	Egress *EgressNetwork
 }
 
 // LaneAlarms are a lane's alarms.
@@ -125,6 +129,9 @@ type Lane struct {
 	// Env is the function's environment contract; its Render is the
 	// function's Environment.
 	Env delivery.Env
+	// SecurityGroup is the function's in the egress VPC; nil unless the
+	// destination's egress is "static".
+	SecurityGroup awsec2.SecurityGroup
 
 	// ClientAuthSecrets are the secrets of the destination's tls and
 	// auth.oauth2 sections, by name (clientauth.go).
@@ -272,6 +279,12 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 		return nil, err
 	}
 	l.Function, l.Role, l.LogGroup = parts.Function, parts.Role, parts.LogGroup
+	if d.StaticEgress() {
+		if props.Egress == nil {
+			return nil, fmt.Errorf("destination %s: egress \"static\" needs the stack's egress network (egress.staticAddresses)", d.Name)
+		}
+		l.placeInVPC(props.Egress)
+	}
 	if pauses {
 		suppress(l.Function, suppression{id: "Serverless-LambdaDLQ", reason: reasonProbe})
 	} else {

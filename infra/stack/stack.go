@@ -73,6 +73,9 @@ type Hookfan struct {
 	DashboardStacks []awscdk.NestedStack
 	// Archive keeps every accepted event; nil when config.archive.days is 0.
 	Archive *Archive
+	// Egress is the VPC of the lanes with static addresses; nil without
+	// egress.staticAddresses.
+	Egress *EgressNetwork
 	// Queries are the saved Logs Insights queries: Queries[0] in this stack
 	// (the 401s, and the trail and failures of the overview's lanes), then
 	// one per further dashboard page, in its nested stack.
@@ -242,6 +245,12 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 		Config: cfg, Table: h.Table, Payloads: h.Payloads, Archive: h.Archive, Key: h.DataKey,
 	})
 
+	if cfg.Egress.StaticAddresses {
+		if h.Egress, err = NewEgressNetwork(stack, "Egress", &EgressProps{Egress: cfg.Egress, LogRetention: retention}); err != nil {
+			return nil, err
+		}
+	}
+
 	filtered := standardFiltered(cfg)
 	for _, d := range cfg.Destinations {
 		ns := awscdk.NewNestedStack(stack, jsii.String("Lane-"+d.Name), &awscdk.NestedStackProps{
@@ -252,7 +261,7 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 		// (which CloudFormation cannot express for a nested stack).
 		topic := awssns.Topic_FromTopicArn(ns, jsii.String("Topic"), h.Topic.TopicArn())
 		lp := &LaneProps{Destination: d, Config: cfg, Topic: topic, Table: h.Table, Code: code("deliver"), AlarmAction: action,
-			OperatorRoleArn: h.Operator.Role.RoleArn()}
+			OperatorRoleArn: h.Operator.Role.RoleArn(), Egress: h.Egress}
 		if d.Ordered() {
 			lp.OrderedTopic = orderedTopicRef(ns, h.OrderedTopic)
 		}
@@ -424,6 +433,9 @@ func (h *Hookfan) addOutputs(cfg *config.Config) {
 		out("DashboardName", "CloudWatch dashboard", h.Dashboard.DashboardName())
 	}
 	out("IndexParameter", "SSM parameter describing the stack; each destination's lane is described under "+IndexPrefix(*h.Stack.StackName())+"destinations/", h.Index.ParameterName())
+	if h.Egress != nil {
+		h.Egress.addOutputs(h.Stack)
+	}
 	out("OperatorRoleArn", "Role to assume for ops redrive, ops replay and a console DLQ redrive: the only principal, besides SNS, that may send to a lane's queue", h.Operator.Role.RoleArn())
 }
 
@@ -451,6 +463,9 @@ func outputCount(cfg *config.Config) int {
 	n := 4 + len(cfg.Sources)
 	if cfg.API.HasDomain() && !cfg.API.HasHostedZone() {
 		n++
+	}
+	if cfg.Egress.StaticAddresses {
+		n++ // EgressAddresses
 	}
 	return n
 }

@@ -234,6 +234,9 @@ func wantLaneCounts(d config.Destination) map[string]int {
 	if d.SecretName == "" {
 		want["AWS::SecretsManager::Secret"] = 1
 	}
+	if d.StaticEgress() {
+		want["AWS::EC2::SecurityGroup"] = 1 // outbound only, in the egress VPC
+	}
 	if d.Pause != nil {
 		want["AWS::IAM::Policy"]++                 // the switch policy
 		want["AWS::CloudWatch::Alarm"]++           // paused
@@ -499,6 +502,7 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 					t.Errorf("%s: table statement condition (-want +got):\n%s", d.Name, diff)
 				}
 			case slices.Contains(actions, "logs:PutLogEvents"), slices.Contains(actions, "xray:PutTraceSegments"):
+			case d.StaticEgress() && strings.HasPrefix(actions[0], "ec2:"): // TestStaticEgress checks them
 			case d.Pause != nil && slices.Equal(actions, []string{"lambda:ListEventSourceMappings"}):
 				if st["Resource"] != "*" || st["Condition"] != nil {
 					t.Errorf("%s: list statement %v", d.Name, st)
@@ -811,6 +815,9 @@ var starAllowed = map[string]string{
 	"cloudwatch:PutMetricData": "no resource-level permissions; limited by the cloudwatch:namespace condition",
 	// The operator role's (ops pause/resume), and a pausing lane's switch.
 	"lambda:ListEventSourceMappings": "no resource-level permissions",
+	// A lane with static egress: Lambda manages its network interfaces.
+	"ec2:DescribeNetworkInterfaces": "no resource-level permissions",
+	"ec2:DescribeSubnets":           "no resource-level permissions",
 }
 
 // TestNoWildcardResources checks every identity policy (IAM policies and

@@ -32,6 +32,9 @@ type Config struct {
 	// month) or "aws-managed" (SNS's AWS managed key, alias/aws/sns) for
 	// the fan-out topic (lean.go).
 	TopicKey string `json:"topicKey,omitempty"`
+	// Egress gives the lanes that ask for it static public addresses
+	// (egress.go).
+	Egress Egress `json:"egress,omitzero"`
 }
 
 // Source finds a source by name.
@@ -86,6 +89,7 @@ func (c *Config) Validate() error {
 	c.validateIngest(&p)
 	c.validateLean(&p)
 	c.Operators.validate(&p)
+	c.validateEgress(&p)
 	c.validateOrdering(&p)
 	return errors.Join(p...)
 }

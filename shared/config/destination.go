@@ -66,6 +66,13 @@ type Destination struct {
 	// Pause, when set, pauses the lane while the destination keeps failing
 	// instead of spending every event's attempts (pause.go).
 	Pause *Pause `json:"pause,omitempty"`
+	// Egress is "public" (default) or "static": deliveries from the
+	// stack's Elastic IPs (egress.go).
+	Egress string `json:"egress,omitempty"`
+	// AllowCIDRs lists the private ranges the destination may reach
+	// besides public addresses (egress.go); metadata and link-local
+	// ranges never.
+	AllowCIDRs []string `json:"allowCidrs,omitempty"`
 	// TLS, when set, presents a client certificate (mutual TLS; tls.go).
 	TLS *TLS `json:"tls,omitempty"`
 	// Auth authenticates the requests beyond their signature: auth.sigv4
@@ -134,6 +141,7 @@ func (d *Destination) validate(p *problems, at string, seen map[string]int, inde
 		validSecretName(p, at+".secretName", d.SecretName)
 	}
 	d.validateQueueTiming(p, at)
+	d.validateEgress(p, at)
 	if d.Pause != nil {
 		d.Pause.validate(p, at+".pause", d)
 	}
@@ -161,7 +169,7 @@ func (d *Destination) validateURL(p *problems, at string) {
 	if u.User != nil {
 		subject = fmt.Sprintf("%q", redactUser(u))
 	}
-	for _, msg := range urlProblems(u, d.AllowPrivateNetworks, subject) {
+	for _, msg := range urlProblems(u, d.AllowPrivateNetworks, d.AllowedCIDRs(), subject) {
 		p.add(at, "%s", msg)
 	}
 	d.validateURLQuery(p, at, u)
@@ -176,7 +184,7 @@ func redactUser(u *url.URL) string {
 // urlProblems says what makes u unfit as a destination URL, each message
 // starting with subject (the URL as the message may show it). Messages
 // about the host name only the host.
-func urlProblems(u *url.URL, allowPrivate bool, subject string) []string {
+func urlProblems(u *url.URL, allowPrivate bool, allowed netguard.Allowed, subject string) []string {
 	var out []string
 	switch {
 	case u.Scheme == "https":
@@ -195,7 +203,10 @@ func urlProblems(u *url.URL, allowPrivate bool, subject string) []string {
 	if !allowPrivate {
 		// The same classifier the delivery transport applies to every
 		// resolved address at connect time.
-		if err := netguard.CheckHost(u.Hostname()); err != nil {
+		switch err := allowed.CheckHost(u.Hostname()); {
+		case err != nil && len(allowed) > 0:
+			out = append(out, fmt.Sprintf("host %v; use a public host or one inside the ranges allowCidrs lists", err))
+		case err != nil:
 			out = append(out, fmt.Sprintf("host %v; use a public host, or set allowPrivateNetworks for local development", err))
 		}
 	}
@@ -216,11 +227,21 @@ func parseAbsolute(raw string) (*url.URL, bool) {
 // applies to a configured url. The error never quotes the URL, which
 // carries a token: only its host.
 func CheckURL(raw string, allowPrivateNetworks bool) error {
+	return checkURL(raw, allowPrivateNetworks, nil)
+}
+
+// CheckURL is the package's CheckURL under the destination's own rules:
+// allowPrivateNetworks and allowCidrs.
+func (d Destination) CheckURL(raw string) error {
+	return checkURL(raw, d.AllowPrivateNetworks, d.AllowedCIDRs())
+}
+
+func checkURL(raw string, allowPrivateNetworks bool, allowed netguard.Allowed) error {
 	u, ok := parseAbsolute(raw)
 	if !ok {
 		return errors.New("the URL is not an absolute URL; store https://host/path, verbatim (no quotes, no trailing newline)")
 	}
-	if probs := urlProblems(u, allowPrivateNetworks, "the URL"); len(probs) > 0 {
+	if probs := urlProblems(u, allowPrivateNetworks, allowed, "the URL"); len(probs) > 0 {
 		return errors.New(strings.Join(probs, "; "))
 	}
 	return nil

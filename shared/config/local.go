@@ -19,6 +19,9 @@ func (c *Config) LocalDestinations() []string {
 		if d.AllowPrivateNetworks {
 			why = append(why, "sets allowPrivateNetworks")
 		}
+		if d.allowsLoopback() {
+			why = append(why, "lists a loopback range in allowCidrs (in Lambda, loopback is the runtime API's)")
+		}
 		if strings.HasPrefix(strings.ToLower(d.URL), "http://") {
 			why = append(why, "posts over http ("+d.URLHost()+")")
 		}

@@ -75,7 +75,7 @@ func (d *Destination) validateOAuth2(p *problems, at string) {
 		if u.User != nil {
 			subject = fmt.Sprintf("%q", redactUser(u))
 		}
-		for _, msg := range urlProblems(u, d.AllowPrivateNetworks, subject) {
+		for _, msg := range urlProblems(u, d.AllowPrivateNetworks, d.AllowedCIDRs(), subject) {
 			p.add(at+".tokenUrl", "%s", msg)
 		}
 	}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/hookfan/hookfan/shared/config"
-	"github.com/hookfan/hookfan/shared/netguard"
 )
 
 // ErrBlockedAddress means the destination resolved to an address deliveries
@@ -47,18 +46,18 @@ func NewClient(d config.Destination) *http.Client {
 // after, when set, runs once the guard has passed and before connect(2).
 func newClient(d config.Destination, after func(network, address string) error) *http.Client {
 	return &http.Client{
-		Transport: newTransport(d.AllowPrivateNetworks, d.Timeout(), after),
+		Transport: newTransport(addressGuard(d), d.Timeout(), after),
 		// A 3xx is a failed delivery: never follow it (a redirect could
 		// point anywhere, including at the metadata service).
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }
 
-func newTransport(allowPrivate bool, timeout time.Duration, after func(network, address string) error) *http.Transport {
+func newTransport(guard func(netip.Addr) error, timeout time.Duration, after func(network, address string) error) *http.Transport {
 	dialer := &net.Dialer{
 		Timeout:        min(dialTimeout, timeout),
 		KeepAlive:      keepAlive,
-		ControlContext: dialControl(allowPrivate, after),
+		ControlContext: dialControl(guard, after),
 	}
 	return &http.Transport{
 		// No proxy, ever: a proxy would connect on our behalf, out of the
@@ -79,11 +78,12 @@ func newTransport(allowPrivate bool, timeout time.Duration, after func(network, 
 }
 
 // dialControl checks the socket's destination, already resolved to an IP,
-// before the connect call.
-func dialControl(allowPrivate bool, after func(network, address string) error) func(context.Context, string, string, syscall.RawConn) error {
+// before the connect call; a nil guard lets every address through
+// (allowPrivateNetworks).
+func dialControl(guard func(netip.Addr) error, after func(network, address string) error) func(context.Context, string, string, syscall.RawConn) error {
 	return func(_ context.Context, network, address string, _ syscall.RawConn) error {
-		if !allowPrivate {
-			if err := checkAddress(address); err != nil {
+		if guard != nil {
+			if err := checkAddress(guard, address); err != nil {
 				return err
 			}
 		}
@@ -94,13 +94,13 @@ func dialControl(allowPrivate bool, after func(network, address string) error) f
 	}
 }
 
-// checkAddress refuses a non-public "ip:port".
-func checkAddress(address string) error {
+// checkAddress refuses an "ip:port" the guard refuses.
+func checkAddress(guard func(netip.Addr) error, address string) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
 		return fmt.Errorf("%w: cannot read dial address %q: %v", ErrBlockedAddress, address, err)
 	}
-	if err := netguard.Check(ap.Addr()); err != nil {
+	if err := guard(ap.Addr()); err != nil {
 		return fmt.Errorf("%w: %v", ErrBlockedAddress, err)
 	}
 	return nil

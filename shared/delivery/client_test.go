@@ -164,7 +164,7 @@ func TestCheckAddress(t *testing.T) {
 		{"[::ffff:93.184.216.34]:443", false},
 	}
 	for _, tt := range tests {
-		err := checkAddress(tt.address)
+		err := checkAddress(addressGuard(config.Destination{}), tt.address)
 		if gotErr := err != nil; gotErr != tt.wantErr {
 			t.Errorf("checkAddress(%q) = %v, want error %v", tt.address, err, tt.wantErr)
 		}

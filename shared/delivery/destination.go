@@ -130,7 +130,7 @@ func (h *Handler) endpoint(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: secret %q: %w", errURLSecret, name, err)
 	}
-	if err := config.CheckURL(v, h.dest.AllowPrivateNetworks); err != nil {
+	if err := h.dest.CheckURL(v); err != nil {
 		return "", fmt.Errorf("%w: secret %q: %w", errURLSecret, name, err)
 	}
 	return v, nil

@@ -51,6 +51,7 @@ func (r Deployed) Resolve(ctx context.Context) (Resources, error) {
 	}
 	res.Table, res.ArchiveBucket, res.ArchiveDays = st.TableName, st.ArchiveBucket, st.ArchiveDays
 	res.PayloadBucket, res.PayloadDays = st.PayloadBucket, st.PayloadDays
+	res.EgressAddresses = st.EgressAddresses
 	path := st.DestinationsPath
 	if path == "" {
 		path = stackindex.DestinationsPath(r.Stack)
@@ -67,7 +68,7 @@ func (r Deployed) Resolve(ctx context.Context) (Resources, error) {
 				return res, fmt.Errorf("parameter %s is not a Hookfan lane index (%v)", aws.ToString(p.Name), err)
 			}
 			ln := Lane{Destination: l.Destination, Filter: l.Filter, OrderingKey: l.OrderingKey, QueueURL: l.QueueURL, QueueARN: l.QueueARN, DLQURL: l.DLQURL, DLQARN: l.DLQARN,
-				FunctionName: l.FunctionName, Retention: time.Duration(l.RetentionSeconds) * time.Second}
+				FunctionName: l.FunctionName, Retention: time.Duration(l.RetentionSeconds) * time.Second, Egress: l.Egress}
 			if rule, pauses := l.Pause.Rule(); pauses {
 				ln.Pause = &pausing.Policy{PauseRule: rule, Retention: ln.Retention}
 			}

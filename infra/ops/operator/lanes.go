@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -67,7 +68,48 @@ func (o *Operator) Lanes(ctx context.Context) ([]LaneStatus, error) {
 			fmt.Fprintf(tw, "%s\tactive\t%s\t%s\t%d consecutive failed deliveries\n", ls.Destination, stampOrDash(s.ResumedAt), dash(string(s.ResumedBy)), s.Failures)
 		}
 	}
-	return out, tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return out, err
+	}
+	o.printEgress()
+	return out, nil
+}
+
+// printEgress says, below the lanes, which of them deliver from the static
+// egress addresses and what those are: what to give their receivers.
+func (o *Operator) printEgress() {
+	var static []string
+	for _, l := range o.Resources.Lanes {
+		if l.Egress == config.EgressStatic {
+			static = append(static, l.Destination)
+		}
+	}
+	r := o.Resources
+	if len(static) == 0 && len(r.EgressAddresses) == 0 {
+		return
+	}
+	lanes := "no lane yet"
+	if len(static) > 0 {
+		lanes = "lanes " + strings.Join(static, ", ")
+	}
+	if r.EgressNote == "" && len(r.EgressAddresses) > 0 {
+		o.printf("static egress addresses (%s): %s\n", lanes, strings.Join(r.EgressAddresses, ", "))
+		return
+	}
+	o.printf("static egress (%s): %s\n", lanes, o.staticAddresses())
+}
+
+// staticAddresses says where the static lanes deliver from: the
+// addresses, or why none are known.
+func (o *Operator) staticAddresses() string {
+	r := o.Resources
+	switch {
+	case r.EgressNote != "":
+		return r.EgressNote
+	case len(r.EgressAddresses) == 0:
+		return r.Where + " lists no addresses (deploy this version)"
+	}
+	return "from " + strings.Join(r.EgressAddresses, ", ")
 }
 
 // Lane shows one lane: its mode, its rule, its counts, its probes, the
@@ -132,6 +174,9 @@ func (o *Operator) Lane(ctx context.Context, destination string) (LaneStatus, er
 		return ls, err
 	}
 	o.printf("  queue: %d visible, %d in flight or hidden; DLQ: %d\n", q.Visible, q.InFlight+q.Delayed, d.total())
+	if l.Egress == config.EgressStatic {
+		o.printf("  egress: static, %s\n", o.staticAddresses())
+	}
 	return ls, nil
 }
 

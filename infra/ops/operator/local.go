@@ -39,8 +39,11 @@ func (r Local) Resolve(ctx context.Context) (Resources, error) {
 	if r.Config.LargePayloads() {
 		res.PayloadBucket, res.PayloadDays = devstate.PayloadBucketName(r.Prefix), r.Config.PayloadExpirationDays()
 	}
+	if r.Config.Egress.StaticAddresses {
+		res.EgressNote = "the local stack emulates no VPC: every lane delivers from this machine's addresses"
+	}
 	for _, d := range r.Config.Destinations {
-		l := Lane{Destination: d.Name, Filter: d.Filter, Retention: d.Retention()}
+		l := Lane{Destination: d.Name, Filter: d.Filter, Retention: d.Retention(), Egress: d.Egress}
 		if d.Ordered() {
 			l.OrderingKey = d.Ordering.Key
 		}

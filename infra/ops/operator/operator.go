@@ -40,6 +40,9 @@ type Lane struct {
 	// pause. Retention is its queue's retention.
 	Pause     *pausing.Policy
 	Retention time.Duration
+	// Egress is "static" when the lane delivers from the stack's
+	// EgressAddresses (config.EgressStatic), "public" or "" otherwise.
+	Egress string
 	// OrderingKey is an ordered lane's ordering.key, "" on a standard
 	// lane (ordered.go).
 	OrderingKey string
@@ -59,6 +62,11 @@ type Resources struct {
 	PayloadBucket string
 	PayloadDays   int
 	Lanes         []Lane
+	// EgressAddresses are the static egress addresses (or the allocation
+	// ids the configuration brought); EgressNote says why there are none
+	// where the lanes ask for them (the local stack emulates no VPC).
+	EgressAddresses []string
+	EgressNote      string
 }
 
 // Lane finds a destination's lane, or says which exist.

@@ -49,6 +49,10 @@ type Stack struct {
 	// OperatorRole is the role that may send to the lanes' queues (redrive,
 	// replay): the operator command is run under it.
 	OperatorRole string `json:"operatorRoleArn"`
+	// EgressAddresses are the public addresses the lanes with egress
+	// "static" deliver from (or, with allocation ids brought by the
+	// configuration, those ids); empty without static addresses.
+	EgressAddresses []string `json:"egressAddresses"`
 }
 
 // Lane is a destination lane's parameter value.
@@ -83,6 +87,9 @@ type Lane struct {
 	// operator command pauses and resumes by them).
 	Pause            LanePause `json:"pause"`
 	RetentionSeconds int       `json:"retentionSeconds"`
+	// Egress is "static" when the lane delivers from the stack's
+	// EgressAddresses, "public" otherwise.
+	Egress string `json:"egress"`
 	// OrderingKey is an ordered lane's ordering.key ("" on a standard
 	// lane): replays to its FIFO queue are grouped by it.
 	OrderingKey string `json:"orderingKey,omitempty"`
