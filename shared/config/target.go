@@ -226,4 +226,10 @@ func (d *Destination) validateTarget(p *problems, at string) {
 	if d.Auth != nil {
 		refuse("auth", "is authorized by the target's own policy naming the lane's role, not by a token or a signature of its own")
 	}
+	if d.Egress != "" && d.Egress != EgressPublic {
+		refuse("egress", "calls the AWS API, which authorizes the lane's role, not an address a receiver allow-lists")
+	}
+	if len(d.AllowCIDRs) > 0 {
+		refuse("allowCidrs", "reaches its target through the AWS API, not by an address the guard checks")
+	}
 }

@@ -83,6 +83,12 @@ func TestTargetsInvalid(t *testing.T) {
 				"destinations[0].tls: is set on a eventbridge destination, which makes no TLS connection of its own",
 				"destinations[0].auth: is set on a eventbridge destination, which is authorized by the target's own policy",
 			}},
+		{"egress and allowCidrs on a lambda target", `{"name": "d", "type": "lambda", "target": "arn:aws:lambda:us-east-1:123456789012:function:f",
+		   "egress": "static", "allowCidrs": ["10.20.0.0/16"]}`,
+			[]string{
+				"destinations[0].egress: is set on a lambda destination, which calls the AWS API",
+				"destinations[0].allowCidrs: is set on a lambda destination, which reaches its target through the AWS API",
+			}},
 		{"url secret on lambda", `{"name": "d", "type": "lambda", "target": "arn:aws:lambda:us-east-1:123456789012:function:f", "urlSecretName": "hookfan/u"}`,
 			[]string{"destinations[0].urlSecretName: is set on a lambda destination, which delivers to target (an ARN), not a URL; remove it"}},
 	}
