@@ -44,16 +44,18 @@ const (
 	goSnippetHead = `package main
 
 import (
+	"encoding/json"
 	"io"
 	"log"
 	"net/http"
 	"os"
 	"sync"
+	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
 
-var _, _, _ = io.EOF, log.Fatal, os.Getenv
+var _, _, _, _, _ = io.EOF, log.Fatal, os.Getenv, json.Valid, time.Now
 
 var (
 	mu  sync.Mutex
