@@ -121,8 +121,9 @@ func TestGroupID(t *testing.T) {
 			t.Errorf("GroupID(%q, %q) = %q, want %q", tt.source, tt.value, got, tt.want)
 		}
 	}
-	if DedupID("e1", "body:a") == DedupID("e1", "body:b") || DedupID("e1", "body:a") != DedupID("e1", "body:a") {
-		t.Error("DedupID is not one per (event, spec)")
+	first, again, other := DedupID("e1", "body:a"), DedupID("e1", "body:a"), DedupID("e1", "body:b")
+	if first == other || first != again {
+		t.Errorf("DedupID is not one per (event, spec): %q, %q again, %q for another spec", first, again, other)
 	}
 }
 
