@@ -110,3 +110,19 @@ func TestLogsCarryRequestID(t *testing.T) {
 		t.Fatalf("no log line in:\n%s", out)
 	}
 }
+
+// TestIngestLinksNoJQ: ingest never transforms, so it must not link the jq
+// interpreter, whose package init every cold start would pay (about 0.3 ms,
+// a tenth of a hello world's init); destination transforms are compiled
+// by shared/transform, outside shared/config.
+func TestIngestLinksNoJQ(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if strings.HasPrefix(pkg, "github.com/itchyny/") || pkg == "github.com/hookfan/hookfan/shared/transform" {
+			t.Errorf("ingest links %s", pkg)
+		}
+	}
+}

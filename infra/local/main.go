@@ -38,6 +38,7 @@ import (
 	"github.com/hookfan/hookfan/shared/awsconfig"
 	"github.com/hookfan/hookfan/shared/awsconfig/lambdaenv"
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/transform"
 )
 
 func main() {
@@ -102,6 +103,9 @@ func run(log *slog.Logger) error {
 		cfg, err = config.LoadFile(*cfgPath)
 	} else {
 		cfg, err = config.LoadCDKJSON("cdk.json")
+	}
+	if err == nil {
+		err = transform.CheckConfig(cfg)
 	}
 	if err != nil {
 		return configError{err}

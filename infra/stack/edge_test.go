@@ -376,3 +376,17 @@ func TestStackRefusesWhatTheAPICannotServe(t *testing.T) {
 		}
 	}
 }
+
+// TestStackRefusesATransformThatDoesNotCompile: the jq check lives outside
+// shared/config (ingest must not link gojq), and synthesis still refuses a
+// transform that does not compile, naming its field.
+func TestStackRefusesATransformThatDoesNotCompile(t *testing.T) {
+	cfg := edgeConfig(t, map[string]any{}, nil)
+	cfg.Destinations[0].Transform = "{text: .a | nosuch}"
+	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir()), Context: flagsContext(t)})
+	_, err := stack.New(app, "Hookfan", &stack.Props{Config: cfg, Builder: builder})
+	want := `destinations[0].transform: "{text: .a | nosuch}" does not compile: function not defined: nosuch/0`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want an error with %q", err, want)
+	}
+}

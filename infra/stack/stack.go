@@ -22,6 +22,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/transform"
 )
 
 // Props configures the Hookfan stack.
@@ -94,7 +95,7 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 	cfg := props.Config
 	// A configuration built in code gets the checks a loaded one had: the
 	// combinations the API cannot serve are refused before anything is made.
-	if err := cfg.Validate(); err != nil {
+	if err := errors.Join(cfg.Validate(), transform.CheckConfig(cfg)); err != nil {
 		return nil, fmt.Errorf("hookfan stack: %w", err)
 	}
 	if err := checkLocalDestinations(scope, cfg); err != nil {

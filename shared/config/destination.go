@@ -123,7 +123,6 @@ func (d *Destination) validate(p *problems, at string, seen map[string]int, inde
 	d.validateTLS(p, at+".tls")
 	d.validateAuth(p, at)
 	d.validateOAuth2(p, at+".auth")
-	d.validateTransform(p, at)
 	d.Retry.validate(p, at+".retry")
 	if d.TimeoutSeconds != 0 && (d.TimeoutSeconds < MinTimeoutSeconds || d.TimeoutSeconds > MaxTimeoutSeconds) {
 		p.add(at+".timeoutSeconds", "%d is out of range; use %d to %d seconds (default %d)", d.TimeoutSeconds, MinTimeoutSeconds, MaxTimeoutSeconds, DefaultTimeoutSeconds)
