@@ -2,7 +2,6 @@ package cost
 
 import (
 	"fmt"
-	"reflect"
 	"strconv"
 	"strings"
 
@@ -146,17 +145,8 @@ func egressSection() string {
 	}
 	w("\n\nInterface endpoints for SQS, Secrets Manager and CloudWatch instead of the NAT gateways would add %s a month in 2 zones before their per-GB charge; the gateway endpoints for DynamoDB and S3 the stack makes are free.\n\n",
 		usd(EgressInterfaceEndpoints(config.DefaultEgressZones, 3)))
-	w("| price | USD | unit | page |\n|---|---:|---|---|\n")
-	pv := reflect.ValueOf(EgressPrices)
-	for i := range pv.NumField() {
-		p := pv.Field(i).Interface().(Price)
-		w("| `%s` | %s | %s | %s, read %s |\n", pv.Type().Field(i).Name, strconv.FormatFloat(p.USD, 'f', -1, 64), p.Unit, p.Page, PricesRead)
-	}
-	w("\n| figure | value | where it comes from |\n|---|---:|---|\n")
-	fv := reflect.ValueOf(EgressAssumed)
-	for i := range fv.NumField() {
-		f := fv.Field(i).Interface().(Figure)
-		w("| `%s` | %s %s | %s |\n", fv.Type().Field(i).Name, strconv.FormatFloat(f.Value, 'f', -1, 64), f.Unit, f.Source)
-	}
+	writePrices(w, EgressPrices)
+	w("\n")
+	writeFigures(w, EgressAssumed)
 	return b.String()
 }

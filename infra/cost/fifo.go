@@ -2,7 +2,6 @@ package cost
 
 import (
 	"fmt"
-	"reflect"
 	"strconv"
 	"strings"
 )
@@ -135,18 +134,9 @@ func renderOrdered(b *strings.Builder) {
 	w("\nA month, whatever the traffic: %s for the FIFO topic's key requests, and %s per ordered lane (its idle long polls at the FIFO price). ",
 		usd(fixed[0].USD), usd(fixed[1].USD))
 	w("An ordered lane that replaces a standard one keeps the standard lane's other lines; the standard topic still takes every event (the archive and the standard lanes read it).\n\n")
-	w("| price | USD | unit | page |\n|---|---:|---|---|\n")
-	pv := reflect.ValueOf(FIFOPrices)
-	for i := range pv.NumField() {
-		p := pv.Field(i).Interface().(Price)
-		w("| `%s` | %s | %s | %s, read %s |\n", pv.Type().Field(i).Name, strconv.FormatFloat(p.USD, 'f', -1, 64), p.Unit, p.Page, PricesRead)
-	}
-	w("\n| figure | value | where it comes from |\n|---|---:|---|\n")
-	fv := reflect.ValueOf(FIFOFigures)
-	for i := range fv.NumField() {
-		f := fv.Field(i).Interface().(Figure)
-		w("| `%s` | %s %s | %s |\n", fv.Type().Field(i).Name, strconv.FormatFloat(f.Value, 'f', -1, 64), f.Unit, f.Source)
-	}
+	writePrices(w, FIFOPrices)
+	w("\n")
+	writeFigures(w, FIFOFigures)
 }
 
 func kb2(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + " KB events" }

@@ -206,20 +206,10 @@ func Render() string {
 	}
 
 	w("\n### Prices (%s, read %s)\n\n", Region, PricesRead)
-	w("| price | USD | unit | page |\n|---|---:|---|---|\n")
-	pv := reflect.ValueOf(Prices)
-	for i := range pv.NumField() {
-		p := pv.Field(i).Interface().(Price)
-		w("| `%s` | %s | %s | %s, read %s |\n", pv.Type().Field(i).Name, strconv.FormatFloat(p.USD, 'f', -1, 64), p.Unit, p.Page, PricesRead)
-	}
+	writePrices(w, Prices)
 
 	w("\n### Figures the model uses\n\n")
-	w("| figure | value | where it comes from |\n|---|---:|---|\n")
-	fv := reflect.ValueOf(Assumed)
-	for i := range fv.NumField() {
-		f := fv.Field(i).Interface().(Figure)
-		w("| `%s` | %s %s | %s |\n", fv.Type().Field(i).Name, strconv.FormatFloat(f.Value, 'f', -1, 64), f.Unit, f.Source)
-	}
+	writeFigures(w, Assumed)
 	b.WriteString(egressSection())
 	return b.String()
 }
@@ -301,4 +291,25 @@ func Page(page string) (string, error) {
 		return "", fmt.Errorf("the page lacks the markers %q and %q around its generated tables", Begin, End)
 	}
 	return page[:start+len(Begin)] + "\n\n" + Render() + "\n" + page[end:], nil
+}
+
+// writePrices writes a table of the Price fields of the struct prices, one
+// row a field, named by the field.
+func writePrices(w func(format string, args ...any), prices any) {
+	w("| price | USD | unit | page |\n|---|---:|---|---|\n")
+	pv := reflect.ValueOf(prices)
+	for i := range pv.NumField() {
+		p := pv.Field(i).Interface().(Price)
+		w("| `%s` | %s | %s | %s, read %s |\n", pv.Type().Field(i).Name, strconv.FormatFloat(p.USD, 'f', -1, 64), p.Unit, p.Page, PricesRead)
+	}
+}
+
+// writeFigures writes a table of the Figure fields of the struct figures.
+func writeFigures(w func(format string, args ...any), figures any) {
+	w("| figure | value | where it comes from |\n|---|---:|---|\n")
+	fv := reflect.ValueOf(figures)
+	for i := range fv.NumField() {
+		f := fv.Field(i).Interface().(Figure)
+		w("| `%s` | %s %s | %s |\n", fv.Type().Field(i).Name, strconv.FormatFloat(f.Value, 'f', -1, 64), f.Unit, f.Source)
+	}
 }
