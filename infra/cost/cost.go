@@ -92,30 +92,32 @@ type Figure struct {
 
 // Assumed are the model's figures.
 var Assumed = struct {
-	FullCPUMemoryMB                   Figure
-	IngestCPUSmall, IngestCPULarge    Figure
-	DeliverCPUFresh, DeliverCPUReused Figure
-	DeliverCPUPerKB, ReuseRate        Figure
-	SNSPublishMs, DynamoMs            Figure
-	SubscriberMs                      Figure
-	IngestLogBytes, IngestEMFBytes    Figure
-	AccessLogBytes, PlatformLogBytes  Figure
-	DeliverLogBytes, DeliverEMFBytes  Figure
-	RecordBytes, RecordDays           Figure
-	EnvelopeBytes, EscapeFactor       Figure
-	ArchiveCompression, ArchiveDays   Figure
-	ArchiveObjects                    Figure
-	RequestOverheadBytes              Figure
-	Pollers, LongPollSeconds          Figure
-	TraceReservoir, TraceRate         Figure
-	MonthSeconds                      Figure
-	IngestMetrics, RouteMetrics       Figure
-	LaneMetrics                       Figure
-	KMSRequestsPerMonth               Figure
-	ReplayWrites, ReplayRecordBytes   Figure
-	SvixEventsPerMessage              Figure
-	TickMs, TickLogBytes              Figure
-	EventBridgeSecretsPerDestination  Figure
+	FullCPUMemoryMB                    Figure
+	IngestCPUSmall, IngestCPULarge     Figure
+	DeliverCPUFresh, DeliverCPUReused  Figure
+	DeliverCPUPerKB, ReuseRate         Figure
+	SNSPublishMs, DynamoMs             Figure
+	SubscriberMs                       Figure
+	IngestLogBytes, IngestEMFBytes     Figure
+	AccessLogBytes, RESTAccessLogBytes Figure
+	PlatformLogBytes                   Figure
+	DeliverLogBytes, DeliverEMFBytes   Figure
+	RecordBytes, RecordDays            Figure
+	ItemOverheadBytes                  Figure
+	EnvelopeBytes, EscapeFactor        Figure
+	ArchiveCompression, ArchiveDays    Figure
+	ArchiveObjects                     Figure
+	RequestOverheadBytes               Figure
+	Pollers, LongPollSeconds           Figure
+	TraceReservoir, TraceRate          Figure
+	MonthSeconds                       Figure
+	IngestMetrics, RouteMetrics        Figure
+	LaneMetrics                        Figure
+	KMSRequestsPerMonth                Figure
+	ReplayWrites, ReplayRecordBytes    Figure
+	SvixEventsPerMessage               Figure
+	TickMs, TickLogBytes               Figure
+	EventBridgeSecretsPerDestination   Figure
 }{
 	FullCPUMemoryMB:                  Figure{1769, "MB", "AWS Lambda: a function gets one vCPU at 1,769 MB, CPU in proportion below"},
 	IngestCPUSmall:                   Figure{0.022, "ms CPU", "measured: BenchmarkIngest, 1 KiB base64 body (the deployed path), upper end of 14–22 µs"},
@@ -127,13 +129,15 @@ var Assumed = struct {
 	SNSPublishMs:                     Figure{20, "ms", "assumed: one in-region SNS Publish, waited for before the 202"},
 	DynamoMs:                         Figure{5, "ms", "assumed: one in-region DynamoDB UpdateItem"},
 	SubscriberMs:                     Figure{100, "ms", "assumed: the subscriber answers in 100 ms (the figure BenchmarkBatch uses)"},
-	IngestLogBytes:                   Figure{383, "bytes", "measured: the ingest function's line for an accepted Stripe event (333 bytes) plus the requestId Lambda adds"},
-	IngestEMFBytes:                   Figure{199, "bytes", "measured: the EMF line of an accepted event"},
-	AccessLogBytes:                   Figure{530, "bytes", "estimated: the stage's access log format filled with typical values"},
+	IngestLogBytes:                   Figure{362, "bytes", "measured (the longest timestamp): the ingest function's line for an accepted Stripe event with the requestId Lambda's JSON format adds (TestCostLogFiguresHoldTheLines in shared/ingest holds it)"},
+	IngestEMFBytes:                   Figure{199, "bytes", "measured: the EMF line of an accepted event (TestCostLogFiguresHoldTheLines in shared/ingest)"},
+	AccessLogBytes:                   Figure{400, "bytes", "measured: the HTTP API stage's access log format filled with an accepted Stripe request's values (TestCostAccessLogFigures in infra/stack holds it)"},
+	RESTAccessLogBytes:               Figure{440, "bytes", "measured: the REST stage's access log format filled the same way (api.type rest; TestCostAccessLogFigures)"},
 	PlatformLogBytes:                 Figure{650, "bytes", "estimated: Lambda's platform.start and platform.report lines (JSON log format) per invocation, at system log level INFO or DEBUG; none at WARN"},
-	DeliverLogBytes:                  Figure{350, "bytes", "measured: 240 bytes with test ids, plus a real event id, message id and requestId"},
-	DeliverEMFBytes:                  Figure{403, "bytes", "measured: the EMF line of a delivered event (four metrics)"},
+	DeliverLogBytes:                  Figure{350, "bytes", "measured (the longest timestamp and latency): the line of an attempt delivered in 100 ms, with a Stripe event id, an SQS message id and the requestId (TestCostLogFiguresHoldTheLines in shared/delivery holds it)"},
+	DeliverEMFBytes:                  Figure{410, "bytes", "measured (a four-digit latency): the EMF line of a delivered event (four metrics, the lane's dimension; TestCostLogFiguresHoldTheLines in shared/delivery)"},
 	RecordBytes:                      Figure{340, "bytes", "measured: TestRecordSizeIsBounded, a record delivered at its first attempt (one write unit per write)"},
+	ItemOverheadBytes:                Figure{100, "bytes", "Amazon DynamoDB (item sizes and formats): every item is billed 100 bytes of storage overhead for indexing, beside its attributes"},
 	RecordDays:                       Figure{30, "days", "the config's dedupe.recordDays default"},
 	EnvelopeBytes:                    Figure{1150, "bytes", "estimated: SNS's notification envelope around the body (ids, signature, URLs, five attributes)"},
 	EscapeFactor:                     Figure{1.1, "×", "estimated: a JSON body grows by about a tenth when escaped into the envelope's Message string"},
@@ -523,7 +527,11 @@ func platformBytes(o Options) float64 {
 func ingestLines(sc Scenario, o Options) []Line {
 	n := sc.Events
 	p, a := Prices, Assumed
-	logs := n * (appLogBytes(o, a.IngestLogBytes.Value) + a.IngestEMFBytes.Value + a.AccessLogBytes.Value + platformBytes(o))
+	access := a.AccessLogBytes.Value
+	if o.API == p.APIRest {
+		access = a.RESTAccessLogBytes.Value
+	}
+	logs := n * (appLogBytes(o, a.IngestLogBytes.Value) + a.IngestEMFBytes.Value + access + platformBytes(o))
 	lines := []Line{
 		{"API Gateway (" + apiName(o.API) + ")", n / million * o.API.USD},
 		{"Lambda ingest: requests and GB-s", n/million*p.LambdaRequest.USD + n*IngestMs(sc, o)/1000*gbs(o.IngestMB)*p.LambdaGBSecond.USD},
@@ -564,7 +572,7 @@ func Variable(sc Scenario, o Options) []Line {
 		Line{"SQS requests", (deliveries*chunks64(sc.BodyKB) + 2*invocations*chunks64(sc.BodyKB*batch)) / million * p.SQSRequest.USD},
 		Line{"Lambda deliver: requests and GB-s", invocations/million*p.LambdaRequest.USD + invocations*DeliverMs(sc, o)/1000*gbs(o.DeliverMB)*p.LambdaGBSecond.USD},
 		Line{recordItem, deliveries * recordPerDelivery},
-		Line{"DynamoDB: records kept (and PITR)", deliveries * a.RecordBytes.Value / gb * (p.DynamoStorage.USD + b2f(o.PITR)*p.PITR.USD) * a.RecordDays.Value / 30},
+		Line{"DynamoDB: records kept (and PITR)", deliveries * (a.RecordBytes.Value + a.ItemOverheadBytes.Value) / gb * (p.DynamoStorage.USD + b2f(o.PITR)*p.PITR.USD) * a.RecordDays.Value / 30},
 	)
 	if o.Archive {
 		lines = append(lines,
@@ -610,7 +618,7 @@ func PerMillion(sc Scenario, lines []Line) float64 { return Sum(lines) / (sc.Eve
 // token): two writes each, and an item kept for the default 7-day window.
 func ReplayProtectionPerMillion() float64 {
 	writes := Assumed.ReplayWrites.Value * Prices.DynamoWrite.USD
-	storage := million * Assumed.ReplayRecordBytes.Value / gb * (Prices.DynamoStorage.USD + Prices.PITR.USD) * 7 / 30
+	storage := million * (Assumed.ReplayRecordBytes.Value + Assumed.ItemOverheadBytes.Value) / gb * (Prices.DynamoStorage.USD + Prices.PITR.USD) * 7 / 30
 	return writes + storage
 }
 

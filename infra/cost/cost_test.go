@@ -76,8 +76,10 @@ func TestLinesByHand(t *testing.T) {
 		// tracing off by default.
 		"X-Ray: ingest traces":  0,
 		"X-Ray: deliver traces": 0,
-		// 753 bytes a delivery, no platform lines at WARN.
-		"CloudWatch Logs: deliver lines": 5e6 * (350 + 403) / float64(1<<30) * 0.50,
+		// 760 bytes a delivery, no platform lines at WARN.
+		"CloudWatch Logs: deliver lines": 5e6 * (350 + 410) / float64(1<<30) * 0.50,
+		// a million requests: their line, the EMF line and the HTTP API's access log.
+		"CloudWatch Logs: ingest lines and access log": 1e6 * (362 + 199 + 400) / float64(1<<30) * 0.50,
 	} {
 		if got := line(t, v, item); !near(got, want) {
 			t.Errorf("%s: %v, want %v", item, got, want)

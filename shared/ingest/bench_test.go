@@ -150,13 +150,20 @@ func rusageOverhead(b *testing.B) time.Duration {
 // context carrying the Lambda request id. The request carries the headers
 // of an API Gateway event.
 func newBenchHandler(b *testing.B, body []byte, asBase64 bool) func() {
+	return newIngestHandler(b, body, asBase64, io.Discard, io.Discard, "bench")
+}
+
+// newIngestHandler is newBenchHandler writing its log lines to logs and
+// its EMF lines to emf, under the Lambda request id given (added to each
+// line as Lambda's JSON log format does).
+func newIngestHandler(b testing.TB, body []byte, asBase64 bool, logs, emf io.Writer, requestID string) func() {
 	b.Helper()
 	now := time.Now()
 	sec := &fakeSecrets{values: map[string][]string{"hookfan/sources/stripe": {secretOf("stripe")}}}
-	log := slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{ReplaceAttr: lambdacontext.ReplaceAttr}))
+	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{ReplaceAttr: lambdacontext.ReplaceAttr})).With("requestId", requestID)
 	h, err := ingest.New(ingest.Options{
 		Sources: []config.Source{sourceConfig(b, "stripe")}, TopicARN: topicARN, Publisher: discardPublisher{},
-		Secrets: sec, Metrics: metrics.NewRecorder(metrics.NewEMF(io.Discard)), Logger: log, Now: func() time.Time { return now },
+		Secrets: sec, Metrics: metrics.NewRecorder(metrics.NewEMF(emf)), Logger: log, Now: func() time.Time { return now },
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -180,7 +187,7 @@ func newBenchHandler(b *testing.B, body []byte, asBase64 bool) func() {
 	if asBase64 {
 		req.Body, req.IsBase64Encoded = base64.StdEncoding.EncodeToString(body), true
 	}
-	ctx := lambdacontext.NewContext(context.Background(), &lambdacontext.LambdaContext{AwsRequestID: "bench"})
+	ctx := lambdacontext.NewContext(context.Background(), &lambdacontext.LambdaContext{AwsRequestID: requestID})
 	return func() {
 		if resp, _ := h.Handle(ctx, req); resp.StatusCode != 202 {
 			b.Fatalf("status %d %s", resp.StatusCode, resp.Body)
@@ -231,7 +238,8 @@ func stripeBody(b testing.TB, size int) []byte {
 type discardPublisher struct{}
 
 func (discardPublisher) Publish(context.Context, *sns.PublishInput, ...func(*sns.Options)) (*sns.PublishOutput, error) {
-	return &sns.PublishOutput{}, nil
+	// SNS's message ids are UUIDs.
+	return &sns.PublishOutput{MessageId: aws.String("95df01b4-ee98-5cb9-9903-4c221d41eb5e")}, nil
 }
 
 // oneHeader is a Header with a single field, so the comparison measures
