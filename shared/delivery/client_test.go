@@ -2,8 +2,11 @@ package delivery
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -258,5 +261,44 @@ func TestConnectionReuse(t *testing.T) {
 	}
 	if got := accepted.Load(); got != 1 {
 		t.Errorf("%d connections for 5 requests, want 1", got)
+	}
+}
+
+// TestClientResumesTLSSessions: a new connection to a subscriber resumes
+// the TLS session of the one before (no certificate chain verified again),
+// and an mTLS lane's transport never does, so that a rotated certificate
+// is presented by the next connection.
+func TestClientResumesTLSSessions(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	t.Cleanup(srv.Close)
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	dest := config.Destination{Name: "d", URL: srv.URL, AllowPrivateNetworks: true}
+	post := func(c *http.Client) *tls.ConnectionState {
+		t.Helper()
+		resp, err := c.Post(srv.URL, "application/json", strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		c.CloseIdleConnections() // the next POST dials again
+		return resp.TLS
+	}
+	c := NewClient(dest)
+	c.Transport.(*http.Transport).TLSClientConfig.RootCAs = pool
+	if first := post(c); first.DidResume {
+		t.Fatal("the first connection resumed a session it never had")
+	}
+	if second := post(c); !second.DidResume {
+		t.Error("the second connection made a full handshake: the session cache is not used")
+	}
+
+	m := newClientTLS(&config.TLS{ClientCertificateSecret: "cert"}, nil, c.Transport.(*http.Transport), time.Now)
+	mc := &http.Client{Transport: m.transport(pool)}
+	for i := range 2 {
+		if st := post(mc); st.DidResume {
+			t.Errorf("mTLS connection %d resumed a session", i+1)
+		}
 	}
 }

@@ -75,12 +75,16 @@ func newClientTLS(t *config.TLS, secrets HeaderSecrets, base *http.Transport, no
 }
 
 // transport clones the guarded transport with the client certificate
-// callback and roots (nil: the system's).
+// callback and roots (nil: the system's), and without TLS session
+// resumption: every new connection makes a full handshake, so a rotated
+// certificate or a changed CA takes effect on the next one (a resumed
+// session would carry the identity and the verification of the first).
 func (c *clientTLS) transport(roots *x509.CertPool) *http.Transport {
 	t := c.base.Clone()
 	cfg := t.TLSClientConfig.Clone()
 	cfg.GetClientCertificate = c.clientCertificate
 	cfg.RootCAs = roots
+	cfg.ClientSessionCache = nil
 	t.TLSClientConfig = cfg
 	return t
 }

@@ -87,8 +87,11 @@ func startTLSSubscriber(b *testing.B) (string, *x509.CertPool) {
 // BenchmarkDeliveryTLS measures the CPU of one delivery (parse, sign, claim,
 // POST over HTTPS, record, log, metrics) with the memory store, to a
 // subscriber in another process: on a connection the function keeps
-// (reused) and on a new TCP and TLS connection for every POST (fresh: a
-// cold function, or a subscriber that closes connections). cpu-ns/op is
+// (reused), on a new TCP connection for every POST that resumes the TLS
+// session of the one before (resumed: a warm function whose subscriber
+// closed the connection), and on a new TCP connection with a full TLS
+// handshake for every POST (fresh: a cold function, or a subscriber that
+// issues no session tickets). cpu-ns/op is
 // this process's user+system CPU per delivery; ms-at-128MB and
 // ms-at-256MB stretch it by the CPU share Lambda gives those memories
 // (1,769 MB is one vCPU).
@@ -96,15 +99,18 @@ func BenchmarkDeliveryTLS(b *testing.B) {
 	url, pool := startTLSSubscriber(b)
 	secret := newSecret(b)
 	for _, tc := range []struct {
-		name  string
-		fresh bool
-	}{{"reused", false}, {"fresh", true}} {
+		name           string
+		fresh, noCache bool
+	}{{"reused", false, false}, {"resumed", true, false}, {"fresh", true, true}} {
 		b.Run(tc.name, func(b *testing.B) {
 			hs := newHarness(b, url, secret, func(o *Options) {
 				c := NewClient(o.Destination)
 				tr := c.Transport.(*http.Transport)
 				tr.TLSClientConfig.RootCAs = pool
 				tr.DisableKeepAlives = tc.fresh
+				if tc.noCache {
+					tr.TLSClientConfig.ClientSessionCache = nil
+				}
 				o.Client = c
 			})
 			cpu := deliveryCPU(b, hs.h, "tls-"+tc.name)
