@@ -90,6 +90,19 @@ type Figure struct {
 	Source string
 }
 
+// SizeSlack is how far above a measured line a size figure may be.
+const SizeSlack = 1.2
+
+// Covers checks a size figure (bytes) against a line of n bytes the code
+// writes: never below it (the bill would be understated), and at most
+// SizeSlack times it (overstated). The tests that measure the lines call it.
+func (f Figure) Covers(n int) error {
+	if f.Value < float64(n) || f.Value > SizeSlack*float64(n) {
+		return fmt.Errorf("the figure is %v %s and the line written is %d bytes: set it between %d and %d", f.Value, f.Unit, n, n, int(SizeSlack*float64(n)))
+	}
+	return nil
+}
+
 // Assumed are the model's figures.
 var Assumed = struct {
 	FullCPUMemoryMB                    Figure

@@ -2,8 +2,10 @@ package cost_test
 
 import (
 	"flag"
+	"fmt"
 	"math"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/hookfan/hookfan/infra/cost"
@@ -262,5 +264,20 @@ func TestResourcesOfTheReference(t *testing.T) {
 	}
 	if err := cost.Reference(3).Validate(); err != nil {
 		t.Errorf("the reference configuration is not valid: %v", err)
+	}
+}
+
+// TestFigureCovers: a size figure covers a line from its size up to a
+// fifth above it, and names both and the range otherwise.
+func TestFigureCovers(t *testing.T) {
+	f := cost.Figure{Value: 120, Unit: "bytes"}
+	for n, ok := range map[int]bool{100: true, 120: true, 101: true, 121: false, 99: false, 0: false} {
+		err := f.Covers(n)
+		if (err == nil) != ok {
+			t.Errorf("Covers(%d) = %v, want ok %v", n, err, ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), fmt.Sprintf("line written is %d bytes: set it between %d and", n, n)) {
+			t.Errorf("Covers(%d): %v does not name the line and the range", n, err)
+		}
 	}
 }

@@ -53,9 +53,9 @@ func checkAccessLog(t *testing.T, format string, fig cost.Figure, name string, t
 	if len(missing) > 0 {
 		t.Fatalf("no typical value for %v: add one", missing)
 	}
-	n, figure := float64(len(line)+1), fig.Value // and its newline
-	t.Logf("access log line: %d bytes, the model says %v: %s", int(n), figure, line)
-	if figure < n || figure > 1.2*n {
-		t.Errorf("cost.Assumed.%s is %v bytes, a typical line is %d: set it between %d and %d", name, figure, int(n), int(n), int(1.2*n))
+	n := len(line) + 1 // and its newline
+	t.Logf("access log line: %d bytes, the model says %v: %s", n, fig.Value, line)
+	if err := fig.Covers(n); err != nil {
+		t.Errorf("cost.Assumed.%s: %v", name, err)
 	}
 }
