@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -13,8 +14,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
 	"github.com/hookfan/hookfan/events"
+	"github.com/hookfan/hookfan/infra/ops/operator"
+	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
+	"github.com/hookfan/hookfan/shared/payload"
 )
 
 // orderedKey is the ordering of the tests' ordered lanes: Stripe's object id.
@@ -284,5 +291,59 @@ func TestOrderedLaneReplay(t *testing.T) {
 	d := rc.deliveries()
 	if d[0].header.Get("hookfan-accepted-at") != d[1].header.Get("hookfan-accepted-at") {
 		t.Errorf("hookfan-accepted-at %q, then %q on the replay; want the same", d[0].header.Get("hookfan-accepted-at"), d[1].header.Get("hookfan-accepted-at"))
+	}
+}
+
+// sendRecorder is the operator's SQS client, keeping each SendMessage.
+type sendRecorder struct {
+	operator.QueueAPI
+	mu   sync.Mutex
+	sent []*sqs.SendMessageInput
+}
+
+func (r *sendRecorder) SendMessage(ctx context.Context, in *sqs.SendMessageInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
+	r.mu.Lock()
+	r.sent = append(r.sent, in)
+	r.mu.Unlock()
+	return r.QueueAPI.SendMessage(ctx, in, optFns...)
+}
+
+// TestOrderedLaneReplaysALargeBodyUnderItsKey: an event whose body is too
+// large for SNS (kept in S3, the message a reference) is replayed to an
+// ordered lane in its key's message group, read from the stored body, not
+// in the source's keyless group; and it is delivered again.
+func TestOrderedLaneReplaysALargeBodyUnderItsKey(t *testing.T) {
+	t.Parallel()
+	rc := newReceiver(t, nil)
+	large := `[
+	  {"name": "stripe", "verify": {"kind": "stripe", "secretName": "%[1]s/sources/stripe"}, "maxBodyBytes": 1000000},
+	  {"name": "github", "verify": {"kind": "github", "secretName": "%[1]s/sources/github"}}
+	]`
+	e := startEnvSources(t, large, []string{destJSON("o", rc, orderedKey)}, map[string]*receiver{"o": rc})
+	ev := e.send("stripe", "stripe", "payment_intent.succeeded", "evt_ordered_large", func(s *events.Sample) {
+		object("L")(s)
+		padded(600<<10, 7000)(s)
+	})
+	waitFor(t, 30*time.Second, "the first delivery", func() bool { return rc.accepted(ev.id) == 1 })
+	e.archived(ev.id)
+
+	rec := &sendRecorder{QueueAPI: clients.SQS}
+	op := e.operator(rec)
+	op.Payloads = &payload.S3{API: clients.S3, Bucket: e.stack.Topology.PayloadBucket, Archive: e.stack.Topology.Archive.Bucket}
+	if _, err := op.Replay(context.Background(), operator.ReplayOptions{Destination: "o", Event: ev.id}); err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	rec.mu.Lock()
+	sent := rec.sent
+	rec.mu.Unlock()
+	if len(sent) != 1 {
+		t.Fatalf("the replay sent %d messages, want 1", len(sent))
+	}
+	if got, want := aws.ToString(sent[0].MessageGroupId), config.GroupID("stripe", "L"); got != want {
+		t.Errorf("the replay's message group is %q, want %q (its key, read from the stored body)", got, want)
+	}
+	waitFor(t, 30*time.Second, "the replay's delivery", func() bool { return rc.accepted(ev.id) == 2 })
+	if d := rc.deliveries(); keyOf(d[1]) != "L" || len(d[1].body) < 600<<10 {
+		t.Errorf("the replay delivered key %q, %d bytes", keyOf(d[1]), len(d[1].body))
 	}
 }

@@ -40,17 +40,21 @@ func (l Lane) redriveGroup(in *sqs.SendMessageInput, m sqstypes.Message) {
 }
 
 // replayGroup gives a replay to an ordered lane its key's group, read
-// from the archived body as ingest read it (a header key is not
-// archived, nor a body stored in S3: those replays go to the source's
-// keyless group), and a deduplication id of the replay.
-func (l Lane) replayGroup(in *sqs.SendMessageInput, ev archive.Event, replayID string) {
+// from the body as ingest read it: the archived message, or stored, the
+// body a payload reference names (as restoreBody wrote it again). A
+// header key is not archived: those replays go to the source's keyless
+// group. It also sets a deduplication id of the replay.
+func (l Lane) replayGroup(in *sqs.SendMessageInput, ev archive.Event, replayID string, stored []byte) {
 	if !l.Ordered() {
 		return
 	}
 	value := ""
-	if k, err := config.ParseOrderingKey(l.OrderingKey); err == nil && k.From == config.KeyFromBody && !isReference(ev.Attributes[message.AttrPayload].Value) {
+	if k, err := config.ParseOrderingKey(l.OrderingKey); err == nil && k.From == config.KeyFromBody {
 		body := []byte(ev.Message)
-		if ev.Attributes[message.AttrEncoding].Value == message.EncodingBase64 {
+		switch {
+		case isReference(ev.Attributes[message.AttrPayload].Value):
+			body = stored
+		case ev.Attributes[message.AttrEncoding].Value == message.EncodingBase64:
 			body, _ = base64.StdEncoding.DecodeString(ev.Message)
 		}
 		value = k.Value(nil, body)

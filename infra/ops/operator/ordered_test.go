@@ -32,20 +32,29 @@ func TestOrderedSends(t *testing.T) {
 
 	ev := archive.Event{ID: "evt_1", Source: "stripe", Message: `{"data": {"object": {"id": "in_1"}}}`, Attributes: map[string]archive.Attribute{}}
 	in = &sqs.SendMessageInput{}
-	ordered.replayGroup(in, ev, "rpl_1")
+	ordered.replayGroup(in, ev, "rpl_1", nil)
 	if got, want := aws.ToString(in.MessageGroupId), config.GroupID("stripe", "in_1"); got != want {
 		t.Errorf("replay group %q, want %q", got, want)
 	}
-	ev.Attributes[message.AttrPayload] = archive.Attribute{Type: "String", Value: message.PayloadS3}
+	// A body in S3: the key is read from the stored body, not from the
+	// reference the message carries.
+	ref := archive.Event{ID: "evt_2", Source: "stripe", Message: `{"bucket":"b","key":"payloads/stripe/evt_2"}`,
+		Attributes: map[string]archive.Attribute{message.AttrPayload: {Type: "String", Value: message.PayloadS3}}}
 	in = &sqs.SendMessageInput{}
-	ordered.replayGroup(in, ev, "rpl_1")
+	ordered.replayGroup(in, ref, "rpl_1", []byte(`{"data": {"object": {"id": "in_2"}}}`))
+	if got, want := aws.ToString(in.MessageGroupId), config.GroupID("stripe", "in_2"); got != want {
+		t.Errorf("replay of a body in S3: group %q, want %q (its stored body's key)", got, want)
+	}
+	// A stored body without the key joins the keyless group.
+	in = &sqs.SendMessageInput{}
+	ordered.replayGroup(in, ref, "rpl_1", []byte(`{"data": {}}`))
 	if got := aws.ToString(in.MessageGroupId); got != "stripe" {
-		t.Errorf("replay of a body in S3: group %q, want the keyless stripe", got)
+		t.Errorf("replay of a stored body without the key: group %q, want the keyless stripe", got)
 	}
 
 	in = &sqs.SendMessageInput{}
 	standard.redriveGroup(in, m)
-	standard.replayGroup(in, ev, "rpl_1")
+	standard.replayGroup(in, ev, "rpl_1", nil)
 	if in.MessageGroupId != nil || in.MessageDeduplicationId != nil {
 		t.Error("a standard lane's send carries FIFO fields")
 	}

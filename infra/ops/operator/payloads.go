@@ -40,32 +40,33 @@ type stored struct {
 // then a console redrive's queue retention, which the lifecycle covers
 // (config.PayloadExpirationDays). The body comes from the payload bucket
 // or, once the lifecycle removed it, from the archive's copy. A message
-// whose body is in neither is refused with errBodyLost and its age.
-func (o *Operator) restoreBody(ctx context.Context, m stored) error {
+// whose body is in neither is refused with errBodyLost and its age. It
+// returns the body written (nil for a message that carries its own).
+func (o *Operator) restoreBody(ctx context.Context, m stored) ([]byte, error) {
 	if !m.ref {
-		return nil
+		return nil, nil
 	}
 	ref, err := payload.ParseReference(m.body)
 	if err != nil {
-		return fmt.Errorf("event %s: %w", m.id, err)
+		return nil, fmt.Errorf("event %s: %w", m.id, err)
 	}
 	if o.Payloads == nil {
-		return fmt.Errorf("event %s refers to a stored body (%s), but %s names no payload bucket; run this version's stack (its index names it)", m.id, ref.Key, o.Resources.Where)
+		return nil, fmt.Errorf("event %s refers to a stored body (%s), but %s names no payload bucket; run this version's stack (its index names it)", m.id, ref.Key, o.Resources.Where)
 	}
 	body, err := o.Payloads.Get(ctx, ref)
 	if payload.IsGone(err) {
 		body, err = o.Payloads.GetArchived(ctx, ref)
 		if payload.IsGone(err) {
-			return o.lost(m, ref)
+			return nil, o.lost(m, ref)
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("event %s: read its body: %w", m.id, err)
+		return nil, fmt.Errorf("event %s: read its body: %w", m.id, err)
 	}
 	if err := o.Payloads.Restore(ctx, ref, body); err != nil {
-		return fmt.Errorf("event %s: write its body again before sending it: %w", m.id, err)
+		return nil, fmt.Errorf("event %s: write its body again before sending it: %w", m.id, err)
 	}
-	return nil
+	return body, nil
 }
 
 // lost is the refusal of a message whose body exists nowhere, naming its

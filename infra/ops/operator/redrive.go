@@ -302,7 +302,7 @@ func receipts(msgs []sqstypes.Message) []*string {
 // copyOne sends a DLQ message to the queue and then deletes it; a body
 // stored in S3 is written again first (restoreBody).
 func (o *Operator) copyOne(ctx context.Context, l Lane, m sqstypes.Message) error {
-	if err := o.restoreBody(ctx, stored{id: eventIDOf(m), receivedAt: attr(m, message.AttrReceivedAt), ref: isReference(attr(m, message.AttrPayload)),
+	if _, err := o.restoreBody(ctx, stored{id: eventIDOf(m), receivedAt: attr(m, message.AttrReceivedAt), ref: isReference(attr(m, message.AttrPayload)),
 		body: aws.ToString(m.Body), outcome: "it is not sent and stays in the DLQ of " + l.Destination + " (delete it there once the provider has sent the event again)"}); err != nil {
 		return err
 	}

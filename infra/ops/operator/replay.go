@@ -263,12 +263,13 @@ func (o *Operator) sendReplay(ctx context.Context, l Lane, ev archive.Event, rep
 	if err != nil {
 		return "", err
 	}
-	if err := o.restoreBody(ctx, stored{id: ev.ID, receivedAt: ev.Attributes[message.AttrReceivedAt].Value,
-		ref: isReference(ev.Attributes[message.AttrPayload].Value), body: ev.Message, outcome: "it is not replayed"}); err != nil {
+	stored, err := o.restoreBody(ctx, stored{id: ev.ID, receivedAt: ev.Attributes[message.AttrReceivedAt].Value,
+		ref: isReference(ev.Attributes[message.AttrPayload].Value), body: ev.Message, outcome: "it is not replayed"})
+	if err != nil {
 		return "", err
 	}
 	in := &sqs.SendMessageInput{QueueUrl: &l.QueueURL, MessageBody: &ev.Message, MessageAttributes: attrs}
-	l.replayGroup(in, ev, replayID) // ordered.go
+	l.replayGroup(in, ev, replayID, stored) // ordered.go
 	out, err := o.SQS.SendMessage(ctx, in)
 	if err != nil {
 		return "", err
