@@ -144,7 +144,7 @@ RIE_MODULE     := github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-l
 RIE_VERSION    ?= v0.0.0-20261030222936-bef5c4ba774d
 COLDSTART_DIR  := $(BUILD_DIR)/coldstart
 # 31 cold starts of each: the median of 15 moved between 1.86x and 2.14x of
-# hello's across runs of the same binaries on 2026-12-02; of 31, 1.86-1.95x.
+# hello's across runs of the same binaries on 2026-12-02; of 31, 1.86-2.02x.
 COLDSTART_RUNS ?= 31
 # Ingest's init may be at most this many times hello's (deliver's has no budget).
 COLDSTART_BUDGET ?= 2

@@ -29,6 +29,7 @@ import (
 	"github.com/hookfan/hookfan/infra/stack/stackindex"
 	"github.com/hookfan/hookfan/shared/archive"
 	"github.com/hookfan/hookfan/shared/dedupe"
+	"github.com/hookfan/hookfan/shared/payload"
 )
 
 // ops runs the operator command against this env's stack, as
@@ -91,8 +92,12 @@ func (e *env) operator(sqsAPI operator.QueueAPI) *operator.Operator {
 		e.t.Fatal(err)
 	}
 	var out syncBuffer
-	return &operator.Operator{Resources: res, SQS: sqsAPI, Records: e.stack.Store,
+	op := &operator.Operator{Resources: res, SQS: sqsAPI, Records: e.stack.Store,
 		Archive: archive.NewReader(clients.S3, res.ArchiveBucket), Out: &out, Progress: &out}
+	if res.PayloadBucket != "" { // as the ops command builds it
+		op.Payloads = &payload.S3{API: clients.S3, Bucket: res.PayloadBucket, Archive: res.ArchiveBucket}
+	}
+	return op
 }
 
 // depth is a queue's visible, in-flight and delayed messages.

@@ -21,7 +21,6 @@ import (
 	"github.com/hookfan/hookfan/infra/ops/operator"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
-	"github.com/hookfan/hookfan/shared/payload"
 )
 
 // orderedKey is the ordering of the tests' ordered lanes: Stripe's object id.
@@ -328,9 +327,7 @@ func TestOrderedLaneReplaysALargeBodyUnderItsKey(t *testing.T) {
 	e.archived(ev.id)
 
 	rec := &sendRecorder{QueueAPI: clients.SQS}
-	op := e.operator(rec)
-	op.Payloads = &payload.S3{API: clients.S3, Bucket: e.stack.Topology.PayloadBucket, Archive: e.stack.Topology.Archive.Bucket}
-	if _, err := op.Replay(context.Background(), operator.ReplayOptions{Destination: "o", Event: ev.id}); err != nil {
+	if _, err := e.operator(rec).Replay(context.Background(), operator.ReplayOptions{Destination: "o", Event: ev.id}); err != nil {
 		t.Fatalf("replay: %v", err)
 	}
 	rec.mu.Lock()
