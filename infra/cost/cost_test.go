@@ -281,3 +281,30 @@ func TestFigureCovers(t *testing.T) {
 		}
 	}
 }
+
+// TestGoalsLeast: each target's Least is what its configuration can reach
+// keeping what the issue fixes: never above the figure, the defaults' rows
+// on Leanest (the lease, a line per delivered attempt, no window, the
+// archive), the cheapest rows on a window that gathers batches.
+func TestGoalsLeast(t *testing.T) {
+	lean, def := cost.Leanest(), cost.Defaults()
+	if lean.DedupeMode != def.DedupeMode || lean.AppLog != def.AppLog || lean.BatchWindow != 0 || !lean.Archive {
+		t.Errorf("Leanest gave up what the issue fixes: %+v", lean)
+	}
+	if lean.PITR || lean.CustomerKey || lean.Dashboard || lean.LaneDimensions {
+		t.Errorf("Leanest kept an option the issue leaves free: %+v", lean)
+	}
+	slow := cost.Cheapest()
+	slow.BatchWindow = cost.SlowWindowSeconds
+	if got := cost.Batch(cost.Scenario{Events: 1e6, BodyKB: 1, Destinations: 1}, slow); got < 2 {
+		t.Errorf("a %d s window gathers %v messages a batch at a million events, want 2 or more", cost.SlowWindowSeconds, got)
+	}
+	for _, g := range cost.Goals() {
+		if g.Least > g.Figure+1e-9 || g.How == "" {
+			t.Errorf("%s: least %v (%q) above the figure %v", g.Name, g.Least, g.How, g.Figure)
+		}
+		if g.Met() && !g.Reachable() {
+			t.Errorf("%s: met but not reachable", g.Name)
+		}
+	}
+}

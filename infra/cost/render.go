@@ -94,18 +94,20 @@ func Render() string {
 	}
 
 	w("\n### The targets\n\n")
-	w("Issue #21's targets, per million 1 KB events, against the model's figures (the reasons are in the prose above).\n\n")
-	w("| target | figure | at most | met |\n|---|---:|---:|---|\n")
+	w("Issue #21's targets, per million 1 KB events, against the model's figures (the reasons are in the prose above). *Least* is the lowest each figure goes, and *how* what it takes. For the defaults' rows that is `cost.Leanest`: the issue's lease and its line per accepted request and delivered attempt kept, no batching window (one delays every event) and the archive (operators replay delivered events from it) kept, every other option at its cheapest (no point-in-time recovery, no customer managed key, no dashboards, no per-lane dimensions). For the cheapest configuration's rows it is a longer batching window, which delays every event by up to its length.\n\n")
+	w("| target | figure | at most | met | least | how | reachable |\n|---|---:|---:|---|---:|---|---|\n")
+	yes := func(b bool) string {
+		if b {
+			return "yes"
+		}
+		return "no"
+	}
 	for _, t := range Goals() {
-		f, m := usd(t.Figure), usd(t.Most)
+		f, m, l := usd(t.Figure), usd(t.Most), usd(t.Least)
 		if t.Ratio {
-			f, m = ratio(t.Figure)+"×", ratio(t.Most)+"×"
+			f, m, l = ratio(t.Figure)+"×", ratio(t.Most)+"×", ratio(t.Least)+"×"
 		}
-		met := "no"
-		if t.Met() {
-			met = "yes"
-		}
-		w("| %s | %s | %s | %s |\n", t.Name, f, m, met)
+		w("| %s | %s | %s | %s | %s | %s | %s |\n", t.Name, f, m, yes(t.Met()), l, t.How, yes(t.Reachable()))
 	}
 	w("\n### What each option adds\n\n")
 	w("Against the defaults, per million 1 KB events to one destination, and to each destination more, at a million events a month.\n\n")
