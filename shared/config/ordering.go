@@ -284,7 +284,8 @@ const MaxFIFOReceiveCount = 1000
 // handed back unsent, and SQS counts that receive all the same: an event
 // shares a batch with at most Batch()-1 events before it in its group,
 // each failing at most Attempts() times, so Attempts() × Batch() receives
-// leave it its own attempts. The deliver function numbers an ordered
+// leave it its own attempts (an event given up, on its way to the DLQ,
+// holds none back). The deliver function numbers an ordered
 // lane's attempts by its delivery record, not by the receive count
 // (shared/delivery/ordered.go), and releases a message whose attempts are
 // spent until SQS moves it to the DLQ.

@@ -166,7 +166,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 // deliverAll delivers a batch of a standard lane, every record at once
 // (up to the handler's concurrency).
 func (h *Handler) deliverAll(ctx context.Context, started time.Time, ev events.SQSEvent, parsed []parsedRecord, failed []bool, tally *attempts) {
-	carrier := copiesInBatch(parsed)
+	carrier := copiesInBatch(parsed, false)
 	sem := make(chan struct{}, h.concurrency)
 	var wg sync.WaitGroup
 	for i := range ev.Records {
@@ -177,7 +177,7 @@ func (h *Handler) deliverAll(ctx context.Context, started time.Time, ev events.S
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			failed[i] = h.process(ctx, started, &ev.Records[i], parsed[i], tally)
+			failed[i] = h.process(ctx, started, &ev.Records[i], parsed[i], tally).release
 		})
 	}
 	wg.Wait()
@@ -192,11 +192,16 @@ type parsedRecord struct {
 
 // copiesInBatch finds the records of a batch that carry the same event
 // (the same id and, for an operator's replay, the same replay; SNS and
-// providers deliver at least once, so two copies can land in one batch). For each record it returns the index of the record
-// that is attempted for its event: its own index, or, for a copy, the copy
-// with the fewest receives (the most attempts left; the first of those in
-// batch order). Malformed records are always their own.
-func copiesInBatch(recs []parsedRecord) []int {
+// providers deliver at least once, so two copies can land in one batch).
+// For each record it returns the index of the record that is attempted
+// for its event: its own index, or, for a copy, the copy with the fewest
+// receives (the most attempts left; the first of those in batch order).
+// With firstInOrder (an ordered lane, which numbers attempts by its
+// record, not by receives) it is the first copy in batch order: a later
+// copy sits behind events of its key accepted after the first, and
+// carrying the event there would send it after them. Malformed records
+// are always their own.
+func copiesInBatch(recs []parsedRecord, firstInOrder bool) []int {
 	carrier := make([]int, len(recs))
 	first := make(map[string]int, len(recs))
 	key := func(m Message) string { return m.ID + "\x00" + m.Replay }
@@ -209,7 +214,7 @@ func copiesInBatch(recs []parsedRecord) []int {
 		switch {
 		case !seen:
 			first[key(r.msg)] = i
-		case r.msg.Attempt < recs[j].msg.Attempt:
+		case !firstInOrder && r.msg.Attempt < recs[j].msg.Attempt:
 			first[key(r.msg)] = i
 		}
 	}
@@ -235,27 +240,32 @@ func (h *Handler) copyInBatch(ctx context.Context, msg, carrier Message) {
 // "outcome" attribute says what happened (as ingest's lines do).
 const LogMessage = "deliver"
 
-// process delivers one record and reports whether it must come back. A
-// panic fails the record alone.
-func (h *Handler) process(ctx context.Context, started time.Time, rec *events.SQSMessage, p parsedRecord, tally *attempts) (failed bool) {
+// process delivers one record and says what happens to its message (its
+// release reports it failed). A panic fails the record alone.
+func (h *Handler) process(ctx context.Context, started time.Time, rec *events.SQSMessage, p parsedRecord, tally *attempts) (d decision) {
 	defer func() {
 		if p := recover(); p != nil {
 			h.log.ErrorContext(ctx, LogMessage, "outcome", "panicked", "message_id", rec.MessageId, "panic", fmt.Sprint(p))
-			failed = true
+			d = decision{release: true}
 		}
 	}()
-	d := h.deliver(ctx, started, p)
+	d = h.deliver(ctx, started, p)
 	tally.add(d.counted)
 	if d.release {
 		h.changeVisibility(ctx, started, rec, d.visibility)
 	}
-	return d.release
+	return d
 }
 
 // decision is what happens to a record's message.
 type decision struct {
 	release    bool          // report the item failed
 	visibility time.Duration // and show it again after this long
+	// dead: the event is given up (its attempts spent, it failed for
+	// good, or the message is malformed) and released only for SQS's
+	// redrive to take it to the DLQ. On an ordered lane it holds no later
+	// event of its key back (ordered.go).
+	dead bool
 	// counted is what the attempt counts for the lane's pause rule: only
 	// attempts that reached the destination or failed to.
 	counted pausing.Outcome
@@ -264,6 +274,11 @@ type decision struct {
 var ack = decision{}
 
 func retryIn(d time.Duration) decision { return decision{release: true, visibility: d} }
+
+// toDLQ releases a given-up message at once: SQS's redrive moves it to
+// the DLQ once its receives pass maxReceiveCount (every DLQ message gets
+// there that way, so a DLQ redrive returns it to its queue).
+func toDLQ() decision { return decision{release: true, dead: true} }
 
 // deliver runs prepare → claim → send → record for one record.
 func (h *Handler) deliver(ctx context.Context, started time.Time, rec parsedRecord) decision {
@@ -314,7 +329,7 @@ func (h *Handler) prepare(ctx context.Context, started time.Time, rec parsedReco
 		h.count(metrics.DeliveryFailed)
 		h.log.WarnContext(ctx, LogMessage, "message_id", msg.MessageID, "outcome", "malformed",
 			"attempt", msg.Attempt, "error", err.Error())
-		return p, retryIn(MalformedVisibility), false
+		return p, toDLQ(), false
 	}
 	p.msg, p.rec = msg, rec.rec
 	p.log = h.log.With("id", msg.ID, "source", msg.Source, "type", msg.Type, "attempt", msg.Attempt, "message_id", msg.MessageID)
@@ -327,7 +342,7 @@ func (h *Handler) prepare(ctx context.Context, started time.Time, rec parsedReco
 		// it to the DLQ once they reach maxReceiveCount. Until then each
 		// receive is released at once, unsent.
 		p.log.InfoContext(ctx, LogMessage, "outcome", "spent", "reason", "its last attempt was made; released for the DLQ", "carried", msg.Carried)
-		return p, retryIn(0), false
+		return p, toDLQ(), false
 	}
 	if stop, ok := h.loadBody(ctx, &p); !ok {
 		return p, stop, false
@@ -535,7 +550,7 @@ func (h *Handler) judge(p prepared, res result) (out dedupe.Outcome, outcome str
 		h.count(metrics.DeliveryFailed)
 		h.count(metrics.DeliveryDead)
 		out.Status = dedupe.StatusDead
-		d = retryIn(0)
+		d = toDLQ()
 		d.counted = pausing.Failed
 		return out, "dead", d
 	default:

@@ -23,7 +23,9 @@ import (
 //     that group failed without sending it, and making those visible at
 //     once: the group stays locked by the failed record, hidden for its
 //     retry delay, so its key waits exactly that long and no other key
-//     waits at all;
+//     waits at all. A record given up (its attempts spent, failed for
+//     good, malformed: decision.dead) holds nothing back: it is on its
+//     way to the DLQ and its key moves on in the same batch;
 //   - numbering attempts by the delivery record, not by SQS's receive
 //     count, which also counts the receives a record spent waiting behind
 //     another (attemptOf), and releasing at once a record whose attempts
@@ -39,7 +41,7 @@ const MessageGroupIDAttribute = "MessageGroupId"
 // deliverOrdered delivers a batch of an ordered lane, setting failed[i]
 // for each record that must come back.
 func (h *Handler) deliverOrdered(ctx context.Context, started time.Time, ev events.SQSEvent, parsed []parsedRecord, failed []bool, tally *attempts) {
-	carrier := copiesInBatch(parsed)
+	carrier := copiesInBatch(parsed, true)
 	var order []string
 	groups := map[string][]int{}
 	for i := range ev.Records {
@@ -65,8 +67,14 @@ func (h *Handler) deliverOrdered(ctx context.Context, started time.Time, ev even
 					failed[i] = true
 					h.waitBehind(ctx, started, rec, g, blocked)
 				default:
-					failed[i] = h.process(ctx, started, rec, parsed[i], tally)
-					if failed[i] {
+					d := h.process(ctx, started, rec, parsed[i], tally)
+					failed[i] = d.release
+					// A given-up event is on its way to the DLQ: its key
+					// moves on. It is released at once on every receive
+					// until SQS moves it, and a later event of its key
+					// held back behind it would spend a receive each time
+					// and reach maxReceiveCount with it, unattempted.
+					if d.release && !d.dead {
 						blocked = rec.MessageId
 					}
 				}
@@ -119,7 +127,7 @@ func (h *Handler) spent(ctx context.Context, p prepared, lease dedupe.Lease) (de
 	if err := h.finish(ctx, lease, out); err != nil {
 		p.log.WarnContext(ctx, LogMessage, "outcome", "lease_not_released", "reason", "the lease ends on its own", "error", err.Error())
 	}
-	return retryIn(0), true
+	return toDLQ(), true
 }
 
 // holdOrdered answers a batch an ordered lane received while paused:

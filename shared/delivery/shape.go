@@ -141,7 +141,7 @@ func (h *Handler) reshape(ctx context.Context, p *prepared, lease dedupe.Lease) 
 			attrs = append(attrs, "record_error", ferr.Error())
 		}
 		p.log.InfoContext(ctx, LogMessage, attrs...)
-		return retryIn(0), false
+		return toDLQ(), false
 	}
 	h.count(metrics.DeliveryFailed)
 	h.count(metrics.DeliveryDead)
@@ -150,7 +150,7 @@ func (h *Handler) reshape(ctx context.Context, p *prepared, lease dedupe.Lease) 
 		attrs = append(attrs, "record_error", ferr.Error())
 	}
 	p.log.WarnContext(ctx, LogMessage, attrs...)
-	return retryIn(0), false
+	return toDLQ(), false
 }
 
 // passThrough reports whether a transform failure with error desc repeats
