@@ -209,6 +209,44 @@ func TestOrderedLaneDeadEventLetsItsKeyMoveOn(t *testing.T) {
 	}
 }
 
+// TestOrderedLaneGivenUpEventHoldsNoKeyBack: a message of an ordered lane
+// that can never be delivered (here one the deliver function cannot read)
+// goes to the DLQ and its key moves on: the key's next event, handed in
+// the same batches behind it, is delivered, not dead-lettered beside it.
+// The lane is paused while both wait, so that every batch holds the two.
+func TestOrderedLaneGivenUpEventHoldsNoKeyBack(t *testing.T) {
+	t.Parallel()
+	rc := newReceiver(t, nil)
+	e := startEnv(t, []string{destJSON("o", rc, orderedKey+`, "batchSize": 2, "retry": {"schedule": ["1s"], "jitter": 0}, "pause": {"afterFailures": 100}`)},
+		map[string]*receiver{"o": rc})
+	if out, _, code := e.ops("pause", "o", "--reason", "loading the queue"); code != 0 {
+		t.Fatalf("pause: exit %d\n%s", code, out)
+	}
+	pollsEnd(t)
+	lane, _ := e.stack.Topology.Lane("o")
+	group := config.GroupID("stripe", "D")
+	if _, err := clients.SQS.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: &lane.QueueURL,
+		MessageBody: aws.String(`{"not":"an event"}`), MessageGroupId: &group, MessageDeduplicationId: aws.String("unreadable-" + t.Name())}); err != nil {
+		t.Fatal(err)
+	}
+	ev := e.send("stripe", "stripe", "payment_intent.succeeded", "evt_"+t.Name(), object("D"))
+	waitFor(t, 20*time.Second, "both messages in the lane's queue", func() bool { return depth(t, lane.QueueURL) == 2 })
+	if out, _, code := e.ops("resume", "o"); code != 0 {
+		t.Fatalf("resume: exit %d\n%s", code, out)
+	}
+	waitFor(t, 60*time.Second, "the unreadable message in the DLQ and the key's event delivered (or both dead-lettered)", func() bool {
+		n := depth(t, lane.DLQURL)
+		return n >= 2 || n == 1 && rc.accepted(ev.id) == 1
+	})
+	time.Sleep(settle)
+	if n := depth(t, lane.DLQURL); n != 1 {
+		t.Errorf("the DLQ holds %d messages, want the unreadable one alone", n)
+	}
+	if n := rc.accepted(ev.id); n != 1 {
+		t.Errorf("the key's event accepted %d times, want once", n)
+	}
+}
+
 // TestOrderedLanePausesAndResumes: an ordered lane paused by the operator
 // holds its events in place; resumed, it delivers each key in order.
 func TestOrderedLanePausesAndResumes(t *testing.T) {
