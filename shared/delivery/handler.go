@@ -511,16 +511,18 @@ func (h *Handler) record(ctx context.Context, p prepared, lease dedupe.Lease, re
 			out.NextAttemptAt = out.At.Add(time.Duration(visibilitySeconds(d.visibility)) * time.Second)
 		}
 	}
+	level := slog.LevelInfo
+	if outcome != "delivered" {
+		level = slog.LevelWarn
+	}
 	if err := h.finish(ctx, lease, out); err != nil {
 		// After a 2xx the message is still acknowledged: the event was
 		// delivered. The record stays IN_PROGRESS until its lease ends, so
 		// only a later copy of the message (the function dying before its
 		// batch response, or the provider resending) could repeat it, with
-		// the same webhook-id: the one documented duplicate window.
+		// the same webhook-id: the one documented duplicate window. The
+		// line is a warning, so functions.logLevel WARN keeps it.
 		attrs = append(attrs, "record_error", err.Error())
-	}
-	level := slog.LevelInfo
-	if outcome != "delivered" {
 		level = slog.LevelWarn
 	}
 	p.log.Log(ctx, level, LogMessage, attrs...)

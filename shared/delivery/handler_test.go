@@ -545,6 +545,9 @@ func TestRecordWriteFailsAfter2xx(t *testing.T) {
 	for _, l := range hs.logs.lines(t) {
 		if l["outcome"] == "delivered" && l["record_error"] != nil {
 			logged = true
+			if l["level"] != "WARN" {
+				t.Errorf("the failed record write is logged at %v, want WARN (functions.logLevel WARN drops INFO lines)", l["level"])
+			}
 		}
 	}
 	if !logged {
