@@ -75,6 +75,11 @@ func (h *Handler) record(ctx context.Context, req *events.APIGatewayProxyRequest
 		h.metrics.Count(metrics.IngestAccepted, source)
 	}
 	flushErr := h.metrics.Flush(ctx)
+	if flushErr != nil {
+		// The request's metrics are lost: a warning, so functions.logLevel
+		// WARN keeps the line that says so.
+		level = max(level, slog.LevelWarn)
+	}
 	lh := h.log.Handler()
 	if !lh.Enabled(ctx, level) {
 		return
