@@ -38,8 +38,9 @@ type attributes struct {
 // character SQS refuses: a NUL, a form feed, U+FFFF…) it travels as its
 // base64 with encoding=base64, and deliver decodes it, so a subscriber
 // always receives the provider's exact bytes. It fails when the message
-// and its attributes exceed one SNS message.
-func newMessage(topicARN string, req *events.APIGatewayProxyRequest, body []byte, text bool, a attributes) (*sns.PublishInput, error) {
+// and its attributes, with room for copyBytes more (the attribute its
+// ordered copies add: draft.copyBytes), exceed one SNS message.
+func newMessage(topicARN string, req *events.APIGatewayProxyRequest, body []byte, text bool, a attributes, copyBytes int) (*sns.PublishInput, error) {
 	var msg, encoding string
 	switch {
 	case !text:
@@ -53,19 +54,20 @@ func newMessage(topicARN string, req *events.APIGatewayProxyRequest, body []byte
 	if encoding != "" {
 		size += addAttribute(attrs, message.AttrEncoding, encoding)
 	}
-	if size > config.MaxSNSMessageBytes {
-		return nil, fmt.Errorf("%w: %d bytes with its attributes, more than one SNS message (%d)", errMessageTooLarge, size, config.MaxSNSMessageBytes)
+	if size+copyBytes > config.MaxSNSMessageBytes {
+		return nil, fmt.Errorf("%w: %d bytes with its attributes and %d of its ordered copies' ordering_key, more than one SNS message (%d)", errMessageTooLarge, size, copyBytes, config.MaxSNSMessageBytes)
 	}
 	return &sns.PublishInput{TopicArn: aws.String(topicARN), Message: aws.String(msg), MessageAttributes: attrs}, nil
 }
 
 // newReference builds the SNS input of an accepted request whose body is
-// stored in S3: the reference as the body, payload=s3 among the attributes.
-func newReference(topicARN string, ref payload.Reference, a attributes) (*sns.PublishInput, error) {
+// stored in S3: the reference as the body, payload=s3 among the attributes,
+// with room for copyBytes more as in newMessage.
+func newReference(topicARN string, ref payload.Reference, a attributes, copyBytes int) (*sns.PublishInput, error) {
 	msg := ref.JSON()
 	attrs, size := a.message(len(msg))
 	size += addAttribute(attrs, message.AttrPayload, message.PayloadS3)
-	if size > config.MaxSNSMessageBytes {
+	if size += copyBytes; size > config.MaxSNSMessageBytes {
 		return nil, fmt.Errorf("%w: the reference with its attributes takes %d bytes", errMessageTooLarge, size)
 	}
 	return &sns.PublishInput{TopicArn: aws.String(topicARN), Message: aws.String(msg), MessageAttributes: attrs}, nil

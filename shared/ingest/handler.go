@@ -125,6 +125,10 @@ type source struct {
 	// replayWindow is how long a verified request is remembered; 0 when
 	// the source has no replay protection.
 	replayWindow time.Duration
+	// copyBytes is what the largest of its events' ordered copies adds to
+	// the standard message (orderedCopyBytes); 0 when no ordering route
+	// takes the source.
+	copyBytes int
 }
 
 // New builds a Handler; sources are expected to be validated already
@@ -176,6 +180,7 @@ func New(o Options) (*Handler, error) {
 		h.sources[s.Name] = &source{
 			name: s.Name, kind: kind, params: s.Params(), secret: s.Verify.SecretName,
 			limit: min(s.BodyLimit(), config.MaxBodyBytesREST), verifier: v, replayWindow: window,
+			copyBytes: orderedCopyBytes(h.orderedRoutes, s.Name),
 		}
 	}
 	return h, nil
@@ -245,7 +250,7 @@ func (h *Handler) handle(ctx context.Context, req *events.APIGatewayProxyRequest
 	if ident.JSONText {
 		text = message.JSONText
 	}
-	msg := draft{body: body, text: text(body), attrs: attributes{
+	msg := draft{body: body, text: text(body), copyBytes: src.copyBytes, attrs: attributes{
 		source: name, typ: ident.Type, id: id, contentType: contentType(hdr),
 		receivedAt: received.UTC().Format(message.ReceivedAtLayout),
 	}}
@@ -264,18 +269,19 @@ func (h *Handler) handle(ctx context.Context, req *events.APIGatewayProxyRequest
 }
 
 // message builds the SNS input of an accepted request: the body inline
-// when it fits one SNS message with its attributes, else, when a payload
-// store is configured, stored in S3 first and published as a reference
-// (nothing is ever published that refers to a body S3 does not hold).
-// code is the refusal's answer code when there is none.
+// when it fits one SNS message with its attributes, its ordered copies'
+// included, else, when a payload store is configured, stored in S3 first
+// and published as a reference (nothing is ever published that refers to
+// a body S3 does not hold). code is the refusal's answer code when there
+// is none.
 func (h *Handler) message(ctx context.Context, req *events.APIGatewayProxyRequest, msg draft) (in *sns.PublishInput, code string, err error) {
-	in, err = newMessage(h.topicARN, req, msg.body, msg.text, msg.attrs)
+	in, err = newMessage(h.topicARN, req, msg.body, msg.text, msg.attrs, msg.copyBytes)
 	if errors.Is(err, errMessageTooLarge) && h.payloads != nil {
 		ref, perr := h.payloads.Put(ctx, msg.attrs.source, msg.attrs.id, msg.body)
 		if perr != nil {
 			return nil, CodePayloadStoreFailed, perr
 		}
-		in, err = newReference(h.topicARN, ref, msg.attrs)
+		in, err = newReference(h.topicARN, ref, msg.attrs, msg.copyBytes)
 	}
 	if err != nil {
 		return nil, CodeBodyTooLarge, err
@@ -288,9 +294,12 @@ func (h *Handler) message(ctx context.Context, req *events.APIGatewayProxyReques
 // which the message keeps, escape analysis would move every request to the
 // heap.)
 type draft struct {
-	body  []byte
-	text  bool
-	attrs attributes
+	body []byte
+	text bool
+	// copyBytes is the room the message keeps for its ordered copies'
+	// ordering_key attribute (source.copyBytes).
+	copyBytes int
+	attrs     attributes
 }
 
 // publish hands the message to SNS: 202 with the event's id once SNS

@@ -35,6 +35,22 @@ func newOrderedRoutes(routes []config.OrderingRoute) ([]orderedRoute, error) {
 	return out, nil
 }
 
+// orderedCopyBytes is what the largest ordered copy of an event of source
+// adds to its standard message: the ordering_key attribute of the longest
+// spec among the routes taking source, as messageSize counts it; 0 when
+// none takes it. The standard message is built within one SNS message
+// less this, so a body whose copy would not fit goes to the payload store
+// (or gets 413) instead of failing every publish of it.
+func orderedCopyBytes(routes []orderedRoute, source string) int {
+	n := 0
+	for _, r := range routes {
+		if r.route.Takes(source) {
+			n = max(n, len(config.AttrOrderingKey)+len("String")+len(r.route.Key))
+		}
+	}
+	return n
+}
+
 // keyed is what an event's ordered copies are read from.
 type keyed struct {
 	hdr  verify.Header
