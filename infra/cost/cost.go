@@ -266,7 +266,7 @@ func Resources(cfg *config.Config) Counts {
 	c.Alarms = 4*d + pausing + 4*s + 2 + b(archive)
 	c.AlarmMetrics = c.Alarms - s
 	for _, src := range cfg.Sources {
-		c.AlarmMetrics += len(ingest.ServerErrorCodes(src))
+		c.AlarmMetrics += len(ingest.ServerErrorCodes(cfg, src))
 	}
 	c.Rules = pausing
 	c.Dashboards = len(DashboardMetrics(cfg))

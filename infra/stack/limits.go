@@ -48,8 +48,9 @@ type SourceAlarms struct {
 
 // IngestFailedMetric is the count of a source's requests that ingest
 // answered 5xx, by its own metrics: IngestPublishFailed plus
-// IngestRejected under every 5xx reason the source can produce.
-func IngestFailedMetric(s config.Source, period awscdk.Duration) awscloudwatch.IMetric {
+// IngestRejected under every 5xx reason the source can produce in cfg's
+// deployment.
+func IngestFailedMetric(cfg *config.Config, s config.Source, period awscdk.Duration) awscloudwatch.IMetric {
 	sum := jsii.String("Sum")
 	using := map[string]awscloudwatch.IMetric{
 		"failed": awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
@@ -58,7 +59,7 @@ func IngestFailedMetric(s config.Source, period awscdk.Duration) awscloudwatch.I
 		}),
 	}
 	ids := []string{"failed"}
-	for i, code := range ingest.ServerErrorCodes(s) {
+	for i, code := range ingest.ServerErrorCodes(cfg, s) {
 		if code == ingest.CodePublishFailed {
 			continue
 		}
@@ -113,7 +114,7 @@ func (a *IngestAPI) addSourceAlarms(cfg *config.Config, action awscloudwatch.IAl
 			ServerErrors: alarm("ServerErrors",
 				a.SourceMetric(s.Name, "5xx", &awscloudwatch.MetricOptions{Period: minute, Statistic: sum}), 0,
 				fmt.Sprintf("Hookfan source %s: its route answered 5xx: events were not accepted (GitHub does not retry; redeliver by hand). See the runbook Source<Name>ServerErrorsAlarm in docs/operations.md.", s.Name)),
-			IngestFailed: alarm("IngestFailed", IngestFailedMetric(s, minute), 0,
+			IngestFailed: alarm("IngestFailed", IngestFailedMetric(cfg, s, minute), 0,
 				fmt.Sprintf("Hookfan source %s: ingest answered 5xx (IngestPublishFailed, or IngestRejected with a 5xx reason): SNS, Secrets Manager, DynamoDB or S3 refused it. See the runbook Source<Name>IngestFailedAlarm in docs/operations.md.", s.Name)),
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/ingest"
+	"github.com/hookfan/hookfan/shared/metrics"
 )
 
 // TestLargePayloads synthesizes (under cdk-nag) a stack whose stripe
@@ -213,6 +215,25 @@ func TestLargePayloads(t *testing.T) {
 		pol := fmt.Sprint(parent[keyID].Properties["KeyPolicy"])
 		if strings.Count(pol, "Principal:") != 1 || !strings.Contains(pol, ":root") {
 			t.Errorf("data key policy %s, want the account's statement only", pol)
+		}
+	})
+	t.Run("every source's IngestFailed alarm counts payload_store_failed", func(t *testing.T) {
+		// The store is the deployment's: a source at the default limit
+		// stores a binary body too large inline, and answers 503
+		// payload_store_failed when S3 fails.
+		for source, id := range map[string]string{"stripe": "Stripe", "github": "Github", "shop": "Shop"} {
+			a := alarmWithID(t, parent, "IngestSource"+id+"IngestFailedAlarm")
+			var reasons []string
+			for _, q := range asSlice(a.Properties["Metrics"]) {
+				if stat, ok := q.(map[string]any)["MetricStat"].(map[string]any); ok {
+					if m := stat["Metric"].(map[string]any); m["MetricName"] == metrics.IngestRejected {
+						reasons = append(reasons, dims(m["Dimensions"])[metrics.DimReason])
+					}
+				}
+			}
+			if !slices.Contains(reasons, ingest.CodePayloadStoreFailed) {
+				t.Errorf("%s: IngestFailed reads IngestRejected for %v, not payload_store_failed", source, reasons)
+			}
 		}
 	})
 }

@@ -88,13 +88,17 @@ var errorBodies = func() map[string]string {
 // and hex digits, with nothing to escape.
 func acceptedBody(id string) string { return `{"id":"` + id + `"}` }
 
-// ServerErrorCodes are the codes ingest can answer source s with a 5xx,
-// sorted: what the provider is asked to retry, and what pages an operator
-// (the stack's IngestFailed alarms). The replay codes need replay
-// protection, CodePayloadStoreFailed bodies larger than one SNS message;
-// every other 5xx code can reach any source. CodePublishFailed counts as
-// IngestPublishFailed, the others as IngestRejected with their Reason.
-func ServerErrorCodes(s config.Source) []string {
+// ServerErrorCodes are the codes ingest can answer source s of cfg with a
+// 5xx, sorted: what the provider is asked to retry, and what pages an
+// operator (the stack's IngestFailed alarms). The replay codes need the
+// source's replay protection; CodePayloadStoreFailed needs the payload
+// store, which is the deployment's (cfg.LargePayloads), not the source's:
+// once some source takes large bodies, any source's body whose message
+// does not fit one SNS message (a binary body, a third larger as base64)
+// is stored too. Every other 5xx code can reach any source.
+// CodePublishFailed counts as IngestPublishFailed, the others as
+// IngestRejected with their Reason.
+func ServerErrorCodes(cfg *config.Config, s config.Source) []string {
 	var codes []string
 	for code, a := range answers {
 		if a.status < http.StatusInternalServerError {
@@ -106,7 +110,7 @@ func ServerErrorCodes(s config.Source) []string {
 				continue
 			}
 		case CodePayloadStoreFailed:
-			if s.BodyLimit() <= config.MaxBodyBytesCeiling {
+			if !cfg.LargePayloads() {
 				continue
 			}
 		}

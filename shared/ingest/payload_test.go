@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -167,5 +168,44 @@ func TestLargeBodyCopyStoresNothing(t *testing.T) {
 	}
 	if store.puts != 1 || len(r.pub.published()) != 1 {
 		t.Errorf("%d bodies stored and %d published, want the original's one each", store.puts, len(r.pub.published()))
+	}
+}
+
+// TestStoreFailureIsAServerErrorCode: the payload store is the
+// deployment's, so a source at the default limit beside one taking large
+// bodies stores a binary body whose base64 does not fit one SNS message
+// too, and answers 503 payload_store_failed when S3 fails: a code its
+// ServerErrorCodes (the codes its IngestFailed alarm counts) must list.
+func TestStoreFailureIsAServerErrorCode(t *testing.T) {
+	sources := testSources()
+	for i := range sources {
+		if sources[i].Name == "stripe" {
+			sources[i].MaxBodyBytes = config.MaxBodyBytesREST
+		}
+	}
+	r := newRig(t, sources)
+	store := payload.NewMemory("hookfan-payloads")
+	store.Err = errors.New("s3: service unavailable")
+	h, err := ingest.New(ingest.Options{
+		Sources: sources, TopicARN: topicARN, Publisher: r.pub, Secrets: r.sec, Replay: r.rep,
+		Metrics: metrics.NewRecorder(r.met), Logger: slog.New(slog.DiscardHandler),
+		Now: func() time.Time { return r.now }, Payloads: store,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.h = h
+	plain := sourceConfig(t, "hmac-plain")
+	if plain.BodyLimit() != config.MaxBodyBytesCeiling {
+		t.Fatalf("hmac-plain's limit is %d, want the default", plain.BodyLimit())
+	}
+	s := events.Sample{Kind: "hmac", Name: "binary", Body: bigBody(200<<10, 0xff), Header: http.Header{}}
+	resp := r.do(t, signSample(t, "hmac-plain", s, r.now))
+	if resp.StatusCode != http.StatusServiceUnavailable || errorCode(t, resp.Body) != ingest.CodePayloadStoreFailed {
+		t.Fatalf("answer %d %s, want 503 payload_store_failed", resp.StatusCode, resp.Body)
+	}
+	cfg := &config.Config{Sources: sources}
+	if got := ingest.ServerErrorCodes(cfg, plain); !slices.Contains(got, ingest.CodePayloadStoreFailed) {
+		t.Errorf("ServerErrorCodes(hmac-plain) = %v leaves out payload_store_failed, which it was just answered", got)
 	}
 }
