@@ -14,6 +14,7 @@ import (
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
 	"github.com/hookfan/hookfan/infra/stack/stackindex"
+	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/pausing"
 )
 
@@ -26,7 +27,8 @@ type ParameterAPI interface {
 // Deployed resolves a deployed stack's resources from its index in SSM
 // Parameter Store (infra/stack/stackindex; the stack's IndexParameter
 // output names it): the stack's parameter for the table and the archive,
-// one parameter per destination for its queues and filter.
+// one parameter per destination for its queues and filter (a long filter
+// in a parameter of its own, which the lane's names).
 type Deployed struct {
 	SSM    ParameterAPI
 	Stack  string
@@ -67,6 +69,11 @@ func (r Deployed) Resolve(ctx context.Context) (Resources, error) {
 			if err := json.Unmarshal([]byte(aws.ToString(p.Value)), &l); err != nil || l.Destination == "" || l.QueueURL == "" || l.DLQURL == "" {
 				return res, fmt.Errorf("parameter %s is not a Hookfan lane index (%v)", aws.ToString(p.Name), err)
 			}
+			if l.FilterParameter != "" {
+				if l.Filter, err = r.filter(ctx, l.FilterParameter); err != nil {
+					return res, fmt.Errorf("lane %s: %w", l.Destination, err)
+				}
+			}
 			ln := Lane{Destination: l.Destination, Filter: l.Filter, OrderingKey: l.OrderingKey, QueueURL: l.QueueURL, QueueARN: l.QueueARN, DLQURL: l.DLQURL, DLQARN: l.DLQARN,
 				FunctionName: l.FunctionName, Retention: time.Duration(l.RetentionSeconds) * time.Second, Egress: l.Egress}
 			if rule, pauses := l.Pause.Rule(); pauses {
@@ -81,4 +88,18 @@ func (r Deployed) Resolve(ctx context.Context) (Resources, error) {
 	}
 	slices.SortFunc(res.Lanes, func(a, b Lane) int { return strings.Compare(a.Destination, b.Destination) })
 	return res, nil
+}
+
+// filter reads a lane's filter from the parameter of its own that a long
+// one is written to (stackindex.FilterParameter).
+func (r Deployed) filter(ctx context.Context, name string) (config.Filter, error) {
+	var f config.Filter
+	out, err := r.SSM.GetParameter(ctx, &ssm.GetParameterInput{Name: &name})
+	if err != nil {
+		return f, fmt.Errorf("read its filter from %s: %w", name, err)
+	}
+	if err := json.Unmarshal([]byte(aws.ToString(out.Parameter.Value)), &f); err != nil {
+		return f, fmt.Errorf("parameter %s is not a Hookfan lane filter (%v)", name, err)
+	}
+	return f, nil
 }

@@ -97,3 +97,29 @@ func TestDeployedResolve(t *testing.T) {
 		}
 	}
 }
+
+// TestDeployedResolveFilterParameter: a lane whose filter is too long to
+// share its parameter with the lane's names keeps it in a parameter of its
+// own (filterParameter), which the operator reads; one it cannot read fails
+// the command rather than replay everything to the lane.
+func TestDeployedResolveFilterParameter(t *testing.T) {
+	filter := config.Filter{Sources: []string{"stripe"}, Types: []string{"customer.subscription.created", "invoice.*"}}
+	f := fakeSSM{
+		stackindex.StackParameter("Prod"):           jsonOf(t, stackindex.Stack{TableName: "records", DestinationsPath: stackindex.DestinationsPath("Prod")}),
+		stackindex.LaneParameter("Prod", "billing"): `{"destination":"billing","queueUrl":"q","dlqUrl":"d","filter":null,"filterParameter":"/hookfan/Prod/filters/billing"}`,
+		"/hookfan/Prod/filters/billing":             jsonOf(t, filter),
+	}
+	res, err := Deployed{SSM: f, Stack: "Prod", Region: "eu-west-1"}.Resolve(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(filter, res.Lanes[0].Filter); diff != "" {
+		t.Errorf("filter (-want +got):\n%s", diff)
+	}
+
+	delete(f, "/hookfan/Prod/filters/billing")
+	_, err = Deployed{SSM: f, Stack: "Prod", Region: "eu-west-1"}.Resolve(context.Background())
+	if want := "/hookfan/Prod/filters/billing"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("filter parameter missing: got %v, want an error naming %s", err, want)
+	}
+}

@@ -30,6 +30,13 @@ func LaneParameter(stackName, destination string) string {
 	return DestinationsPath(stackName) + destination
 }
 
+// FilterParameter names the parameter holding a destination's filter, when
+// it is too long to share the lane's parameter with the lane's names (the
+// lane's FilterParameter says so).
+func FilterParameter(stackName, destination string) string {
+	return Prefix(stackName) + "filters/" + destination
+}
+
 // Stack is the stack parameter's value.
 type Stack struct {
 	APIURL           string   `json:"apiUrl"`
@@ -80,8 +87,11 @@ type Lane struct {
 	// and Target an AWS target's ARN ("" for https).
 	Type   string `json:"type"`
 	Target string `json:"target"`
-	// Filter is the destination's filter as configured.
-	Filter config.Filter `json:"filter"`
+	// Filter is the destination's filter as configured, unless
+	// FilterParameter names the parameter holding it (a long filter, the
+	// JSON of a config.Filter): then Filter is null.
+	Filter          config.Filter `json:"filter"`
+	FilterParameter string        `json:"filterParameter"`
 	// Pause is the lane's pause rule in force, and RetentionSeconds its
 	// queue's retention, over which the rule's bound is counted (the
 	// operator command pauses and resumes by them).
