@@ -253,7 +253,7 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 	}
 
 	filtered := standardFiltered(cfg)
-	for _, d := range cfg.Destinations {
+	for i, d := range cfg.Destinations {
 		ns := awscdk.NewNestedStack(stack, jsii.String("Lane-"+d.Name), &awscdk.NestedStackProps{
 			Description: jsii.String("Hookfan lane of destination " + d.Name),
 		})
@@ -276,7 +276,11 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 		if err != nil {
 			return nil, err
 		}
-		h.LaneIndex = append(h.LaneIndex, newLaneIndex(ns, lane, *stack.StackName()))
+		index, err := newLaneIndex(ns, lane, *stack.StackName(), fmt.Sprintf("destinations[%d]", i))
+		if err != nil {
+			return nil, err
+		}
+		h.LaneIndex = append(h.LaneIndex, index)
 		h.Lanes = append(h.Lanes, lane)
 		h.LaneStacks = append(h.LaneStacks, ns)
 	}
