@@ -179,7 +179,8 @@ var Assumed = struct {
 // model relies on, each as the synthesized templates hold them.
 type Counts struct {
 	// Alarms: 4 per destination and 1 more per destination that pauses, 4
-	// per source, 2 on the ingest function, 1 for the archive.
+	// per source (3 without api.detailedMetrics, and 1 on the stage's 5xx
+	// for all of them), 2 on the ingest function, 1 for the archive.
 	Alarms int
 	// AlarmMetrics are the metrics the alarms read, which is what
 	// CloudWatch bills: one for an alarm on a metric, one per metric for
@@ -263,7 +264,13 @@ func Resources(cfg *config.Config) Counts {
 		}
 	}
 	c.BilledSecrets = len(secrets)
-	c.Alarms = 4*d + pausing + 4*s + 2 + b(archive)
+	// A source's ServerErrorsAlarm reads its route's metrics; without them
+	// one alarm reads the stage's.
+	serverErrors := s
+	if !cfg.API.Detailed() {
+		serverErrors = 1
+	}
+	c.Alarms = 4*d + pausing + 3*s + serverErrors + 2 + b(archive)
 	c.AlarmMetrics = c.Alarms - s
 	for _, src := range cfg.Sources {
 		c.AlarmMetrics += len(ingest.ServerErrorCodes(cfg, src))

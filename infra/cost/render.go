@@ -170,8 +170,8 @@ func Render() string {
 	}
 	w(".\nWith `api.waf.enabled` (`api.type` `rest`): %s a month (web ACL and two rules; $1 more per allow-listed source) and %s per million requests.\n",
 		usd(WAFFixed()), usd(WAFPerMillion()))
-	w("With `api.detailedMetrics` false: %s a month less per source (its five route metrics; its `ClientErrorsAlarm`, which reads them, then has no data).\n",
-		usd(Assumed.RouteMetrics.Value*Prices.Metric.USD))
+	w("With `api.detailedMetrics` false: %s a month less per source (its five route metrics; its `ClientErrorsAlarm`, which reads them, then has no data), and %s less per source past the first (their `ServerErrorsAlarm`s are one, on the stage's 5xx).\n",
+		usd(Assumed.RouteMetrics.Value*Prices.Metric.USD), usd(Prices.Alarm.USD))
 	w("With `metrics.laneDimensions` false: %s a month less per destination past the first (its %s delivery metrics are published once for all lanes; no alarm reads them), and each dashboard row graphs %d metrics instead of %d.\n",
 		usd(Assumed.LaneMetrics.Value*Prices.Metric.USD), num(Assumed.LaneMetrics.Value), LaneRowMetricsAggregate, LaneRowMetrics)
 	w("With `metrics.dashboard` false: no dashboards (no alarm reads them); the bill loses the dashboards line (%s a month each beyond the free tier: %d dashboards of up to %d metrics; with one source the overview has %d metrics plus %d per destination, so it is free up to two destinations, %d without lane dimensions).\n",

@@ -90,6 +90,10 @@ type IngestAPI struct {
 	Domain *CustomDomain
 	// SourceAlarms are each source's alarms, by source name.
 	SourceAlarms map[string]*SourceAlarms
+	// ServerErrors fires on any 5xx of the stage in a minute; it stands
+	// for every source's SourceAlarms.ServerErrors (then nil) when
+	// api.detailedMetrics is false, and is nil otherwise.
+	ServerErrors awscloudwatch.Alarm
 	// FunctionErrors and FunctionThrottles fire on any error or throttle
 	// of the ingest function in a minute: a crash or timeout (API Gateway
 	// answers 5xx), or an account pool with no room left for it.
@@ -346,18 +350,40 @@ func (a *IngestAPI) SourceMetric(source, name string, opts *awscloudwatch.Metric
 			DimensionsMap: &map[string]*string{"ApiId": a.HTTP.API.ApiId(), "Stage": jsii.String(StageName), "Route": jsii.String(a.Route(source))},
 		})
 	}
-	restName := map[string]string{"4xx": "4XXError", "5xx": "5XXError"}[name]
-	if restName == "" {
-		restName = name
-	}
 	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
-		Namespace: jsii.String("AWS/ApiGateway"), MetricName: jsii.String(restName),
+		Namespace: jsii.String("AWS/ApiGateway"), MetricName: jsii.String(restMetricName(name)),
 		Period: opts.Period, Statistic: opts.Statistic, Label: opts.Label,
 		DimensionsMap: &map[string]*string{
 			"ApiName": a.API.RestApiName(), "Stage": jsii.String(StageName),
 			"Resource": jsii.String(a.Route(source)), "Method": jsii.String("POST"),
 		},
 	})
+}
+
+// StageMetric is one of the metrics API Gateway publishes for the whole
+// stage ("4xx", "5xx"; by ApiName and Stage on a REST API, ApiId and
+// Stage on an HTTP API), detailed metrics or not.
+func (a *IngestAPI) StageMetric(name string, opts *awscloudwatch.MetricOptions) awscloudwatch.Metric {
+	if a.HTTP != nil {
+		return a.HTTP.API.Metric(jsii.String(name), &awscloudwatch.MetricOptions{
+			Period: opts.Period, Statistic: opts.Statistic, Label: opts.Label,
+			DimensionsMap: &map[string]*string{"ApiId": a.HTTP.API.ApiId(), "Stage": jsii.String(StageName)},
+		})
+	}
+	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+		Namespace: jsii.String("AWS/ApiGateway"), MetricName: jsii.String(restMetricName(name)),
+		Period: opts.Period, Statistic: opts.Statistic, Label: opts.Label,
+		DimensionsMap: &map[string]*string{"ApiName": a.API.RestApiName(), "Stage": jsii.String(StageName)},
+	})
+}
+
+// restMetricName is a REST API's name for an HTTP API's metric: 4XXError
+// and 5XXError for 4xx and 5xx, the others the same.
+func restMetricName(name string) string {
+	if n, ok := map[string]string{"4xx": "4XXError", "5xx": "5XXError"}[name]; ok {
+		return n
+	}
+	return name
 }
 
 // ThrottledMetric counts a source's 429 answers (read from the access log).

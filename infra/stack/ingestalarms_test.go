@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookfan/hookfan/infra/stack"
 	"github.com/hookfan/hookfan/shared/config"
@@ -133,6 +134,48 @@ func TestIngestOutageAlarms(t *testing.T) {
 					len(d) != 1 || refID(d[0].(map[string]any)["Value"]) != fnID {
 					t.Errorf("%s watches %v %v %v on %v, want %s of the ingest function", name, p["Namespace"], p["MetricName"], p["Statistic"], p["Dimensions"], metric)
 				}
+			}
+		})
+	}
+}
+
+// TestStageServerErrorsAlarmWithoutDetailedMetrics: with
+// api.detailedMetrics false the API publishes no per-route metrics, so a
+// source's ServerErrorsAlarm on its route would never have data and never
+// fire. Instead one alarm watches the stage's 5xx, which API Gateway
+// always publishes (REST: 5XXError by ApiName and Stage; HTTP: 5xx by
+// ApiId and Stage), and no alarm is left on a route's 5xx.
+func TestStageServerErrorsAlarmWithoutDetailedMetrics(t *testing.T) {
+	for _, apiType := range []string{config.APITypeREST, config.APITypeHTTP} {
+		t.Run(apiType, func(t *testing.T) {
+			h, _ := synth(t, edgeConfig(t, map[string]any{"type": apiType, "detailedMetrics": false}, nil), builder, "")
+			_, res := templateOf(t, h.Stack)
+			for id := range ofType(res, "AWS::CloudWatch::Alarm") {
+				if strings.HasPrefix(id, "IngestSource") && strings.Contains(id, "ServerErrorsAlarm") {
+					t.Errorf("%s: a source's route 5xx alarm, which has no data without detailed metrics", id)
+				}
+			}
+			topicID := *awscdk.Stack_Of(h.AlarmTopic).GetLogicalId(h.AlarmTopic.Node().DefaultChild().(awscdk.CfnElement))
+			a := alarmWithID(t, res, "IngestServerErrorsAlarm")
+			checkAnyAlarm(t, "ServerErrorsAlarm", a, topicID)
+			p := a.Properties
+			wantMetric, apiDim, apiID := "5XXError", "ApiName", ""
+			if apiType == config.APITypeHTTP {
+				wantMetric, apiDim = "5xx", "ApiId"
+				apiID, _ = only(t, res, "AWS::ApiGatewayV2::Api")
+			}
+			got := map[string]any{}
+			for _, d := range asSlice(p["Dimensions"]) {
+				dm := d.(map[string]any)
+				got[fmt.Sprint(dm["Name"])] = dm["Value"]
+			}
+			want := map[string]any{"Stage": stack.StageName, apiDim: map[string]any{"Ref": apiID}}
+			if apiType == config.APITypeREST {
+				_, api := only(t, res, "AWS::ApiGateway::RestApi")
+				want[apiDim] = api.Properties["Name"]
+			}
+			if diff := cmp.Diff(want, got); diff != "" || p["Namespace"] != "AWS/ApiGateway" || p["MetricName"] != wantMetric || p["Period"] != 60.0 || p["Statistic"] != "Sum" {
+				t.Errorf("ServerErrorsAlarm watches %v %v %v/%v s, want %s Sum/60 s; dimensions (-want +got):\n%s", p["Namespace"], p["MetricName"], p["Statistic"], p["Period"], wantMetric, diff)
 			}
 		})
 	}

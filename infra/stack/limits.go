@@ -38,7 +38,8 @@ type SourceAlarms struct {
 	// ServerErrors fires when the route answered any 5xx in a minute
 	// (API Gateway's 5XXError: ingest's own 503s, its crashes, timeouts
 	// and throttles): some provider's event was not accepted, and GitHub
-	// never retries one.
+	// never retries one. Nil when api.detailedMetrics is false: the route
+	// has no metrics then, and IngestAPI.ServerErrors watches the stage.
 	ServerErrors awscloudwatch.Alarm
 	// IngestFailed fires on any IngestPublishFailed or any IngestRejected
 	// with a 5xx reason (ingest.ServerErrorCodes) in a minute: it names
@@ -80,7 +81,8 @@ func IngestFailedMetric(cfg *config.Config, s config.Source, period awscdk.Durat
 }
 
 // addSourceAlarms makes the access-log metric filter counting 429s by route
-// and two alarms per source.
+// and the alarms of each source; without detailed metrics the sources'
+// server-errors alarm is one, on the stage.
 func (a *IngestAPI) addSourceAlarms(cfg *config.Config, action awscloudwatch.IAlarmAction) {
 	routeField := "$.resourcePath"
 	if a.Type == config.APITypeHTTP {
@@ -104,18 +106,29 @@ func (a *IngestAPI) addSourceAlarms(cfg *config.Config, action awscloudwatch.IAl
 			return newAlarm(a.Construct, "Source"+id+name+"Alarm", m, threshold, desc, action)
 		}
 		limit := s.Limits.ClientErrorThreshold()
-		a.SourceAlarms[s.Name] = &SourceAlarms{
+		alarms := &SourceAlarms{
 			ClientErrors: alarm("ClientErrors",
 				a.SourceMetric(s.Name, "4xx", &awscloudwatch.MetricOptions{Period: five, Statistic: sum}), float64(limit),
 				fmt.Sprintf("Hookfan source %s: more than %d 4xx answers in five minutes on its route (bad signatures, WAF blocks or throttling). Check IngestRejected by reason on the dashboard and the access log.", s.Name, limit)),
 			Throttled: alarm("Throttled",
 				a.ThrottledMetric(s.Name, &awscloudwatch.MetricOptions{Period: minute, Statistic: sum}), 0,
 				fmt.Sprintf("Hookfan source %s: its route answered 429 (over %g requests/s, burst %d); most providers retry later, GitHub does not (redeliver by hand). Raise sources[].limits if the traffic is real.", s.Name, s.Limits.Rate(cfg.API), s.Limits.Burst(cfg.API))),
-			ServerErrors: alarm("ServerErrors",
-				a.SourceMetric(s.Name, "5xx", &awscloudwatch.MetricOptions{Period: minute, Statistic: sum}), 0,
-				fmt.Sprintf("Hookfan source %s: its route answered 5xx: events were not accepted (GitHub does not retry; redeliver by hand). See the runbook Source<Name>ServerErrorsAlarm in docs/operations.md.", s.Name)),
 			IngestFailed: alarm("IngestFailed", IngestFailedMetric(cfg, s, minute), 0,
 				fmt.Sprintf("Hookfan source %s: ingest answered 5xx (IngestPublishFailed, or IngestRejected with a 5xx reason): SNS, Secrets Manager, DynamoDB or S3 refused it. See the runbook Source<Name>IngestFailedAlarm in docs/operations.md.", s.Name)),
 		}
+		if cfg.API.Detailed() {
+			alarms.ServerErrors = alarm("ServerErrors",
+				a.SourceMetric(s.Name, "5xx", &awscloudwatch.MetricOptions{Period: minute, Statistic: sum}), 0,
+				fmt.Sprintf("Hookfan source %s: its route answered 5xx: events were not accepted (GitHub does not retry; redeliver by hand). See the runbook Source<Name>ServerErrorsAlarm in docs/operations.md.", s.Name))
+		}
+		a.SourceAlarms[s.Name] = alarms
+	}
+	if !cfg.API.Detailed() {
+		// The routes publish no metrics: the stage's 5xx, which API Gateway
+		// always publishes, is the one that cannot miss an answer (it does
+		// not say which source's).
+		a.ServerErrors = newAlarm(a.Construct, "ServerErrorsAlarm",
+			a.StageMetric("5xx", &awscloudwatch.MetricOptions{Period: minute, Statistic: sum}), 0,
+			"Hookfan ingest: the API answered 5xx: events were not accepted (GitHub does not retry; redeliver by hand). api.detailedMetrics is false, so this alarm covers every source: the access log says which. See the runbook ServerErrorsAlarm in docs/operations.md.", action)
 	}
 }

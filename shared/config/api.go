@@ -85,7 +85,8 @@ type API struct {
 	LogRetentionDays int     `json:"logRetentionDays,omitempty"`
 	// DetailedMetrics publishes each route's metrics (count, 4xx, 5xx,
 	// latencies: five custom metrics a source, $1.50 a month), which each
-	// source's ClientErrorsAlarm reads. Default true.
+	// source's ClientErrorsAlarm and ServerErrorsAlarm read (without them
+	// one ServerErrorsAlarm reads the stage's 5xx). Default true.
 	DetailedMetrics *bool `json:"detailedMetrics,omitempty"`
 	// WAF associates a web ACL with the REST stage.
 	WAF WAF `json:"waf,omitzero"`
