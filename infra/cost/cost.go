@@ -180,7 +180,8 @@ var Assumed = struct {
 type Counts struct {
 	// Alarms: 4 per destination and 1 more per destination that pauses, 4
 	// per source (3 without api.detailedMetrics, and 1 on the stage's 5xx
-	// for all of them), 2 on the ingest function, 1 for the archive.
+	// for all of them), 2 on the ingest function, 2 for the archive (its
+	// subscription's DLQ, its stream's writes to the bucket).
 	Alarms int
 	// AlarmMetrics are the metrics the alarms read, which is what
 	// CloudWatch bills: one for an alarm on a metric, one per metric for
@@ -270,7 +271,7 @@ func Resources(cfg *config.Config) Counts {
 	if !cfg.API.Detailed() {
 		serverErrors = 1
 	}
-	c.Alarms = 4*d + pausing + 3*s + serverErrors + 2 + b(archive)
+	c.Alarms = 4*d + pausing + 3*s + serverErrors + 2 + 2*b(archive)
 	c.AlarmMetrics = c.Alarms - s
 	for _, src := range cfg.Sources {
 		c.AlarmMetrics += len(ingest.ServerErrorCodes(cfg, src))

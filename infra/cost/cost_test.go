@@ -129,8 +129,8 @@ func TestLinesByHand(t *testing.T) {
 
 	f := cost.Fixed(20, def)
 	// 4 per destination, 4 per source (its IngestFailed reading two
-	// metrics for Stripe), 2 on ingest, 1 for the archive.
-	if got := line(t, f, "CloudWatch: alarms"); !near(got, (4*20+4+1+2+1)*0.10) {
+	// metrics for Stripe), 2 on ingest, 2 for the archive.
+	if got := line(t, f, "CloudWatch: alarms"); !near(got, (4*20+4+1+2+2)*0.10) {
 		t.Errorf("alarms of 20 destinations: %v", got)
 	}
 	if got := line(t, f, "Secrets Manager: secrets"); !near(got, 21*0.40) {
@@ -259,7 +259,7 @@ func TestCostGrows(t *testing.T) {
 
 func TestResourcesOfTheReference(t *testing.T) {
 	c := cost.Resources(cost.Reference(41))
-	if c.Dashboards != 2 || c.Alarms != 4*41+4+2+1 || c.AlarmMetrics != c.Alarms+1 || c.Queues != 3*41+1 || c.GeneratedSecrets != 41 || c.BilledSecrets != 42 {
+	if c.Dashboards != 2 || c.Alarms != 4*41+4+2+2 || c.AlarmMetrics != c.Alarms+1 || c.Queues != 3*41+1 || c.GeneratedSecrets != 41 || c.BilledSecrets != 42 {
 		t.Errorf("41 destinations: %+v", c)
 	}
 	if err := cost.Reference(3).Validate(); err != nil {

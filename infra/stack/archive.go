@@ -26,6 +26,16 @@ import (
 // event accepted in the last minute may not find it yet).
 const ArchiveBufferSeconds = 60
 
+// ArchiveStaleSeconds is the age of the oldest event Firehose has not yet
+// written to the bucket (DeliveryToS3.DataFreshness) past which the
+// archive's DeliveryFreshnessAlarm fires: 15 minutes, fifteen buffering
+// intervals, where a healthy stream's oldest record is one interval and a
+// write old. Past it S3 is refusing Firehose (the bucket's or the data
+// key's policy, a disabled key); Firehose keeps a direct-put record 24
+// hours, so nearly all of them are left to fix it before events are
+// dropped. A stream buffering longer alarms at three of its intervals.
+const ArchiveStaleSeconds = 15 * 60
+
 // ArchiveProps configures the event archive. Nil fields get defaults.
 type ArchiveProps struct {
 	// Topic is the fan-out topic whose every message is archived (required).
@@ -67,6 +77,9 @@ type Archive struct {
 	LogGroup         awslogs.LogGroup
 	// DeadLettersAlarm fires when SNS could not archive a message.
 	DeadLettersAlarm awscloudwatch.Alarm
+	// DeliveryFreshnessAlarm fires when Firehose has held an event for
+	// ArchiveStaleSeconds without writing it to the bucket.
+	DeliveryFreshnessAlarm awscloudwatch.Alarm
 }
 
 // NewArchive builds the archive.
@@ -202,6 +215,17 @@ func NewArchive(scope constructs.Construct, id string, props *ArchiveProps) (*Ar
 			Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Maximum"),
 		}), 0,
 		"Hookfan archive: SNS could not put events into the archive stream; they wait in the archive subscription's DLQ (deliveries are not affected).",
+		props.AlarmAction)
+	// Firehose's own writes: an idle stream publishes no freshness, which
+	// newAlarm treats as fine.
+	stale := max(ArchiveStaleSeconds, 3*buffer)
+	a.DeliveryFreshnessAlarm = newAlarm(a.Construct, "DeliveryFreshnessAlarm",
+		awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+			Namespace: jsii.String("AWS/Firehose"), MetricName: jsii.String("DeliveryToS3.DataFreshness"),
+			DimensionsMap: &map[string]*string{"DeliveryStreamName": stream.Ref()},
+			Period:        awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Maximum"),
+		}), stale,
+		fmt.Sprintf("Hookfan archive: Firehose has not written events to the archive bucket for over %g minutes (the bucket's or the data key's policy, a disabled key); it drops them 24 h after they arrived, and replays miss them (deliveries are not affected). See the runbook DeliveryFreshnessAlarm in docs/operations.md.", stale/60),
 		props.AlarmAction)
 	return a, nil
 }

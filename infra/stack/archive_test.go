@@ -212,6 +212,35 @@ func TestArchiveAndQueries(t *testing.T) {
 	}
 }
 
+// TestArchiveDeliveryFreshnessAlarm: Firehose's writes to the archive
+// bucket can fail (the bucket's or the data key's policy, a disabled
+// key) after SNS handed it the events; it retries them for 24 hours and
+// then drops them, and replays miss them. An alarm fires when the oldest
+// record not yet written is older than 15 minutes (DeliveryToS3.
+// DataFreshness, the maximum over five minutes): a healthy stream writes
+// every 60 s, and an idle one publishes nothing, which is fine.
+func TestArchiveDeliveryFreshnessAlarm(t *testing.T) {
+	h, _ := synth(t, testConfig(t, 1, "ops@example.com"), builder, "")
+	_, res := templateOf(t, h.Stack)
+	streamID, _ := only(t, res, "AWS::KinesisFirehose::DeliveryStream")
+	topicID := *awscdk.Stack_Of(h.AlarmTopic).GetLogicalId(h.AlarmTopic.Node().DefaultChild().(awscdk.CfnElement))
+	p := alarmWithID(t, res, "ArchiveDeliveryFreshnessAlarm").Properties
+	got := []any{p["Namespace"], p["MetricName"], p["Statistic"], p["Period"], p["ComparisonOperator"], p["Threshold"], p["EvaluationPeriods"], p["TreatMissingData"], p["Dimensions"]}
+	want := []any{"AWS/Firehose", "DeliveryToS3.DataFreshness", "Maximum", 300.0, "GreaterThanThreshold", 900.0, 1.0, "notBreaching",
+		[]any{map[string]any{"Name": "DeliveryStreamName", "Value": map[string]any{"Ref": streamID}}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("archive freshness alarm (-want +got):\n%s", diff)
+	}
+	if want := float64(stack.ArchiveStaleSeconds); p["Threshold"] != want || want < 10*stack.ArchiveBufferSeconds {
+		t.Errorf("threshold %v s, stack.ArchiveStaleSeconds %v s: want it and at least ten of the stream's %d s buffering intervals, so a healthy stream never raises it", p["Threshold"], want, stack.ArchiveBufferSeconds)
+	}
+	for _, k := range []string{"AlarmActions", "OKActions"} {
+		if acts := asSlice(p[k]); len(acts) != 1 || refID(acts[0]) != topicID {
+			t.Errorf("archive freshness alarm: %s %v, want the alarm topic %s", k, p[k], topicID)
+		}
+	}
+}
+
 // grants lists a role's identity statements as "actions on resource".
 func grants(res map[string]resource, roleID string) []string {
 	var out []string
