@@ -325,10 +325,20 @@ func Reference(n int) *config.Config {
 }
 
 // ReferenceWith is Reference(n) with the options the fixed part follows
-// from its resources (the dashboards and their metrics).
+// from its resources: the dashboards and their metrics, the archive (its
+// alarms and its data key), the routes' detailed metrics (their alarms)
+// and the topic's key.
 func ReferenceWith(n int, o Options) *config.Config {
 	cfg := Reference(n)
 	cfg.Metrics.Dashboard, cfg.Metrics.LaneDimensions = &o.Dashboard, &o.LaneDimensions
+	if !o.Archive {
+		off := 0
+		cfg.Archive.Days = &off
+	}
+	cfg.API.DetailedMetrics = &o.DetailedMetrics
+	if !o.CustomerKey {
+		cfg.TopicKey = config.TopicKeyAWSManaged
+	}
 	return cfg
 }
 
@@ -662,7 +672,7 @@ func Fixed(n int, o Options) []Line {
 		{"CloudWatch: alarms", float64(c.AlarmMetrics) * p.Alarm.USD},
 		{"CloudWatch: dashboards (3 of up to 50 metrics free)", float64(DashboardsBilled(ref)) * p.Dashboard.USD},
 		{"CloudWatch: custom metrics", metrics * p.Metric.USD},
-		{"KMS: the topic key, the data key (archive, large bodies) and their requests", float64(b(o.CustomerKey)+c.KMSKeys-b(Reference(n).CustomerKey()))*p.KMSKey.USD + a.KMSRequestsPerMonth.Value/1e4*p.KMSRequests.USD},
+		{"KMS: the topic key, the data key (archive, large bodies) and their requests", float64(c.KMSKeys)*p.KMSKey.USD + a.KMSRequestsPerMonth.Value/1e4*p.KMSRequests.USD},
 		{"SQS: the event source mappings' idle long polls", float64(c.EventSourceMappings) * idleReceives / million * p.SQSRequest.USD},
 	}
 	if o.Archive {

@@ -308,3 +308,19 @@ func TestGoalsLeast(t *testing.T) {
 		}
 	}
 }
+
+// TestFixedFollowsTheOptions: the fixed part of a configuration counts
+// the resources its options make: without the archive, its two alarms and
+// its data key go; with the AWS managed topic key, the customer key goes.
+func TestFixedFollowsTheOptions(t *testing.T) {
+	def, cheap := cost.Resources(cost.ReferenceWith(1, cost.Defaults())), cost.Resources(cost.ReferenceWith(1, cost.Cheapest()))
+	if def.KMSKeys != 2 || cheap.KMSKeys != 0 {
+		t.Errorf("KMS keys: defaults %d, cheapest %d; want 2 (the topic's, the archive's data key) and 0", def.KMSKeys, cheap.KMSKeys)
+	}
+	if def.Alarms-cheap.Alarms != 2 {
+		t.Errorf("alarms: defaults %d, cheapest %d; want the archive's two fewer", def.Alarms, cheap.Alarms)
+	}
+	if got := line(t, cost.Fixed(1, cost.Cheapest()), "KMS: the topic key, the data key (archive, large bodies) and their requests"); got >= 1 {
+		t.Errorf("the cheapest configuration's KMS line is $%.2f a month; want its requests alone, no key", got)
+	}
+}
