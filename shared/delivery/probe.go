@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -73,6 +74,10 @@ type TickReport struct {
 	Change      string `json:"change,omitempty"`
 }
 
+// ModeUnknown is a tick report's mode when the lane's state could not be
+// read.
+const ModeUnknown = "UNKNOWN"
+
 // ErrNoPause means a tick reached a lane that does not pause.
 var ErrNoPause = errors.New("the destination has no pause settings")
 
@@ -90,11 +95,17 @@ func (h *Handler) Tick(ctx context.Context) (TickReport, error) {
 	if paused {
 		rep.Mode, gauge = string(pausing.Paused), 1
 	}
+	if res.Unread {
+		// The lane's state is unknown: no gauge (a 0 would clear the
+		// PausedAlarm of a lane still paused); the tick's error fails the
+		// invocation, which the function's errors alarm counts.
+		rep.Mode = ModeUnknown
+	}
 	if res.Probe != nil {
 		rep.ProbeStatus = res.Probe.Status
 	}
 	h.laneChanged(ctx, res.Change)
-	if res.Change.Kind != pausing.Resuming {
+	if res.Change.Kind != pausing.Resuming && !res.Unread {
 		h.metrics.Add(metrics.LanePaused, metrics.Count, gauge, h.dim)
 	}
 	attrs := []any{"outcome", "tick", "mode", rep.Mode}
@@ -113,10 +124,12 @@ func (h *Handler) Tick(ctx context.Context) (TickReport, error) {
 	if res.Busy {
 		attrs = append(attrs, "busy", "another probe is running")
 	}
+	level := slog.LevelInfo
 	if err != nil {
 		attrs = append(attrs, "error", err.Error())
+		level = slog.LevelWarn
 	}
-	h.log.InfoContext(ctx, LogMessage, attrs...)
+	h.log.Log(ctx, level, LogMessage, attrs...)
 	if ferr := h.metrics.Flush(ctx); ferr != nil {
 		h.log.WarnContext(ctx, LogMessage, "outcome", "metrics_not_published", "error", ferr.Error())
 	}

@@ -297,7 +297,20 @@ func (l *Controller) resume(ctx context.Context, s State, by By, reason string) 
 		return Change{}, err
 	}
 	l.remember(after)
-	return Change{Kind: Resuming, Reason: reason, By: by, At: now, PausedFor: now.Sub(s.PausedAt)}, nil
+	// A tick that read the lane still paused, with the mapping this resume
+	// turned on, may have turned it off before the write above: the lane
+	// would be recorded active and deliver nothing. Read it again (the
+	// tick, for its part, reads the state again after turning it off).
+	c := Change{Kind: Resuming, Reason: reason, By: by, At: now, PausedFor: now.Sub(s.PausedAt)}
+	if on, err := l.sw.Enabled(ctx); err != nil || !on {
+		if err == nil {
+			err = l.sw.Enable(ctx)
+		}
+		if err != nil {
+			return c, fmt.Errorf("resume lane %s: recorded active, and its mapping may be off until the next tick turns it on: %w", l.dest, err)
+		}
+	}
+	return c, nil
 }
 
 // reconcile switches the mapping to agree with s, the lane's recorded
@@ -325,6 +338,19 @@ func (l *Controller) reconcile(ctx context.Context, s State) (string, error) {
 		if err := l.sw.Disable(ctx); err != nil {
 			return "", fmt.Errorf("lane %s is paused and its mapping on; turning it off: %w", l.dest, err)
 		}
+		// A resume turns the mapping on before it writes the lane active:
+		// one that wrote meanwhile finds the mapping on when it looks
+		// again, or this finds the lane active.
+		after, err := l.State(ctx)
+		if err != nil {
+			return "off", err
+		}
+		if !after.IsPaused() {
+			if err := l.sw.Enable(ctx); err != nil {
+				return "", fmt.Errorf("lane %s was resumed while its mapping was being turned off; turning it on: %w", l.dest, err)
+			}
+			return "", nil
+		}
 		return "off", nil
 	}
 	if err := l.sw.Enable(ctx); err != nil {
@@ -351,6 +377,9 @@ type TickResult struct {
 	Reconciled string
 	// Busy is true when another probe of the lane was running.
 	Busy bool
+	// Unread is true when the lane's state could not be read: the tick
+	// did nothing, and State says nothing of the lane.
+	Unread bool
 }
 
 // Tick runs on a schedule, on every lane that pauses. It first makes the
@@ -361,7 +390,7 @@ type TickResult struct {
 func (l *Controller) Tick(ctx context.Context, probe ProbeFunc) (TickResult, error) {
 	s, err := l.State(ctx)
 	if err != nil {
-		return TickResult{}, err
+		return TickResult{Unread: true}, err
 	}
 	res := TickResult{State: s}
 	var errs []error
@@ -391,6 +420,11 @@ func (l *Controller) Tick(ctx context.Context, probe ProbeFunc) (TickResult, err
 		return res, errors.Join(errs...) // resumed meanwhile
 	case err != nil:
 		return res, errors.Join(append(errs, err)...)
+	case s.By == ByOperator:
+		// An operator took the pause over since the state was read: an
+		// operator's pause is not probed away. The probe's lease ends on
+		// its own.
+		return res, errors.Join(errs...)
 	}
 	pctx, cancel := context.WithTimeout(ctx, l.probeTimeout)
 	r := probe(pctx, s)
