@@ -32,7 +32,10 @@ var never = []block{
 // carriers are the IPv6 forms that carry an IPv4 address (see embedded): a
 // range of them could carry a metadata address, so an allow-list names the
 // IPv4 range instead.
-var carriers = []netip.Prefix{ipv4Compatible, ipv4Translated, nat64, sixToFour, netip.MustParsePrefix("::ffff:0:0/96")}
+var carriers = []netip.Prefix{ipv4Compatible, ipv4Translated, nat64, sixToFour, netip.MustParsePrefix("::ffff:0:0/96"),
+	netip.MustParsePrefix("64:ff9b:1::/48"), // RFC 8215: local-use NAT64, whose translators embed IPv4 at any RFC 6052 length
+	netip.MustParsePrefix("2001::/32"),      // Teredo (RFC 4380)
+}
 
 // Allowed is a destination's allowCidrs, parsed: private ranges its
 // deliveries may reach besides every public address.

@@ -38,6 +38,12 @@ func TestParseAllowedPrefix(t *testing.T) {
 		{"::ffff:10.0.0.0/104", "carries IPv4 addresses", false},
 		{"64:ff9b::/96", "carries IPv4 addresses", false},
 		{"2002::/16", "carries IPv4 addresses", false},
+		// RFC 8215's local-use NAT64 prefix: a translator on it carries any
+		// IPv4 address, 169.254.169.254 included.
+		{"64:ff9b:1::/48", "carries IPv4 addresses", false},
+		{"64:ff9b:1:a9fe::/64", "carries IPv4 addresses", false},
+		// Teredo (RFC 4380) carries its server's and client's IPv4 addresses.
+		{"2001::/32", "carries IPv4 addresses", false},
 		{"8.8.8.0/24", "is not inside one private range", false},
 		{"10.0.0.0/7", "is not inside one private range", false},
 		{"2001:4860::/32", "is not inside one private range", false},
