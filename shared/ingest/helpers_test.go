@@ -198,6 +198,8 @@ type rig struct {
 	rep *replayguard.Memory
 	log *syncBuffer
 	now time.Time
+	// sources are the handler's, where a rig changed them (largeRigOf).
+	sources []config.Source
 }
 
 // testSources are one source per kind, named after it, with secrets named

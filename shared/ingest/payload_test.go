@@ -24,13 +24,21 @@ import (
 // ceiling, with a memory payload store.
 func largeRig(t *testing.T) (*rig, *payload.Memory) {
 	t.Helper()
+	return largeRigOf(t, "hmac-plain")
+}
+
+// largeRigOf is a rig whose source large takes bodies up to the REST
+// ceiling (the others keep the default), with a memory payload store.
+func largeRigOf(t *testing.T, large string) (*rig, *payload.Memory) {
+	t.Helper()
 	sources := testSources()
 	for i := range sources {
-		if sources[i].Name == "hmac-plain" {
+		if sources[i].Name == large {
 			sources[i].MaxBodyBytes = config.MaxBodyBytesREST
 		}
 	}
 	r := newRig(t, sources)
+	r.sources = sources
 	store := payload.NewMemory("hookfan-payloads")
 	h, err := ingest.New(ingest.Options{
 		Sources: sources, TopicARN: topicARN, Publisher: r.pub, Secrets: r.sec, Replay: r.rep,
@@ -177,24 +185,8 @@ func TestLargeBodyCopyStoresNothing(t *testing.T) {
 // too, and answers 503 payload_store_failed when S3 fails: a code its
 // ServerErrorCodes (the codes its IngestFailed alarm counts) must list.
 func TestStoreFailureIsAServerErrorCode(t *testing.T) {
-	sources := testSources()
-	for i := range sources {
-		if sources[i].Name == "stripe" {
-			sources[i].MaxBodyBytes = config.MaxBodyBytesREST
-		}
-	}
-	r := newRig(t, sources)
-	store := payload.NewMemory("hookfan-payloads")
+	r, store := largeRigOf(t, "stripe")
 	store.Err = errors.New("s3: service unavailable")
-	h, err := ingest.New(ingest.Options{
-		Sources: sources, TopicARN: topicARN, Publisher: r.pub, Secrets: r.sec, Replay: r.rep,
-		Metrics: metrics.NewRecorder(r.met), Logger: slog.New(slog.DiscardHandler),
-		Now: func() time.Time { return r.now }, Payloads: store,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.h = h
 	plain := sourceConfig(t, "hmac-plain")
 	if plain.BodyLimit() != config.MaxBodyBytesCeiling {
 		t.Fatalf("hmac-plain's limit is %d, want the default", plain.BodyLimit())
@@ -204,7 +196,7 @@ func TestStoreFailureIsAServerErrorCode(t *testing.T) {
 	if resp.StatusCode != http.StatusServiceUnavailable || errorCode(t, resp.Body) != ingest.CodePayloadStoreFailed {
 		t.Fatalf("answer %d %s, want 503 payload_store_failed", resp.StatusCode, resp.Body)
 	}
-	cfg := &config.Config{Sources: sources}
+	cfg := &config.Config{Sources: r.sources}
 	if got := ingest.ServerErrorCodes(cfg, plain); !slices.Contains(got, ingest.CodePayloadStoreFailed) {
 		t.Errorf("ServerErrorCodes(hmac-plain) = %v leaves out payload_store_failed, which it was just answered", got)
 	}

@@ -67,18 +67,26 @@ func TestTickDoesNotProbeAwayATakeover(t *testing.T) {
 	}
 }
 
+// pausedByTheDeliverer is a lane the deliverer paused a minute ago, and
+// the controller that paused it.
+func pausedByTheDeliverer(t *testing.T) (*fixture, *pausing.Controller) {
+	t.Helper()
+	f := newFixture(config.PauseRule{AfterFailures: 1})
+	deliverer := f.instance(t)
+	if c, _ := deliverer.Observe(context.Background(), tally(false)); c.Kind != pausing.Pausing {
+		t.Fatal("no pause")
+	}
+	f.clock.Advance(time.Minute)
+	return f, deliverer
+}
+
 // TestResumeRacingATick: a tick runs between an operator's resume turning
 // the mapping on and its write of the lane active, reads the lane paused
 // with its mapping on, and turns the mapping off. The resume finds it off
 // and turns it on again: a lane recorded active delivers.
 func TestResumeRacingATick(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(config.PauseRule{AfterFailures: 1})
-	deliverer := f.instance(t)
-	if c, _ := deliverer.Observe(ctx, tally(false)); c.Kind != pausing.Pausing {
-		t.Fatal("no pause")
-	}
-	f.clock.Advance(time.Minute)
+	f, deliverer := pausedByTheDeliverer(t)
 	store := &raceBefore{Store: f.store, beforeResume: func() {
 		res, err := deliverer.Tick(ctx, func(context.Context, pausing.State) pausing.ProbeResult {
 			return pausing.ProbeResult{Status: 503, Error: "HTTP 503"}
@@ -104,17 +112,12 @@ func TestResumeRacingATick(t *testing.T) {
 // mapping off: the tick reads the lane again and turns the mapping back on.
 func TestTickRacingAResume(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(config.PauseRule{AfterFailures: 1})
-	deliverer := f.instance(t)
-	if c, _ := deliverer.Observe(ctx, tally(false)); c.Kind != pausing.Pausing {
-		t.Fatal("no pause")
-	}
-	f.clock.Advance(time.Minute)
+	f, _ := pausedByTheDeliverer(t)
 	// The mapping is on, as a resume leaves it before its write.
 	if err := f.sw.Enable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	sw := &disableHook{flakySwitch: f.sw, before: func() {
+	sw := &racingSwitch{flakySwitch: f.sw, before: func() {
 		s := f.state(t)
 		if _, err := f.store.Resume(ctx, "orders", pausing.ResumeInput{At: f.clock.Now(), Reason: "ops resume", By: pausing.ByOperator, Version: s.Version}); err != nil {
 			t.Errorf("the resume's write in the race: %v", err)
@@ -130,16 +133,4 @@ func TestTickRacingAResume(t *testing.T) {
 	if f.state(t).IsPaused() || !f.sw.on(t) {
 		t.Errorf("after the tick: paused %v, mapping on %v; want the lane active and its mapping on", f.state(t).IsPaused(), f.sw.on(t))
 	}
-}
-
-// disableHook runs before once, just before the first Disable.
-type disableHook struct {
-	*flakySwitch
-	once   sync.Once
-	before func()
-}
-
-func (d *disableHook) Disable(ctx context.Context) error {
-	d.once.Do(d.before)
-	return d.flakySwitch.Disable(ctx)
 }
