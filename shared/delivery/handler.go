@@ -78,10 +78,6 @@ const (
 	// MinSendTime is the least time worth attempting a POST with; with less
 	// left, the record is released untouched for a fresh invocation.
 	MinSendTime = time.Second
-	// MalformedVisibility releases a malformed record at once: it fails on
-	// every receive and SQS's redrive moves it to the DLQ after
-	// maxReceiveCount receives.
-	MalformedVisibility = 0
 	// InFlightMargin is added to another deliverer's lease before the
 	// message is seen again.
 	InFlightMargin = time.Second
