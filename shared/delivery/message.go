@@ -19,6 +19,9 @@ import (
 const (
 	sqsReceiveCount = "ApproximateReceiveCount"
 	sqsSentAt       = "SentTimestamp"
+	// sqsTraceHeader carries the X-Ray trace header SNS passed on from the
+	// publisher (ingest).
+	sqsTraceHeader = "AWSTraceHeader"
 )
 
 // Limits on attribute values. They keep headers and the record key sane.

@@ -1,4 +1,4 @@
-package delivery
+package https
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/delivery/sender"
 	"github.com/hookfan/hookfan/shared/version"
 )
 
@@ -241,12 +242,12 @@ func (o *oauth2Source) fetch(ctx context.Context) (tok *oauth2Token, err error) 
 	start := o.now()
 	resp, err := o.client.Do(req)
 	if err != nil {
-		return nil, &tokenError{ReasonTokenEndpointUnavailable, "no answer from the token endpoint: " + result{err: err}.describe()}
+		return nil, &tokenError{ReasonTokenEndpointUnavailable, "no answer from the token endpoint: " + sender.Result{Err: transportError(err)}.Describe()}
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxTokenResponse))
 	if err != nil {
-		return nil, &tokenError{ReasonTokenEndpointUnavailable, "the token endpoint's answer broke off: " + result{err: err}.describe()}
+		return nil, &tokenError{ReasonTokenEndpointUnavailable, "the token endpoint's answer broke off: " + sender.Result{Err: transportError(err)}.Describe()}
 	}
 	switch s := resp.StatusCode; {
 	case s >= 200 && s < 300:
