@@ -50,3 +50,16 @@ func FuzzParseTokenResponse(f *testing.F) {
 		_ = oauthErrorCode([]byte(body))
 	})
 }
+
+// TestCodeLike: what an OAuth error code or token type may look like, as
+// the regexp ^[A-Za-z0-9_.:-]{1,64}$ said it.
+func TestCodeLike(t *testing.T) {
+	for s, want := range map[string]bool{
+		"invalid_client": true, "urn:ietf:params:oauth:error-x.1": true, "Bearer": true, strings.Repeat("a", 64): true,
+		"": false, strings.Repeat("a", 65): false, "bad code": false, "é": false, "a\n": false, "<script>": false,
+	} {
+		if got := codeLike(s); got != want {
+			t.Errorf("codeLike(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
