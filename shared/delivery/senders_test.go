@@ -5,8 +5,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/delivery/sender"
+	"github.com/hookfan/hookfan/shared/delivery/sender/https"
+	"github.com/hookfan/hookfan/shared/delivery/sender/sqstarget"
+	"github.com/hookfan/hookfan/shared/secrets"
 )
 
 // TestEverySenderIsRegistered: each AWS target kind of config's table has
@@ -45,5 +53,34 @@ func TestEverySenderIsRegistered(t *testing.T) {
 		if _, ok := config.LookupTargetKind(typ); !ok && typ != config.TypeHTTPS {
 			t.Errorf("sender for %q, which is neither https nor a target kind", typ)
 		}
+	}
+}
+
+// TestAssembleBuildsTheLanesOwnSender: Assemble builds the sender of the
+// lane's kind alone, with only the options its destination sets: an https
+// lane, handed an SDK configuration, builds no target client and no SigV4
+// signer without auth.sigv4; an AWS target's lane builds its kind's client
+// on that configuration and reads no signing secret.
+func TestAssembleBuildsTheLanesOwnSender(t *testing.T) {
+	cfg := contractConfig(t, `{"name": "orders", "url": "https://orders.example.com/hooks"}`)
+	env := LaneEnv(cfg, cfg.Destinations[0], "records", testQueueURL, "arn:aws:sqs:us-east-1:1:queue", "orders-secret", "", "")
+	c := Clients{Store: dedupe.NewMemory(), SQS: sqs.New(sqs.Options{Region: "us-east-1"}), Secrets: secrets.NewCache(secretsmanager.New(secretsmanager.Options{Region: "us-east-1"})),
+		Metrics: &captureSink{}, AWS: &aws.Config{Region: "us-east-1"}}
+	h, err := Assemble(env, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := h.sender.(*https.Sender); !ok || s.SignsSigV4() {
+		t.Errorf("an https lane's sender is a %T (signs with SigV4: %v), want an *https.Sender that does not", h.sender, ok && s.SignsSigV4())
+	}
+	d := config.Destination{Name: "q", Type: config.TypeSQS, Target: "arn:aws:sqs:eu-west-1:210987654321:orders"}
+	tenv := LaneEnv(&config.Config{}, d, "records", testQueueURL, "arn:aws:sqs:us-east-1:1:queue", "", "", "")
+	c.Secrets = nil
+	h, err = Assemble(tenv, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := h.sender.(sqstarget.Sender); !ok {
+		t.Errorf("an sqs lane's sender is a %T, want an sqstarget.Sender", h.sender)
 	}
 }
