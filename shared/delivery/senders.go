@@ -78,13 +78,20 @@ func newHTTPS(d config.Destination, p senderParts) (sender.Sender, error) {
 }
 
 // target is an AWS target kind's builder: its sender on the given client
-// when p.target has the kind's API, else on a client built on p.aws; on no
-// client (the kind's New then names the one missing) when neither.
-func target[API any](client func(aws.Config, config.Destination) API, build func(API, config.Destination, bool) (sender.Sender, error)) func(config.Destination, senderParts) (sender.Sender, error) {
+// when p.target has the kind's API, else on a client built on p.aws in the
+// target's region; on no client (the kind's New then names the one
+// missing) when neither.
+func target[API any](client func(aws.Config) API, build func(API, config.Destination, bool) (sender.Sender, error)) func(config.Destination, senderParts) (sender.Sender, error) {
 	return func(d config.Destination, p senderParts) (sender.Sender, error) {
 		api, given := p.target.(API)
 		if !given && p.aws != nil {
-			api = client(*p.aws, d)
+			// In the target's region: a target may be in another region
+			// and account than the lane.
+			cfg := *p.aws
+			if a := d.TargetARN(); a.Region != "" {
+				cfg.Region = a.Region
+			}
+			api = client(cfg)
 		}
 		s, err := build(api, d, p.tracing)
 		if err != nil {

@@ -84,3 +84,22 @@ func TestAssembleBuildsTheLanesOwnSender(t *testing.T) {
 		t.Errorf("an sqs lane's sender is a %T, want an sqstarget.Sender", h.sender)
 	}
 }
+
+// TestTargetClientInItsRegion: an AWS target's client is built on the
+// lane's SDK configuration in the target's region (a queue in eu-west-1
+// from a lane in us-east-1), and a given client of the kind's API is used
+// instead of building one.
+func TestTargetClientInItsRegion(t *testing.T) {
+	var built []string
+	build := target(func(cfg aws.Config) sqstarget.API {
+		built = append(built, cfg.Region)
+		return &MemoryTargets{}
+	}, sqstarget.New)
+	d := config.Destination{Name: "q", Type: config.TypeSQS, Target: "arn:aws:sqs:eu-west-1:210987654321:orders"}
+	if _, err := build(d, senderParts{aws: &aws.Config{Region: "us-east-1"}}); err != nil || len(built) != 1 || built[0] != "eu-west-1" {
+		t.Errorf("built %v, %v; want one client in eu-west-1", built, err)
+	}
+	if _, err := build(d, senderParts{aws: &aws.Config{Region: "us-east-1"}, target: &MemoryTargets{}}); err != nil || len(built) != 1 {
+		t.Errorf("built %v, %v; want the given client used", built, err)
+	}
+}

@@ -23,15 +23,9 @@ type API interface {
 	PutEvents(ctx context.Context, in *eventbridge.PutEventsInput, optFns ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error)
 }
 
-// NewClient builds, on cfg, the EventBridge client of d's bus, in its
-// region.
-func NewClient(cfg aws.Config, d config.Destination) API {
-	return eventbridge.NewFromConfig(cfg, func(o *eventbridge.Options) {
-		if a := d.TargetARN(); a.Region != "" {
-			o.Region = a.Region
-		}
-	})
-}
+// NewClient builds, on cfg, the EventBridge client a target calls
+// (shared/delivery gives cfg the target's region).
+func NewClient(cfg aws.Config) API { return eventbridge.NewFromConfig(cfg) }
 
 // EventSourcePrefix starts the Source of every event put on a bus:
 // "hookfan.<source>".

@@ -2,7 +2,6 @@ package https
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/base64"
 	"errors"
 	"sync"
@@ -34,18 +33,10 @@ func (f *fakeSecrets) set(values ...string) {
 	f.values = values
 }
 
-func newSecret(t testing.TB) string {
-	t.Helper()
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return "whsec_" + base64.StdEncoding.EncodeToString(b)
-}
-
 // TestSignerReuse: the signer is rebuilt only when the secret changes.
 func TestSignerReuse(t *testing.T) {
-	s1, s2 := newSecret(t), newSecret(t)
+	// Two signing secrets (whsec_ and 32 bytes of base64).
+	s1, s2 := "whsec_"+base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef")), "whsec_"+base64.StdEncoding.EncodeToString([]byte("fedcba9876543210fedcba9876543210"))
 	secrets := &fakeSecrets{values: []string{s1}}
 	d := config.Destination{Name: "orders", URL: "http://127.0.0.1:1/", AllowPrivateNetworks: true}
 	s, err := New(Options{Destination: d, SecretID: testSecretID, Secrets: secrets, Client: NewClient(d)})

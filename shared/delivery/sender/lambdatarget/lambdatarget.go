@@ -25,15 +25,9 @@ type API interface {
 	Invoke(ctx context.Context, in *lambdasvc.InvokeInput, optFns ...func(*lambdasvc.Options)) (*lambdasvc.InvokeOutput, error)
 }
 
-// NewClient builds, on cfg, the Lambda client of d's function, in its
-// region.
-func NewClient(cfg aws.Config, d config.Destination) API {
-	return lambdasvc.NewFromConfig(cfg, func(o *lambdasvc.Options) {
-		if a := d.TargetARN(); a.Region != "" {
-			o.Region = a.Region
-		}
-	})
-}
+// NewClient builds, on cfg, the Lambda client a target calls
+// (shared/delivery gives cfg the target's region).
+func NewClient(cfg aws.Config) API { return lambdasvc.NewFromConfig(cfg) }
 
 // Envelope is the payload a lambda target is invoked with.
 type Envelope struct {

@@ -21,15 +21,9 @@ type API interface {
 	SendMessage(ctx context.Context, in *sqs.SendMessageInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
 }
 
-// NewClient builds, on cfg, the SQS client of d's queue, in its region (a
-// target may be in another region and account).
-func NewClient(cfg aws.Config, d config.Destination) API {
-	return sqs.NewFromConfig(cfg, func(o *sqs.Options) {
-		if a := d.TargetARN(); a.Region != "" {
-			o.Region = a.Region
-		}
-	})
-}
+// NewClient builds, on cfg, the SQS client a target calls
+// (shared/delivery gives cfg the target's region).
+func NewClient(cfg aws.Config) API { return sqs.NewFromConfig(cfg) }
 
 // Sender sends each event as one message: the body is the event's bytes
 // (their base64, with attribute encoding=base64, when SQS would refuse
