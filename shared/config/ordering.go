@@ -243,7 +243,7 @@ func EncodeOrderingRoutes(r []OrderingRoute) string { return mustJSON(r) }
 // DecodeOrderingRoutes reads and checks the routes handed to ingest.
 func DecodeOrderingRoutes(data string) ([]OrderingRoute, error) {
 	var r []OrderingRoute
-	if err := decodeStrict([]byte(data), &r); err != nil {
+	if err := decodeStrict([]byte(data), &r, EnvOrderingRoutes); err != nil {
 		return nil, fmt.Errorf("%s: %w", EnvOrderingRoutes, err)
 	}
 	var p problems

@@ -259,7 +259,9 @@ func (h *Handler) deliver(ctx context.Context, started time.Time, rec parsedReco
 	}
 	res := h.sender.Send(ctx, p.msg.delivery(sendTimeout))
 	h.count(metrics.DeliveryAttempts)
-	h.metrics.add(metrics.DeliveryLatency, metrics.Milliseconds, float64(res.Latency.Milliseconds()))
+	if !res.Unsent {
+		h.metrics.add(metrics.DeliveryLatency, metrics.Milliseconds, float64(res.Latency.Milliseconds()))
+	}
 	return h.record(ctx, p, lease, res)
 }
 

@@ -37,16 +37,16 @@ type DLQPage struct {
 	Messages    []DeadLetter
 }
 
-// DLQ lists up to max messages of a destination's DLQ with their delivery
+// DLQ lists up to limit messages of a destination's DLQ with their delivery
 // records' last error, without consuming them: each is hidden for
 // PeekVisibility while it is read, and none is deleted.
-func (o *Operator) DLQ(ctx context.Context, destination string, max int) (DLQPage, error) {
+func (o *Operator) DLQ(ctx context.Context, destination string, limit int) (DLQPage, error) {
 	l, err := o.Resources.Lane(destination)
 	if err != nil {
 		return DLQPage{}, err
 	}
-	if max <= 0 {
-		max = DefaultDLQPage
+	if limit <= 0 {
+		limit = DefaultDLQPage
 	}
 	d, err := o.depth(ctx, l.DLQURL)
 	if err != nil {
@@ -55,7 +55,7 @@ func (o *Operator) DLQ(ctx context.Context, destination string, max int) (DLQPag
 	page := DLQPage{Destination: destination, Depth: d.total()}
 	if page.Depth > 0 {
 		var readErr error
-		_, err = o.peek(ctx, l.DLQURL, max, func(m sqstypes.Message) bool {
+		_, err = o.peek(ctx, l.DLQURL, limit, func(m sqstypes.Message) bool {
 			dl := DeadLetter{MessageID: aws.ToString(m.MessageId), ID: eventIDOf(m), Source: attr(m, message.AttrSource),
 				Type: attr(m, message.AttrType), ReceivedAt: attr(m, message.AttrReceivedAt),
 				Group: m.Attributes[string(sqstypes.MessageSystemAttributeNameMessageGroupId)]}

@@ -45,16 +45,16 @@ func (o *Operator) depth(ctx context.Context, url string) (depth, error) {
 // as soon as the pass ends.
 const PeekVisibility = 5 * time.Second
 
-// peek reads up to max messages of a queue without consuming them, calling
+// peek reads up to limit messages of a queue without consuming them, calling
 // visit for each until it returns false. Receives stop when one comes back
 // empty. Every message read is released at the end (visibility 0).
-func (o *Operator) peek(ctx context.Context, url string, max int, visit func(sqstypes.Message) bool) (n int, err error) {
+func (o *Operator) peek(ctx context.Context, url string, limit int, visit func(sqstypes.Message) bool) (n int, err error) {
 	seen := map[string]bool{}
 	var held []*string
 	defer func() { o.release(context.WithoutCancel(ctx), url, held) }()
-	for len(seen) < max {
+	for len(seen) < limit {
 		out, err := o.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
-			QueueUrl: &url, MaxNumberOfMessages: int32(min(10, max-len(seen))), WaitTimeSeconds: 1,
+			QueueUrl: &url, MaxNumberOfMessages: int32(min(10, limit-len(seen))), WaitTimeSeconds: 1,
 			VisibilityTimeout:           int32(PeekVisibility / time.Second),
 			MessageAttributeNames:       []string{"All"},
 			MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll},

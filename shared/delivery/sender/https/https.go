@@ -152,7 +152,11 @@ func (s *Sender) Prepare(ctx context.Context) error {
 		return &sender.NotReadyError{Reason: "header secret unavailable", Err: err}
 	}
 	if _, err := s.endpoint(ctx); err != nil {
-		return &sender.NotReadyError{Reason: "url secret unavailable", Err: err}
+		// A URL whose address may not be reached is an attempt, claimed
+		// and recorded as failed (Send); an unreadable secret is not.
+		if _, refused := refusedEndpoint(s.dest.URLSecretName, err); !refused {
+			return &sender.NotReadyError{Reason: "url secret unavailable", Err: err}
+		}
 	}
 	if err := s.clientAuth.Prepare(ctx); err != nil {
 		return &sender.NotReadyError{Reason: "client credentials unavailable", Err: err}
@@ -179,6 +183,10 @@ func (s *Sender) Send(ctx context.Context, d sender.Delivery) sender.Result {
 	}
 	to, err := s.endpoint(ctx)
 	if err != nil {
+		if refused, ok := refusedEndpoint(s.dest.URLSecretName, err); ok {
+			// Nothing is sent: the attempt fails with its reason (egress.go).
+			return sender.Result{Err: refused, Unsent: true}
+		}
 		return sender.Result{Err: errors.New("not sent: " + err.Error())}
 	}
 	res := s.post(ctx, to, d, signer, headers)
@@ -238,28 +246,34 @@ func (s *Sender) post(ctx context.Context, to string, d sender.Delivery, signer 
 }
 
 // transportError is the client's error without the URL, which url.Error
-// quotes and which may carry a token in its query; a guard's refusal
-// without the dialer's "dial tcp ...:" wrapping.
+// quotes and which may carry a token in its query; a guard's refusal at
+// connect time as its record shows it (ReasonAddressRefused), without the
+// dialer's "dial tcp ...:" wrapping.
 func transportError(err error) error {
+	if errors.Is(err, ErrBlockedAddress) {
+		if reason := guardRefusal(err); reason != "" {
+			return &guardError{text: reason, err: err}
+		}
+	}
 	var ue *url.Error
 	if !errors.As(err, &ue) {
 		return err
 	}
 	if errors.Is(err, ErrBlockedAddress) {
-		return &refusedError{text: innermost(ue.Err), err: ue.Err}
+		return &guardError{text: innermost(ue.Err), err: ue.Err}
 	}
 	return ue.Err
 }
 
-// refusedError is a guard's refusal, as the record keeps it.
-type refusedError struct {
+// guardError is a guard's refusal at connect time, as the record keeps it.
+type guardError struct {
 	text string
 	err  error
 }
 
-func (e *refusedError) Error() string { return e.text }
+func (e *guardError) Error() string { return e.text }
 
-func (e *refusedError) Unwrap() error { return e.err }
+func (e *guardError) Unwrap() error { return e.err }
 
 // innermost drops the dialer's "dial tcp ...:" wrapping of a guard refusal.
 func innermost(err error) string {
