@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hookfan/hookfan/shared/message"
 	"github.com/hookfan/hookfan/shared/provider"
 )
 
@@ -83,8 +84,8 @@ type OrderingRoute struct {
 
 // AttrOrderingKey is the FIFO topic's message attribute naming the key
 // spec a copy was grouped by; an ordered subscription's filter policy
-// matches its destination's spec.
-const AttrOrderingKey = "ordering_key"
+// matches its destination's spec (the message codec's name).
+const AttrOrderingKey = message.AttrOrderingKey
 
 // OrderingRoutes are the distinct key specs of the ordered destinations,
 // in the order they first appear, each with the union of their sources

@@ -11,6 +11,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookfan/hookfan/shared/message"
+	"github.com/hookfan/hookfan/shared/message/sqsattr"
 )
 
 // depth is a queue's approximate message counts.
@@ -96,12 +97,11 @@ func (o *Operator) release(ctx context.Context, url string, handles []*string) {
 	}
 }
 
-// attr is a message's string attribute.
-func attr(m sqstypes.Message, name string) string {
-	if a, ok := m.MessageAttributes[name]; ok {
-		return aws.ToString(a.StringValue)
-	}
-	return ""
+// decoded reads a received message's event through the message codec. It
+// is tolerant: what could be read is returned even from a message the
+// deliverer would refuse (a DLQ holds those too), which is listed and
+// moved all the same.
+func decoded(m sqstypes.Message) message.Event {
+	ev, _ := message.Decode(aws.ToString(m.Body), sqsattr.FromSQS(m.MessageAttributes))
+	return ev
 }
-
-func eventIDOf(m sqstypes.Message) string { return attr(m, message.AttrID) }

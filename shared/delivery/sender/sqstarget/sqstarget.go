@@ -9,11 +9,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/delivery/sender"
 	"github.com/hookfan/hookfan/shared/message"
+	"github.com/hookfan/hookfan/shared/message/sqsattr"
 )
 
 // API is the part of the SQS client an sqs target uses.
@@ -66,24 +66,11 @@ func (Sender) Prepare(context.Context) error { return nil }
 
 // Send sends the event.
 func (t Sender) Send(ctx context.Context, d sender.Delivery) sender.Result {
-	body, enc := sender.EncodeBody(d.Body)
-	str := func(v string) sqstypes.MessageAttributeValue {
-		return sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
-	}
-	attrs := map[string]sqstypes.MessageAttributeValue{
-		message.AttrID: str(d.ID), message.AttrSource: str(d.Source), message.AttrType: str(d.Type),
-		message.AttrReceivedAt: str(d.ReceivedAt.UTC().Format(message.ReceivedAtLayout)),
-	}
-	if d.ContentType != "" {
-		attrs[message.AttrContentType] = str(d.ContentType)
-	}
-	if enc == sender.EncodingBase64 {
-		attrs[message.AttrEncoding] = str(sender.EncodingBase64)
-	}
-	if d.Replay != "" {
-		attrs[message.AttrReplay] = str(d.Replay)
-	}
-	in := &sqs.SendMessageInput{QueueUrl: aws.String(t.url), MessageBody: aws.String(body), MessageAttributes: attrs}
+	ev := message.Event{ID: d.ID, Source: d.Source, Type: d.Type, ContentType: d.ContentType, ReceivedAt: d.ReceivedAt, Replay: d.Replay}
+	ev.Body, ev.Encoding = message.EncodeBody(d.Body)
+	body, attrs := ev.Encode()
+	sqsAttrs, _ := sqsattr.ToSQS(attrs) // all strings: it cannot fail
+	in := &sqs.SendMessageInput{QueueUrl: aws.String(t.url), MessageBody: aws.String(body), MessageAttributes: sqsAttrs}
 	if t.fifo {
 		dedupe := d.ID
 		if d.Replay != "" {
