@@ -70,7 +70,6 @@ var replacedBuiltins = map[string]string{
 	"tostring/0": "_hf_tostring", "tojson/0": "_hf_tojson", "fromjson/0": "_hf_fromjson",
 }
 
-
 // rewrite bounds q in place (see above), or says why it cannot.
 func rewrite(q *gojq.Query) error {
 	r := &rewriter{}

@@ -35,8 +35,8 @@ func decode(body []byte, ev *evaluation) (any, error) {
 	}
 	dec := jsontext.NewDecoder(bytes.NewBuffer(body), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	type frame struct {
-		arr   []any
-		obj   map[string]any
+		arr     []any
+		obj     map[string]any
 		key     string
 		haveKey bool
 		isObj   bool
