@@ -34,7 +34,7 @@ const (
 	DefaultMemoryMB    = 128
 	DefaultConcurrency = 10
 	// StepCost is what one instruction of the evaluation is charged.
-	StepCost = 64
+	StepCost = 128
 	// MinBudget is the least budget a Program takes: below it not even a
 	// small body and a chat message fit.
 	MinBudget = 256 << 10
