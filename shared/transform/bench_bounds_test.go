@@ -38,7 +38,8 @@ func peakHeap(run func()) uint64 {
 	return peak.Load()
 }
 
-// BenchmarkTransformBounds runs each hostile case, and the 4.5 MB bodies of
+// BenchmarkTransformBounds runs each hostile case (the issue's five first),
+// and the 4.5 MB bodies of
 // tiny values, one and ten at once with the deployed budget (128 MB, 10
 // events at once), beside an ordinary small transform, reporting the
 // peak Go heap (peak-heap-MiB; the bound is half the function's memory,
@@ -49,7 +50,7 @@ func BenchmarkTransformBounds(b *testing.B) {
 		body       []byte
 	}
 	cases := []tcase{{"ordinary", `{text: "paid \(.amount / 100) \(.currency | ascii_upcase)", id}`, []byte(`{"id":"evt_1","amount":2000,"currency":"usd"}`)}}
-	for _, h := range hostile[:5] {
+	for _, h := range hostile {
 		cases = append(cases, tcase{h.name, h.expr, []byte(`{}`)})
 	}
 	cases = append(cases, tcase{"4.5MB objects", `length`, tinyValues(4_500_000, "{}")}, tcase{"4.5MB zeros", `length`, tinyValues(4_500_000, "0")})

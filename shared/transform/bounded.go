@@ -490,7 +490,7 @@ func nodes(v any, limit int64) int64 {
 // walked charges a builtin that walks v (compares, sorts, flattens): one
 // step per value it visits.
 func walked(ev *evaluation, what string, vs ...any) error {
-	limit := ev.left() / StepCost
+	limit := ev.left() / walkCost
 	var n int64
 	for _, v := range vs {
 		n += nodes(v, limit)
@@ -498,7 +498,7 @@ func walked(ev *evaluation, what string, vs ...any) error {
 			return ev.charge(math.MaxInt64/2, what)
 		}
 	}
-	return ev.charge(n*StepCost, what)
+	return ev.charge(n*walkCost, what)
 }
 
 func hfOp(_ any, args []any) any {
@@ -523,7 +523,7 @@ func hfOp(_ any, args []any) any {
 			if ra, ok := r.([]any); ok {
 				err = walked(ev, "-", l, r)
 				if err == nil {
-					err = ev.charge(int64(len(la))*int64(len(ra))*StepCost/16+shallow(la), "-")
+					err = ev.charge(int64(len(la))*int64(len(ra))*walkCost/16+shallow(la), "-")
 				}
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -136,6 +137,37 @@ func TestTenHostileAtOnce(t *testing.T) {
 			if !bounded(err, tt.want) {
 				t.Fatalf("%s: Apply = %v, want %q", tt.name, err, tt.want)
 			}
+		}
+	}
+}
+
+// TestHostileChargesStayWithinTheBudget: what the budget counted for each
+// hostile case, when it stopped, is the budget at most (the last step
+// may pass it by its own charge), a recursion is stopped within
+// budget/StepCost steps, and what the case allocated in all, garbage
+// included (runtime.MemStats.TotalAlloc, the same however busy the
+// machine), is within the budget too: the accounting that keeps ten of
+// them under half the function's memory (the peak heap itself is
+// measured in BenchmarkTransformBounds).
+func TestHostileChargesStayWithinTheBudget(t *testing.T) {
+	budget := Budget(DefaultMemoryMB, DefaultConcurrency)
+	for _, tt := range hostile {
+		p, err := Compile(tt.expr, WithTimeout(testTimeout), WithBudget(budget))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		used, steps, err := Charged(p, []byte(`{}`))
+		runtime.ReadMemStats(&after)
+		if !bounded(err, tt.want) {
+			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
+		}
+		if used > budget+StepCost || steps > budget/StepCost+1 {
+			t.Errorf("%s: charged %d bytes in %d steps; want at most %d bytes, %d steps", tt.name, used, steps, budget+StepCost, budget/StepCost+1)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(budget) {
+			t.Errorf("%s: allocated %s in all, past the budget of %s", tt.name, size(int64(alloc)), size(budget))
 		}
 	}
 }

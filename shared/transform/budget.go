@@ -33,8 +33,17 @@ const (
 	// and a whole batch at once.
 	DefaultMemoryMB    = 128
 	DefaultConcurrency = 10
-	// StepCost is what one instruction of the evaluation is charged.
-	StepCost = 128
+	// StepCost is what one instruction of the evaluation is charged. What
+	// an instruction keeps alive is about 100 bytes (a recursion's frame,
+	// an array element); its growth leaves as much garbage again before
+	// the collector runs: at 128, ten recursions at once (def f: [f]; f)
+	// peaked at 51-67 MiB of heap beside a 16.5 MiB baseline, at the
+	// limit of 64 MiB; at 256 they stay well under it
+	// (BenchmarkTransformBounds).
+	StepCost = 256
+	// walkCost is what a builtin that walks a value (compares, sorts,
+	// flattens) is charged per value it visits.
+	walkCost = 128
 	// MinBudget is the least budget a Program takes: below it not even a
 	// small body and a chat message fit.
 	MinBudget = 256 << 10

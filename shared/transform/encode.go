@@ -15,10 +15,13 @@ import (
 var errFull = errors.New("the output limit is reached")
 
 // boundedBuffer collects encoded bytes up to limit; a write past it fails
-// and keeps nothing of it, so the encoder stops there.
+// and keeps nothing of it, so the encoder stops there. Each time it grows,
+// its new capacity is charged to ev (the old one becomes garbage the
+// count does not give back): about twice the bytes written in all.
 type boundedBuffer struct {
 	b     []byte
 	limit int
+	ev    *evaluation
 	err   error
 }
 
@@ -29,6 +32,16 @@ func (w *boundedBuffer) room(n int) bool {
 	if len(w.b)+n > w.limit {
 		w.err = errFull
 		return false
+	}
+	if len(w.b)+n > cap(w.b) {
+		c := min(max(2*cap(w.b), len(w.b)+n, 512), w.limit)
+		if err := w.ev.charge(int64(c), "the encoded output"); err != nil {
+			w.err = err
+			return false
+		}
+		b := make([]byte, len(w.b), c)
+		copy(b, w.b)
+		w.b = b
 	}
 	return true
 }
@@ -66,7 +79,7 @@ type encoder struct {
 
 // encode writes v; ok is false when it stopped at the limit (or a bound).
 func encodeBounded(v any, limit int, ev *evaluation) ([]byte, error) {
-	e := &encoder{w: boundedBuffer{limit: limit}, ev: ev}
+	e := &encoder{w: boundedBuffer{limit: limit, ev: ev}, ev: ev}
 	e.value(v)
 	if e.w.err != nil {
 		return nil, e.w.err

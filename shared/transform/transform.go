@@ -131,9 +131,14 @@ func (p *Program) Bound() int64 { return p.budget }
 // value it yields, encoded. Decoding, evaluation and encoding run under
 // one bound in time (the timeout) and in memory (the budget); every
 // error is an *Error and matches ErrEvent.
-func (p *Program) Apply(ctx context.Context, body []byte) (out []byte, err error) {
+func (p *Program) Apply(ctx context.Context, body []byte) ([]byte, error) {
 	ev, cancel := newEvaluation(ctx, p.timeout, p.budget)
 	defer cancel()
+	return p.apply(ev, body)
+}
+
+// apply is Apply under the evaluation ev.
+func (p *Program) apply(ev *evaluation, body []byte) (out []byte, err error) {
 	defer func() {
 		// gojq panics on a value of a type it does not know: none reaches
 		// it, but an event must not take the function down if one did.
@@ -161,7 +166,7 @@ func (p *Program) Apply(ctx context.Context, body []byte) (out []byte, err error
 	switch {
 	case errors.Is(err, errFull) && limit == p.maxOutput:
 		return nil, &Error{Kind: fmt.Sprintf("the output is more than %d bytes; a transformed body may have at most %d", p.maxOutput, p.maxOutput)}
-	case errors.Is(err, errFull):
+	case errors.Is(err, errFull) || errors.As(err, new(*boundError)):
 		return nil, &Error{Kind: fmt.Sprintf("the output passes the memory bound (%s per event)", size(p.budget))}
 	case err != nil:
 		return nil, &Error{Kind: "the output does not encode as JSON: " + err.Error()}
