@@ -90,10 +90,16 @@ func newEvaluation(ctx context.Context, timeout time.Duration, limit int64) (*ev
 	return &evaluation{Context: ctx, timeout: timeout, limit: limit}, cancel
 }
 
+// stepHook, when set (by a test), runs at each step: a slow machine.
+var stepHook func()
+
 // Done is called by gojq before each instruction: each is charged
 // StepCost.
 func (e *evaluation) Done() <-chan struct{} {
 	e.steps++
+	if stepHook != nil {
+		stepHook()
+	}
 	if e.err == nil {
 		e.used += StepCost
 		if e.used > e.limit {

@@ -10,3 +10,6 @@ func Charged(p *Program, body []byte) (used, steps int64, err error) {
 	_, err = p.apply(ev, body)
 	return ev.used, ev.steps, err
 }
+
+// SetStepHook runs f at each step of every evaluation (nil: none).
+func SetStepHook(f func()) { stepHook = f }
