@@ -34,9 +34,9 @@ const (
 	// (Budget) counts steps and bytes, the same on a busy machine as on an
 	// idle one, and stops a runaway expression (an endless recursion,
 	// range(1e12)) first; what it does not count (the comparisons of
-	// sort_by and group_by, fromstream) stops here. A reshaping takes tens
-	// of µs of CPU, about 1 ms at 128 MB's share of a vCPU: an ordinary
-	// event never reaches 2 s however busy the function is, and 2 s fits
+	// sort_by and group_by, fromstream) stops here. A reshaping takes
+	// well under 1 ms of CPU, a few ms at 128 MB's share of a vCPU: an
+	// ordinary event does not reach 2 s on a busy function, and 2 s fits
 	// in the deliver function's 10 s of overhead beside the POST's timeout.
 	DefaultTimeout = 2 * time.Second
 	// DefaultMaxOutput bounds the transformed body: 1 MiB, more than any
