@@ -166,7 +166,8 @@ func TestHostileChargesStayWithinTheBudget(t *testing.T) {
 		if used > budget+StepCost || steps > budget/StepCost+1 {
 			t.Errorf("%s: charged %d bytes in %d steps; want at most %d bytes, %d steps", tt.name, used, steps, budget+StepCost, budget/StepCost+1)
 		}
-		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(budget) {
+		// Under -race, pools drop values at random: allocations differ.
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(budget) && !raceEnabled {
 			t.Errorf("%s: allocated %s in all, past the budget of %s", tt.name, size(int64(alloc)), size(budget))
 		}
 	}
