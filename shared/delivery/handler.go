@@ -57,7 +57,7 @@ type Metrics interface {
 	Flush(ctx context.Context) error
 }
 
-// Timing and sizing decisions (see the README's delivery section).
+// Timing and sizing decisions (docs/decisions.md#delivery).
 const (
 	// DefaultConcurrency delivers a whole batch at once.
 	DefaultConcurrency = config.MaxBatchSize
