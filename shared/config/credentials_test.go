@@ -22,7 +22,7 @@ func TestCheckURL(t *testing.T) {
 		{"https://169.254.169.254/latest/tok_1", false, "host 169.254.169.254 is a link-local address; use a public host, or set allowPrivateNetworks for local development"},
 		{"https://u:tok_1@hooks.example.com/", false, "the URL carries credentials; remove them from the URL (deliveries are authenticated by their signature; a subscriber's credential goes in a header with secretName)"},
 		{"https://hooks.example.com/tok_1#f", false, "the URL has a fragment; remove the #part"},
-		{"ftp://hooks.example.com/tok_1", false, `the URL has scheme "ftp"; use https`},
+		{"ftp://hooks.example.com/tok_1", false, "the URL has a scheme other than https; use https"},
 		{"https://hooks.example.com/tok_1\n", false, "the URL is not an absolute URL; store https://host/path, verbatim (no quotes, no trailing newline)"},
 		{`"https://hooks.example.com/tok_1"`, false, "the URL is not an absolute URL; store https://host/path, verbatim (no quotes, no trailing newline)"},
 	}
