@@ -13,6 +13,7 @@ import (
 
 	"github.com/hookfan/hookfan/infra/stack"
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/ingest"
 )
 
 // edgeConfig is testConfig(1 destination) with the given api section and
@@ -266,7 +267,7 @@ func TestHTTPEdge(t *testing.T) {
 	h, _ := synth(t, cfg, builder, "")
 	_, res := templateOf(t, h.Stack)
 	ingestFn := res[*awscdk.Stack_Of(h.Ingest.Function).GetLogicalId(h.Ingest.Function.Node().DefaultChild().(awscdk.CfnElement))]
-	if env := fmt.Sprint(ingestFn.Properties["Environment"]); strings.Contains(env, config.EnvReplayTable) {
+	if env := fmt.Sprint(ingestFn.Properties["Environment"]); strings.Contains(env, ingest.EnvReplayTable) {
 		t.Errorf("ingest environment %s names a replay table, with no source protected", env)
 	}
 	for _, pol := range ofType(res, "AWS::IAM::Policy") {
@@ -356,8 +357,8 @@ func TestHTTPEdge(t *testing.T) {
 	}
 	fnID := *awscdk.Stack_Of(h.Ingest.Function).GetLogicalId(h.Ingest.Function.Node().DefaultChild().(awscdk.CfnElement))
 	env := res[fnID].Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
-	if env[config.EnvAPIType] != config.APITypeHTTP {
-		t.Errorf("%s = %v, want http (the function reads payload 2.0)", config.EnvAPIType, env[config.EnvAPIType])
+	if env[ingest.EnvAPIType] != config.APITypeHTTP {
+		t.Errorf("%s = %v, want http (the function reads payload 2.0)", ingest.EnvAPIType, env[ingest.EnvAPIType])
 	}
 }
 

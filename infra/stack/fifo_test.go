@@ -120,8 +120,8 @@ func TestOrderedLanes(t *testing.T) {
 						t.Errorf("%s: subscribed to %s (parameter %s), want %s", d.Name, got, param, want)
 					}
 				}
-				if d.Ordered() != h.Lanes[i].Env.Ordered {
-					t.Errorf("%s: delivery contract Ordered %v, want %v", d.Name, h.Lanes[i].Env.Ordered, d.Ordered())
+				if d.Ordered() != h.Lanes[i].Env.Destination.Ordered() {
+					t.Errorf("%s: delivery contract's destination ordered %v, want %v", d.Name, h.Lanes[i].Env.Destination.Ordered(), d.Ordered())
 				}
 			}
 		})

@@ -116,7 +116,7 @@ func TestLargePayloads(t *testing.T) {
 		for _, fn := range ofType(parent, "AWS::Lambda::Function") {
 			envBlock, _ := fn.Properties["Environment"].(map[string]any)
 			env, _ := envBlock["Variables"].(map[string]any)
-			if _, ingest := env[config.EnvSources]; !ingest {
+			if _, ingest := env[ingest.EnvSources]; !ingest {
 				continue
 			}
 			found = true

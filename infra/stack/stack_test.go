@@ -20,6 +20,7 @@ import (
 	"github.com/hookfan/hookfan/infra/stack"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/ddbitem"
+	"github.com/hookfan/hookfan/shared/delivery"
 	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/replayguard"
@@ -294,30 +295,30 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 	if tc, _ := p["TracingConfig"].(map[string]any); tc["Mode"] != wantTracing {
 		t.Errorf("%s: tracing %v, want %v (config tracing %q)", d.Name, p["TracingConfig"], wantTracing, cfg.TracingMode())
 	}
-	if _, ok := p["Environment"].(map[string]any)["Variables"].(map[string]any)[config.EnvTracing]; ok != (cfg.TracingMode() != config.TracingOff) {
-		t.Errorf("%s: %s set %v with tracing %q", d.Name, config.EnvTracing, ok, cfg.TracingMode())
+	if _, ok := p["Environment"].(map[string]any)["Variables"].(map[string]any)[delivery.EnvTracing]; ok != (cfg.TracingMode() != config.TracingOff) {
+		t.Errorf("%s: %s set %v with tracing %q", d.Name, delivery.EnvTracing, ok, cfg.TracingMode())
 	}
 	checkLogging(t, d.Name, cfg, p)
 	env := p["Environment"].(map[string]any)["Variables"].(map[string]any)
-	if mode, _ := env[config.EnvDedupeMode].(string); mode != map[string]string{config.DedupeCheck: config.DedupeCheck}[cfg.DedupeMode()] {
-		t.Errorf("%s: %s = %q with dedupe.mode %q", d.Name, config.EnvDedupeMode, mode, cfg.DedupeMode())
+	if mode, _ := env[delivery.EnvDedupeMode].(string); mode != map[string]string{config.DedupeCheck: config.DedupeCheck}[cfg.DedupeMode()] {
+		t.Errorf("%s: %s = %q with dedupe.mode %q", d.Name, delivery.EnvDedupeMode, mode, cfg.DedupeMode())
 	}
-	if agg, _ := env[config.EnvLaneMetrics].(string); (agg == config.LaneMetricsAggregate) != !cfg.Metrics.PerLane() || (agg != "" && agg != config.LaneMetricsAggregate) {
-		t.Errorf("%s: %s = %q with metrics.laneDimensions %v", d.Name, config.EnvLaneMetrics, agg, cfg.Metrics.PerLane())
+	if agg, _ := env[delivery.EnvLaneMetrics].(string); (agg == config.LaneMetricsAggregate) != !cfg.Metrics.PerLane() || (agg != "" && agg != config.LaneMetricsAggregate) {
+		t.Errorf("%s: %s = %q with metrics.laneDimensions %v", d.Name, delivery.EnvLaneMetrics, agg, cfg.Metrics.PerLane())
 	}
-	for _, k := range []string{config.EnvDestination, config.EnvTableName, config.EnvQueueURL, config.EnvSecretID, config.EnvRecordDays, config.EnvMetricsSink} {
+	for _, k := range []string{delivery.EnvDestination, delivery.EnvTableName, delivery.EnvQueueURL, delivery.EnvSecretID, delivery.EnvRecordDays, config.EnvMetricsSink} {
 		if _, ok := env[k]; !ok {
 			t.Errorf("%s: environment lacks %s", d.Name, k)
 		}
 	}
-	got, err := config.DecodeDestination(env[config.EnvDestination].(string))
+	got, err := config.DecodeDestination(delivery.EnvDestination, env[delivery.EnvDestination].(string))
 	if err != nil {
-		t.Errorf("%s: %s does not decode: %v", d.Name, config.EnvDestination, err)
+		t.Errorf("%s: %s does not decode: %v", d.Name, delivery.EnvDestination, err)
 	} else if diff := cmp.Diff(d, got); diff != "" {
-		t.Errorf("%s: %s round trip (-config +env):\n%s", d.Name, config.EnvDestination, diff)
+		t.Errorf("%s: %s round trip (-config +env):\n%s", d.Name, delivery.EnvDestination, diff)
 	}
-	if env[config.EnvRecordDays] != "30" || env[config.EnvMetricsSink] != "emf" {
-		t.Errorf("%s: record days %v, sink %v", d.Name, env[config.EnvRecordDays], env[config.EnvMetricsSink])
+	if env[delivery.EnvRecordDays] != "30" || env[config.EnvMetricsSink] != "emf" {
+		t.Errorf("%s: record days %v, sink %v", d.Name, env[delivery.EnvRecordDays], env[config.EnvMetricsSink])
 	}
 
 	// The index keeps the URL's scheme and host, never its path or query
@@ -442,12 +443,12 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 			t.Errorf("%s: generated secret %v, want 32 letters and digits", d.Name, g)
 		}
 	}
-	secretRef := env[config.EnvSecretID]
+	secretRef := env[delivery.EnvSecretID]
 	switch {
 	case d.SecretName != "" && secretRef != d.SecretName:
-		t.Errorf("%s: %s = %v, want the imported secret's name %s", d.Name, config.EnvSecretID, secretRef, d.SecretName)
+		t.Errorf("%s: %s = %v, want the imported secret's name %s", d.Name, delivery.EnvSecretID, secretRef, d.SecretName)
 	case d.SecretName == "" && len(secrets) == 1 && refID(secretRef) == "":
-		t.Errorf("%s: %s = %v, want the generated secret's ARN", d.Name, config.EnvSecretID, secretRef)
+		t.Errorf("%s: %s = %v, want the generated secret's ARN", d.Name, delivery.EnvSecretID, secretRef)
 	}
 
 	// Least privilege: exactly these actions, each on the lane's own resources.
@@ -701,25 +702,25 @@ func TestBase(t *testing.T) {
 	// Ingest: its environment and its least privilege.
 	fnID := *awscdk.Stack_Of(h.Ingest.Function).GetLogicalId(h.Ingest.Function.Node().DefaultChild().(awscdk.CfnElement))
 	env := res[fnID].Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
-	srcs, err := config.DecodeSources(env[config.EnvSources].(string))
+	srcs, err := config.DecodeSources(ingest.EnvSources, env[ingest.EnvSources].(string))
 	if err != nil {
-		t.Fatalf("%s: %v", config.EnvSources, err)
+		t.Fatalf("%s: %v", ingest.EnvSources, err)
 	}
 	if diff := cmp.Diff(config.IngestSources(cfg.Sources), srcs); diff != "" {
-		t.Errorf("%s round trip (-config +env):\n%s", config.EnvSources, diff)
+		t.Errorf("%s round trip (-config +env):\n%s", ingest.EnvSources, diff)
 	}
-	if env[config.EnvAPIType] != config.APITypeREST {
-		t.Errorf("%s = %v, want %q", config.EnvAPIType, env[config.EnvAPIType], config.APITypeREST)
+	if env[ingest.EnvAPIType] != config.APITypeREST {
+		t.Errorf("%s = %v, want %q", ingest.EnvAPIType, env[ingest.EnvAPIType], config.APITypeREST)
 	}
-	if refID(env[config.EnvTopicARN]) == "" || env[config.EnvMetricsSink] != "emf" {
+	if refID(env[ingest.EnvTopicARN]) == "" || env[config.EnvMetricsSink] != "emf" {
 		t.Errorf("ingest environment %v", env)
 	}
 	if want := strconv.Itoa(ingest.GCPercent); env["GOGC"] != want {
 		t.Errorf("ingest GOGC = %v, want %s (ingest.GCPercent, the setting BenchmarkIngest measures)", env["GOGC"], want)
 	}
 	checkLogging(t, "ingest", cfg, res[fnID].Properties)
-	if refID(env[config.EnvReplayTable]) != tableID {
-		t.Errorf("%s = %v, want the table (github and shopify sources have replay protection)", config.EnvReplayTable, env[config.EnvReplayTable])
+	if refID(env[ingest.EnvReplayTable]) != tableID {
+		t.Errorf("%s = %v, want the table (github and shopify sources have replay protection)", ingest.EnvReplayTable, env[ingest.EnvReplayTable])
 	}
 	roleID := refID(res[fnID].Properties["Role"])
 	var readable []string
@@ -1027,7 +1028,7 @@ func TestEnvironmentLimit(t *testing.T) {
 	}
 	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir()), Context: flagsContext(t)})
 	_, err = stack.New(app, "Hookfan", &stack.Props{Config: cfg, Builder: builder})
-	if err == nil || !strings.Contains(err.Error(), "4096") || !strings.Contains(err.Error(), config.EnvSources) {
-		t.Errorf("got %v, want an error naming Lambda's 4096-byte limit and %s", err, config.EnvSources)
+	if err == nil || !strings.Contains(err.Error(), "4096") || !strings.Contains(err.Error(), ingest.EnvSources) {
+		t.Errorf("got %v, want an error naming Lambda's 4096-byte limit and %s", err, ingest.EnvSources)
 	}
 }
