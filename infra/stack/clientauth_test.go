@@ -27,7 +27,7 @@ func TestClientAuthSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, _ := synth(t, cfg, builder, "")
+	h, _ := synth(t, cfg)
 	want := map[string][]string{
 		"bank":  {"hookfan/bank/ca", "hookfan/bank/client-cert", "hookfan/bank/oauth"},
 		"plain": nil,

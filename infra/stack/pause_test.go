@@ -31,8 +31,7 @@ func TestPausingLane(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	outdir := t.TempDir()
-	h, _ := synth(t, cfg, builder, outdir)
+	h, outdir := synth(t, cfg)
 	pausing, plain := cfg.Destinations[0], cfg.Destinations[1]
 	// One deliver asset for the lane that pauses and the one that does not.
 	checkFunctionBuilds(t, outdir)

@@ -27,8 +27,7 @@ func TestLargePayloads(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	outdir := t.TempDir()
-	h, _ := synth(t, cfg, builder, outdir)
+	h, outdir := synth(t, cfg)
 	if h.Payloads == nil {
 		t.Fatal("no payload bucket")
 	}

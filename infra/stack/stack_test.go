@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -40,7 +41,19 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// Compile the functions while the first test starts jsii (Node loading
+	// the CDK): the first synthesis needs both. A failed build fails that
+	// synthesis, which builds again and reports it.
+	go func() {
+		for _, fn := range []string{"ingest", "deliver"} {
+			_, _ = builder.Build(fn)
+		}
+	}()
+	synths.dir = dir
 	code := m.Run()
+	if testing.Verbose() {
+		fmt.Printf("infra/stack: %d syntheses for %d requests\n", synths.runs, synths.requests)
+	}
 	jsii.Close()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -112,27 +125,80 @@ func testConfig(t *testing.T, n int, email string) *config.Config {
 	return cfg
 }
 
-// synth builds the stack under cdk-nag into its own assembly and fails the
-// test on any unsuppressed finding.
-func synth(t *testing.T, cfg *config.Config, b *stack.Builder, outdir string) (*stack.Hookfan, awscdk.App) {
+// synth returns cfg's stack, built under cdk-nag and synthesized, and the
+// directory of its assembly; it fails the test on any unsuppressed
+// finding. A synthesis costs seconds of jsii work, so each configuration
+// is synthesized once for the whole package: the tests that check the
+// same configuration (equal as JSON) share its stack and assembly, which
+// they only read.
+func synth(t *testing.T, cfg *config.Config) (*stack.Hookfan, string) {
 	t.Helper()
-	if outdir == "" {
-		outdir = t.TempDir()
+	key, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
 	}
-	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(outdir), Context: flagsContext(t)})
+	synths.Lock()
+	s, ok := synths.byConfig[string(key)]
+	if !ok {
+		s = &synthesized{}
+		synths.byConfig[string(key)] = s
+	}
+	synths.requests++
+	synths.Unlock()
+	flags := flagsContext(t)
+	s.once.Do(func() {
+		outdir, err := os.MkdirTemp(synths.dir, "assembly-")
+		if err != nil {
+			s.err = err.Error()
+			return
+		}
+		s.outdir = outdir
+		s.h, s.err = synthInto(cfg, builder, outdir, flags)
+		synths.Lock()
+		synths.runs++
+		synths.Unlock()
+	})
+	if s.err != "" {
+		t.Fatal(s.err)
+	}
+	return s.h, s.outdir
+}
+
+// synthesized is one configuration's synthesis, shared by synth.
+type synthesized struct {
+	once   sync.Once
+	h      *stack.Hookfan
+	outdir string
+	err    string // why the synthesis failed, for every test that asks
+}
+
+// synths are the syntheses so far, by configuration, under dir
+// (TestMain's); requests and runs count what synth was asked and what it
+// synthesized (go test -v prints both).
+var synths = struct {
+	sync.Mutex
+	byConfig       map[string]*synthesized
+	dir            string
+	requests, runs int
+}{byConfig: map[string]*synthesized{}}
+
+// synthInto builds cfg's stack with b under cdk-nag and synthesizes it
+// into outdir, on its own: no test shares it.
+func synthInto(cfg *config.Config, b *stack.Builder, outdir string, flags *map[string]any) (*stack.Hookfan, string) {
+	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(outdir), Context: flags})
 	h, err := stack.New(app, "Hookfan", &stack.Props{Config: cfg, Builder: b})
 	if err != nil {
-		t.Fatalf("stack.New: %v", err)
+		return nil, fmt.Sprintf("stack.New: %v", err)
 	}
 	stack.ApplyNag(app, false)
 	errs, err := stack.Synth(app)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err.Error()
 	}
 	if len(errs) > 0 {
-		t.Fatalf("unsuppressed cdk-nag findings:\n%s", strings.Join(errs, "\n"))
+		return nil, fmt.Sprintf("unsuppressed cdk-nag findings:\n%s", strings.Join(errs, "\n"))
 	}
-	return h, app
+	return h, ""
 }
 
 type resource struct {
@@ -256,7 +322,7 @@ func TestLanes(t *testing.T) {
 				email = "ops@example.com"
 			}
 			cfg := testConfig(t, n, email)
-			h, _ := synth(t, cfg, builder, "")
+			h, _ := synth(t, cfg)
 			if len(h.Lanes) != n || len(h.LaneStacks) != n {
 				t.Fatalf("got %d lanes in %d stacks, want %d", len(h.Lanes), len(h.LaneStacks), n)
 			}
@@ -604,7 +670,7 @@ func anyLen(v any) int { return len(asSlice(v)) }
 
 func TestBase(t *testing.T) {
 	cfg := testConfig(t, 3, "ops@example.com")
-	h, _ := synth(t, cfg, builder, "")
+	h, _ := synth(t, cfg)
 	tmpl, res := templateOf(t, h.Stack)
 
 	// Topic: encrypted with the stack's key, TLS-only.
@@ -828,8 +894,7 @@ var starAllowed = map[string]string{
 func TestNoWildcardResources(t *testing.T) {
 	cfg := testConfig(t, 3, "ops@example.com")
 	cfg.Metrics.Sink = config.SinkCloudWatch // the one sink that needs a Resource "*" grant
-	outdir := t.TempDir()
-	synth(t, cfg, builder, outdir)
+	_, outdir := synth(t, cfg)
 	files, _ := filepath.Glob(filepath.Join(outdir, "*.template.json"))
 	putMetrics := 0
 	if len(files) != 4 {
@@ -944,19 +1009,20 @@ func checkFunctionBuilds(t *testing.T, outdir string) {
 }
 
 func TestSynthesizeTwiceIsIdentical(t *testing.T) {
-	cfg := testConfig(t, 3, "")
-	var outs []string
-	for range 2 {
-		// A fresh builder each time: the functions are compiled again, so
-		// equal hashes prove the build itself is reproducible.
-		b, err := stack.NewBuilder(t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := t.TempDir()
-		synth(t, cfg, b, out)
-		outs = append(outs, out)
+	cfg := testConfig(t, 3, "ops@example.com")
+	// The package's synthesis of cfg, and one more with a fresh builder:
+	// the functions are compiled again, so equal hashes prove the build
+	// itself is reproducible.
+	_, shared := synth(t, cfg)
+	b, err := stack.NewBuilder(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
 	}
+	fresh := t.TempDir()
+	if _, err := synthInto(cfg, b, fresh, flagsContext(t)); err != "" {
+		t.Fatal(err)
+	}
+	outs := []string{shared, fresh}
 	read := func(dir string) map[string]string {
 		files := map[string]string{}
 		for _, pattern := range []string{"*.template.json", "*.assets.json"} {

@@ -34,7 +34,7 @@ func TestTargetLanes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, _ := synth(t, cfg, builder, "")
+	h, _ := synth(t, cfg)
 	for i, d := range cfg.Destinations {
 		tg := targets[d.Name]
 		_, res := templateOf(t, h.LaneStacks[i])
