@@ -45,7 +45,7 @@ func EncodeDestination(d Destination) string { return mustJSON(d) }
 // environment variable name.
 func DecodeSources(name, data string) ([]Source, error) {
 	var s []Source
-	if err := decodeStrict([]byte(data), &s); err != nil {
+	if err := decodeStrict([]byte(data), &s, "sources"); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	var p problems
@@ -62,11 +62,11 @@ func DecodeSources(name, data string) ([]Source, error) {
 }
 
 // DecodeDestination reads and validates the destination handed to a deliver
-// function in its environment variable name. Its filter's source names are taken as known: the filter is
-// enforced by SNS, not by the function.
+// function in its environment variable name. Its filter's source names are
+// taken as known: the filter is enforced by SNS, not by the function.
 func DecodeDestination(name, data string) (Destination, error) {
 	var d Destination
-	if err := decodeStrict([]byte(data), &d); err != nil {
+	if err := decodeStrict([]byte(data), &d, "destination"); err != nil {
 		return Destination{}, fmt.Errorf("%s: %w", name, err)
 	}
 	known := map[string]int{}
