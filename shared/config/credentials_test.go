@@ -66,7 +66,7 @@ func TestURLHostAndSecrets(t *testing.T) {
 		t.Errorf("Secrets of a plain destination = %v", got)
 	}
 	// The function's slice carries the secret's name, and reads back.
-	back, err := DecodeDestination(EncodeDestination(hidden))
+	back, err := DecodeDestination("HOOKFAN_DESTINATION", EncodeDestination(hidden))
 	if err != nil || back.URLSecretName != hidden.URLSecretName || back.URL != "" {
 		t.Errorf("round trip: %+v, %v", back, err)
 	}
