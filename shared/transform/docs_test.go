@@ -66,7 +66,7 @@ func TestDocumentedExamples(t *testing.T) {
 		for _, m := range configRE.FindAllStringSubmatch(doc, -1) {
 			kind, name, dest := m[1], m[2], m[3]
 			t.Run(filepath.Base(f)+"/config/"+kind+"/"+name, func(t *testing.T) {
-				d, err := config.DecodeDestination(dest)
+				d, err := config.DecodeDestination("the documented destination", dest)
 				if err != nil {
 					t.Fatalf("the documented destination does not validate: %v", err)
 				}
