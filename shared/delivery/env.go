@@ -29,6 +29,10 @@ const (
 	EnvFunctionName = "AWS_LAMBDA_FUNCTION_NAME"
 )
 
+// EnvFunctionMemory is set by Lambda for every function: its memory in
+// MB, which sizes a transform's memory bound.
+const EnvFunctionMemory = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"
+
 // Env is the deliver function's environment contract, written once: the
 // CDK stack renders it for each lane's function (Render), the function
 // reads it at start (ReadEnv), the cold-start harness and the RIE test run
@@ -69,6 +73,10 @@ type Env struct {
 	// LogLevel is config.LogLevelWarn with functions.logLevel WARN, ""
 	// (not rendered) for the default INFO.
 	LogLevel string
+	// MemoryMB is the function's memory: set by Lambda, not rendered; 0
+	// where it is not set (the local stack), which means
+	// config.DefaultDeliverMemoryMB.
+	MemoryMB int
 	// FunctionName is the function's own name: set by Lambda, not
 	// rendered; read only when the destination pauses.
 	FunctionName string
@@ -185,6 +193,13 @@ func ReadEnv(lookup func(string) string) (Env, error) {
 		DedupeMode:           lookup(EnvDedupeMode),
 		LaneMetrics:          lookup(EnvLaneMetrics),
 		LogLevel:             lookup(config.EnvLogLevel),
+	}
+	if v := lookup(EnvFunctionMemory); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < config.MinMemoryMB || n > config.MaxMemoryMB {
+			errs = append(errs, fmt.Errorf("%s = %q: want the function's memory in MB, %d to %d (Lambda sets it)", EnvFunctionMemory, v, config.MinMemoryMB, config.MaxMemoryMB))
+		}
+		e.MemoryMB = n
 	}
 	if err := loglevel.Check(e.LogLevel); err != nil {
 		errs = append(errs, err)
