@@ -703,26 +703,26 @@ func TestEnvRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srcs, err := DecodeSources(EncodeSources(c.Sources))
+	srcs, err := DecodeSources("HOOKFAN_SOURCES", EncodeSources(c.Sources))
 	if err != nil {
 		t.Fatalf("DecodeSources: %v", err)
 	}
 	if diff := cmp.Diff(c.Sources, srcs); diff != "" {
 		t.Errorf("sources round trip (-want +got):\n%s", diff)
 	}
-	d, err := DecodeDestination(EncodeDestination(c.Destinations[0]))
+	d, err := DecodeDestination("HOOKFAN_DESTINATION", EncodeDestination(c.Destinations[0]))
 	if err != nil {
 		t.Fatalf("DecodeDestination: %v", err)
 	}
 	if diff := cmp.Diff(c.Destinations[0], d); diff != "" {
 		t.Errorf("destination round trip (-want +got):\n%s", diff)
 	}
-	_, err = DecodeDestination(`{"name": "x", "url": "http://example.com"}`)
+	_, err = DecodeDestination("HOOKFAN_DESTINATION", `{"name": "x", "url": "http://example.com"}`)
 	want := `HOOKFAN_DESTINATION: destination.url: "http://example.com" uses http; deliveries must use https (http is accepted only with allowPrivateNetworks, for local development)`
 	if err == nil || err.Error() != want {
 		t.Errorf("DecodeDestination(http) = %v, want %q", err, want)
 	}
-	_, err = DecodeSources(`[{"name": "x", "verify": {"kind": "github", "secretName": "s"}, "secret": "leak"}]`)
+	_, err = DecodeSources("HOOKFAN_SOURCES", `[{"name": "x", "verify": {"kind": "github", "secretName": "s"}, "secret": "leak"}]`)
 	want = `HOOKFAN_SOURCES: sources[0].secret: unknown field; check its spelling against the configuration reference, docs/configuration.md#configuration-reference`
 	if err == nil || err.Error() != want {
 		t.Errorf("DecodeSources(unknown field) = %v, want %q", err, want)
