@@ -15,7 +15,7 @@ import (
 func TestHostileTransformIsDeadAndBatchMatesDeliver(t *testing.T) {
 	secret := newSecret(t)
 	sub := newSubscriber(t, secret, nil)
-	h := newHarness(t, sub.URL, secret, withTransform(`{text: ("x" * (.n // 1))}`), func(o *Options) { o.MemoryMB = 128 })
+	h := newHarness(t, sub.URL, secret, withTransform(`{text: ("x" * (.n // 1))}`), func(o *laneOptions) { o.MemoryMB = 128 })
 	bad := sqsRecord("evt_big", 1)
 	bad.Body = `{"n": 4e8}`
 	resp, _ := h.h.Handle(context.Background(), batch(sqsRecord("evt_a", 1), bad, sqsRecord("evt_b", 1)))

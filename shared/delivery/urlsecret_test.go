@@ -32,8 +32,8 @@ func (f urlSM) GetSecretValue(context.Context, *secretsmanager.GetSecretValueInp
 
 // withURLSecretStore reads the URL secret "u" through a real secrets cache
 // over sm.
-func withURLSecretStore(sm urlSM) func(*Options) {
-	return func(o *Options) {
+func withURLSecretStore(sm urlSM) func(*laneOptions) {
+	return func(o *laneOptions) {
 		o.Destination.URL, o.Destination.URLSecretName = "", "u"
 		o.HeaderSecrets = secrets.NewCache(sm)
 	}
