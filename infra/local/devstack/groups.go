@@ -102,7 +102,7 @@ func (g *GroupGate) receive(ctx context.Context, api QueueAPI, in *sqs.ReceiveMe
 
 // heldMessage is a received message the gate keeps from the handler.
 type heldMessage struct {
-	msg sqstypes.Message
+	msg  sqstypes.Message
 	wait time.Duration
 }
 

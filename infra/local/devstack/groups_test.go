@@ -169,7 +169,9 @@ func TestPollerReceivesOneAtATimeOnAFIFOQueue(t *testing.T) {
 	gate := &GroupGate{Log: quiet()}
 	p := &Poller{SQS: q, QueueURL: "http://127.0.0.1/000000000000/lane.fifo", BatchSize: 10, Concurrency: 2,
 		FunctionTimeout: time.Minute, Log: quiet(), Gate: gate,
-		Handler: func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) { return events.SQSEventResponse{}, nil }}
+		Handler: func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
+			return events.SQSEventResponse{}, nil
+		}}
 	startPoller(t, p, q)
 	for i := range 3 {
 		deadline := time.Now().Add(10 * time.Second)

@@ -109,7 +109,7 @@ type Stack struct {
 	pollers  []*Poller
 	tickers  []ticker
 	opts     Options
-	locks    sync.Map // per-record locks shared by every deliver instance (see itemLocked)
+	locks    sync.Map              // per-record locks shared by every deliver instance (see itemLocked)
 	gates    map[string]*GroupGate // per ordered lane's queue URL, shared by its instances
 }
 
