@@ -706,9 +706,12 @@ func WAFPerMillion() float64 { return Prices.WAFRequests.USD }
 
 // EventBridge is the same events through EventBridge API destinations on a
 // classic event bus: the same ingest (the defaults' HTTP API and function),
-// publishing to the bus whose rules send each event to D API
-// destinations. It signs nothing per Standard Webhooks, keeps no delivery
-// record and waits at most 5 s for an answer (docs/cost.md).
+// since a classic bus takes no webhook itself, publishing to the bus whose
+// rules send each event to D API destinations. It signs nothing per Standard
+// Webhooks, keeps no delivery record to look up by event, waits at most 5 s
+// for an answer and retries for 24 h at most (docs/cost.md). The new Custom
+// Event Bus, which receives webhooks itself, has no published price and is
+// not modelled (docs/decisions.md, "What EventBridge does now").
 func EventBridge(sc Scenario) []Line {
 	p := Prices
 	n, d := sc.Events, float64(sc.Destinations)
