@@ -100,7 +100,7 @@ func TestOrderedLaneKeepsEachKeysOrder(t *testing.T) {
 		got := acceptedByKey(rc)
 		return len(got["A"]) >= n && len(got["B"]) >= n && len(got["C"]) >= n
 	})
-	time.Sleep(settle)
+	e.settled()
 	got := acceptedByKey(rc)
 	for _, k := range []string{"A", "B", "C"} {
 		if !slices.Equal(got[k], want[k]) {
@@ -199,7 +199,7 @@ func TestOrderedLaneProviderRetry(t *testing.T) {
 		}
 	}
 	waitFor(t, 20*time.Second, "every event delivered", func() bool { return len(acceptedByKey(rc)["K"]) >= len(want) })
-	time.Sleep(settle)
+	e.settled()
 	if got := acceptedByKey(rc)["K"]; !slices.Equal(got, want) {
 		t.Errorf("delivered %v, want %v (each once, in its first place)", got, want)
 	}
@@ -249,7 +249,7 @@ func TestOrderedLaneDeadEventLetsItsKeyMoveOn(t *testing.T) {
 		t.Fatalf("redrive: exit %d\n%s%s", code, out, errOut)
 	}
 	waitFor(t, 20*time.Second, "the redriven event delivered", func() bool { return rc.accepted(ids[1]) == 1 })
-	time.Sleep(settle)
+	e.settled()
 	for _, id := range ids {
 		if n := rc.accepted(id); n != 1 {
 			t.Errorf("%s accepted %d times, want once", id, n)
@@ -286,7 +286,7 @@ func TestOrderedLaneGivenUpEventHoldsNoKeyBack(t *testing.T) {
 		n := depth(t, lane.DLQURL)
 		return n >= 2 || n == 1 && rc.accepted(ev.id) == 1
 	})
-	time.Sleep(settle)
+	e.settled()
 	if n := depth(t, lane.DLQURL); n != 1 {
 		t.Errorf("the DLQ holds %d messages, want the unreadable one alone", n)
 	}
@@ -300,7 +300,8 @@ func TestOrderedLaneGivenUpEventHoldsNoKeyBack(t *testing.T) {
 func TestOrderedLanePausesAndResumes(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t, nil)
-	e := startEnv(t, []string{destJSON("o", rc, orderedKey+`, "pause": {"afterFailures": 4}`)}, map[string]*receiver{"o": rc})
+	var reads switchReads
+	e := startEnv(t, []string{destJSON("o", rc, orderedKey+`, "pause": {"afterFailures": 4}`)}, map[string]*receiver{"o": rc}, reads.watch)
 	if out, _, code := e.ops("pause", "o", "--reason", "maintenance"); code != 0 || !strings.Contains(out, "paused o until ") {
 		t.Fatalf("pause: exit %d\n%s", code, out)
 	}
@@ -312,7 +313,8 @@ func TestOrderedLanePausesAndResumes(t *testing.T) {
 			want[k] = append(want[k], ev.id)
 		}
 	}
-	time.Sleep(settle)
+	lane, _ := e.stack.Topology.Lane("o")
+	e.held(&reads, lane, 10)
 	if n := len(rc.deliveries()); n != 0 {
 		t.Fatalf("%d deliveries while paused", n)
 	}
@@ -326,7 +328,7 @@ func TestOrderedLanePausesAndResumes(t *testing.T) {
 		got := acceptedByKey(rc)
 		return len(got["P"]) >= 5 && len(got["Q"]) >= 5
 	})
-	time.Sleep(settle)
+	e.settled()
 	got := acceptedByKey(rc)
 	for _, k := range []string{"P", "Q"} {
 		if !slices.Equal(got[k], want[k]) {
@@ -351,7 +353,7 @@ func TestOrderedBesideStandardLane(t *testing.T) {
 	waitFor(t, 20*time.Second, "both lanes delivered every event", func() bool {
 		return len(ord.deliveries()) >= len(ids) && len(std.deliveries()) >= len(ids)
 	})
-	time.Sleep(settle)
+	e.settled()
 	for _, id := range ids {
 		if a, b := ord.accepted(id), std.accepted(id); a != 1 || b != 1 {
 			t.Errorf("%s accepted %d times by the ordered lane, %d by the standard one; want once each", id, a, b)

@@ -133,7 +133,7 @@ func TestParseEdgeInvalid(t *testing.T) {
 		{
 			name: "unknown field in the WAF",
 			api:  `{"type": "rest", "waf": {"enabled": true, "managedRules": false}}`,
-			want: []string{`unknown field "managedRules"; check its spelling against the configuration reference, docs/configuration.md#configuration-reference`},
+			want: []string{`api.waf.managedRules: unknown field; check its spelling against the configuration reference, docs/configuration.md#configuration-reference`},
 		},
 	}
 	for _, tt := range tests {
@@ -230,9 +230,9 @@ func TestIngestSourcesDropLimits(t *testing.T) {
 	}
 	enc := EncodeSources(c.Sources)
 	if strings.Contains(enc, "limits") || strings.Contains(enc, "192.30.252.0") {
-		t.Errorf("%s carries the limits: %s", EnvSources, enc)
+		t.Errorf("the encoded sources carry the limits: %s", enc)
 	}
-	got, err := DecodeSources(enc)
+	got, err := DecodeSources("HOOKFAN_SOURCES", enc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,7 +100,7 @@ func TestAuthAndTransformRoundTripThroughTheEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := DecodeDestination(EncodeDestination(c.Destinations[0]))
+	d, err := DecodeDestination("HOOKFAN_DESTINATION", EncodeDestination(c.Destinations[0]))
 	if err != nil {
 		t.Fatalf("DecodeDestination: %v", err)
 	}

@@ -89,7 +89,7 @@ func Assemble(env Env, c Clients) (*Handler, error) {
 		Store:     store, SQS: c.SQS, Secrets: c.Secrets, HeaderSecrets: c.Secrets, Payloads: c.Payloads,
 		Client: client, ClientAuth: auth, Metrics: laneMetrics(env, metrics.NewRecorder(c.Metrics)), Logger: loglevel.AtLeast(c.Logger, env.LogLevel),
 		Tracing:  env.Tracing != "",
-		Timeouts: c.Timeouts, Targets: c.Targets,
+		Timeouts: c.Timeouts, Targets: c.Targets, MemoryMB: env.MemoryMB,
 		// Cached once here for the process (shape.go).
 		Credentials: c.Credentials,
 	}

@@ -57,7 +57,7 @@ type Metrics interface {
 	Flush(ctx context.Context) error
 }
 
-// Timing and sizing decisions (see the README's delivery section).
+// Timing and sizing decisions (docs/decisions.md#delivery).
 const (
 	// DefaultConcurrency delivers a whole batch at once.
 	DefaultConcurrency = config.MaxBatchSize
@@ -320,7 +320,8 @@ type prepared struct {
 	send       time.Duration
 	leaseUntil time.Time
 	// refused is why url (read from its secret) may not be attempted: an
-	// address the guard refuses or a port the lane does not open. The
+	// address the guard refuses, a port the lane does not open, a secret
+	// holding no URL or that cannot be read for good (destination.go). The
 	// attempt is claimed and recorded as failed with it, never sent.
 	refused *refusedError
 }
@@ -363,12 +364,9 @@ func (h *Handler) prepare(ctx context.Context, started time.Time, rec parsedReco
 		h.count(metrics.DeliveryFailed)
 		return p, h.notAttempted(ctx, p, "header secret unavailable", err), false
 	}
-	if p.url, err = h.endpoint(ctx); err != nil {
-		var refusedURL bool
-		if p.refused, refusedURL = refusedEndpoint(h.dest.URLSecretName, err); !refusedURL {
-			h.count(metrics.DeliveryFailed)
-			return p, h.notAttempted(ctx, p, "url secret unavailable", err), false
-		}
+	if p.url, err = h.endpoint(ctx); err != nil && !errors.As(err, &p.refused) {
+		h.count(metrics.DeliveryFailed)
+		return p, h.notAttempted(ctx, p, "url secret unavailable", err), false
 	}
 	if err = h.clientAuth.Prepare(ctx); err != nil {
 		h.count(metrics.DeliveryFailed)

@@ -3,8 +3,10 @@ package delivery
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -360,4 +362,57 @@ func FuzzParseClientCertificate(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCAAloneAtAReceiverAskingForACertificate: with tls.caSecret alone, a
+// receiver that asks for a client certificate refuses the handshake, and
+// the record says so (none is presented: set clientCertificateSecret)
+// rather than pointing at a clientCertificateSecret the destination does
+// not set. TLS 1.3 (certificate_required) and 1.2 (handshake_failure,
+// known by the certificate request that came before it).
+func TestCAAloneAtAReceiverAskingForACertificate(t *testing.T) {
+	serverCA, clientCA := newTestCA(t, "server CA"), newTestCA(t, "client CA")
+	for _, v := range []struct {
+		name  string
+		h2    bool
+		max   uint16
+		alert string
+	}{{"TLS 1.3", false, 0, "certificate required"}, {"TLS 1.3 h2", true, 0, "certificate required"}, {"TLS 1.2", false, tls.VersionTLS12, "handshake failure"}} {
+		t.Run(v.name, func(t *testing.T) {
+			srv := newMTLSServerWith(t, serverCA, clientCA, v.h2, v.max, nil)
+			sm := newFakeSM(map[string]string{caSecret: serverCA.pem})
+			h := newHarness(t, srv.URL, newSecret(t), withClientAuth(t, sm, &clock{t: time.Now()}, &config.TLS{CASecret: caSecret}, nil))
+			resp, _ := h.h.Handle(context.Background(), batch(sqsRecord("evt_1", 1)))
+			if f := failures(resp); len(f) != 1 {
+				t.Fatalf("failures %v, want the record released", f)
+			}
+			r := lastRecord(t, h, "evt_1")
+			want := ReasonTLSRefusedByDestination + ": the destination refused the TLS handshake (alert: tls: " + v.alert + "): the receiver asks for a client certificate and this destination presents none; set tls.clientCertificateSecret"
+			if r.Status != dedupe.StatusFailed || r.Attempts != 1 || r.LastError != want {
+				t.Errorf("record %s after %d attempts: %q; want FAILED after 1: %q", r.Status, r.Attempts, r.LastError, want)
+			}
+			if len(srv.commonNames()) != 0 {
+				t.Errorf("the server handled a request")
+			}
+		})
+	}
+}
+
+// TestHandshakeRefusedWithoutCertificate: a receiver's other alert, with
+// no client certificate set, names no clientCertificateSecret to check.
+func TestHandshakeRefusedWithoutCertificate(t *testing.T) {
+	alert := &net.OpError{Op: "remote error", Err: errors.New("tls: protocol version not supported")}
+	for _, tt := range []struct {
+		name   string
+		noCert bool
+		want   string
+	}{
+		{"certificate set", false, "tls_refused_by_destination: the destination refused the TLS handshake (alert: tls: protocol version not supported); check that it trusts the client certificate in tls.clientCertificateSecret and that the certificate has not expired"},
+		{"caSecret alone", true, "tls_refused_by_destination: the destination refused the TLS handshake (alert: tls: protocol version not supported); no client certificate is presented (tls.clientCertificateSecret is not set): check the TLS versions the receiver accepts"},
+	} {
+		e := &handshakeError{reason: ReasonTLSRefusedByDestination, err: alert, noCertificate: tt.noCert}
+		if got := e.Error(); got != tt.want {
+			t.Errorf("%s: %q\nwant %q", tt.name, got, tt.want)
+		}
+	}
 }

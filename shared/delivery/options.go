@@ -38,6 +38,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Concurrency bounds the records delivered at once (default 10).
 	Concurrency int
+	// MemoryMB is the function's memory, which sizes the transform's
+	// memory bound (default config.DefaultDeliverMemoryMB).
+	MemoryMB int
 	// Lane is the lane's pause machinery (*pausing.Controller), and Requeue
 	// the queue a paused lane sends fresh copies to: both required when the
 	// destination pauses (Destination.Pause), and unused otherwise.
@@ -99,7 +102,11 @@ func NewHandler(o Options) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	tf, err := compileTransform(o.Destination)
+	concurrency := o.Concurrency
+	if concurrency <= 0 {
+		concurrency = DefaultConcurrency
+	}
+	tf, err := compileTransform(o.Destination, o.MemoryMB, concurrency)
 	if err != nil {
 		return nil, err
 	}

@@ -102,12 +102,17 @@ func (h *Handler) signAWS(ctx context.Context, req *http.Request, body []byte, e
 }
 
 // compileTransform compiles the destination's transform; nil when it has
-// none.
-func compileTransform(d config.Destination) (*transform.Program, error) {
+// none. Each event's transform may use its share of half the function's
+// memory (memoryMB; config.DefaultDeliverMemoryMB when unknown) among the
+// events delivered at once: concurrency, or the lane's batch if smaller.
+func compileTransform(d config.Destination, memoryMB, concurrency int) (*transform.Program, error) {
 	if d.Transform == "" {
 		return nil, nil
 	}
-	p, err := transform.Compile(d.Transform)
+	if memoryMB <= 0 {
+		memoryMB = config.DefaultDeliverMemoryMB
+	}
+	p, err := transform.Compile(d.Transform, transform.WithBudget(transform.Budget(memoryMB, min(concurrency, d.Batch()))))
 	if err != nil {
 		return nil, fmt.Errorf("delivery: destination %s: transform %w", d.Name, err)
 	}
@@ -135,6 +140,11 @@ func (h *Handler) reshape(ctx context.Context, p *prepared, lease dedupe.Lease) 
 		return ack, true
 	}
 	desc := "transform: " + strings.TrimPrefix(err.Error(), transform.ErrEvent.Error()+": ")
+	var te *transform.Error
+	if errors.As(err, &te) && te.Detail != "" {
+		// gojq's own words may preview the body: DEBUG only.
+		p.log.DebugContext(ctx, LogMessage, "outcome", "transform_detail", "detail", te.Detail)
+	}
 	if kept, same := passThrough(lease, desc); same {
 		attrs := []any{"outcome", "spent", "reason", "the destination's transform failed on the event again; passing to the DLQ", "error", desc}
 		if ferr := h.finish(ctx, kept, dedupe.Outcome{Status: dedupe.StatusDead, Error: desc, At: h.now()}); ferr != nil {

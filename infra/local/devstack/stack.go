@@ -158,7 +158,7 @@ func New(ctx context.Context, o Options) (*Stack, error) {
 		// deployed functions do (the archive keeps the bodies).
 		s.Payloads = &payload.S3{API: o.Clients.S3, Bucket: topo.PayloadBucket, Archive: topo.Archive.Bucket}
 	}
-	env := ingest.FunctionEnv(o.Config, topo.TopicARN, topo.PayloadBucket, topo.Archive.Bucket, topo.TableName).WithOrdering(o.Config, topo.OrderedTopicARN)
+	env := ingest.FunctionEnv(o.Config, ingest.Resources{TopicARN: topo.TopicARN, PayloadBucket: topo.PayloadBucket, ArchiveBucket: topo.Archive.Bucket, OrderedTopicARN: topo.OrderedTopicARN, ReplayTable: topo.TableName})
 	c := ingest.Clients{Publisher: o.Clients.SNS, Secrets: s.newSecretCache(),
 		Metrics: sink, Logger: o.Log.With("function", "ingest")}
 	if s.Payloads != nil {
@@ -290,7 +290,7 @@ func (s *Stack) newDeliver(ln Lane) (*delivery.Handler, error) {
 	if g := s.gate(ln); g != nil {
 		c.SQS = g.Observe(c.SQS)
 	}
-	env := delivery.LaneEnv(s.opts.Config, d, s.Topology.TableName, ln.QueueURL, ln.QueueARN, ln.SecretID, s.Topology.PayloadBucket, s.Topology.Archive.Bucket)
+	env := delivery.LaneEnv(s.opts.Config, d, delivery.LaneResources{Table: s.Topology.TableName, QueueURL: ln.QueueURL, QueueARN: ln.QueueARN, SecretID: ln.SecretID, PayloadBucket: s.Topology.PayloadBucket, ArchiveBucket: s.Topology.Archive.Bucket})
 	return delivery.Assemble(env, c)
 }
 
