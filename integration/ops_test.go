@@ -471,6 +471,16 @@ func TestStatusShowsTheAttemptHistory(t *testing.T) {
 	if strings.Count(out, "  FAILED    HTTP 503") != 2 || strings.Count(out, " by ") != 3 {
 		t.Errorf("status shows %d failed attempts and %d claimers, want 2 and 3", strings.Count(out, "  FAILED    HTTP 503"), strings.Count(out, " by "))
 	}
+	// The provider's id alone, as the operator knows it, resolves to the
+	// source's event and says so; an id nothing holds fails.
+	out, errOut, code := e.ops("status", "evt_history_1")
+	if code != 0 || !strings.HasPrefix(out, "resolved to stripe:evt_history_1\nevent "+ev.id+"\n") || !strings.Contains(out, "state DELIVERED, 3 attempt(s)") {
+		t.Errorf("status evt_history_1: exit %d, want 0 and the stripe event resolved\n%s%s", code, out, errOut)
+	}
+	out, errOut, code = e.ops("status", "evt_history_none")
+	if code != 1 || !strings.Contains(errOut, "no destination has a record of evt_history_none") {
+		t.Errorf("status evt_history_none: exit %d, want 1 and why\n%s%s", code, out, errOut)
+	}
 }
 
 // TestEventsListsRecentEvents: ops events lists the events first attempted

@@ -137,6 +137,54 @@ func TestOrderedLaneKeepsEachKeysOrder(t *testing.T) {
 	}
 }
 
+// TestOrderedLaneEventSentDuringItsKeysRetry: a key's event sent while the
+// key's earlier event waits for its retry is delivered after it, round
+// after round, on a lane polled twice at once (moto 5.2.1 reads the groups
+// in flight when a long poll starts: a poll begun before the first event
+// was received handed out the second while the first waited), and the
+// local stack held nothing to keep it so: the emulator's own lock did.
+func TestOrderedLaneEventSentDuringItsKeysRetry(t *testing.T) {
+	t.Parallel()
+	var (
+		mu     sync.Mutex
+		failed = map[string]string{} // key → the webhook-id of its first event, failed once
+		rc     *receiver
+	)
+	rc = newReceiver(t, func(n int, r *http.Request) int {
+		mu.Lock()
+		defer mu.Unlock()
+		if k := keyOf(rc.deliveries()[n-1]); failed[k] == "" {
+			failed[k] = r.Header.Get("webhook-id")
+			return http.StatusInternalServerError
+		}
+		return http.StatusNoContent
+	})
+	e := startEnv(t, []string{destJSON("o", rc, orderedKey+`, "maxConcurrency": 2, "retry": {"schedule": ["2s"], "jitter": 0}`)}, map[string]*receiver{"o": rc})
+	const rounds = 5
+	want := map[string][]string{}
+	for i := range rounds {
+		key := fmt.Sprintf("K%d", i)
+		first := e.send("stripe", "stripe", "payment_intent.succeeded", fmt.Sprintf("evt_%s_%d_1", t.Name(), i), object(key))
+		waitFor(t, 20*time.Second, "the first event's failed attempt", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return failed[key] == first.id
+		})
+		second := e.send("stripe", "stripe", "payment_intent.succeeded", fmt.Sprintf("evt_%s_%d_2", t.Name(), i), object(key))
+		want[key] = []string{first.id, second.id}
+		waitFor(t, 30*time.Second, "both delivered", func() bool { return rc.accepted(first.id) == 1 && rc.accepted(second.id) == 1 })
+	}
+	got := acceptedByKey(rc)
+	for k, w := range want {
+		if !slices.Equal(got[k], w) {
+			t.Errorf("key %s delivered %v, want %v (the retried event first)", k, got[k], w)
+		}
+	}
+	if n := e.stack.HeldMessages(); n != 0 {
+		t.Errorf("the local stack held %d message(s); want none: with one receive at a time the emulator keeps the groups itself", n)
+	}
+}
+
 // TestOrderedLaneProviderRetry: a provider sending an event again (same
 // id) on an ordered lane: delivered once, in its place.
 func TestOrderedLaneProviderRetry(t *testing.T) {

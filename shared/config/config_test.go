@@ -378,7 +378,22 @@ func TestParseInvalid(t *testing.T) {
 		{
 			name: "schedule delay beyond the visibility ceiling",
 			json: dst(`{"name": "a", "url": "https://a.example.com", "retry": {"schedule": ["5s", "13h"]}}`),
-			want: []string{`destinations[0].retry.schedule[1]: 13h0m0s is out of range; each delay must be more than 0 and at most 12h0m0s (SQS's longest visibility timeout)`},
+			want: []string{`destinations[0].retry.schedule[1]: 13h0m0s cannot be honoured: SQS hides a message at most 12h0m0s from its receive, which can precede this delay by the function timeout (20s), the batch window (0s) and a 1m0s margin; use at most 11h58m40s`},
+		},
+		{
+			// The message states the real limit (11h58m40s), not SQS's 12 h.
+			name: "a day-long delay",
+			json: dst(`{"name": "a", "url": "https://a.example.com", "retry": {"schedule": ["24h"]}}`),
+			want: []string{`destinations[0].retry.schedule[0]: 24h0m0s cannot be honoured: SQS hides a message at most 12h0m0s from its receive, which can precede this delay by the function timeout (20s), the batch window (0s) and a 1m0s margin; use at most 11h58m40s`},
+		},
+		{
+			name: "a day-long delay beside a timeout out of range",
+			json: dst(`{"name": "a", "url": "https://a.example.com", "timeoutSeconds": 9999, "retry": {"schedule": ["24h", "0s"]}}`),
+			want: []string{
+				`destinations[0].retry.schedule[1]: 0s is out of range; each delay must be more than 0`,
+				`destinations[0].timeoutSeconds: 9999 is out of range; use 1 to 120 seconds (default 10)`,
+				`destinations[0].retry.schedule[0]: 24h0m0s is more than SQS hides a message (12h0m0s from its receive, less the function timeout, the batch window and a 1m0s margin); use at most 11h58m40s with the default timeout and no batch window`,
+			},
 		},
 		{
 			name: "schedule delay of 12h cannot fit after the receive",

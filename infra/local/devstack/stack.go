@@ -110,7 +110,8 @@ type Stack struct {
 	pollers  []*Poller
 	tickers  []ticker
 	opts     Options
-	locks    sync.Map // per-record locks shared by every deliver instance (see itemLocked)
+	locks    sync.Map              // per-record locks shared by every deliver instance (see itemLocked)
+	gates    map[string]*GroupGate // per ordered lane's queue URL, shared by its instances
 }
 
 // New provisions the topology and builds the functions with the assembly
@@ -293,6 +294,9 @@ func (s *Stack) newDeliver(ln Lane) (*delivery.Handler, error) {
 	if s.opts.Lambda != nil {
 		c.Target = s.opts.Lambda
 	}
+	if g := s.gate(ln); g != nil {
+		c.SQS = g.Observe(c.SQS)
+	}
 	env := delivery.LaneEnv(s.opts.Config, d, delivery.LaneResources{Table: s.Topology.TableName, QueueURL: ln.QueueURL, QueueARN: ln.QueueARN, SecretID: ln.SecretID, PayloadBucket: s.Topology.PayloadBucket, ArchiveBucket: s.Topology.Archive.Bucket})
 	return delivery.Assemble(env, c)
 }
@@ -328,7 +332,37 @@ func (s *Stack) newPoller(ln Lane, h *delivery.Handler, concurrency int) *Poller
 	if sw, pauses := s.Mappings[ln.Destination.Name]; pauses {
 		p.Mapping = sw
 	}
+	p.Gate = s.gate(ln)
 	return p
+}
+
+// gate is an ordered lane's GroupGate, shared by all its instances; nil
+// for a standard lane.
+func (s *Stack) gate(ln Lane) *GroupGate {
+	if !ln.Destination.Ordered() {
+		return nil
+	}
+	if s.gates == nil {
+		s.gates = map[string]*GroupGate{}
+	}
+	g, ok := s.gates[ln.QueueURL]
+	if !ok {
+		g = &GroupGate{MaxReceiveCount: ln.Destination.MaxReceiveCount(), Visibility: ln.Destination.VisibilityTimeout(),
+			Log: s.opts.Log.With("component", "poller", "destination", ln.Destination.Name)}
+		s.gates[ln.QueueURL] = g
+	}
+	return g
+}
+
+// HeldMessages is how many received messages the ordered lanes' gates held
+// because their key had another in flight (see GroupGate): 0 while the
+// emulator keeps the FIFO rules itself.
+func (s *Stack) HeldMessages() int {
+	n := 0
+	for _, g := range s.gates {
+		n += g.Holds()
+	}
+	return n
 }
 
 // AddInstance adds another deliver function instance, with its own poller,
