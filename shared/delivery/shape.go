@@ -78,6 +78,10 @@ func (h *Handler) reshape(ctx context.Context, p *prepared, lease dedupe.Lease) 
 		p.msg.Body, p.msg.ContentType = out, transform.ContentType
 		return ack, true
 	}
+	if errors.Is(err, transform.ErrInterrupted) {
+		// The invocation ended first: the event is not at fault.
+		return h.releaseUnsent(ctx, *p, lease, "transform interrupted", err), false
+	}
 	desc := "transform: " + strings.TrimPrefix(err.Error(), transform.ErrEvent.Error()+": ")
 	var te *transform.Error
 	if errors.As(err, &te) && te.Detail != "" {

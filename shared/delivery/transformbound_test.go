@@ -4,6 +4,9 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookfan/hookfan/shared/dedupe"
 )
@@ -72,5 +75,33 @@ func TestTransformErrorsNeverCopyTheBody(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTransformInterruptedIsNotTheEventsFault: when the invocation ends
+// while the body is reshaped, the event is not given up (no DEAD record,
+// no DeliveryDead): it is released unsent and backed off for a fresh
+// invocation. It was recorded DEAD, "ran longer than", before.
+func TestTransformInterruptedIsNotTheEventsFault(t *testing.T) {
+	secret := newSecret(t)
+	sub := newSubscriber(t, secret, nil)
+	h := newHarness(t, sub.URL, secret, withTransform(`{a: .id}`))
+	msg := Message{ID: "evt_cut", Source: "stripe", Type: "charge.succeeded", Body: []byte(`{"id":"evt_cut"}`), Attempt: 1}
+	now := h.clock.Now()
+	lease, err := h.store.Claim(context.Background(), dedupe.ClaimInput{PK: dedupe.Key("orders", msg.ID), Source: msg.Source, Type: msg.Type,
+		Now: now, LeaseUntil: now.Add(time.Minute), ExpiresAt: now.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the invocation's deadline came first
+	p := prepared{msg: msg, rec: &events.SQSMessage{}, log: h.h.log, started: now, now: now}
+	d, ok := h.h.reshape(ctx, &p, lease)
+	if ok || d.dead || !d.release {
+		t.Fatalf("decision %+v, ok %v; want the message released, not given up", d, ok)
+	}
+	r, _, _ := h.store.Get(context.Background(), dedupe.Key("orders", msg.ID))
+	if r.Status == dedupe.StatusDead {
+		t.Errorf("record DEAD (%q); an interrupted transform is not the event's fault", r.LastError)
 	}
 }

@@ -172,3 +172,34 @@ func TestHostileChargesStayWithinTheBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestInterruptedIsNotTheEvents: when the caller's context ends during a
+// transform (the invocation's deadline), Apply says so with ErrInterrupted,
+// which does not match ErrEvent: the event is not given up for it.
+func TestInterruptedIsNotTheEvents(t *testing.T) {
+	p, err := Compile(`[range(1e6)] | length`, WithBudget(1<<30))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	steps := 0
+	stepHook = func() {
+		if steps++; steps == 1000 {
+			cancel()
+		}
+	}
+	defer func() { stepHook = nil }()
+	_, err = p.Apply(ctx, []byte(`{}`))
+	if !errors.Is(err, ErrInterrupted) || errors.Is(err, ErrEvent) {
+		t.Fatalf("err %v; want ErrInterrupted, not ErrEvent", err)
+	}
+	// The transform's own time bound is still the event's.
+	stepHook = nil
+	q, err := Compile(`def f: f; f`, WithBudget(1<<40), WithTimeout(time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Apply(context.Background(), []byte(`{}`)); !errors.Is(err, ErrEvent) {
+		t.Fatalf("own timeout: err %v; want ErrEvent", err)
+	}
+}

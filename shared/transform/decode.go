@@ -11,7 +11,8 @@ import (
 )
 
 // What a decoded value is charged, an estimate of its Go size on a 64-bit
-// machine (measured in TestDecodeEstimateCoversTheHeap): each value's slot
+// machine (chosen, not measured; TestHostileChargesStayWithinTheBudget
+// checks the totals): each value's slot
 // in its array (an interface, and room for the array's growth) or object
 // (key, value and the map's overhead), a string's or a number's bytes and
 // header, an object's or array's header.

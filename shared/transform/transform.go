@@ -69,6 +69,12 @@ func (e *Error) Error() string { return ErrEvent.Error() + ": " + e.Kind }
 // Unwrap makes every Error match ErrEvent.
 func (e *Error) Unwrap() error { return ErrEvent }
 
+// ErrInterrupted is what Apply returns when the caller's own context ended
+// (the function reached its deadline) before the transform did: nothing is
+// known of the event, so it does not match ErrEvent and the caller tries
+// again later rather than give the event up.
+var ErrInterrupted = errors.New("transform interrupted: the invocation ended first")
+
 // Program is a compiled expression. It is safe for concurrent use.
 type Program struct {
 	code      *gojq.Code
@@ -135,11 +141,16 @@ func (p *Program) Bound() int64 { return p.budget }
 // Apply evaluates the expression on a JSON body and returns the one JSON
 // value it yields, encoded. Decoding, evaluation and encoding run under
 // one bound in time (the timeout) and in memory (the budget); every
-// error is an *Error and matches ErrEvent.
+// error is an *Error and matches ErrEvent, except ErrInterrupted when ctx
+// itself ended first.
 func (p *Program) Apply(ctx context.Context, body []byte) ([]byte, error) {
 	ev, cancel := newEvaluation(ctx, p.timeout, p.budget)
 	defer cancel()
-	return p.apply(ev, body)
+	out, err := p.apply(ev, body)
+	if err != nil && ev.err == nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("%w (%w)", ErrInterrupted, ctx.Err())
+	}
+	return out, err
 }
 
 // apply is Apply under the evaluation ev.
