@@ -132,6 +132,9 @@ func NewDashboard(scope constructs.Construct, id string, props *DashboardProps) 
 	)
 	d.AddWidgets(
 		graph("Paused lanes (1 = paused)", []awscloudwatch.IMetric{k.search(metrics.LanePaused, "Maximum", metrics.DimDestination)}, nil),
+		graph("Paced lanes: messages held back by the rate limit, and the rate in force (requests a second)",
+			[]awscloudwatch.IMetric{k.search(metrics.DeliveryPaced, "Sum", metrics.DimDestination)},
+			[]awscloudwatch.IMetric{k.search(metrics.LaneEffectiveRate, "Minimum", metrics.DimDestination)}),
 	)
 	rows := make([]LaneNames, len(props.Lanes))
 	for i, l := range props.Lanes {

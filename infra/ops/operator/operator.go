@@ -22,6 +22,7 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/ingest"
+	"github.com/hookfan/hookfan/shared/pacing"
 	"github.com/hookfan/hookfan/shared/pausing"
 )
 
@@ -46,6 +47,9 @@ type Lane struct {
 	// OrderingKey is an ordered lane's ordering.key, "" on a standard
 	// lane (ordered.go).
 	OrderingKey string
+	// Pace is the lane's rate limit (rateLimit with its defaults); nil
+	// when the lane is not paced.
+	Pace *config.Pace
 }
 
 // Resources are a Hookfan stack's parts the commands work on.
@@ -125,6 +129,9 @@ type Operator struct {
 	// mapping itself, or the local stack's queue tag).
 	LaneStore pausing.Store
 	Switch    func(Lane) pausing.Switch
+	// PaceStore keeps the paced lanes' buckets, adaptive levels and
+	// overrides (pacing.DynamoDB on the lane items).
+	PaceStore pacing.Store
 	// Out receives the results; Progress receives progress lines on long runs.
 	Out, Progress io.Writer
 	// Now replaces the clock, for tests.

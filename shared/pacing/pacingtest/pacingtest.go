@@ -23,8 +23,9 @@ type Options struct {
 	// shares the first.
 	NewStore func() pacing.Store
 	// Takers is the number of concurrent takers of the bound checks
-	// (default 50).
-	Takers int
+	// (default 50); LeaseTakers that of the check with leases at 200/s
+	// (default Takers), where each taker calls every few milliseconds.
+	Takers, LeaseTakers int
 }
 
 var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
@@ -37,6 +38,9 @@ func Run(t *testing.T, store pacing.Store, dest func() string, o Options) {
 	}
 	if o.Takers == 0 {
 		o.Takers = 50
+	}
+	if o.LeaseTakers == 0 {
+		o.LeaseTakers = o.Takers
 	}
 	ctx := context.Background()
 	five := config.Pace{N: 5, Per: time.Second, Burst: 5}
@@ -176,7 +180,9 @@ func Run(t *testing.T, store pacing.Store, dest func() string, o Options) {
 		bound(t, dest(), five, 4*time.Second, 10*time.Millisecond, o)
 	})
 	t.Run("concurrent takers hold rate×t+burst at 200/s with leases", func(t *testing.T) {
-		bound(t, dest(), config.Pace{N: 200, Per: time.Second, Burst: 200}, 400*time.Millisecond, 2*time.Millisecond, o)
+		lo := o
+		lo.Takers = o.LeaseTakers
+		bound(t, dest(), config.Pace{N: 200, Per: time.Second, Burst: 200}, 400*time.Millisecond, 2*time.Millisecond, lo)
 	})
 	t.Run("concurrent takers hold the bound of an adaptive lane slowing down", func(t *testing.T) {
 		d := dest()
