@@ -61,5 +61,5 @@ func renderPacing(b *strings.Builder) {
 	}
 	w("\nWith `adaptive`, the level shared by the lane's instances is written at most once per %s while it climbs back and once per %s while 429s come: at most %s a month per lane. An operator's override (`ops pace`) is one write. ",
 		pacing.SpeedUpEvery, pacing.SlowDownEvery, usd(AdaptiveMonthMax()))
-	w("Pacing adds no resource: the bucket lives on the lane's item, and a lane without `rateLimit` takes no token and pays nothing.\n")
+	w("Pacing adds no resource: the bucket lives on the lane's item; with a paced destination the overview dashboard graphs %d metrics more (the dashboards' free tier counts them). A lane without `rateLimit` takes no token and pays nothing.\n", OverviewPacedMetrics)
 }

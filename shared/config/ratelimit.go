@@ -106,3 +106,13 @@ func (r *RateLimit) validate(p *problems, at string) {
 		p.add(at+".burst", "%d is out of range; use %d to %d", r.Burst, least, MaxRatePerSecond)
 	}
 }
+
+// Paced reports whether any destination has a rate limit.
+func (c *Config) Paced() bool {
+	for _, d := range c.Destinations {
+		if d.RateLimit != nil {
+			return true
+		}
+	}
+	return false
+}
