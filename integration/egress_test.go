@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hookfan/hookfan/infra/local/devstack"
+	"github.com/hookfan/hookfan/shared/dedupe"
 )
 
 // tlsReceiver is a receiver served over TLS on addr (httptest's
@@ -47,8 +48,8 @@ func tlsReceiver(t *testing.T, addr string) (*receiver, *atomic.Int32) {
 // receives a verified delivery over https from a receiver on 127.0.0.1,
 // while a destination with the same list whose URL (read from its secret at
 // run time, where validation cannot see it) points at a receiver really
-// listening on 127.0.0.2 is refused before any connection, with the reason
-// in its log line. Loopback stands in for a peered VPC's range: one machine
+// listening on 127.0.0.2 is refused before any connection: a failed attempt
+// whose record and log line say address_refused and why. Loopback stands in for a peered VPC's range: one machine
 // has no 10.x receiver; the dial-time refusal of a resolved address is
 // TestAllowCidrs's in shared/delivery, with the real dialer.
 //
@@ -94,28 +95,31 @@ func TestAllowCidrsOnTheLocalStack(t *testing.T) {
 	} else {
 		waitFor(t, 20*time.Second, "a connection to the inside receiver", func() bool { return insideConns.Load() >= 1 })
 	}
-	// The URL read from the secret is judged before the claim: the
-	// attempt is not made (no record), and the log says why.
-	waitFor(t, 20*time.Second, "the outside lane's refusal in the logs", func() bool {
-		return strings.Contains(e.logs.String(), "in none of the destination's allowCidrs")
+	// The URL read from the secret is judged before any connection: the
+	// attempt fails with its reason in the record (ops status and ops dlq
+	// show it) and in the attempt's log line, never the URL's path.
+	var rec dedupe.Record
+	waitFor(t, 20*time.Second, "the outside lane's record", func() bool {
+		var ok bool
+		rec, ok = e.record("outside", ev.id)
+		return ok && rec.Attempts >= 1 && rec.Status != dedupe.StatusInProgress
 	})
+	want := `address_refused: the URL in secret "` + secretName + `": host 127.0.0.2 is a loopback address, in none of the destination's allowCidrs`
+	if (rec.Status != dedupe.StatusFailed && rec.Status != dedupe.StatusDead) || rec.LastError != want {
+		t.Errorf("outside record %s after %d attempts: %q; want FAILED or DEAD: %q", rec.Status, rec.Attempts, rec.LastError, want)
+	}
 	var refusal string
 	for _, line := range strings.Split(e.logs.String(), "\n") {
-		if strings.Contains(line, "in none of the destination's allowCidrs") {
+		if strings.Contains(line, "address_refused") {
 			refusal = line
 			break
 		}
 	}
-	for _, want := range []string{`"not_attempted"`, "127.0.0.2 is a loopback address"} {
-		if !strings.Contains(refusal, want) {
-			t.Errorf("refusal %s lacks %q", refusal, want)
-		}
+	if strings.Contains(refusal, `"not_attempted"`) || !strings.Contains(refusal, `"outcome":"failed"`) && !strings.Contains(refusal, `"outcome":"dead"`) {
+		t.Errorf("refusal line %q, want the failed attempt's", refusal)
 	}
-	if strings.Contains(refusal, outside.srv.URL+"/outside") {
-		t.Errorf("the log quotes the secret URL's path: %s", refusal)
-	}
-	if _, ok := e.record("outside", ev.id); ok {
-		t.Error("the outside lane wrote a record: it claimed an event it may not deliver")
+	if strings.Contains(refusal+rec.LastError, outside.srv.URL+"/outside") {
+		t.Errorf("the log or the record quotes the secret URL's path: %s %s", refusal, rec.LastError)
 	}
 	if n := outsideConns.Load(); n != 0 || len(outside.deliveries()) != 0 {
 		t.Errorf("the outside receiver accepted %d connections and %d requests, want none", n, len(outside.deliveries()))

@@ -6,8 +6,8 @@ import (
 	"github.com/hookfan/hookfan/shared/secrets"
 )
 
-// What a destination's mutual TLS (tls: a client certificate secret and,
-// optionally, a CA secret) and OAuth 2.0 client credentials
+// What a destination's tls (a client certificate secret, a CA secret, or
+// both) and OAuth 2.0 client credentials
 // (auth.oauth2: one client secret) add: each secret's monthly price, and
 // its reads by a warm deliver function, once per secrets-cache TTL. The
 // token endpoint is the identity provider's and bills nothing on AWS; a
@@ -40,7 +40,7 @@ func ClientAuthFixed() (mtls, mtlsWithCA, oauth2 float64) {
 // clientAuthLine is the cost page's sentence on tls and auth.oauth2.
 func clientAuthLine() string {
 	mtls, ca, oauth := ClientAuthFixed()
-	return "With `tls` on a destination: " + usd(mtls) + " a month (its client certificate's secret, read once per " +
-		strconv.Itoa(int(secrets.DefaultTTL.Minutes())) + "-minute cache TTL by each warm deliver function), " + usd(ca) + " with a `caSecret`; with `auth.oauth2`: " +
+	return "With `tls` on a destination: " + usd(mtls) + " a month for each secret it names (a `clientCertificateSecret` or a `caSecret` alone, read once per " +
+		strconv.Itoa(int(secrets.DefaultTTL.Minutes())) + "-minute cache TTL by each warm deliver function), " + usd(ca) + " with both; with `auth.oauth2`: " +
 		usd(oauth) + " a month (the client's secret; the token endpoint is the identity provider's)."
 }

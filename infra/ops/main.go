@@ -1,6 +1,7 @@
-// Command ops is Hookfan's operator command: status, dlq, redrive,
-// replay, lanes, lane, pause and resume, against a deployed stack (--stack
-// NAME) or the local stack of make dev (the default). go run ./infra/ops --help lists the commands.
+// Command ops is Hookfan's operator command: status, events, dlq,
+// redrive, replay, lanes, lane, pause and resume, against a deployed stack
+// (--stack NAME) or the local stack of make dev (the default). go run
+// ./infra/ops --help lists the commands.
 package main
 
 import (

@@ -12,7 +12,9 @@ import (
 // TestClientAuthSecrets: a lane whose destination presents a client
 // certificate and an OAuth 2.0 token may read exactly those secrets (and
 // its signing secret), each by name; the lane beside it reads none of them;
-// the function's environment carries their names, never a value.
+// the function's environment carries their names, never a value. A lane
+// that trusts a private CA without a client certificate reads the CA's
+// secret alone.
 func TestClientAuthSecrets(t *testing.T) {
 	data := []byte(`{"sources": [{"name": "stripe", "verify": {"kind": "stripe", "secretName": "hookfan/sources/stripe"}}],
 	  "destinations": [
@@ -20,7 +22,8 @@ func TestClientAuthSecrets(t *testing.T) {
 	     "headers": [{"name": "X-Api-Key", "secretName": "hookfan/bank/oauth"}],
 	     "tls": {"clientCertificateSecret": "hookfan/bank/client-cert", "caSecret": "hookfan/bank/ca"},
 	     "auth": {"oauth2": {"tokenUrl": "https://idp.bank.example/token", "clientSecret": "hookfan/bank/oauth", "scopes": ["webhooks"]}}},
-	    {"name": "plain", "url": "https://plain.example/in"}
+	    {"name": "plain", "url": "https://plain.example/in"},
+	    {"name": "private", "url": "https://in.corp.example/in", "tls": {"caSecret": "hookfan/private/ca"}}
 	  ]}`)
 	cfg, err := config.Parse(data)
 	if err != nil {
@@ -28,8 +31,9 @@ func TestClientAuthSecrets(t *testing.T) {
 	}
 	h, _ := synth(t, cfg, builder, "")
 	want := map[string][]string{
-		"bank":  {"hookfan/bank/ca", "hookfan/bank/client-cert", "hookfan/bank/oauth"},
-		"plain": nil,
+		"bank":    {"hookfan/bank/ca", "hookfan/bank/client-cert", "hookfan/bank/oauth"},
+		"plain":   nil,
+		"private": {"hookfan/private/ca"},
 	}
 	for i, d := range cfg.Destinations {
 		_, res := templateOf(t, h.LaneStacks[i])
@@ -41,7 +45,10 @@ func TestClientAuthSecrets(t *testing.T) {
 					continue
 				}
 				r, _ := json.Marshal(st["Resource"])
-				for _, name := range []string{"hookfan/bank/ca", "hookfan/bank/client-cert", "hookfan/bank/oauth"} {
+				if strings.Contains(string(r), "secret:-??????") {
+					t.Errorf("%s reads a secret with no name: %s", d.Name, r)
+				}
+				for _, name := range []string{"hookfan/bank/ca", "hookfan/bank/client-cert", "hookfan/bank/oauth", "hookfan/private/ca"} {
 					if strings.Contains(string(r), "secret:"+name+"-??????") && !slices.Contains(read, name) {
 						read = append(read, name)
 					}

@@ -2,9 +2,6 @@ package stack
 
 import (
 	"fmt"
-	"net/url"
-	"slices"
-	"strconv"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
@@ -134,20 +131,6 @@ func (e *EgressNetwork) Shown() []*string {
 	return e.AllocationIDs
 }
 
-// egressPorts are the TCP ports a static lane's security group lets out:
-// 443 (the AWS APIs the function calls through the NAT gateways, and an
-// https URL's default) and its URL's own port when it names another. A
-// URL read from a secret may only use 443.
-func egressPorts(d config.Destination) []int {
-	ports := []int{443}
-	if u, err := url.Parse(d.URL); err == nil && u.Port() != "" {
-		if p, err := strconv.Atoi(u.Port()); err == nil && !slices.Contains(ports, p) {
-			ports = append(ports, p)
-		}
-	}
-	return ports
-}
-
 // placeInVPC puts the lane's function in the egress VPC's private
 // subnets, behind a security group of its own that lets out only the
 // ports its deliveries and the AWS APIs need, and gives its role what
@@ -161,7 +144,11 @@ func (l *Lane) placeInVPC(e *EgressNetwork) {
 		Description:      jsii.String("Hookfan deliver function of destination " + l.Destination.Name + ": outbound only"),
 		AllowAllOutbound: jsii.Bool(false),
 	})
-	for _, p := range egressPorts(l.Destination) {
+	// The ports the configuration names (config.Destination.EgressPorts):
+	// 443, the url's and the token endpoint's. A URL read from its secret
+	// on another port is refused at run time, recorded, not left to time
+	// out against the group.
+	for _, p := range l.Destination.EgressPorts() {
 		l.SecurityGroup.AddEgressRule(awsec2.Peer_AnyIpv4(), awsec2.Port_Tcp(jsii.Number(float64(p))), jsii.String(fmt.Sprintf("https out on %d", p)), nil)
 	}
 	subnets := vpc.SelectSubnets(&awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_WITH_EGRESS})

@@ -15,14 +15,16 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 )
 
-// egressTestConfig has one lane with static egress (on port 8443) and one
-// on the public path, under top (the egress section).
+// egressTestConfig has one lane with static egress (on port 8443, its
+// token endpoint on 9443) and one on the public path, under top (the
+// egress section).
 func egressTestConfig(t *testing.T, top string) *config.Config {
 	t.Helper()
 	cfg, err := config.Parse([]byte(`{
 	  "sources": [{"name": "stripe", "verify": {"kind": "stripe", "secretName": "hookfan/sources/stripe"}}],
 	  "destinations": [
-	    {"name": "bank", "url": "https://in.bank.example:8443/in", "egress": "static"},
+	    {"name": "bank", "url": "https://in.bank.example:8443/in", "egress": "static",
+	     "auth": {"oauth2": {"tokenUrl": "https://idp.bank.example:9443/oauth2/token", "clientSecret": "hookfan/bank/oauth"}}},
 	    {"name": "plain", "url": "https://b.example.com/hooks"}
 	  ],
 	  "egress": ` + top + `
@@ -195,7 +197,8 @@ func TestStaticEgress(t *testing.T) {
 			ports = append(ports, num(rule["FromPort"]))
 		}
 		slices.Sort(ports)
-		if diff := cmp.Diff([]float64{443, 8443}, ports); diff != "" {
+		// 443 (the AWS APIs), the url's port and the token endpoint's.
+		if diff := cmp.Diff([]float64{443, 8443, 9443}, ports); diff != "" {
 			t.Errorf("egress ports (-want +got):\n%s", diff)
 		}
 		_, plainFn := only(t, plain, "AWS::Lambda::Function")

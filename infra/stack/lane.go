@@ -463,25 +463,25 @@ func (l *Lane) addAlarms(cfg *config.Config, action awscloudwatch.IAlarmAction) 
 	name := l.Destination.Name
 	minute := awscdk.Duration_Minutes(jsii.Number(1))
 	five := awscdk.Duration_Minutes(jsii.Number(5))
-	max := jsii.String("Maximum")
+	maximum := jsii.String("Maximum")
 	alarm := func(id string, m awscloudwatch.IMetric, threshold float64, desc string) awscloudwatch.Alarm {
 		return newAlarm(l.Construct, id, m, threshold, desc, action)
 	}
 	l.Alarms.DeadLetters = alarm("DeadLettersAlarm",
-		l.DeadLetterQueue.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: minute, Statistic: max}), 0,
+		l.DeadLetterQueue.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: minute, Statistic: maximum}), 0,
 		fmt.Sprintf("Hookfan destination %s: messages in its DLQ. Fix the subscriber, then redrive the DLQ from the SQS console (docs/operations.md#redrive-a-dlq-from-the-console).", name))
 	l.Alarms.SubscriptionDeadLetters = alarm("SubscriptionDeadLettersAlarm",
-		l.SubscriptionDeadLetterQueue.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: minute, Statistic: max}), 0,
+		l.SubscriptionDeadLetterQueue.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: minute, Statistic: maximum}), 0,
 		fmt.Sprintf("Hookfan destination %s: SNS could not deliver to the lane's queue (check the queue and its policy).", name))
 	l.Alarms.OldestMessage = alarm("OldestMessageAlarm",
-		l.Queue.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Period: five, Statistic: max}),
+		l.Queue.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Period: five, Statistic: maximum}),
 		cfg.Alarms.OldestMessageThreshold().Seconds(),
 		fmt.Sprintf("Hookfan destination %s: the oldest queued event waits longer than %s; the subscriber is slow or failing.", name, cfg.Alarms.OldestMessageThreshold()))
 	if rule, pauses := l.Destination.PauseRule(); pauses {
 		period := seconds(rule.ProbeEvery)
 		l.Alarms.Paused = alarm("PausedAlarm", awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
 			Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(metrics.LanePaused),
-			DimensionsMap: &map[string]*string{metrics.DimDestination: jsii.String(name)}, Statistic: max, Period: period,
+			DimensionsMap: &map[string]*string{metrics.DimDestination: jsii.String(name)}, Statistic: maximum, Period: period,
 		}), 0, fmt.Sprintf("Hookfan destination %s: the lane is paused (its destination kept failing); events wait in its queue and a probe every %s resumes it once the destination answers 2xx (docs/operations.md#paused-lanes).", name, rule.ProbeEvery))
 	}
 	l.Alarms.Errors = alarm("ErrorsAlarm",

@@ -29,7 +29,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/hookfan/hookfan/shared/message"
@@ -95,10 +94,7 @@ type Envelope struct {
 
 // Attribute is a message attribute as the envelope carries it. Binary
 // values are base64 in Value.
-type Attribute struct {
-	Type  string `json:"Type"`
-	Value string `json:"Value"`
-}
+type Attribute = message.Attribute
 
 // Event is an archived event, ready to be sent to a destination's queue
 // again exactly as SNS's raw delivery sent it the first time.
@@ -127,47 +123,19 @@ func ParseRecord(record []byte) (Event, error) {
 	return env.Event()
 }
 
-// Event checks the envelope and returns its event.
+// Event checks the envelope and returns its event. Its message is read by
+// the message codec (message.Decode), whose checks are the deliverer's; the
+// body is not decoded.
 func (env Envelope) Event() (Event, error) {
 	var problems []error
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(format, args...)) }
 	if env.Type != TypeNotification {
 		bad("Type is %q; want %q", truncate(env.Type, 32), TypeNotification)
 	}
-	ev := Event{Message: env.Message, Attributes: env.MessageAttributes, SNSMessageID: env.MessageID}
-	str := func(name string) string {
-		a, ok := env.MessageAttributes[name]
-		switch {
-		case !ok || a.Value == "":
-			bad("attribute %s is missing", name)
-		case a.Type != "String":
-			bad("attribute %s has type %q; want String", name, truncate(a.Type, 32))
-		}
-		return a.Value
-	}
-	ev.ID = str(message.AttrID)
-	if ev.ID != "" && strings.ContainsAny(ev.ID, ". ") {
-		bad("attribute %s %q holds '.' or a space", message.AttrID, truncate(ev.ID, 64))
-	}
-	ev.Source = str(message.AttrSource)
-	ev.Type = str(message.AttrType)
-	if v := str(message.AttrReceivedAt); v != "" {
-		t, err := time.Parse(time.RFC3339Nano, v)
-		if err != nil {
-			bad("attribute %s %q is not an RFC 3339 time", message.AttrReceivedAt, truncate(v, 64))
-		}
-		ev.ReceivedAt = t
-	}
-	str(message.AttrContentType)
-	for name, a := range env.MessageAttributes {
-		switch a.Type {
-		case "String", "Number", "Binary":
-		default:
-			if !strings.HasPrefix(a.Type, "String.") && !strings.HasPrefix(a.Type, "Number.") && !strings.HasPrefix(a.Type, "Binary.") {
-				bad("attribute %s has unknown type %q", truncate(name, 64), truncate(a.Type, 32))
-			}
-		}
-	}
+	dec, err := message.Decode(env.Message, env.MessageAttributes)
+	problems = append(problems, message.Problems(err)...)
+	ev := Event{ID: dec.ID, Source: dec.Source, Type: dec.Type, ReceivedAt: dec.ReceivedAt, Message: env.Message,
+		Attributes: env.MessageAttributes, SNSMessageID: env.MessageID}
 	if env.Timestamp != "" {
 		t, err := time.Parse(time.RFC3339Nano, env.Timestamp)
 		if err != nil {
@@ -180,6 +148,10 @@ func (env Envelope) Event() (Event, error) {
 	}
 	return ev, nil
 }
+
+// Decode reads the event's message through the message codec
+// (message.Decode): what could be read, and the codec's error.
+func (e Event) Decode() (message.Event, error) { return message.Decode(e.Message, e.Attributes) }
 
 // Envelope returns the record an event is archived as.
 func (e Event) Envelope() Envelope {

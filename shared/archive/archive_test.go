@@ -111,10 +111,17 @@ func TestParseRecord(t *testing.T) {
 		{"subscription confirmation", edit(func(m map[string]any) { m["Type"] = "SubscriptionConfirmation" }), `malformed archive record: Type is "SubscriptionConfirmation"; want "Notification"`},
 		{"no id", edit(func(m map[string]any) { delete(attrs(m), "id") }), "malformed archive record: attribute id is missing"},
 		{"binary id", edit(func(m map[string]any) { attrs(m)["id"] = map[string]any{"Type": "Binary", "Value": "ZXZ0"} }), "malformed archive record: attribute id has type \"Binary\"; want String"},
-		{"id with a dot", edit(func(m map[string]any) { attrs(m)["id"] = map[string]any{"Type": "String", "Value": "evt.1"} }), `malformed archive record: attribute id "evt.1" holds '.' or a space`},
+		{"id with a dot", edit(func(m map[string]any) { attrs(m)["id"] = map[string]any{"Type": "String", "Value": "evt.1"} }), "malformed archive record: attribute id is not 1 to 256 visible ASCII characters without '.'"},
+		// The deliverer's id check, the codec's one: the archive used to
+		// refuse only '.' and the space.
+		{"id with a control character", edit(func(m map[string]any) { attrs(m)["id"] = map[string]any{"Type": "String", "Value": "evt\u0001"} }), "malformed archive record: attribute id is not 1 to 256 visible ASCII characters without '.'"},
+		{"id too long", edit(func(m map[string]any) {
+			attrs(m)["id"] = map[string]any{"Type": "String", "Value": strings.Repeat("e", 257)}
+		}), "malformed archive record: attribute id is not 1 to 256 visible ASCII characters without '.'"},
+		{"source not a source name", edit(func(m map[string]any) { attrs(m)["source"] = map[string]any{"Type": "String", "Value": "Stripe!"} }), "malformed archive record: attribute source is not 1 to 64 lowercase letters, digits or hyphens"},
 		{"bad received_at", edit(func(m map[string]any) {
 			attrs(m)["received_at"] = map[string]any{"Type": "String", "Value": "yesterday"}
-		}), `malformed archive record: attribute received_at "yesterday" is not an RFC 3339 time`},
+		}), "malformed archive record: attribute received_at is not an RFC 3339 time"},
 		{"unknown attribute type", edit(func(m map[string]any) { attrs(m)["x"] = map[string]any{"Type": "Blob", "Value": "1"} }), `malformed archive record: attribute x has unknown type "Blob"`},
 		{"bad timestamp", edit(func(m map[string]any) { m["Timestamp"] = "later" }), `malformed archive record: Timestamp "later" is not an RFC 3339 time`},
 		{"no attributes at all", edit(func(m map[string]any) { delete(m, "MessageAttributes") }), "malformed archive record: attribute id is missing\nattribute source is missing\nattribute type is missing\nattribute received_at is missing\nattribute content_type is missing"},

@@ -133,7 +133,7 @@ func TestParseEdgeInvalid(t *testing.T) {
 		{
 			name: "unknown field in the WAF",
 			api:  `{"type": "rest", "waf": {"enabled": true, "managedRules": false}}`,
-			want: []string{`unknown field "managedRules"; check its spelling against the configuration reference, docs/configuration.md#configuration-reference`},
+			want: []string{`api.waf.managedRules: unknown field; check its spelling against the configuration reference, docs/configuration.md#configuration-reference`},
 		},
 	}
 	for _, tt := range tests {

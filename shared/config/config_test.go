@@ -44,17 +44,17 @@ func TestParseInvalid(t *testing.T) {
 		{
 			name: "unknown top-level field",
 			json: `{"sources": [], "destination": []}`,
-			want: []string{`unknown field "destination"; check its spelling against the configuration reference, docs/configuration.md#configuration-reference`},
+			want: []string{`destination: unknown field; did you mean destinations?`},
 		},
 		{
 			name: "unknown nested field",
 			json: dst(`{"name": "a", "url": "https://a.example.com", "timeout": 5}`),
-			want: []string{`unknown field "timeout"; check its spelling against the configuration reference, docs/configuration.md#configuration-reference`},
+			want: []string{`destinations[0].timeout: unknown field; did you mean timeoutSeconds?`},
 		},
 		{
 			name: "wrong JSON type",
 			json: dst(`{"name": "a", "url": "https://a.example.com", "timeoutSeconds": "5"}`),
-			want: []string{`destinations.timeoutSeconds: got a JSON string; want a number`},
+			want: []string{`destinations[0].timeoutSeconds: "5" is a string; want a whole number`},
 		},
 		{
 			name: "no sources",
@@ -408,7 +408,7 @@ func TestParseInvalid(t *testing.T) {
 		{
 			name: "schedule entry not a duration",
 			json: dst(`{"name": "a", "url": "https://a.example.com", "retry": {"schedule": ["5 minutes"]}}`),
-			want: []string{`destinations.retry.schedule: got a JSON string "5 minutes"; want a duration string such as "30s", "2m" or "1h30m"`},
+			want: []string{`destinations[0].retry.schedule[0]: "5 minutes" is not a duration; want a duration string such as "30s", "2m" or "1h30m"`},
 		},
 		{
 			name: "metrics sink, api and alarms",
@@ -439,12 +439,12 @@ func TestParseInvalid(t *testing.T) {
 		{
 			name: "archive days not a number",
 			json: `{"sources": [{"name": "s", "verify": {"kind": "github", "secretName": "s"}}], "archive": {"days": "30"}}`,
-			want: []string{`archive.days: got a JSON string; want a number`},
+			want: []string{`archive.days: "30" is a string; want a whole number`},
 		},
 		{
 			name: "archive unknown field",
 			json: `{"sources": [{"name": "s", "verify": {"kind": "github", "secretName": "s"}}], "archive": {"bucket": "x"}}`,
-			want: []string{`unknown field "bucket"; check its spelling against the configuration reference, docs/configuration.md#configuration-reference`},
+			want: []string{`archive.bucket: unknown field; check its spelling against the configuration reference, docs/configuration.md#configuration-reference`},
 		},
 		{
 			name: "several problems reported at once",
@@ -693,7 +693,7 @@ func TestFromValueMatchesParse(t *testing.T) {
 		t.Errorf("source name = %q, want gh", c.Sources[0].Name)
 	}
 	v["extra"] = true
-	if _, err := FromValue(v); err == nil || err.Error() != `unknown field "extra"; check its spelling against the configuration reference, docs/configuration.md#configuration-reference` {
+	if _, err := FromValue(v); err == nil || err.Error() != `extra: unknown field; check its spelling against the configuration reference, docs/configuration.md#configuration-reference` {
 		t.Errorf("FromValue(extra) = %v", err)
 	}
 }
@@ -723,7 +723,7 @@ func TestEnvRoundTrip(t *testing.T) {
 		t.Errorf("DecodeDestination(http) = %v, want %q", err, want)
 	}
 	_, err = DecodeSources(`[{"name": "x", "verify": {"kind": "github", "secretName": "s"}, "secret": "leak"}]`)
-	want = `HOOKFAN_SOURCES: unknown field "secret"; check its spelling against the configuration reference, docs/configuration.md#configuration-reference`
+	want = `HOOKFAN_SOURCES: sources[0].secret: unknown field; check its spelling against the configuration reference, docs/configuration.md#configuration-reference`
 	if err == nil || err.Error() != want {
 		t.Errorf("DecodeSources(unknown field) = %v, want %q", err, want)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -175,7 +176,8 @@ func (d *Destination) validateURL(p *problems, at string) {
 	if u.User != nil {
 		subject = fmt.Sprintf("%q", redactUser(u))
 	}
-	for _, msg := range urlProblems(u, d.AllowPrivateNetworks, d.AllowedCIDRs(), subject) {
+	probs, _ := urlProblems(u, d.AllowPrivateNetworks, d.AllowedCIDRs(), subject)
+	for _, msg := range probs {
 		p.add(at, "%s", msg)
 	}
 	d.validateURLQuery(p, at, u)
@@ -189,9 +191,9 @@ func redactUser(u *url.URL) string {
 
 // urlProblems says what makes u unfit as a destination URL, each message
 // starting with subject (the URL as the message may show it). Messages
-// about the host name only the host.
-func urlProblems(u *url.URL, allowPrivate bool, allowed netguard.Allowed, subject string) []string {
-	var out []string
+// about the host name only the host. host is the address guard's refusal
+// of the host (a *netguard.RefusedError) when it is one of them.
+func urlProblems(u *url.URL, allowPrivate bool, allowed netguard.Allowed, subject string) (out []string, host error) {
 	switch {
 	case u.Scheme == "https":
 	case u.Scheme == "http" && allowPrivate:
@@ -206,17 +208,22 @@ func urlProblems(u *url.URL, allowPrivate bool, allowed netguard.Allowed, subjec
 	if u.Fragment != "" {
 		out = append(out, subject+" has a fragment; remove the #part")
 	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			out = append(out, fmt.Sprintf("%s has port %s; use a TCP port from 1 to 65535, or none (443 for https)", subject, p))
+		}
+	}
 	if !allowPrivate {
 		// The same classifier the delivery transport applies to every
 		// resolved address at connect time.
 		switch err := allowed.CheckHost(u.Hostname()); {
 		case err != nil && len(allowed) > 0:
-			out = append(out, fmt.Sprintf("host %v; use a public host or one inside the ranges allowCidrs lists", err))
+			out, host = append(out, fmt.Sprintf("host %v; use a public host or one inside the ranges allowCidrs lists", err)), err
 		case err != nil:
-			out = append(out, fmt.Sprintf("host %v; use a public host, or set allowPrivateNetworks for local development", err))
+			out, host = append(out, fmt.Sprintf("host %v; use a public host, or set allowPrivateNetworks for local development", err)), err
 		}
 	}
-	return out
+	return out, host
 }
 
 // parseAbsolute parses an absolute URL with a host, or returns false.
@@ -237,9 +244,14 @@ func CheckURL(raw string, allowPrivateNetworks bool) error {
 }
 
 // CheckURL is the package's CheckURL under the destination's own rules:
-// allowPrivateNetworks and allowCidrs.
+// allowPrivateNetworks and allowCidrs, and on a static lane the ports its
+// security group opens (a *PortError). A host the address guard refuses
+// is reported as a *netguard.RefusedError (errors.As finds it).
 func (d Destination) CheckURL(raw string) error {
-	return checkURL(raw, d.AllowPrivateNetworks, d.AllowedCIDRs())
+	if err := checkURL(raw, d.AllowPrivateNetworks, d.AllowedCIDRs()); err != nil {
+		return err
+	}
+	return d.checkEgressPort(raw)
 }
 
 func checkURL(raw string, allowPrivateNetworks bool, allowed netguard.Allowed) error {
@@ -247,11 +259,21 @@ func checkURL(raw string, allowPrivateNetworks bool, allowed netguard.Allowed) e
 	if !ok {
 		return errors.New("the URL is not an absolute URL; store https://host/path, verbatim (no quotes, no trailing newline)")
 	}
-	if probs := urlProblems(u, allowPrivateNetworks, allowed, "the URL"); len(probs) > 0 {
-		return errors.New(strings.Join(probs, "; "))
+	if probs, host := urlProblems(u, allowPrivateNetworks, allowed, "the URL"); len(probs) > 0 {
+		return &urlError{msg: strings.Join(probs, "; "), host: host}
 	}
 	return nil
 }
+
+// urlError is why a URL read at run time cannot be delivered to; it wraps
+// the address guard's refusal of its host when that is one of the reasons.
+type urlError struct {
+	msg  string
+	host error
+}
+
+func (e *urlError) Error() string { return e.msg }
+func (e *urlError) Unwrap() error { return e.host }
 
 // URLHost is the scheme and host of a destination's configured URL
 // (https://host[:port]), what the stack's index and the logs show of it:

@@ -19,8 +19,8 @@ func (d Duration) MarshalJSON() ([]byte, error) {
 	return json.Marshal(time.Duration(d).String())
 }
 
-// UnmarshalJSON reads a duration string such as "30s". A bad value is an
-// *json.UnmarshalTypeError, so encoding/json adds the field's path to it.
+// UnmarshalJSON reads a duration string such as "30s". The configuration's
+// decoder tells a bad value with its path and the fix (decode.go).
 func (d *Duration) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {

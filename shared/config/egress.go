@@ -3,6 +3,8 @@ package config
 import (
 	"fmt"
 	"net/netip"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hookfan/hookfan/shared/netguard"
@@ -80,6 +82,73 @@ func (e Egress) ZoneCount() int {
 // StaticEgress reports whether the destination's deliveries leave through
 // the stack's static addresses.
 func (d Destination) StaticEgress() bool { return d.Egress == EgressStatic }
+
+// EgressPorts are the TCP ports a static lane's security group opens, in
+// this order and each once: 443 (the AWS APIs the function calls through
+// the NAT gateways, and https's default), the url's port, and
+// auth.oauth2's tokenUrl's port. A URL read from urlSecretName is refused
+// at run time on any other (a *PortError).
+func (d Destination) EgressPorts() []int {
+	ports := []int{443}
+	add := func(raw string) {
+		if p, ok := urlPort(raw); ok && !slices.Contains(ports, p) {
+			ports = append(ports, p)
+		}
+	}
+	add(d.URL)
+	if o := d.OAuth2Config(); o != nil {
+		add(o.TokenURL)
+	}
+	return ports
+}
+
+// urlPort is the TCP port a URL connects to: its own, or its scheme's.
+func urlPort(raw string) (int, bool) {
+	u, ok := parseAbsolute(raw)
+	if !ok {
+		return 0, false
+	}
+	if s := u.Port(); s != "" {
+		p, err := strconv.Atoi(s)
+		return p, err == nil && p >= 1 && p <= 65535
+	}
+	switch u.Scheme {
+	case "https":
+		return 443, true
+	case "http":
+		return 80, true
+	}
+	return 0, false
+}
+
+// PortError is a URL read at run time (urlSecretName) on a port its
+// static lane's security group does not open: connecting would only time
+// out. Its text names the port and the open ones, never the URL.
+type PortError struct {
+	Port int
+	Open []int
+}
+
+func (e *PortError) Error() string {
+	open := make([]string, len(e.Open))
+	for i, p := range e.Open {
+		open[i] = strconv.Itoa(p)
+	}
+	return fmt.Sprintf("the URL's port %d is not open in the static lane's security group, which lets out TCP %s only (443, and the ports of url and auth.oauth2.tokenUrl); store a URL on one of them", e.Port, strings.Join(open, ", "))
+}
+
+// checkEgressPort refuses, on a static lane, a URL whose port its
+// security group does not open.
+func (d Destination) checkEgressPort(raw string) error {
+	if !d.StaticEgress() {
+		return nil
+	}
+	p, ok := urlPort(raw)
+	if !ok || slices.Contains(d.EgressPorts(), p) {
+		return nil
+	}
+	return &PortError{Port: p, Open: d.EgressPorts()}
+}
 
 // StaticLanes lists the destinations that deliver from the static
 // addresses.

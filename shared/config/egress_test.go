@@ -1,10 +1,14 @@
 package config
 
 import (
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hookfan/hookfan/shared/netguard"
 )
 
 // egressConfig renders a config with a top-level egress (top, "" for none)
@@ -169,6 +173,90 @@ func TestDestinationCheckURL(t *testing.T) {
 		} else if strings.Contains(err.Error(), "tok") {
 			t.Errorf("CheckURL(%s) quotes the URL: %v", raw, err)
 		}
+	}
+}
+
+// TestCheckURLRefusalIsTyped: a host the address guard refuses comes back
+// as the guard's *netguard.RefusedError, so the deliver function records
+// it; other problems do not.
+func TestCheckURLRefusalIsTyped(t *testing.T) {
+	d := Destination{Name: "d", URLSecretName: "u", AllowCIDRs: []string{"10.20.0.0/16"}}
+	for raw, host := range map[string]string{
+		"https://10.21.1.2/t/tok":         "10.21.1.2",
+		"https://169.254.169.254/t/tok":   "169.254.169.254",
+		"https://localhost/t/tok":         "localhost",
+		"http://10.21.1.2/t/tok":          "10.21.1.2", // and http
+		"https://[::ffff:10.1.1.1]/t/tok": "::ffff:10.1.1.1",
+	} {
+		var refused *netguard.RefusedError
+		if err := d.CheckURL(raw); !errors.As(err, &refused) || refused.Host != host {
+			t.Errorf("CheckURL(%s) = %v (%T), want a refusal of %s", raw, err, err, host)
+		}
+	}
+	for _, raw := range []string{"http://10.20.1.2/t/tok", "ftp://10.20.1.2/", "https://h.example/#frag"} {
+		var refused *netguard.RefusedError
+		if err := d.CheckURL(raw); err == nil || errors.As(err, &refused) {
+			t.Errorf("CheckURL(%s) = %v, want a problem that is no address refusal", raw, err)
+		}
+	}
+}
+
+// TestEgressPorts: a static lane's security group opens 443, the url's
+// port and the token endpoint's, each once; a URL read from its secret
+// must use one of them, on a static lane only.
+func TestEgressPorts(t *testing.T) {
+	oauth := func(token string) *Auth { return &Auth{OAuth2: &OAuth2{TokenURL: token, ClientSecret: "o"}} }
+	tests := []struct {
+		name string
+		d    Destination
+		want []int
+	}{
+		{"default port", Destination{URL: "https://in.example/x"}, []int{443}},
+		{"url's own port", Destination{URL: "https://in.example:8443/x"}, []int{443, 8443}},
+		{"token endpoint's port", Destination{URL: "https://in.example/x", Auth: oauth("https://idp.example:8443/token")}, []int{443, 8443}},
+		{"both, deduplicated", Destination{URL: "https://in.example:8443/x", Auth: oauth("https://idp.example:8443/token")}, []int{443, 8443}},
+		{"both, distinct", Destination{URL: "https://in.example:9443/x", Auth: oauth("https://idp.example:8443/token")}, []int{443, 9443, 8443}},
+		{"url from a secret", Destination{URLSecretName: "u", Auth: oauth("https://idp.example:8443/token")}, []int{443, 8443}},
+		{"explicit 443", Destination{URL: "https://in.example:443/x", Auth: oauth("https://idp.example/token")}, []int{443}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, tt.d.EgressPorts()); diff != "" {
+			t.Errorf("%s: EgressPorts (-want +got):\n%s", tt.name, diff)
+		}
+	}
+
+	static := Destination{Name: "d", URLSecretName: "u", Egress: EgressStatic, Auth: oauth("https://idp.example:8443/token")}
+	for _, raw := range []string{"https://in.example/t/tok", "https://in.example:443/t/tok", "https://in.example:8443/t/tok"} {
+		if err := static.CheckURL(raw); err != nil {
+			t.Errorf("static, %s: %v", raw, err)
+		}
+	}
+	var port *PortError
+	err := static.CheckURL("https://in.example:9443/t/tok")
+	if !errors.As(err, &port) || port.Port != 9443 || !slices.Equal(port.Open, []int{443, 8443}) {
+		t.Fatalf("static, port 9443: %v, want a *PortError", err)
+	}
+	want := "the URL's port 9443 is not open in the static lane's security group, which lets out TCP 443, 8443 only (443, and the ports of url and auth.oauth2.tokenUrl); store a URL on one of them"
+	if err.Error() != want || strings.Contains(err.Error(), "in.example") {
+		t.Errorf("error %q, want %q", err, want)
+	}
+	public := static
+	public.Egress = ""
+	if err := public.CheckURL("https://in.example:9443/t/tok"); err != nil {
+		t.Errorf("public path, port 9443: %v", err)
+	}
+}
+
+// TestURLPortRange: a url or tokenUrl whose port is no TCP port is refused
+// (the security group could not open it).
+func TestURLPortRange(t *testing.T) {
+	_, err := Parse([]byte(egressConfig(`{"staticAddresses": true}`, `, "egress": "static", "auth": {"oauth2": {"tokenUrl": "https://idp.example:70000/token", "clientSecret": "o"}}`)))
+	want := `destinations[0].auth.oauth2.tokenUrl: "https://idp.example:70000/token" has port 70000; use a TCP port from 1 to 65535`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want %q", err, want)
+	}
+	if _, err := Parse([]byte(egressConfig(`{"staticAddresses": true}`, `, "egress": "static", "auth": {"oauth2": {"tokenUrl": "https://idp.example:8443/token", "clientSecret": "o"}}`))); err != nil {
+		t.Errorf("a token endpoint on 8443: %v", err)
 	}
 }
 

@@ -55,7 +55,7 @@ func EncodeDestination(d Destination) string { return mustJSON(d) }
 // DecodeSources reads and validates the sources handed to ingest.
 func DecodeSources(data string) ([]Source, error) {
 	var s []Source
-	if err := decodeStrict([]byte(data), &s); err != nil {
+	if err := decodeStrict([]byte(data), &s, "sources"); err != nil {
 		return nil, fmt.Errorf("%s: %w", EnvSources, err)
 	}
 	var p problems
@@ -76,7 +76,7 @@ func DecodeSources(data string) ([]Source, error) {
 // enforced by SNS, not by the function.
 func DecodeDestination(data string) (Destination, error) {
 	var d Destination
-	if err := decodeStrict([]byte(data), &d); err != nil {
+	if err := decodeStrict([]byte(data), &d, "destination"); err != nil {
 		return Destination{}, fmt.Errorf("%s: %w", EnvDestination, err)
 	}
 	known := map[string]int{}

@@ -53,7 +53,7 @@ func TestIngestReservedConcurrency(t *testing.T) {
 		{"bursts no reservation can cover", `, "ingest": {"reservedConcurrency": 900}`, `{"burstLimit": 600}`,
 			"ingest.reservedConcurrency: 900 cannot cover the API's burst limits added up (1000, over the 900 a default account can reserve); use 0 (reserve nothing), or lower api.burstLimit and sources[].limits.burstLimit to at most 900 together"},
 		{"unknown field", `, "ingest": {"reserved": 10}`, "",
-			`unknown field "reserved"; check its spelling against the configuration reference, docs/configuration.md#configuration-reference`},
+			`ingest.reserved: unknown field; did you mean reservedConcurrency?`},
 	}
 	for _, tt := range invalid {
 		t.Run(tt.name, func(t *testing.T) {

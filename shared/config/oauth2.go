@@ -75,7 +75,8 @@ func (d *Destination) validateOAuth2(p *problems, at string) {
 		if u.User != nil {
 			subject = fmt.Sprintf("%q", redactUser(u))
 		}
-		for _, msg := range urlProblems(u, d.AllowPrivateNetworks, d.AllowedCIDRs(), subject) {
+		probs, _ := urlProblems(u, d.AllowPrivateNetworks, d.AllowedCIDRs(), subject)
+		for _, msg := range probs {
 			p.add(at+".tokenUrl", "%s", msg)
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/hookfan/hookfan/shared/message"
 )
 
 // Ordering makes a destination an ordered lane: an SNS FIFO subscription
@@ -81,8 +83,8 @@ type OrderingRoute struct {
 
 // AttrOrderingKey is the FIFO topic's message attribute naming the key
 // spec a copy was grouped by; an ordered subscription's filter policy
-// matches its destination's spec.
-const AttrOrderingKey = "ordering_key"
+// matches its destination's spec (the message codec's name).
+const AttrOrderingKey = message.AttrOrderingKey
 
 // OrderingRoutes are the distinct key specs of the ordered destinations,
 // in the order they first appear, each with the union of their sources
@@ -252,7 +254,7 @@ func EncodeOrderingRoutes(r []OrderingRoute) string { return mustJSON(r) }
 // DecodeOrderingRoutes reads and checks the routes handed to ingest.
 func DecodeOrderingRoutes(data string) ([]OrderingRoute, error) {
 	var r []OrderingRoute
-	if err := decodeStrict([]byte(data), &r); err != nil {
+	if err := decodeStrict([]byte(data), &r, EnvOrderingRoutes); err != nil {
 		return nil, fmt.Errorf("%s: %w", EnvOrderingRoutes, err)
 	}
 	var p problems

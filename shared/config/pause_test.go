@@ -74,10 +74,10 @@ func TestPauseInvalid(t *testing.T) {
 			`destinations[0].pause.maxPause: 72h0m0s cannot fit: the queue keeps a message for twice its retry schedule (672h0m0s) before any pause, and the DLQ, whose 336h0m0s count from the event's arrival, must still keep it 72h0m0s for a redrive; shorten the schedule to make room for pauses`,
 		}},
 		{"unknown pause field", `, "pause": {"after": 3}`, []string{
-			`unknown field "after"; check its spelling against the configuration reference, docs/configuration.md#configuration-reference`,
+			`destinations[0].pause.after: unknown field; did you mean afterFailures?`,
 		}},
 		{"not a duration", `, "pause": {"maxPause": 3600}`, []string{
-			`destinations.pause.maxPause: got a JSON value 3600; want a duration string such as "30s", "2m" or "1h30m"`,
+			`destinations[0].pause.maxPause: 3600 is a number; want a duration string such as "30s", "2m" or "1h30m"`,
 		}},
 	}
 	for _, tt := range tests {

@@ -42,12 +42,12 @@ func TestReplayInvalid(t *testing.T) {
 		{"stripe", `{"enabled": false}`, []string{"sources[0].replayProtection" + timestamped("stripe")}},
 		{"slack", `{"windowDays": 3}`, []string{"sources[3].replayProtection" + timestamped("slack")}},
 		{"standard-webhooks", `{"enabled": true}`, []string{"sources[4].replayProtection" + timestamped("standard-webhooks")}},
-		{"github", `{"windowDays": 0.5}`, []string{`sources.replayProtection.windowDays: got a JSON number 0.5; want a number`}},
+		{"github", `{"windowDays": 0.5}`, []string{`sources[1].replayProtection.windowDays: 0.5 is not a whole number; write one without a fraction or exponent`}},
 		{"github", `{"windowDays": -1}`, []string{`sources[1].replayProtection.windowDays: -1 is out of range; use 1 to 365 days (default 7)`}},
 		{"shopify", `{"windowDays": 366}`, []string{`sources[2].replayProtection.windowDays: 366 is out of range; use 1 to 365 days (default 7)`}},
 		{"hmac", `{"enabled": false, "windowDays": 30}`, []string{`sources[5].replayProtection.windowDays: set while replayProtection.enabled is false; remove it, or turn replay protection back on`}},
-		{"token", `{"enabled": "no"}`, []string{`sources.replayProtection.enabled: got a JSON string; want true or false`}},
-		{"token", `{"window": "7d"}`, []string{`unknown field "window"; check its spelling against the configuration reference, docs/configuration.md#configuration-reference`}},
+		{"token", `{"enabled": "no"}`, []string{`sources[6].replayProtection.enabled: "no" is a string; want true or false`}},
+		{"token", `{"window": "7d"}`, []string{`sources[6].replayProtection.window: unknown field; did you mean windowDays?`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.source+" "+tt.block, func(t *testing.T) {

@@ -53,10 +53,10 @@ type ARN struct {
 // The shape of each part of a target ARN, checked with loops: this
 // package's initialisation runs at every cold start (no regexp at init).
 
-// word reports whether s is min to max bytes of letters, digits and the
-// bytes of extra.
-func word(s string, min, max int, extra string) bool {
-	if len(s) < min || len(s) > max {
+// word reports whether s is minLen to maxLen bytes of letters, digits and
+// the bytes of extra.
+func word(s string, minLen, maxLen int, extra string) bool {
+	if len(s) < minLen || len(s) > maxLen {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
@@ -68,8 +68,8 @@ func word(s string, min, max int, extra string) bool {
 	return true
 }
 
-func digits(s string, min, max int) bool {
-	return word(s, min, max, "") && strings.Trim(s, "0123456789") == ""
+func digits(s string, minLen, maxLen int) bool {
+	return word(s, minLen, maxLen, "") && strings.Trim(s, "0123456789") == ""
 }
 
 func lowerWord(s string) bool { return s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyz") == "" }

@@ -45,6 +45,33 @@ func TestTLSAndOAuth2Valid(t *testing.T) {
 	}
 }
 
+// TestTLSCAAlone: a private CA without a client certificate (a receiver
+// that asks for none) is a valid tls section; the lane reads the CA's
+// secret only.
+func TestTLSCAAlone(t *testing.T) {
+	c, err := Parse(tlsAuthConfig(`{"name": "private", "url": "https://hooks.corp.example/in", "tls": {"caSecret": "hookfan/private/ca"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := c.Destination("private")
+	back, err := DecodeDestination(EncodeDestination(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(d, back); diff != "" {
+		t.Errorf("environment round trip (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"hookfan/private/ca"}, d.TLSSecrets()); diff != "" {
+		t.Errorf("TLSSecrets (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"hookfan/private/ca"}, d.Secrets()); diff != "" {
+		t.Errorf("Secrets (-want +got):\n%s", diff)
+	}
+	if strings.Contains(EncodeDestination(d), "clientCertificateSecret") {
+		t.Errorf("the environment names an empty clientCertificateSecret: %s", EncodeDestination(d))
+	}
+}
+
 // TestTLSAndOAuth2Invalid: every problem is reported at once, naming the
 // field, the bad value and the fix.
 func TestTLSAndOAuth2Invalid(t *testing.T) {
@@ -52,15 +79,23 @@ func TestTLSAndOAuth2Invalid(t *testing.T) {
 		name, dest string
 		want       []string
 	}{
-		{"tls without a certificate", `{"name": "d", "url": "https://h.example/", "tls": {"caSecret": "bad name!"}}`, []string{
-			`destinations[0].tls.clientCertificateSecret: missing; name the Secrets Manager secret that holds the client certificate and its private key as PEM (docs/configuration.md#mutual-tls)`,
+		{"tls without a certificate, bad CA name", `{"name": "d", "url": "https://h.example/", "tls": {"caSecret": "bad name!"}}`, []string{
 			`destinations[0].tls.caSecret: "bad name!" is not a valid Secrets Manager name or ARN`,
+		}},
+		{"tls empty", `{"name": "d", "url": "https://h.example/", "tls": {}}`, []string{
+			`destinations[0].tls: is empty; set clientCertificateSecret (the client certificate and key to present, mutual TLS), caSecret (the private CA the server's certificate chains to), or both`,
+		}},
+		{"tls with empty names", `{"name": "d", "url": "https://h.example/", "tls": {"clientCertificateSecret": "", "caSecret": ""}}`, []string{
+			`destinations[0].tls: is empty; set clientCertificateSecret`,
+		}},
+		{"a CA alone over http", `{"name": "d", "url": "http://127.0.0.1/", "allowPrivateNetworks": true, "tls": {"caSecret": "ca"}}`, []string{
+			`destinations[0].tls: is set but the url uses http; a client certificate is presented, and a CA trusted, only over https`,
 		}},
 		{"one secret for both", `{"name": "d", "url": "https://h.example/", "tls": {"clientCertificateSecret": "c", "caSecret": "c"}}`, []string{
 			`destinations[0].tls.caSecret: "c" is also the clientCertificateSecret; the CA bundle goes in a secret of its own`,
 		}},
 		{"tls over http", `{"name": "d", "url": "http://127.0.0.1/", "allowPrivateNetworks": true, "tls": {"clientCertificateSecret": "c"}}`, []string{
-			`destinations[0].tls: is set but the url uses http; a client certificate is presented only over https`,
+			`destinations[0].tls: is set but the url uses http; a client certificate is presented, and a CA trusted, only over https`,
 		}},
 		{"oauth2 empty", `{"name": "d", "url": "https://h.example/", "auth": {"oauth2": {}}}`, []string{
 			`destinations[0].auth.oauth2.tokenUrl: missing; set the identity provider's token endpoint`,

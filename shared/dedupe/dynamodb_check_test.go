@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -17,8 +16,10 @@ import (
 
 // TestDynamoDBCheckMode: in dedupe.mode check a claim is one consistent
 // GetItem and no write; a finish is one UpdateItem whose every placeholder
-// is defined and used, conditional on the claim's condition, for every
-// outcome, ordinary or replayed; a failed condition is ErrSettled.
+// is defined and used, for every outcome, ordinary or replayed; a failed
+// condition is ErrSettled. What the condition and the update do is run
+// against DynamoDB by dedupetest.Run in ModeCheck
+// (integration/dedupe_test.go).
 func TestDynamoDBCheckMode(t *testing.T) {
 	var settle bool
 	f := &fakeDynamo{update: func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
@@ -50,12 +51,8 @@ func TestDynamoDBCheckMode(t *testing.T) {
 			}
 			got := f.updates[len(f.updates)-1]
 			checkExpressions(t, got)
-			cond := aws.ToString(got.ConditionExpression)
-			if !strings.Contains(cond, "attribute_not_exists") || (replay == "") != strings.Contains(cond, ":delivered") || (replay != "") != strings.Contains(cond, ":replay") {
-				t.Errorf("finish %s (replay %q): condition %q, want the claim's", status, replay, cond)
-			}
-			if !strings.Contains(aws.ToString(got.UpdateExpression), "ADD #attempts :one") {
-				t.Errorf("finish %s: update %q does not count the attempt", status, aws.ToString(got.UpdateExpression))
+			if got.ConditionExpression == nil {
+				t.Errorf("finish %s (replay %q): unconditional; want the claim's condition", status, replay)
 			}
 		}
 	}

@@ -108,7 +108,7 @@ func checkAddress(guard func(netip.Addr) error, address string) error {
 		return fmt.Errorf("%w: cannot read dial address %q: %v", ErrBlockedAddress, address, err)
 	}
 	if err := guard(ap.Addr()); err != nil {
-		return fmt.Errorf("%w: %v", ErrBlockedAddress, err)
+		return fmt.Errorf("%w: %w", ErrBlockedAddress, err)
 	}
 	return nil
 }

@@ -57,7 +57,7 @@ type Metrics interface {
 	Flush(ctx context.Context) error
 }
 
-// Timing and sizing decisions (see the README's delivery section).
+// Timing and sizing decisions (docs/decisions.md#delivery).
 const (
 	// DefaultConcurrency delivers a whole batch at once.
 	DefaultConcurrency = config.MaxBatchSize
@@ -293,6 +293,11 @@ func (h *Handler) deliver(ctx context.Context, started time.Time, rec parsedReco
 	if stop, ok := h.reshape(ctx, &p, lease); !ok {
 		return stop
 	}
+	if p.refused != nil {
+		// Nothing is sent: the attempt fails with its reason (egress.go).
+		h.count(metrics.DeliveryAttempts)
+		return h.record(ctx, p, lease, result{err: p.refused})
+	}
 	res := h.transmit(ctx, p.url, p.msg, p.signer, p.headers, sendTimeout)
 	h.refreshHeaderSecrets(ctx, res.status)
 	h.count(metrics.DeliveryAttempts)
@@ -314,6 +319,10 @@ type prepared struct {
 	// the POST and the outcome's write.
 	send       time.Duration
 	leaseUntil time.Time
+	// refused is why url (read from its secret) may not be attempted: an
+	// address the guard refuses or a port the lane does not open. The
+	// attempt is claimed and recorded as failed with it, never sent.
+	refused *refusedError
 }
 
 // prepare parses the record, gets a signer and the time the attempt may
@@ -355,8 +364,11 @@ func (h *Handler) prepare(ctx context.Context, started time.Time, rec parsedReco
 		return p, h.notAttempted(ctx, p, "header secret unavailable", err), false
 	}
 	if p.url, err = h.endpoint(ctx); err != nil {
-		h.count(metrics.DeliveryFailed)
-		return p, h.notAttempted(ctx, p, "url secret unavailable", err), false
+		var refusedURL bool
+		if p.refused, refusedURL = refusedEndpoint(h.dest.URLSecretName, err); !refusedURL {
+			h.count(metrics.DeliveryFailed)
+			return p, h.notAttempted(ctx, p, "url secret unavailable", err), false
+		}
 	}
 	if err = h.clientAuth.Prepare(ctx); err != nil {
 		h.count(metrics.DeliveryFailed)

@@ -70,7 +70,7 @@ func TestParseMessageMalformed(t *testing.T) {
 		{"zero receive count", func(m *events.SQSMessage) { m.Attributes["ApproximateReceiveCount"] = "0" }, "ApproximateReceiveCount"},
 		{"binary attribute", func(m *events.SQSMessage) {
 			m.MessageAttributes[message.AttrID] = events.SQSMessageAttribute{BinaryValue: []byte("x"), DataType: "Binary"}
-		}, "attribute id is missing"},
+		}, `attribute id has type "Binary"; want String`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

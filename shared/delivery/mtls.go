@@ -20,7 +20,9 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 )
 
-// Mutual TLS: the destination's client certificate and private CA come from
+// Mutual TLS: the destination's client certificate and private CA (either
+// or both: a private CA alone trusts a receiver that asks for no
+// certificate) come from
 // Secrets Manager through the secrets cache (HeaderSecrets, read verbatim),
 // so a rotated pair is presented once stored, within the cache's TTL. The
 // pair reaches each handshake through tls.Config.GetClientCertificate,
@@ -82,7 +84,9 @@ func newClientTLS(t *config.TLS, secrets HeaderSecrets, base *http.Transport, no
 func (c *clientTLS) transport(roots *x509.CertPool) *http.Transport {
 	t := c.base.Clone()
 	cfg := t.TLSClientConfig.Clone()
-	cfg.GetClientCertificate = c.clientCertificate
+	if c.certName != "" {
+		cfg.GetClientCertificate = c.clientCertificate
+	}
 	cfg.RootCAs = roots
 	cfg.ClientSessionCache = nil
 	t.TLSClientConfig = cfg
@@ -107,11 +111,13 @@ func (c *clientTLS) load(ctx context.Context) error {
 	c.mu.Lock()
 	began := c.applied
 	c.mu.Unlock()
-	v, err := c.secrets.Value(ctx, c.certName)
-	if err != nil {
-		return fmt.Errorf("%w: secret %q: %w", errClientCertificate, c.certName, err)
+	var v, ca string
+	var err error
+	if c.certName != "" {
+		if v, err = c.secrets.Value(ctx, c.certName); err != nil {
+			return fmt.Errorf("%w: secret %q: %w", errClientCertificate, c.certName, err)
+		}
 	}
-	var ca string
 	if c.caName != "" {
 		if ca, err = c.secrets.Value(ctx, c.caName); err != nil {
 			return fmt.Errorf("%w: CA secret %q: %w", errClientCertificate, c.caName, err)
@@ -165,7 +171,9 @@ func (c *clientTLS) reread(ctx context.Context) bool {
 	c.rereadAt = now
 	certFrom, caFrom := c.certFrom, c.caFrom
 	c.mu.Unlock()
-	_, _, _ = c.secrets.RefreshValue(ctx, c.certName) // a failure keeps the pair in use
+	if c.certName != "" {
+		_, _, _ = c.secrets.RefreshValue(ctx, c.certName) // a failure keeps the pair in use
+	}
 	if c.caName != "" {
 		_, _, _ = c.secrets.RefreshValue(ctx, c.caName)
 	}

@@ -3,8 +3,12 @@ package delivery
 import (
 	"context"
 	"crypto/tls"
+	"io"
+	"log"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -56,6 +60,61 @@ func TestMTLSDelivers(t *testing.T) {
 			t.Errorf("h2=%v: GetSecretValue calls cert %d, CA %d; want 1 each", h2, sm.count(certSecret), sm.count(caSecret))
 		}
 	}
+}
+
+// TestPrivateCAWithoutClientCertificate: a receiver with a private CA
+// that asks for no client certificate is reached with caSecret alone (no
+// certificate secret is read, none presented); without it, its
+// certificate is refused as from an unknown authority, a failed attempt.
+func TestPrivateCAWithoutClientCertificate(t *testing.T) {
+	serverCA := newTestCA(t, "private CA")
+	var presented []int
+	var mu sync.Mutex
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		presented = append(presented, len(r.TLS.PeerCertificates))
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	_, crt := serverCA.leaf(t, "destination", true)
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{crt}, ClientAuth: tls.NoClientCert, MinVersion: tls.VersionTLS12}
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake is the point
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+
+	t.Run("caSecret alone", func(t *testing.T) {
+		sm := newFakeSM(map[string]string{caSecret: serverCA.pem})
+		h := newHarness(t, srv.URL, newSecret(t), withClientAuth(t, sm, &clock{t: time.Now()}, &config.TLS{CASecret: caSecret}, nil))
+		resp, _ := h.h.Handle(context.Background(), batch(sqsRecord("evt_1", 1)))
+		if f := failures(resp); len(f) != 0 {
+			t.Fatalf("failures %v: %s", f, lastRecord(t, h, "evt_1").LastError)
+		}
+		if r := lastRecord(t, h, "evt_1"); r.Status != dedupe.StatusDelivered {
+			t.Errorf("record %s, want DELIVERED", r.Status)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(presented) != 1 || presented[0] != 0 {
+			t.Errorf("client certificates presented per request: %v, want one request with none", presented)
+		}
+		if n := sm.count(certSecret); n != 0 {
+			t.Errorf("%d reads of a client certificate secret the destination does not name", n)
+		}
+	})
+	t.Run("without it", func(t *testing.T) {
+		h := newHarness(t, srv.URL, newSecret(t))
+		resp, _ := h.h.Handle(context.Background(), batch(sqsRecord("evt_2", 1)))
+		if f := failures(resp); len(f) != 1 {
+			t.Fatalf("failures %v, want the record", f)
+		}
+		r := lastRecord(t, h, "evt_2")
+		if r.Status != dedupe.StatusFailed || r.Attempts != 1 || !strings.Contains(r.LastError, "x509: certificate signed by unknown authority") {
+			t.Errorf("record %s after %d attempts: %q, want FAILED after 1 with the unknown authority", r.Status, r.Attempts, r.LastError)
+		}
+		if got := h.sink.sum(metrics.DeliveryFailed); got != 1 {
+			t.Errorf("DeliveryFailed %v, want 1", got)
+		}
+	})
 }
 
 // TestMTLSRefusedRecordsTheSide: a certificate the server does not trust

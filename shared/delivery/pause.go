@@ -10,9 +10,9 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookfan/hookfan/shared/message"
+	"github.com/hookfan/hookfan/shared/message/sqsattr"
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/pausing"
 )
@@ -169,19 +169,19 @@ func (h *Handler) holdOne(ctx context.Context, started time.Time, rec *events.SQ
 // message, delayed by HoldFor (at most MaxHoldDelay), carrying attempted,
 // the attempts the event's message made so far.
 func (h *Handler) requeueCopy(ctx context.Context, rec *events.SQSMessage, attempted int) error {
-	attrs := make(map[string]sqstypes.MessageAttributeValue, len(rec.MessageAttributes)+1)
-	for k, v := range rec.MessageAttributes {
-		dt := v.DataType
-		attrs[k] = sqstypes.MessageAttributeValue{DataType: &dt, StringValue: v.StringValue, BinaryValue: v.BinaryValue}
-	}
+	attrs := sqsattr.FromLambda(rec.MessageAttributes)
 	delete(attrs, message.AttrAttempted)
 	if attempted > 0 {
-		attrs[message.AttrAttempted] = sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(FormatAttempted(attempted, h.now()))}
+		attrs[message.AttrAttempted] = message.Attribute{Type: message.TypeString, Value: FormatAttempted(attempted, h.now())}
+	}
+	sqsAttrs, err := sqsattr.ToSQS(attrs)
+	if err != nil {
+		return fmt.Errorf("send a fresh copy of %s: %w", rec.MessageId, err)
 	}
 	sctx, cancel := context.WithTimeout(ctx, h.timeouts.Requeue)
 	defer cancel()
 	body := rec.Body
-	out, err := h.requeue.SendMessage(sctx, &sqs.SendMessageInput{QueueUrl: &h.queueURL, MessageBody: &body, MessageAttributes: attrs,
+	out, err := h.requeue.SendMessage(sctx, &sqs.SendMessageInput{QueueUrl: &h.queueURL, MessageBody: &body, MessageAttributes: sqsAttrs,
 		DelaySeconds: visibilitySeconds(min(h.holdFor, MaxHoldDelay))})
 	if err != nil {
 		return fmt.Errorf("send a fresh copy of %s: %w", rec.MessageId, err)

@@ -72,6 +72,9 @@ func (r result) describe() string {
 	var netErr net.Error
 	switch {
 	case errors.Is(r.err, ErrBlockedAddress):
+		if reason := guardRefusal(r.err); reason != "" {
+			return reason
+		}
 		var ue *url.Error
 		if errors.As(r.err, &ue) {
 			return innermost(ue.Err)

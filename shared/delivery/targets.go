@@ -17,11 +17,11 @@ import (
 	lambdasvc "github.com/aws/aws-sdk-go-v2/service/lambda"
 	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
 
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/message"
+	"github.com/hookfan/hookfan/shared/message/sqsattr"
 	"github.com/hookfan/hookfan/shared/signing"
 )
 
@@ -230,24 +230,11 @@ type sqsTarget struct {
 }
 
 func (t sqsTarget) deliver(ctx context.Context, msg Message, timeout time.Duration) result {
-	body, enc := encodeBody(msg.Body)
-	str := func(v string) sqstypes.MessageAttributeValue {
-		return sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
-	}
-	attrs := map[string]sqstypes.MessageAttributeValue{
-		message.AttrID: str(msg.ID), message.AttrSource: str(msg.Source), message.AttrType: str(msg.Type),
-		message.AttrReceivedAt: str(msg.ReceivedAt.UTC().Format(message.ReceivedAtLayout)),
-	}
-	if msg.ContentType != "" {
-		attrs[message.AttrContentType] = str(msg.ContentType)
-	}
-	if enc == EncodingBase64 {
-		attrs[message.AttrEncoding] = str(EncodingBase64)
-	}
-	if msg.Replay != "" {
-		attrs[message.AttrReplay] = str(msg.Replay)
-	}
-	in := &sqs.SendMessageInput{QueueUrl: aws.String(t.url), MessageBody: aws.String(body), MessageAttributes: attrs}
+	ev := message.Event{ID: msg.ID, Source: msg.Source, Type: msg.Type, ContentType: msg.ContentType, ReceivedAt: msg.ReceivedAt, Replay: msg.Replay}
+	ev.Body, ev.Encoding = message.EncodeBody(msg.Body)
+	body, attrs := ev.Encode()
+	sqsAttrs, _ := sqsattr.ToSQS(attrs) // all strings: it cannot fail
+	in := &sqs.SendMessageInput{QueueUrl: aws.String(t.url), MessageBody: aws.String(body), MessageAttributes: sqsAttrs}
 	if t.fifo {
 		dedupe := msg.ID
 		if msg.Replay != "" {

@@ -250,9 +250,8 @@ func (h *Handler) handle(ctx context.Context, req *events.APIGatewayProxyRequest
 	if ident.JSONText {
 		text = message.JSONText
 	}
-	msg := draft{body: body, text: text(body), copyBytes: src.copyBytes, attrs: attributes{
-		source: name, typ: ident.Type, id: id, contentType: contentType(hdr),
-		receivedAt: received.UTC().Format(message.ReceivedAtLayout),
+	msg := draft{body: body, text: text(body), copyBytes: src.copyBytes, event: message.Event{
+		Source: name, Type: ident.Type, ID: id, ContentType: contentType(hdr), ReceivedAt: received,
 	}}
 	res := outcome{source: name, known: true, id: id, typ: ident.Type, providerID: ident.ID}
 	if src.replayWindow > 0 {
@@ -260,12 +259,12 @@ func (h *Handler) handle(ctx context.Context, req *events.APIGatewayProxyRequest
 		// whatever message its unsigned headers would make.
 		return h.publishOnce(ctx, src, req, hdr, msg, res, received)
 	}
-	in, code, err := h.message(ctx, req, msg)
+	in, ev, code, err := h.message(ctx, req, msg)
 	if code != "" {
 		res.status, res.code, res.detail = answers[code].status, code, err
 		return res
 	}
-	return h.publish(ctx, in, res, keyed{hdr: hdr, body: body})
+	return h.publish(ctx, in, res, keyed{hdr: hdr, body: body, event: ev})
 }
 
 // message builds the SNS input of an accepted request: the body inline
@@ -274,19 +273,19 @@ func (h *Handler) handle(ctx context.Context, req *events.APIGatewayProxyRequest
 // and published as a reference (nothing is ever published that refers to
 // a body S3 does not hold). code is the refusal's answer code when there
 // is none.
-func (h *Handler) message(ctx context.Context, req *events.APIGatewayProxyRequest, msg draft) (in *sns.PublishInput, code string, err error) {
-	in, err = newMessage(h.topicARN, req, msg.body, msg.text, msg.attrs, msg.copyBytes)
+func (h *Handler) message(ctx context.Context, req *events.APIGatewayProxyRequest, msg draft) (in *sns.PublishInput, ev message.Event, code string, err error) {
+	in, ev, err = newMessage(h.topicARN, req, msg.body, msg.text, msg.event, msg.copyBytes)
 	if errors.Is(err, errMessageTooLarge) && h.payloads != nil {
-		ref, perr := h.payloads.Put(ctx, msg.attrs.source, msg.attrs.id, msg.body)
+		ref, perr := h.payloads.Put(ctx, msg.event.Source, msg.event.ID, msg.body)
 		if perr != nil {
-			return nil, CodePayloadStoreFailed, perr
+			return nil, ev, CodePayloadStoreFailed, perr
 		}
-		in, err = newReference(h.topicARN, ref, msg.attrs, msg.copyBytes)
+		in, ev, err = newReference(h.topicARN, ref, msg.event, msg.copyBytes)
 	}
 	if err != nil {
-		return nil, CodeBodyTooLarge, err
+		return nil, ev, CodeBodyTooLarge, err
 	}
-	return in, "", nil
+	return in, ev, "", nil
 }
 
 // draft is what an accepted request's message is built from, with the
@@ -299,7 +298,8 @@ type draft struct {
 	// copyBytes is the room the message keeps for its ordered copies'
 	// ordering_key attribute (source.copyBytes).
 	copyBytes int
-	attrs     attributes
+	// event is the message's event without its body.
+	event message.Event
 }
 
 // publish hands the message to SNS: 202 with the event's id once SNS

@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
-	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/message"
 	"github.com/hookfan/hookfan/shared/verify"
 )
 
@@ -36,7 +35,7 @@ func newOrderedRoutes(routes []config.OrderingRoute) ([]orderedRoute, error) {
 }
 
 // orderedCopyBytes is what the largest ordered copy of an event of source
-// adds to its standard message: the ordering_key attribute of the longest
+// adds to its standard message: the message.AttrOrderingKey attribute of the longest
 // spec among the routes taking source, as messageSize counts it; 0 when
 // none takes it. The standard message is built within one SNS message
 // less this, so a body whose copy would not fit goes to the payload store
@@ -45,52 +44,43 @@ func orderedCopyBytes(routes []orderedRoute, source string) int {
 	n := 0
 	for _, r := range routes {
 		if r.route.Takes(source) {
-			n = max(n, len(config.AttrOrderingKey)+len("String")+len(r.route.Key))
+			n = max(n, len(message.AttrOrderingKey)+len(message.TypeString)+len(r.route.Key))
 		}
 	}
 	return n
 }
 
-// keyed is what an event's ordered copies are read from.
+// keyed is what an event's ordered copies are read from: the request's
+// headers and body, and the event its standard message encodes.
 type keyed struct {
-	hdr  verify.Header
-	body []byte
+	hdr   verify.Header
+	body  []byte
+	event message.Event
 }
 
 // orderedCopies are the FIFO topic's inputs for an event whose standard
-// message is in: one per route taking the event's source, each with the
-// group id of its key, a deduplication id of its own (the same for a
-// provider's retry of the event), and the route's spec in
-// config.AttrOrderingKey, which each ordered subscription filters on.
-func (h *Handler) orderedCopies(in *sns.PublishInput, source, eventID string, ev keyed) ([]*sns.PublishInput, error) {
+// message encodes ev.event: one per route taking the event's source, each
+// the event with the route's spec as its ordering key
+// (message.AttrOrderingKey, which each ordered subscription filters on),
+// the group id of its key, and a deduplication id of its own (the same for
+// a provider's retry of the event).
+func (h *Handler) orderedCopies(source, eventID string, ev keyed) ([]*sns.PublishInput, error) {
 	var out []*sns.PublishInput
 	for _, r := range h.orderedRoutes {
 		if !r.route.Takes(source) {
 			continue
 		}
-		attrs := maps.Clone(in.MessageAttributes)
-		attrs[config.AttrOrderingKey] = snstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(r.route.Key)}
-		c := *in
-		c.TopicArn = aws.String(h.orderedTopicARN)
-		c.MessageAttributes = attrs
+		e := ev.event
+		e.OrderingKey = r.route.Key
+		c, size := encode(h.orderedTopicARN, e)
 		c.MessageGroupId = aws.String(config.GroupID(source, r.key.Value(ev.hdr.Values, ev.body)))
 		c.MessageDeduplicationId = aws.String(config.DedupID(eventID, r.route.Key))
-		if size := messageSize(&c); size > config.MaxSNSMessageBytes {
+		if size > config.MaxSNSMessageBytes {
 			return nil, fmt.Errorf("%w: the ordered copy takes %d bytes with its attributes", errMessageTooLarge, size)
 		}
-		out = append(out, &c)
+		out = append(out, c)
 	}
 	return out, nil
-}
-
-// messageSize is a message's size as SNS counts it: the body, and each
-// attribute's name, type and value.
-func messageSize(in *sns.PublishInput) int {
-	n := len(aws.ToString(in.Message))
-	for k, v := range in.MessageAttributes {
-		n += len(k) + len(aws.ToString(v.DataType)) + len(aws.ToString(v.StringValue))
-	}
-	return n
 }
 
 // publishAll publishes in to the fan-out topic and, when some destination
@@ -104,7 +94,7 @@ func (h *Handler) publishAll(ctx context.Context, in *sns.PublishInput, source, 
 		_, err := h.publisher.Publish(ctx, in)
 		return err
 	}
-	copies, err := h.orderedCopies(in, source, eventID, ev)
+	copies, err := h.orderedCopies(source, eventID, ev)
 	if err != nil {
 		return err
 	}
@@ -116,7 +106,7 @@ func (h *Handler) publishAll(ctx context.Context, in *sns.PublishInput, source, 
 			if _, err := h.publisher.Publish(ctx, p); err != nil {
 				what := "the fan-out topic"
 				if i > 0 {
-					what = fmt.Sprintf("the FIFO topic (ordering key %s)", aws.ToString(p.MessageAttributes[config.AttrOrderingKey].StringValue))
+					what = fmt.Sprintf("the FIFO topic (ordering key %s)", aws.ToString(p.MessageAttributes[message.AttrOrderingKey].StringValue))
 				}
 				errs[i] = fmt.Errorf("publish to %s: %w", what, err)
 			}

@@ -47,7 +47,7 @@ func (h *Handler) publishOnce(ctx context.Context, src *source, req *events.APIG
 	if err != nil { // the request verified, so this cannot happen: fail closed
 		return reject(src.name, true, verifyCode(err), fmt.Errorf("replay key: %w", err))
 	}
-	mine := replayguard.Event{ID: res.id, Type: res.typ, ContentType: msg.attrs.contentType}
+	mine := replayguard.Event{ID: res.id, Type: res.typ, ContentType: msg.event.ContentType}
 	lease, err := h.replay.Claim(ctx, replayguard.ClaimInput{
 		Key: replayguard.Key(src.name, material), Source: src.name, Event: mine,
 		Now: now, LeaseUntil: leaseEnd(ctx, now), ExpiresAt: now.Add(src.replayWindow),
@@ -68,18 +68,18 @@ func (h *Handler) publishOnce(ctx context.Context, src *source, req *events.APIG
 	}
 	if lease.Event != mine {
 		// A takeover: publish the event the record was claimed for.
-		msg.attrs.id, msg.attrs.typ, msg.attrs.contentType = lease.Event.ID, lease.Event.Type, lease.Event.ContentType
+		msg.event.ID, msg.event.Type, msg.event.ContentType = lease.Event.ID, lease.Event.Type, lease.Event.ContentType
 		res.copyID, res.copyType = res.id, res.typ
 		res.id, res.typ = lease.Event.ID, lease.Event.Type
 	}
 	// The message is built once the claim is held: a copy stores no
 	// payload, and a refused message releases the claim.
-	in, code, err := h.message(ctx, req, msg)
+	in, ev, code, err := h.message(ctx, req, msg)
 	if code != "" {
 		res.status, res.code, res.detail = answers[code].status, code, h.release(ctx, lease, err)
 		return res
 	}
-	res = h.publish(ctx, in, res, keyed{hdr: hdr, body: msg.body})
+	res = h.publish(ctx, in, res, keyed{hdr: hdr, body: msg.body, event: ev})
 	if res.code != "" {
 		res.detail = h.release(ctx, lease, res.detail)
 		return res

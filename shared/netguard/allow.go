@@ -127,7 +127,7 @@ func (a Allowed) Check(addr netip.Addr) error {
 	}
 	addr = addr.WithZone("")
 	if what, ok := Never(addr); ok {
-		return fmt.Errorf("%s is %s, never reachable whatever allowCidrs lists", addr, what)
+		return refused(addr.String(), "%s is %s, never reachable whatever allowCidrs lists", addr, what)
 	}
 	plain := addr.Unmap()
 	for _, p := range a {
@@ -135,7 +135,7 @@ func (a Allowed) Check(addr netip.Addr) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w, in none of the destination's allowCidrs", err)
+	return refused(addr.String(), "%v, in none of the destination's allowCidrs", err)
 }
 
 // Never reports whether addr (or the IPv4 address it carries) is in a

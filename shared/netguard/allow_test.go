@@ -1,6 +1,7 @@
 package netguard
 
 import (
+	"errors"
 	"net/netip"
 	"strings"
 	"testing"
@@ -193,4 +194,40 @@ func lastAddr(p netip.Prefix) netip.Addr {
 	}
 	a, _ := netip.AddrFromSlice(b)
 	return a
+}
+
+// TestRefusalsAreRefusedErrors: every refusal, of an address, a host or
+// by an allow-list, is a *RefusedError naming what was refused, so a
+// caller tells it from its own errors with errors.As.
+func TestRefusalsAreRefusedErrors(t *testing.T) {
+	list, err := ParseAllowed([]string{"10.20.0.0/16"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, host string
+		err        error
+	}{
+		{"private", "10.1.2.3", Check(netip.MustParseAddr("10.1.2.3"))},
+		{"embedded", "::ffff:127.0.0.1", Check(netip.MustParseAddr("::ffff:127.0.0.1"))},
+		{"reserved IPv6", "4000::1", Check(netip.MustParseAddr("4000::1"))},
+		{"loopback name", "localhost", CheckHost("localhost")},
+		{"private-use name", "db.internal", CheckHost("db.internal")},
+		{"numeric host", "2130706433", CheckHost("2130706433")},
+		{"outside the list", "10.30.0.1", list.Check(netip.MustParseAddr("10.30.0.1"))},
+		{"never reachable", "169.254.169.254", list.Check(netip.MustParseAddr("169.254.169.254"))},
+		{"host outside the list", "10.30.0.1", list.CheckHost("10.30.0.1")},
+	} {
+		var refused *RefusedError
+		if !errors.As(tt.err, &refused) {
+			t.Errorf("%s: %v (%T), want a *RefusedError", tt.name, tt.err, tt.err)
+			continue
+		}
+		if refused.Host != tt.host || refused.Error() != tt.err.Error() {
+			t.Errorf("%s: Host %q, text %q; want %q", tt.name, refused.Host, refused.Error(), tt.host)
+		}
+	}
+	if err := list.Check(netip.MustParseAddr("10.20.1.1")); err != nil {
+		t.Errorf("inside the list: %v", err)
+	}
 }

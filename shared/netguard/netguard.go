@@ -16,7 +16,6 @@
 package netguard
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -113,17 +112,33 @@ func ipv6Registry() []block {
 // globalUnicast is the IPv6 Address Space registry's one global unicast range.
 var globalUnicast = netip.MustParsePrefix("2000::/3")
 
+// RefusedError is an address or host name a delivery may not reach. Its
+// text names the address (or the name) and what it is ("10.1.2.3 is a
+// private-use address"), never more of a URL. Every refusal of Check,
+// CheckHost and Allowed's methods is one; callers match it with errors.As.
+type RefusedError struct {
+	// Host is the address or host name refused, as it was checked.
+	Host string
+	msg  string
+}
+
+func (e *RefusedError) Error() string { return e.msg }
+
+func refused(host, format string, args ...any) error {
+	return &RefusedError{Host: host, msg: fmt.Sprintf(format, args...)}
+}
+
 // Check returns nil when addr is a global unicast address a delivery may
-// reach, and otherwise an error naming the range it belongs to.
+// reach, and otherwise a *RefusedError naming the range it belongs to.
 func Check(addr netip.Addr) error {
 	if !addr.IsValid() {
-		return errors.New("invalid address")
+		return &RefusedError{msg: "invalid address"}
 	}
 	addr = addr.WithZone("")
 	ipv4, ipv6 := registries()
 	if v4, ok := embedded(addr); ok {
 		if what, ok := judge(ipv4, v4); !ok {
-			return fmt.Errorf("%s embeds %s, %s", addr, v4, what)
+			return refused(addr.String(), "%s embeds %s, %s", addr, v4, what)
 		}
 		return nil
 	}
@@ -132,10 +147,10 @@ func Check(addr netip.Addr) error {
 		table = ipv6
 	}
 	if what, ok := judge(table, addr); !ok {
-		return fmt.Errorf("%s is %s", addr, what)
+		return refused(addr.String(), "%s is %s", addr, what)
 	}
 	if addr.Is6() && !globalUnicast.Contains(addr) {
-		return fmt.Errorf("%s is a reserved address (outside %s, IPv6's global unicast range)", addr, globalUnicast)
+		return refused(addr.String(), "%s is a reserved address (outside %s, IPv6's global unicast range)", addr, globalUnicast)
 	}
 	return nil
 }
@@ -202,28 +217,28 @@ var (
 // time, on the addresses they resolve to.
 func CheckHost(host string) error {
 	if host == "" {
-		return errors.New("empty host")
+		return &RefusedError{msg: "empty host"}
 	}
 	name := strings.TrimSuffix(host, ".")
 	if addr, err := netip.ParseAddr(name); err == nil {
 		return Check(addr)
 	}
 	if name == "" {
-		return fmt.Errorf("%q is not a host name", host)
+		return refused(host, "%q is not a host name", host)
 	}
 	lower := strings.ToLower(name)
 	for _, n := range loopbackNames {
 		if lower == n || strings.HasSuffix(lower, "."+n) {
-			return fmt.Errorf("%q is a loopback name", host)
+			return refused(host, "%q is a loopback name", host)
 		}
 	}
 	for _, n := range privateUseNames {
 		if lower == n || strings.HasSuffix(lower, "."+n) {
-			return fmt.Errorf("%q is a private-use name", host)
+			return refused(host, "%q is a private-use name", host)
 		}
 	}
 	if numeric(lower[strings.LastIndexByte(lower, '.')+1:]) {
-		return fmt.Errorf("%q is an IPv4 address in a numeric form other than dotted decimal", host)
+		return refused(host, "%q is an IPv4 address in a numeric form other than dotted decimal", host)
 	}
 	return nil
 }

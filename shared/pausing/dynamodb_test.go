@@ -91,25 +91,22 @@ func TestDynamoDBCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := f.updates[0]
-	checkExpression(t, in)
-	want := "SET #updated_at = :now ADD #consecutive_failures :f, #win_100_a :a, #win_100_f :f REMOVE #win_98_a, #win_98_f"
-	if got := aws.ToString(in.UpdateExpression); got != want {
-		t.Errorf("expression\n got %s\nwant %s", got, want)
-	}
+	// What the expressions do is run against DynamoDB by pausingtest.Store
+	// (integration/pause_test.go); here they are only well formed.
+	checkExpression(t, f.updates[0])
 	if got.Failures != 7 || !slices.Equal(got.Windows, []pausing.Window{{Index: 99, Attempts: 3}, {Index: 100, Attempts: 12, Failures: 9}}) {
 		t.Errorf("decoded %+v", got)
 	}
 	if _, err := st.Count(context.Background(), "orders", tally(false, true, false), at, 0); err != nil {
 		t.Fatal(err)
 	}
-	in = f.updates[1]
-	checkExpression(t, in)
-	if got, want := aws.ToString(in.UpdateExpression), "SET #updated_at = :now, #consecutive_failures = :trailing"; got != want {
-		t.Errorf("with a success and no window\n got %s\nwant %s", got, want)
-	}
+	checkExpression(t, f.updates[1])
 }
 
+// TestDynamoDBTransitionsConditional: a refused transition comes back as
+// ErrChanged (or ErrProbeBusy) with the stored state. Which condition
+// refuses what is run against DynamoDB by pausingtest.Store
+// (integration/pause_test.go).
 func TestDynamoDBTransitionsConditional(t *testing.T) {
 	ctx := context.Background()
 	paused := map[string]types.AttributeValue{"pk": s("orders#.lane"), pausing.AttrMode: s("PAUSED"), pausing.AttrVersion: n("4"), pausing.AttrPausedBy: s("operator")}
@@ -124,17 +121,8 @@ func TestDynamoDBTransitionsConditional(t *testing.T) {
 	if !errors.Is(err, pausing.ErrChanged) || got.Version != 4 || got.By != pausing.ByOperator {
 		t.Errorf("refused Pause = %+v, %v; want ErrChanged with the stored state", got, err)
 	}
-	if c := aws.ToString(f.updates[0].ConditionExpression); c != "attribute_not_exists(#lane_version)" {
-		t.Errorf("first pause's condition %q", c)
-	}
 	if _, err := st.Pause(ctx, "orders", pausing.PauseInput{At: t0, ResumeBy: t0, Version: 4, Takeover: true}); !errors.Is(err, pausing.ErrChanged) {
 		t.Error(err)
-	}
-	if c := aws.ToString(f.updates[1].ConditionExpression); c != "#lane_version = :version" {
-		t.Errorf("later pause's condition %q", c)
-	}
-	if strings.Contains(aws.ToString(f.updates[1].UpdateExpression), "REMOVE") {
-		t.Errorf("a takeover clears the probes: %s", aws.ToString(f.updates[1].UpdateExpression))
 	}
 	_, err = st.Resume(ctx, "orders", pausing.ResumeInput{At: t0, Version: 4, Pauses: []pausing.Interval{{From: t0, To: t0}}, Clear: []int64{7, 8}})
 	if !errors.Is(err, pausing.ErrChanged) {
@@ -155,10 +143,6 @@ func TestDynamoDBTransitionsConditional(t *testing.T) {
 		if in.ReturnValuesOnConditionCheckFailure != types.ReturnValuesOnConditionCheckFailureAllOld {
 			t.Errorf("%s: refusals must return the item", aws.ToString(in.UpdateExpression))
 		}
-	}
-	resume := aws.ToString(f.updates[2].UpdateExpression)
-	if !strings.Contains(resume, "REMOVE #resume_by, #probe_until, #win_7_a, #win_7_f, #win_8_a, #win_8_f") {
-		t.Errorf("resume expression %s", resume)
 	}
 	if e := f.updates[len(f.updates)-1].ExpressionAttributeValues[":error"].(*types.AttributeValueMemberS).Value; len(e) > dedupe.MaxErrorLen {
 		t.Errorf("probe error stored with %d bytes", len(e))

@@ -14,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/hookfan/hookfan/shared/message/sqsattr"
 )
 
 // DeliverFunc is a deliver Lambda's handler.
@@ -170,10 +172,7 @@ func (p *Poller) event(msgs []sqstypes.Message) events.SQSEvent {
 func SQSEvent(msgs []sqstypes.Message, queueARN, region string) events.SQSEvent {
 	ev := events.SQSEvent{Records: make([]events.SQSMessage, 0, len(msgs))}
 	for _, m := range msgs {
-		attrs := map[string]events.SQSMessageAttribute{}
-		for k, v := range m.MessageAttributes {
-			attrs[k] = events.SQSMessageAttribute{StringValue: v.StringValue, BinaryValue: v.BinaryValue, DataType: aws.ToString(v.DataType)}
-		}
+		attrs := sqsattr.ToLambda(sqsattr.FromSQS(m.MessageAttributes))
 		ev.Records = append(ev.Records, events.SQSMessage{
 			MessageId:              aws.ToString(m.MessageId),
 			ReceiptHandle:          aws.ToString(m.ReceiptHandle),

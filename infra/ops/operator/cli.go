@@ -157,20 +157,20 @@ var commands = map[string]func(name string) command{
 	},
 	"dlq": func(name string) command {
 		fs := newFlags(name)
-		max := fs.Int("max", DefaultDLQPage, "messages to list")
+		limit := fs.Int("max", DefaultDLQPage, "messages to list")
 		return command{
 			flags: fs,
 			check: func(args []string) error {
 				if len(args) != 1 {
 					return usagef("%s takes one DESTINATION", name)
 				}
-				if *max < 1 {
-					return usagef("--max %d: list at least 1", *max)
+				if *limit < 1 {
+					return usagef("--max %d: list at least 1", *limit)
 				}
 				return nil
 			},
 			run: func(ctx context.Context, op *Operator, args []string) error {
-				_, err := op.DLQ(ctx, args[0], *max)
+				_, err := op.DLQ(ctx, args[0], *limit)
 				return err
 			},
 		}

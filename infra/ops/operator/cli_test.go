@@ -3,10 +3,13 @@ package operator
 import (
 	"bytes"
 	"context"
+	"go/parser"
+	"go/token"
 	"maps"
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -44,6 +47,30 @@ func TestUsageListsEveryCommand(t *testing.T) {
 	}
 	if diff := cmp.Diff(slices.Sorted(maps.Keys(commands)), slices.Compact(sorted)); diff != "" {
 		t.Errorf("commands in the table (-) and in Usage (+):\n%s", diff)
+	}
+}
+
+// TestPackageCommentsNameEveryCommand: the package comments of the
+// command (infra/ops) and of this package list the commands too; every
+// command of the table is named there as a word.
+func TestPackageCommentsNameEveryCommand(t *testing.T) {
+	for _, file := range []string{"../main.go", "operator.go"} {
+		f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.PackageClauseOnly|parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Doc == nil {
+			t.Fatalf("%s has no package comment", file)
+		}
+		words := map[string]bool{}
+		for w := range strings.FieldsFuncSeq(f.Doc.Text(), func(r rune) bool { return !unicode.IsLetter(r) }) {
+			words[w] = true
+		}
+		for _, name := range slices.Sorted(maps.Keys(commands)) {
+			if !words[name] {
+				t.Errorf("%s: the package comment does not name the %s command", file, name)
+			}
+		}
 	}
 }
 

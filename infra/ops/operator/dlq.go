@@ -37,16 +37,16 @@ type DLQPage struct {
 	Messages    []DeadLetter
 }
 
-// DLQ lists up to max messages of a destination's DLQ with their delivery
+// DLQ lists up to limit messages of a destination's DLQ with their delivery
 // records' last error, without consuming them: each is hidden for
 // PeekVisibility while it is read, and none is deleted.
-func (o *Operator) DLQ(ctx context.Context, destination string, max int) (DLQPage, error) {
+func (o *Operator) DLQ(ctx context.Context, destination string, limit int) (DLQPage, error) {
 	l, err := o.Resources.Lane(destination)
 	if err != nil {
 		return DLQPage{}, err
 	}
-	if max <= 0 {
-		max = DefaultDLQPage
+	if limit <= 0 {
+		limit = DefaultDLQPage
 	}
 	d, err := o.depth(ctx, l.DLQURL)
 	if err != nil {
@@ -55,9 +55,9 @@ func (o *Operator) DLQ(ctx context.Context, destination string, max int) (DLQPag
 	page := DLQPage{Destination: destination, Depth: d.total()}
 	if page.Depth > 0 {
 		var readErr error
-		_, err = o.peek(ctx, l.DLQURL, max, func(m sqstypes.Message) bool {
-			dl := DeadLetter{MessageID: aws.ToString(m.MessageId), ID: eventIDOf(m), Source: attr(m, message.AttrSource),
-				Type: attr(m, message.AttrType), ReceivedAt: attr(m, message.AttrReceivedAt),
+		_, err = o.peek(ctx, l.DLQURL, limit, func(m sqstypes.Message) bool {
+			ev := decoded(m)
+			dl := DeadLetter{MessageID: aws.ToString(m.MessageId), ID: ev.ID, Source: ev.Source, Type: ev.Type, ReceivedAt: receivedAtText(ev),
 				Group: m.Attributes[string(sqstypes.MessageSystemAttributeNameMessageGroupId)]}
 			if dl.ID != "" {
 				dl.Record, dl.HasRecord, readErr = o.Records.Get(ctx, dedupe.Key(destination, dl.ID))
@@ -107,4 +107,13 @@ func (o *Operator) printDLQ(p DLQPage, d depth) {
 		o.printf("%-38s %-12s %-28s %-24s %s\n", id, m.Source, m.Type, m.ReceivedAt, last)
 	}
 	o.printf("\n(read without consuming: every message is back in the DLQ)\n")
+}
+
+// receivedAtText is when ingest received a dead letter's event, as its
+// attribute carries it; "" when unknown.
+func receivedAtText(ev message.Event) string {
+	if ev.ReceivedAt.IsZero() {
+		return ""
+	}
+	return ev.ReceivedAt.UTC().Format(message.ReceivedAtLayout)
 }

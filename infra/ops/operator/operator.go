@@ -1,11 +1,12 @@
-// Package operator is Hookfan's operator command: find what happened to an
-// event (status), look into a destination's DLQ (dlq), move it back to the
-// destination's queue (redrive), send archived events to a destination
-// again (replay), and show, pause and resume lanes (lanes, lane, pause,
-// resume). The same commands work on a deployed stack, whose
-// resources come from its CloudFormation outputs, and on the local stack
-// (make dev), whose resources are named from its prefix on the emulator;
-// a Resolver hides which.
+// Package operator is Hookfan's operator command: list recent events
+// (events), find what happened to an event (status), look into a
+// destination's DLQ (dlq), move it back to the destination's queue
+// (redrive), send archived events to a destination again (replay), and
+// show, pause and resume lanes (lanes, lane, pause, resume). The same
+// commands work on a deployed stack, whose resources are read from its
+// index in SSM Parameter Store (Deployed; the stack's IndexParameter
+// output names it), and on the local stack (make dev), whose resources are
+// named from its prefix on the emulator (Local); a Resolver hides which.
 package operator
 
 import (

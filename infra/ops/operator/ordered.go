@@ -33,7 +33,7 @@ func (l Lane) redriveGroup(in *sqs.SendMessageInput, m sqstypes.Message) {
 	}
 	group := m.Attributes[string(sqstypes.MessageSystemAttributeNameMessageGroupId)]
 	if group == "" {
-		group = attr(m, message.AttrSource) // the keyless group of its source
+		group = decoded(m).Source // the keyless group of its source
 	}
 	in.MessageGroupId = aws.String(group)
 	in.MessageDeduplicationId = aws.String(dedupOf("redrive", aws.ToString(m.MessageId)))
@@ -50,12 +50,9 @@ func (l Lane) replayGroup(in *sqs.SendMessageInput, ev archive.Event, replayID s
 	}
 	value := ""
 	if k, err := config.ParseOrderingKey(l.OrderingKey); err == nil && k.From == config.KeyFromBody {
-		body := []byte(ev.Message)
-		switch {
-		case isReference(ev.Attributes[message.AttrPayload].Value):
-			body = stored
-		case ev.Attributes[message.AttrEncoding].Value == message.EncodingBase64:
-			body, _ = base64.StdEncoding.DecodeString(ev.Message)
+		body := stored
+		if dec, _ := ev.Decode(); dec.Encoding != message.Stored {
+			body, _ = dec.Bytes()
 		}
 		value = k.Value(nil, body)
 	}
@@ -92,7 +89,7 @@ func (o *Operator) nextWaiting(ctx context.Context, l Lane, dead []DeadLetter) e
 	_, err := o.peek(ctx, l.QueueURL, MaxNextWaitingPeek, func(m sqstypes.Message) bool {
 		g := m.Attributes[string(sqstypes.MessageSystemAttributeNameMessageGroupId)]
 		if _, ok := next[g]; !ok && want[g] {
-			next[g] = eventIDOf(m)
+			next[g] = decoded(m).ID
 		}
 		return len(next) < len(want)
 	})

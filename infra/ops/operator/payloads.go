@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hookfan/hookfan/shared/message"
 	"github.com/hookfan/hookfan/shared/payload"
 )
 
@@ -26,7 +25,8 @@ var errBodyLost = errors.New("the event's body is in neither the payload bucket 
 
 // stored describes a message's body for restoreBody.
 type stored struct {
-	id, receivedAt string
+	id         string
+	receivedAt time.Time // zero when unknown
 	// ref is set when the message's body is a payload reference.
 	ref  bool
 	body string
@@ -73,7 +73,7 @@ func (o *Operator) restoreBody(ctx context.Context, m stored) ([]byte, error) {
 // age, why and what to do.
 func (o *Operator) lost(m stored, ref payload.Reference) error {
 	age := "of unknown age"
-	if t, err := time.Parse(time.RFC3339Nano, m.receivedAt); err == nil {
+	if t := m.receivedAt; !t.IsZero() {
 		age = fmt.Sprintf("received %s, %s ago", stamp(t), ageText(o.now().Sub(t)))
 	}
 	archive := fmt.Sprintf("the archive keeps its copy %d days", o.Resources.ArchiveDays)
@@ -84,10 +84,6 @@ func (o *Operator) lost(m stored, ref payload.Reference) error {
 		"%s. Fix: ask the provider to send the event again (its dashboard or API)",
 		errBodyLost, m.id, age, ref.Key, o.Resources.PayloadDays, archive, m.outcome)
 }
-
-// isReference reports whether a message's attributes mark its body as a
-// payload reference.
-func isReference(payloadAttr string) bool { return payloadAttr == message.PayloadS3 }
 
 // ageText is an event's age for a person: in days past two days.
 func ageText(d time.Duration) string {

@@ -11,6 +11,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookfan/hookfan/shared/message"
+	"github.com/hookfan/hookfan/shared/message/sqsattr"
 )
 
 // depth is a queue's approximate message counts.
@@ -45,16 +46,16 @@ func (o *Operator) depth(ctx context.Context, url string) (depth, error) {
 // as soon as the pass ends.
 const PeekVisibility = 5 * time.Second
 
-// peek reads up to max messages of a queue without consuming them, calling
+// peek reads up to limit messages of a queue without consuming them, calling
 // visit for each until it returns false. Receives stop when one comes back
 // empty. Every message read is released at the end (visibility 0).
-func (o *Operator) peek(ctx context.Context, url string, max int, visit func(sqstypes.Message) bool) (n int, err error) {
+func (o *Operator) peek(ctx context.Context, url string, limit int, visit func(sqstypes.Message) bool) (n int, err error) {
 	seen := map[string]bool{}
 	var held []*string
 	defer func() { o.release(context.WithoutCancel(ctx), url, held) }()
-	for len(seen) < max {
+	for len(seen) < limit {
 		out, err := o.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
-			QueueUrl: &url, MaxNumberOfMessages: int32(min(10, max-len(seen))), WaitTimeSeconds: 1,
+			QueueUrl: &url, MaxNumberOfMessages: int32(min(10, limit-len(seen))), WaitTimeSeconds: 1,
 			VisibilityTimeout:           int32(PeekVisibility / time.Second),
 			MessageAttributeNames:       []string{"All"},
 			MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll},
@@ -96,12 +97,11 @@ func (o *Operator) release(ctx context.Context, url string, handles []*string) {
 	}
 }
 
-// attr is a message's string attribute.
-func attr(m sqstypes.Message, name string) string {
-	if a, ok := m.MessageAttributes[name]; ok {
-		return aws.ToString(a.StringValue)
-	}
-	return ""
+// decoded reads a received message's event through the message codec. It
+// is tolerant: what could be read is returned even from a message the
+// deliverer would refuse (a DLQ holds those too), which is listed and
+// moved all the same.
+func decoded(m sqstypes.Message) message.Event {
+	ev, _ := message.Decode(aws.ToString(m.Body), sqsattr.FromSQS(m.MessageAttributes))
+	return ev
 }
-
-func eventIDOf(m sqstypes.Message) string { return attr(m, message.AttrID) }

@@ -302,10 +302,13 @@ func receipts(msgs []sqstypes.Message) []*string {
 // copyOne sends a DLQ message to the queue and then deletes it; a body
 // stored in S3 is written again first (restoreBody).
 func (o *Operator) copyOne(ctx context.Context, l Lane, m sqstypes.Message) error {
-	if _, err := o.restoreBody(ctx, stored{id: eventIDOf(m), receivedAt: attr(m, message.AttrReceivedAt), ref: isReference(attr(m, message.AttrPayload)),
-		body: aws.ToString(m.Body), outcome: "it is not sent and stays in the DLQ of " + l.Destination + " (delete it there once the provider has sent the event again)"}); err != nil {
+	ev := decoded(m)
+	if _, err := o.restoreBody(ctx, stored{id: ev.ID, receivedAt: ev.ReceivedAt, ref: ev.Encoding == message.Stored,
+		body: ev.Body, outcome: "it is not sent and stays in the DLQ of " + l.Destination + " (delete it there once the provider has sent the event again)"}); err != nil {
 		return err
 	}
+	// The message goes back as it is, body and attributes, as the console's
+	// redrive moves it: one the deliverer refused as malformed too.
 	in := &sqs.SendMessageInput{QueueUrl: &l.QueueURL, MessageBody: m.Body, MessageAttributes: m.MessageAttributes}
 	l.redriveGroup(in, m) // ordered.go
 	if _, err := o.SQS.SendMessage(ctx, in); err != nil {

@@ -3,10 +3,10 @@ package operator
 import (
 	"context"
 	"crypto/rand"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -19,6 +19,7 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/message"
+	"github.com/hookfan/hookfan/shared/message/sqsattr"
 	"github.com/hookfan/hookfan/shared/payload"
 )
 
@@ -247,7 +248,7 @@ func (o *Operator) lastWritten(ctx context.Context, id string) (time.Time, bool,
 // lane's function may not read (its grant covers its filter's sources
 // only): sent with --ignore-filter, it could not be delivered.
 func unreadableBody(l Lane, ev archive.Event) error {
-	if !isReference(ev.Attributes[message.AttrPayload].Value) || len(l.Filter.Sources) == 0 || slices.Contains(l.Filter.Sources, ev.Source) {
+	if dec, _ := ev.Decode(); dec.Encoding != message.Stored || len(l.Filter.Sources) == 0 || slices.Contains(l.Filter.Sources, ev.Source) {
 		return nil
 	}
 	return fmt.Errorf("event %s of source %s: its body is in S3 under %s, which %s's function may not read (it reads its filter's sources' only: %s); it is not replayed. Fix: add %s to %s's filter.sources and deploy, or replay it to a destination that takes %s",
@@ -263,8 +264,9 @@ func (o *Operator) sendReplay(ctx context.Context, l Lane, ev archive.Event, rep
 	if err != nil {
 		return "", err
 	}
-	stored, err := o.restoreBody(ctx, stored{id: ev.ID, receivedAt: ev.Attributes[message.AttrReceivedAt].Value,
-		ref: isReference(ev.Attributes[message.AttrPayload].Value), body: ev.Message, outcome: "it is not replayed"})
+	dec, _ := ev.Decode()
+	stored, err := o.restoreBody(ctx, stored{id: ev.ID, receivedAt: ev.ReceivedAt,
+		ref: dec.Encoding == message.Stored, body: ev.Message, outcome: "it is not replayed"})
 	if err != nil {
 		return "", err
 	}
@@ -277,31 +279,17 @@ func (o *Operator) sendReplay(ctx context.Context, l Lane, ev archive.Event, rep
 	return aws.ToString(out.MessageId), nil
 }
 
-// replayAttributes renders an archived event's attributes for SQS, with
-// the replay attribute, within SQS's limit of ten.
+// replayAttributes renders an archived event's attributes for SQS
+// (sqsattr.ToSQS), every one as it was published, with the replay
+// attribute, within SQS's limit of ten.
 func replayAttributes(ev archive.Event, replayID string) (map[string]sqstypes.MessageAttributeValue, error) {
-	attrs := make(map[string]sqstypes.MessageAttributeValue, len(ev.Attributes)+1)
-	for name, a := range ev.Attributes {
-		if name == message.AttrReplay {
-			continue // a replay is never archived, but an earlier id must not survive
-		}
-		v := sqstypes.MessageAttributeValue{DataType: aws.String(a.Type)}
-		if strings.HasPrefix(a.Type, "Binary") {
-			b, err := base64.StdEncoding.DecodeString(a.Value)
-			if err != nil {
-				return nil, fmt.Errorf("attribute %s: binary value is not base64: %w", name, err)
-			}
-			v.BinaryValue = b
-		} else {
-			v.StringValue = aws.String(a.Value)
-		}
-		attrs[name] = v
-	}
-	attrs[message.AttrReplay] = sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(replayID)}
+	attrs := make(message.Attributes, len(ev.Attributes)+1)
+	maps.Copy(attrs, ev.Attributes) // an earlier replay id, never archived, is replaced
+	attrs[message.AttrReplay] = message.Attribute{Type: message.TypeString, Value: replayID}
 	if len(attrs) > message.MaxAttributes {
 		return nil, fmt.Errorf("the event has %d attributes; with the replay attribute that is more than SQS's %d", len(attrs)-1, message.MaxAttributes)
 	}
-	return attrs, nil
+	return sqsattr.ToSQS(attrs)
 }
 
 // newReplayID names a replay after its start time, with a random suffix.

@@ -54,7 +54,7 @@ func (o *Operator) Status(ctx context.Context, event string) (EventStatus, error
 		ds.DLQDepth = d.total()
 		if ds.DLQDepth > 0 {
 			ds.DLQScanned, err = o.peek(ctx, l.DLQURL, min(ds.DLQDepth, MaxDLQScan), func(m sqstypes.Message) bool {
-				ds.InDLQ = eventIDOf(m) == id
+				ds.InDLQ = decoded(m).ID == id
 				return !ds.InDLQ
 			})
 			if err != nil {

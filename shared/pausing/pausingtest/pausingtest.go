@@ -162,8 +162,8 @@ func Store(t *testing.T, store pausing.Store, newDest func() string) {
 		if _, err := store.Pause(ctx, d, pausing.PauseInput{At: t0, ResumeBy: t0.Add(time.Hour), By: pausing.ByDeliverer}); err != nil {
 			t.Fatal(err)
 		}
-		clear := []int64{s.Windows[0].Index}
-		r, err := store.Resume(ctx, d, pausing.ResumeInput{At: t0.Add(time.Minute), By: pausing.ByDeliverer, Version: 1, Clear: clear})
+		cleared := []int64{s.Windows[0].Index}
+		r, err := store.Resume(ctx, d, pausing.ResumeInput{At: t0.Add(time.Minute), By: pausing.ByDeliverer, Version: 1, Clear: cleared})
 		if err != nil {
 			t.Fatal(err)
 		}
