@@ -2,7 +2,7 @@
 // (events), find what happened to an event (status), look into a
 // destination's DLQ (dlq), move it back to the destination's queue
 // (redrive), send archived events to a destination again (replay), and
-// show, pause and resume lanes (lanes, lane, pause, resume). The same
+// show, pause, resume and pace lanes (lanes, lane, pause, resume, pace). The same
 // commands work on a deployed stack, whose resources are read from its
 // index in SSM Parameter Store (Deployed; the stack's IndexParameter
 // output names it), and on the local stack (make dev), whose resources are
