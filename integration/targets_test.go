@@ -19,7 +19,8 @@ import (
 
 	"github.com/hookfan/hookfan/infra/local/devstack"
 	"github.com/hookfan/hookfan/shared/dedupe"
-	"github.com/hookfan/hookfan/shared/delivery"
+	"github.com/hookfan/hookfan/shared/delivery/sender"
+	"github.com/hookfan/hookfan/shared/delivery/sender/lambdatarget"
 )
 
 // The emulator's account and region: target ARNs name them.
@@ -178,7 +179,7 @@ func TestLambdaTarget(t *testing.T) {
 	bin := lambdaBin(t)
 	var primed map[string]string
 	fn := startFunction(t, bin, "targetfn", "targetfn", 30*time.Second, map[string]string{},
-		delivery.LambdaEnvelope{ID: "prime", Type: "prime", Encoding: delivery.EncodingText}, &primed)
+		lambdatarget.Envelope{ID: "prime", Type: "prime", Encoding: sender.EncodingText}, &primed)
 	arn := arnOf("lambda", "function:targetfn:live")
 	e := startEnv(t, []string{
 		fmt.Sprintf(`{"name": "fn", "type": "lambda", "target": %q, "batchSize": 1, "maxConcurrency": 2, %s}`, arn, oneRetry),

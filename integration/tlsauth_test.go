@@ -28,7 +28,7 @@ import (
 
 	"github.com/hookfan/hookfan/infra/local/devstack"
 	"github.com/hookfan/hookfan/shared/dedupe"
-	"github.com/hookfan/hookfan/shared/delivery"
+	"github.com/hookfan/hookfan/shared/delivery/sender/https"
 )
 
 // pki is a certificate authority made for one test.
@@ -157,8 +157,8 @@ func TestMutualTLSAndOAuth2OnTheWire(t *testing.T) {
 		r, ok := e.record("refusing", ev.id)
 		return ok && r.Status == dedupe.StatusFailed
 	})
-	if r, _ := e.record("refusing", ev.id); !strings.HasPrefix(r.LastError, delivery.ReasonTLSRefusedByDestination+": ") {
-		t.Errorf("refused record's error %q, want it to start %s", r.LastError, delivery.ReasonTLSRefusedByDestination)
+	if r, _ := e.record("refusing", ev.id); !strings.HasPrefix(r.LastError, https.ReasonTLSRefusedByDestination+": ") {
+		t.Errorf("refused record's error %q, want it to start %s", r.LastError, https.ReasonTLSRefusedByDestination)
 	}
 	if len(refusing.deliveries()) != 0 {
 		t.Errorf("the refusing destination handled %d requests", len(refusing.deliveries()))

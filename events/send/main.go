@@ -153,13 +153,8 @@ func ownSample(sample events.Sample, src config.Source, body []byte, typ string)
 // typeHeader is the header src's kind reads the event type from, or ""
 // when it reads the body.
 func typeHeader(src config.Source) string {
-	switch src.Verify.Kind {
-	case "github":
-		return "X-GitHub-Event"
-	case "shopify":
-		return "X-Shopify-Topic"
-	case "stripe", "slack", "standard-webhooks":
-		return ""
+	if k, ok := provider.Lookup(src.Verify.Kind); ok && !k.Places {
+		return k.TypeHeader
 	}
 	return src.Event.TypeHeader
 }

@@ -56,9 +56,9 @@ func build(logger *slog.Logger) (*delivery.Handler, error) {
 		// The role's credentials, from Lambda's environment: they sign a
 		// destination's requests with auth.sigv4.
 		Credentials: cfg.Credentials,
-		// An sqs, eventbridge or lambda destination's one client, in its
-		// target's region; none for https.
-		Targets: delivery.TargetClientsFor(cfg, env.Destination),
+		// An AWS target's sender builds its one client on it, in its
+		// target's region; an https lane builds none.
+		AWS: &cfg,
 	}
 	if env.PayloadBucket != "" {
 		c.Payloads = lambdaenv.PayloadStore(cfg, env.PayloadBucket, env.PayloadArchiveBucket)

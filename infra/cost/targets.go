@@ -43,9 +43,43 @@ type Target struct {
 	FIFO bool
 }
 
-// Targets are the page's rows: each type (a standard and a FIFO queue).
+// targetCosts is what the cost model knows of each AWS target kind
+// (config.TargetKinds, TestEveryTargetKindIsPriced): how long the deliver
+// function waits for one attempt, the target's own charge for deliveries
+// of a body of bodyKB, and whether the kind has a FIFO variant priced on
+// its own row.
+var targetCosts = map[string]struct {
+	waitMs func() float64
+	charge func(t Target, deliveries, bodyKB float64) Line
+	fifo   bool
+}{
+	config.TypeSQS: {func() float64 { return TargetAssumed.SQSSendMs.Value }, func(t Target, deliveries, bodyKB float64) Line {
+		if t.FIFO {
+			return Line{"target: SQS SendMessage (FIFO)", deliveries * chunks64(bodyKB) / million * TargetPrices.SQSFIFORequest.USD}
+		}
+		return Line{"target: SQS SendMessage", deliveries * chunks64(bodyKB) / million * Prices.SQSRequest.USD}
+	}, true},
+	config.TypeEventBridge: {func() float64 { return TargetAssumed.PutEventsMs.Value }, func(_ Target, deliveries, bodyKB float64) Line {
+		return Line{"target: EventBridge PutEvents", deliveries * chunks64(bodyKB) / million * Prices.EventBridgeEvent.USD}
+	}, false},
+	config.TypeLambda: {func() float64 { return TargetAssumed.InvokeOverheadMs.Value + TargetAssumed.TargetFunctionMs.Value }, func(_ Target, deliveries, _ float64) Line {
+		p, a := Prices, TargetAssumed
+		run := math.Ceil(a.TargetFunctionMs.Value) / 1000 * gbs(a.TargetFunctionMB.Value) * p.LambdaGBSecond.USD
+		return Line{"target: Lambda invoke and duration", deliveries / million * (p.LambdaRequest.USD + run*million)}
+	}, false},
+}
+
+// Targets are the page's rows: each target kind, in the order the docs
+// present them (a kind with a FIFO variant, sqs, a row for each).
 func Targets() []Target {
-	return []Target{{Type: config.TypeSQS}, {Type: config.TypeSQS, FIFO: true}, {Type: config.TypeEventBridge}, {Type: config.TypeLambda}}
+	var out []Target
+	for _, k := range config.TargetKinds() {
+		out = append(out, Target{Type: k.Type})
+		if targetCosts[k.Type].fifo {
+			out = append(out, Target{Type: k.Type, FIFO: true})
+		}
+	}
+	return out
 }
 
 func (t Target) String() string {
@@ -56,35 +90,14 @@ func (t Target) String() string {
 }
 
 // targetWaitMs is how long the deliver function waits for one attempt.
-func targetWaitMs(t Target) float64 {
-	a := TargetAssumed
-	switch t.Type {
-	case config.TypeSQS:
-		return a.SQSSendMs.Value
-	case config.TypeEventBridge:
-		return a.PutEventsMs.Value
-	default:
-		return a.InvokeOverheadMs.Value + a.TargetFunctionMs.Value
-	}
-}
+func targetWaitMs(t Target) float64 { return targetCosts[t.Type].waitMs() }
 
 // TargetCharge is the target's own charge for deliveries of a body of
 // bodyKB: SendMessage (standard or FIFO, per 64 KB chunk), PutEvents ($1
 // per million custom events, per 64 KB chunk), or an Invoke and the
 // function's run (TargetFunctionMs at TargetFunctionMB).
 func TargetCharge(t Target, deliveries, bodyKB float64) Line {
-	p, a := Prices, TargetAssumed
-	switch {
-	case t.Type == config.TypeSQS && t.FIFO:
-		return Line{"target: SQS SendMessage (FIFO)", deliveries * chunks64(bodyKB) / million * TargetPrices.SQSFIFORequest.USD}
-	case t.Type == config.TypeSQS:
-		return Line{"target: SQS SendMessage", deliveries * chunks64(bodyKB) / million * p.SQSRequest.USD}
-	case t.Type == config.TypeEventBridge:
-		return Line{"target: EventBridge PutEvents", deliveries * chunks64(bodyKB) / million * p.EventBridgeEvent.USD}
-	default:
-		run := math.Ceil(a.TargetFunctionMs.Value) / 1000 * gbs(a.TargetFunctionMB.Value) * p.LambdaGBSecond.USD
-		return Line{"target: Lambda invoke and duration", deliveries / million * (p.LambdaRequest.USD + run*million)}
-	}
+	return targetCosts[t.Type].charge(t, deliveries, bodyKB)
 }
 
 // TargetVariable is Variable for lanes that all deliver to an AWS target

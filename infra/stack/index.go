@@ -138,7 +138,7 @@ func newLaneIndex(scope constructs.Construct, lane *Lane, stackName, destination
 		"subscriptionDlqArn": lane.SubscriptionDeadLetterQueue.QueueArn(),
 		"functionName":       lane.Function.FunctionName(),
 		"functionArn":        lane.Function.FunctionArn(),
-		// The principal a receiver grants for auth.sigv4 (shape.go).
+		// The principal a receiver grants for auth.sigv4 (shared/delivery/sender/https).
 		"roleArn":   lane.Role.RoleArn(),
 		"logGroup":  lane.LogGroup.LogGroupName(),
 		"secretId":  secretID,

@@ -7,16 +7,8 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 )
 
-// targetActions is the one action each AWS target type's lane role is
-// granted, on its target's ARN alone (docs/configuration.md#aws-targets).
-var targetActions = map[string]string{
-	config.TypeSQS:         "sqs:SendMessage",
-	config.TypeEventBridge: "events:PutEvents",
-	config.TypeLambda:      "lambda:InvokeFunction",
-}
-
 // grantTarget lets the lane's role deliver to its AWS target, and only to
-// it: the action of its type on the target's exact ARN (a queue, a bus, a
+// it: the action of its kind (config.TargetKind.Action) on the target's exact ARN (a queue, a bus, a
 // function or one of its aliases or versions), in any account. A target in
 // another account also needs the owner's resource policy naming the role
 // (a queue policy, a bus policy, a function's resource-based policy), and
@@ -25,13 +17,13 @@ var targetActions = map[string]string{
 // gets nothing here.
 func (l *Lane) grantTarget() {
 	d := l.Destination
-	action, ok := targetActions[d.Type]
+	kind, ok := config.LookupTargetKind(d.Type)
 	if !ok {
 		return
 	}
 	l.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:       jsii.String("DeliverToTarget"),
-		Actions:   jsii.Strings(action),
+		Actions:   jsii.Strings(kind.Action),
 		Resources: jsii.Strings(d.Target),
 	}))
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/hookfan/hookfan/shared/message"
+	"github.com/hookfan/hookfan/shared/provider"
 )
 
 // Ordering makes a destination an ordered lane: an SNS FIFO subscription
@@ -180,23 +181,12 @@ func groupIDChar(c byte) bool {
 	return c > ' ' && c < 0x7f
 }
 
-// jsonKinds are the verification kinds whose bodies are JSON: "required"
-// when ingest refuses any other body (it reads the id or type there),
-// "default" when the provider sends JSON unless told otherwise (GitHub's
-// form encoding, Shopify's XML format): then a body that is not JSON
-// carries no key and its event goes to the source's keyless group.
-var jsonKinds = map[string]string{
-	"stripe":            "required",
-	"slack":             "required",
-	"standard-webhooks": "required",
-	"github":            "default",
-	"shopify":           "default",
-}
-
 // jsonBodied reports whether a source's bodies are JSON, so that a body
-// key can be read in them.
+// key can be read in them: its kind's (provider.Kind.Body; a body that is
+// not JSON where the provider only defaults to JSON carries no key and
+// its event goes to the source's keyless group).
 func (s Source) jsonBodied() bool {
-	if _, ok := jsonKinds[s.Verify.Kind]; ok {
+	if k, ok := provider.Lookup(s.Verify.Kind); ok && k.Body != "" {
 		return true
 	}
 	// The generic kinds read JSON when told where the id or type is.

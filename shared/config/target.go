@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -26,14 +27,57 @@ func (d Destination) TargetType() string {
 	return d.Type
 }
 
-// AWSTarget reports whether the destination delivers through an AWS API
-// (sqs, eventbridge, lambda) rather than by an HTTP POST.
-func (d Destination) AWSTarget() bool {
-	switch d.Type {
-	case TypeSQS, TypeEventBridge, TypeLambda:
-		return true
+// TargetKind is one kind of AWS target: a destination type whose lane
+// makes each attempt with one AWS API call. The table of kinds
+// (targetKinds) is what every consumer reads: validation (the ARN's
+// shape), the stack (the IAM action its lane role is granted), the deliver
+// function's senders (shared/delivery, one package per kind), the local
+// stack, the cost model and the docs. It is plain data, light enough for
+// every function's cold start.
+type TargetKind struct {
+	// Type is the destination's type.
+	Type string
+	// Service is the ARN's service; Resource reports whether the ARN's
+	// resource names a target of the kind; Example is an ARN of one, for
+	// errors.
+	Service  string
+	Resource func(resource string) bool
+	Example  string
+	// Action is the one IAM action the lane's role is granted, on the
+	// target's ARN alone.
+	Action string
+	// Call is the API call each attempt makes, as the docs name it.
+	Call string
+}
+
+// targetKinds is the table of AWS target kinds, in the order the docs
+// present them (read-only). A new kind is a line here and its sender's
+// package in shared/delivery/sender, registered in shared/delivery.
+var targetKinds = []TargetKind{
+	{TypeSQS, "sqs", sqsQueueName, "arn:aws:sqs:us-east-1:123456789012:orders (a queue; .fifo for a FIFO queue)", "sqs:SendMessage", "SendMessage"},
+	{TypeEventBridge, "events", eventBusResource, "arn:aws:events:us-east-1:123456789012:event-bus/orders (or event-bus/default)", "events:PutEvents", "PutEvents"},
+	{TypeLambda, "lambda", lambdaResource, "arn:aws:lambda:us-east-1:123456789012:function:orders (optionally :alias or :version)", "lambda:InvokeFunction", "Invoke"},
+}
+
+// TargetKinds returns every AWS target kind, in the order the docs
+// present them.
+func TargetKinds() []TargetKind { return slices.Clone(targetKinds) }
+
+// LookupTargetKind returns the AWS target kind of a destination type.
+func LookupTargetKind(typ string) (TargetKind, bool) {
+	for _, k := range targetKinds {
+		if k.Type == typ {
+			return k, true
+		}
 	}
-	return false
+	return TargetKind{}, false
+}
+
+// AWSTarget reports whether the destination delivers through an AWS API
+// (an AWS target kind) rather than by an HTTP POST.
+func (d Destination) AWSTarget() bool {
+	_, ok := LookupTargetKind(d.Type)
+	return ok
 }
 
 // Signs reports whether the lane signs its deliveries (and so has a
@@ -163,18 +207,6 @@ func (d Destination) FIFOTarget() bool {
 	return d.Type == TypeSQS && strings.HasSuffix(d.Target, ".fifo")
 }
 
-// targetShapes is, per AWS type, the ARN's service, what the resource must
-// look like and an example.
-var targetShapes = map[string]struct {
-	service string
-	valid   func(resource string) bool
-	example string
-}{
-	TypeSQS:         {"sqs", sqsQueueName, "arn:aws:sqs:us-east-1:123456789012:orders (a queue; .fifo for a FIFO queue)"},
-	TypeEventBridge: {"events", eventBusResource, "arn:aws:events:us-east-1:123456789012:event-bus/orders (or event-bus/default)"},
-	TypeLambda:      {"lambda", lambdaResource, "arn:aws:lambda:us-east-1:123456789012:function:orders (optionally :alias or :version)"},
-}
-
 // validateTarget checks the destination's type and where it delivers:
 // an https destination's url, an AWS target's ARN, and that an AWS target
 // sets none of the options only an HTTP POST has.
@@ -182,23 +214,23 @@ func (d *Destination) validateTarget(p *problems, at string) {
 	typ := d.TargetType()
 	if typ == TypeHTTPS {
 		if d.Target != "" {
-			p.add(at+".target", "is set on an https destination, which delivers to url; remove target, or set type to sqs, eventbridge or lambda")
+			p.add(at+".target", "is set on an https destination, which delivers to url; remove target, or set type to %s", orList(targetTypes()))
 		}
 		d.validateURL(p, at)
 		return
 	}
-	shape, ok := targetShapes[typ]
+	shape, ok := LookupTargetKind(typ)
 	if !ok {
-		p.add(at+".type", "%q is not a destination type; use https (the default), sqs, eventbridge or lambda", d.Type)
+		p.add(at+".type", "%q is not a destination type; use https (the default), %s", d.Type, orList(targetTypes()))
 		return
 	}
 	switch a, err := ParseARN(d.Target); {
 	case d.Target == "":
-		p.add(at+".target", "missing; a %s destination delivers to the ARN target names, such as %s", typ, shape.example)
+		p.add(at+".target", "missing; a %s destination delivers to the ARN target names, such as %s", typ, shape.Example)
 	case err != nil:
-		p.add(at+".target", "%v; for example %s", err, shape.example)
-	case a.Service != shape.service || !shape.valid(a.Resource):
-		p.add(at+".target", "%q is not the ARN of a %s target; want %s", d.Target, typ, shape.example)
+		p.add(at+".target", "%v; for example %s", err, shape.Example)
+	case a.Service != shape.Service || !shape.Resource(a.Resource):
+		p.add(at+".target", "%q is not the ARN of a %s target; want %s", d.Target, typ, shape.Example)
 	}
 	// What only an HTTP POST has. Each is refused rather than ignored: a
 	// setting that does nothing would look like it does something.
@@ -232,4 +264,21 @@ func (d *Destination) validateTarget(p *problems, at string) {
 	if len(d.AllowCIDRs) > 0 {
 		refuse("allowCidrs", "reaches its target through the AWS API, not by an address the guard checks")
 	}
+}
+
+// targetTypes are the AWS target kinds' types.
+func targetTypes() []string {
+	out := make([]string, len(targetKinds))
+	for i, k := range targetKinds {
+		out[i] = k.Type
+	}
+	return out
+}
+
+// orList renders names as "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }

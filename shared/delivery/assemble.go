@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/hookfan/hookfan/shared/delivery/sender/https"
 	"github.com/hookfan/hookfan/shared/loglevel"
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/pausing"
@@ -22,8 +23,8 @@ type QueueAPI interface {
 
 // Secrets reads the signing secret and the headers' secrets (*secrets.Cache).
 type Secrets interface {
-	SecretSource
-	HeaderSecrets
+	https.SecretSource
+	https.HeaderSecrets
 }
 
 // Clients are what a deliver function calls, built once per process: on
@@ -47,14 +48,17 @@ type Clients struct {
 	// Credentials are the lane role's, from the default chain: they sign
 	// the requests of a destination with auth.sigv4 (required for it).
 	Credentials aws.CredentialsProvider
+	// AWS is the SDK configuration an AWS target's sender builds its one
+	// client on, in its target's region (unused by an https lane); Target,
+	// when it has the API of the lane's target kind, is called instead (the
+	// local stack's Lambda RIE, tests' fakes).
+	AWS    *aws.Config
+	Target any
 	// Timeouts and HoldFor are left zero in AWS (the defaults); the local
 	// stack lengthens the calls' timeouts for an emulator on a busy
 	// machine, and holds a paused lane's messages until its next tick.
 	Timeouts CallTimeouts
 	HoldFor  time.Duration
-	// Targets holds the client of the destination's AWS target, when it
-	// has one (TargetClientsFor builds only that one).
-	Targets TargetClients
 }
 
 // Assemble builds a deliver function from its contract and its clients:
@@ -78,20 +82,19 @@ func Assemble(env Env, c Clients) (*Handler, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	client := NewClient(env.Destination)
-	auth, err := NewClientAuth(env.Destination, c.Secrets, client, nil)
+	// The lane's own sender, with only the clients and options its kind
+	// uses.
+	snd, err := newSender(env.Destination, senderParts{secretID: env.SecretID, secrets: c.Secrets, headerSecrets: c.Secrets,
+		credentials: c.Credentials, tracing: env.Tracing != "", aws: c.AWS, target: c.Target})
 	if err != nil {
 		return nil, fmt.Errorf("deliver %s: %w", env.Destination.Name, err)
 	}
 	o := Options{
-		Destination: env.Destination, QueueURL: env.QueueURL, SecretID: env.SecretID,
+		Destination: env.Destination, QueueURL: env.QueueURL,
 		RecordTTL: time.Duration(env.RecordDays) * 24 * time.Hour,
-		Store:     store, SQS: c.SQS, Secrets: c.Secrets, HeaderSecrets: c.Secrets, Payloads: c.Payloads,
-		Client: client, ClientAuth: auth, Metrics: laneMetrics(env, metrics.NewRecorder(c.Metrics)), Logger: loglevel.AtLeast(c.Logger, env.LogLevel),
-		Tracing:  env.Tracing != "",
-		Timeouts: c.Timeouts, Targets: c.Targets,
-		// Cached once here for the process (shape.go).
-		Credentials: c.Credentials,
+		Store:     store, SQS: c.SQS, Sender: snd, Payloads: c.Payloads,
+		Metrics: laneMetrics(env, metrics.NewRecorder(c.Metrics)), Logger: loglevel.AtLeast(c.Logger, env.LogLevel),
+		Timeouts: c.Timeouts,
 	}
 	if pauses {
 		l, err := pausing.New(pausing.Options{Destination: env.Destination.Name, Policy: policy, Store: c.Lanes, Switch: c.Switch,

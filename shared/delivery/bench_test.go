@@ -15,15 +15,16 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/delivery/sender/https"
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/pausing"
 )
 
 // benchHandler builds a handler as main does, on the memory store and a
 // fake SQS, with JSON logs and EMF metrics written to io.Discard.
-func benchHandler(b *testing.B, url, secret string, client Doer, opts ...func(*Options)) *Handler {
+func benchHandler(b *testing.B, url, secret string, client https.Doer, opts ...func(*laneOptions)) *Handler {
 	b.Helper()
-	hs := newHarness(b, url, secret, append([]func(*Options){func(o *Options) {
+	hs := newHarness(b, url, secret, append([]func(*laneOptions){func(o *laneOptions) {
 		o.Logger = slog.New(slog.NewJSONHandler(io.Discard, nil))
 		o.Metrics = metrics.NewRecorder(metrics.NewEMF(io.Discard))
 		o.Now, o.Random = time.Now, nil
@@ -88,7 +89,7 @@ func BenchmarkDeliveryCPU(b *testing.B) {
 	sub := newSubscriber(b, secret, nil)
 	for _, tc := range []struct {
 		name   string
-		client Doer
+		client https.Doer
 	}{{"fake-transport", instantDoer{}}, {"loopback", nil}} {
 		b.Run(tc.name, func(b *testing.B) {
 			h := benchHandler(b, sub.URL, secret, tc.client)
@@ -155,7 +156,7 @@ func BenchmarkPauseCounting(b *testing.B) {
 	sub := newSubscriber(b, secret, func(string) reply { return reply{status: http.StatusOK, delay: 100 * time.Millisecond} })
 	plain := benchHandler(b, sub.URL, secret, nil)
 	lanes := slowLanes{Memory: pausing.NewMemory(), rtt: 5 * time.Millisecond}
-	counting := benchHandler(b, sub.URL, secret, nil, func(o *Options) {
+	counting := benchHandler(b, sub.URL, secret, nil, func(o *laneOptions) {
 		o.Destination.Pause = &config.Pause{}
 		policy, _ := pausing.PolicyFor(o.Destination)
 		l, err := pausing.New(pausing.Options{Destination: o.Destination.Name, Policy: policy, Store: lanes, Switch: &pausing.MemorySwitch{}})

@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"fmt"
+	"github.com/hookfan/hookfan/shared/delivery/sender/https"
 	"io"
 	"log/slog"
 	"net/http"
@@ -22,8 +23,8 @@ import (
 )
 
 // checkMode puts a harness's store in dedupe.mode check.
-func checkMode(store *dedupe.Memory) func(*Options) {
-	return func(o *Options) { o.Store = store.InMode(dedupe.ModeCheck) }
+func checkMode(store *dedupe.Memory) func(*laneOptions) {
+	return func(o *laneOptions) { o.Store = store.InMode(dedupe.ModeCheck) }
 }
 
 // TestCheckModeRefusesCopiesInTurn: with dedupe.mode check, copies of an
@@ -103,12 +104,12 @@ func TestCheckModeCopiesAtOnce(t *testing.T) {
 		return reply{status: http.StatusOK}
 	})
 	first := newHarness(t, sub.URL, secret, checkMode(store))
-	second = newHarness(t, sub.URL, secret, checkMode(store), func(o *Options) { o.Now = first.clock.Now })
+	second = newHarness(t, sub.URL, secret, checkMode(store), func(o *laneOptions) { o.Now = first.clock.Now })
 	if resp, _ := first.h.Handle(context.Background(), batch(sqsRecord("e1", 1))); len(resp.BatchItemFailures) != 0 {
 		t.Errorf("first: failures %v, want acknowledged", resp.BatchItemFailures)
 	}
 	got := sub.requests()
-	if len(got) != 2 || got[0].header.Get(HeaderID) != "e1" || got[1].header.Get(HeaderID) != "e1" {
+	if len(got) != 2 || got[0].header.Get(https.HeaderID) != "e1" || got[1].header.Get(https.HeaderID) != "e1" {
 		t.Fatalf("%d POSTs, want 2 with webhook-id e1", len(got))
 	}
 	r, _, _ := store.Get(context.Background(), dedupe.Key("orders", "e1"))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/hookfan/hookfan/shared/bodyfilter"
@@ -13,8 +12,7 @@ import (
 	"github.com/hookfan/hookfan/shared/payload"
 )
 
-// What a destination adds to a plain signed POST: its own headers (static
-// or from secrets), a body filter, and bodies stored in S3.
+// Bodies stored in S3, and the destination's body filter.
 
 // Payloads reads bodies stored in S3 (*payload.S3), checking each against
 // its reference.
@@ -22,26 +20,8 @@ type Payloads interface {
 	Get(ctx context.Context, ref payload.Reference) ([]byte, error)
 }
 
-// HeaderSecrets reads the secrets a destination's headers and its URL
-// (urlSecretName) carry, verbatim (*secrets.Cache).
-type HeaderSecrets interface {
-	Value(ctx context.Context, name string) (string, error)
-	RefreshValue(ctx context.Context, name string) (value string, changed bool, err error)
-}
-
 // PayloadTimeout bounds reading one stored body (up to 4.5 MB).
 const PayloadTimeout = 5 * time.Second
-
-// header is one of the destination's headers with its value.
-type header struct {
-	name, value string
-	secret      bool // the value is a secret's
-}
-
-// errHeaderSecret means a header's secret could not be read or holds no
-// usable header value. Its text names the header and the secret, never
-// the value.
-var errHeaderSecret = errors.New("header secret unusable")
 
 // loadBody reads the body of a message stored in S3. When it returns
 // !ok, stop says what happens to the message: a body that cannot be read
@@ -51,13 +31,13 @@ func (h *Handler) loadBody(ctx context.Context, p *prepared) (stop decision, ok 
 	if p.msg.Ref == nil {
 		return ack, true
 	}
-	if h.payloads == nil {
+	if h.shape.payloads == nil {
 		h.count(metrics.DeliveryFailed)
 		return h.notAttempted(ctx, *p, "payload unavailable", errors.New("the message refers to a stored body but this function has no payload bucket")), false
 	}
 	pctx, cancel := context.WithTimeout(ctx, PayloadTimeout)
 	defer cancel()
-	body, err := h.payloads.Get(pctx, *p.msg.Ref)
+	body, err := h.shape.payloads.Get(pctx, *p.msg.Ref)
 	if err != nil {
 		h.count(metrics.DeliveryFailed)
 		return h.notAttempted(ctx, *p, "payload unavailable", err), false
@@ -70,10 +50,10 @@ func (h *Handler) loadBody(ctx context.Context, p *prepared) (stop decision, ok 
 // message's body; such a message is acknowledged without a POST or a
 // record, counted (DeliveryFiltered) and logged.
 func (h *Handler) filtered(ctx context.Context, p prepared) bool {
-	if h.bodyFilter == nil {
+	if h.shape.bodyFilter == nil {
 		return false
 	}
-	ok, err := h.bodyFilter.Match(p.msg.Body)
+	ok, err := h.shape.bodyFilter.Match(p.msg.Body)
 	if ok {
 		return false
 	}
@@ -84,69 +64,6 @@ func (h *Handler) filtered(ctx context.Context, p prepared) bool {
 	}
 	p.log.InfoContext(ctx, LogMessage, attrs...)
 	return true
-}
-
-// destinationHeaders returns the destination's headers with their current
-// values: static ones as configured, the others read from their secrets
-// (cached; re-read within the cache's TTL after a rotation).
-func (h *Handler) destinationHeaders(ctx context.Context) ([]header, error) {
-	if len(h.dest.Headers) == 0 {
-		return nil, nil
-	}
-	out := make([]header, 0, len(h.dest.Headers))
-	for _, hd := range h.dest.Headers {
-		v := hd.Value
-		if hd.SecretName != "" {
-			s, err := h.headerSecrets.Value(ctx, hd.SecretName)
-			if err != nil {
-				return nil, fmt.Errorf("%w: header %s: %w", errHeaderSecret, hd.Name, err)
-			}
-			if err := config.CheckHeaderValue(s); err != nil {
-				return nil, fmt.Errorf("%w: header %s: secret %q %v", errHeaderSecret, hd.Name, hd.SecretName, err)
-			}
-			v = s
-		}
-		out = append(out, header{name: http.CanonicalHeaderKey(hd.Name), value: v, secret: hd.SecretName != ""})
-	}
-	return out, nil
-}
-
-// errURLSecret means the destination's URL secret could not be read or
-// holds no URL the destination may be sent to. Its text names the secret
-// and the URL's host at most, never the URL: its path or query carries a
-// token.
-var errURLSecret = errors.New("url secret unusable")
-
-// endpoint returns the URL deliveries are POSTed to: the configured url,
-// or the value of the urlSecretName secret (cached like the headers'),
-// checked as validation checks a configured one, so the address guard's
-// rules hold for it too before the transport's own check at connect time.
-func (h *Handler) endpoint(ctx context.Context) (string, error) {
-	name := h.dest.URLSecretName
-	if name == "" {
-		return h.dest.URL, nil
-	}
-	v, err := h.headerSecrets.Value(ctx, name)
-	if err != nil {
-		return "", fmt.Errorf("%w: secret %q: %w", errURLSecret, name, err)
-	}
-	if err := h.dest.CheckURL(v); err != nil {
-		return "", fmt.Errorf("%w: secret %q: %w", errURLSecret, name, err)
-	}
-	return v, nil
-}
-
-// refreshHeaderSecrets reads the headers' secrets (and the URL's) again
-// after the destination refused a delivery as unauthorized (401, 403): a credential
-// rotated at the subscriber's side is used from the next attempt on, not
-// after the cache's TTL. The cache bounds how often the store is asked.
-func (h *Handler) refreshHeaderSecrets(ctx context.Context, status int) {
-	if status != http.StatusUnauthorized && status != http.StatusForbidden {
-		return
-	}
-	for _, name := range h.dest.Secrets() {
-		_, _, _ = h.headerSecrets.RefreshValue(ctx, name) // a failure leaves the cached value in use
-	}
 }
 
 // compileBodyFilter compiles the destination's body filter; nil when it

@@ -48,8 +48,8 @@ func (f *fakeHeaderSecrets) RefreshValue(ctx context.Context, name string) (stri
 	return v, false, err
 }
 
-func withHeaders(hs *fakeHeaderSecrets, headers ...config.Header) func(*Options) {
-	return func(o *Options) {
+func withHeaders(hs *fakeHeaderSecrets, headers ...config.Header) func(*laneOptions) {
+	return func(o *laneOptions) {
 		o.Destination.Headers = headers
 		o.HeaderSecrets = hs
 	}
@@ -127,15 +127,15 @@ func TestHeaderSecretRefreshedOn401(t *testing.T) {
 
 func TestNewHandlerNeedsHeaderSecrets(t *testing.T) {
 	dest := config.Destination{Name: "orders", URL: "https://a.example.com", Headers: []config.Header{{Name: "Authorization", SecretName: "tok"}}}
-	_, err := NewHandler(Options{Destination: dest, QueueURL: "q", SecretID: "s", Store: dedupe.NewMemory(), SQS: &fakeSQS{},
-		Secrets: &fakeSecrets{}, Client: http.DefaultClient, Metrics: metrics.NewRecorder(&captureSink{})})
+	_, err := newLane(laneOptions{Options: Options{Destination: dest, QueueURL: "q", Store: dedupe.NewMemory(), SQS: &fakeSQS{},
+		Metrics: metrics.NewRecorder(&captureSink{})}, SecretID: "s", Secrets: &fakeSecrets{}, Client: http.DefaultClient})
 	if err == nil || !strings.Contains(err.Error(), "HeaderSecrets") {
 		t.Errorf("NewHandler without HeaderSecrets: %v", err)
 	}
 	dest.Headers = nil
 	dest.Filter.Body = config.BodyFilter(`{"amount": "x"}`)
-	_, err = NewHandler(Options{Destination: dest, QueueURL: "q", SecretID: "s", Store: dedupe.NewMemory(), SQS: &fakeSQS{},
-		Secrets: &fakeSecrets{}, Client: http.DefaultClient, Metrics: metrics.NewRecorder(&captureSink{})})
+	_, err = newLane(laneOptions{Options: Options{Destination: dest, QueueURL: "q", Store: dedupe.NewMemory(), SQS: &fakeSQS{},
+		Metrics: metrics.NewRecorder(&captureSink{})}, SecretID: "s", Secrets: &fakeSecrets{}, Client: http.DefaultClient})
 	if err == nil || !strings.Contains(err.Error(), "body.amount") {
 		t.Errorf("NewHandler with an invalid body filter: %v", err)
 	}
@@ -147,7 +147,7 @@ func TestNewHandlerNeedsHeaderSecrets(t *testing.T) {
 func TestBodyFilter(t *testing.T) {
 	secret := newSecret(t)
 	sub := newSubscriber(t, secret, nil)
-	h := newHarness(t, sub.URL, secret, func(o *Options) {
+	h := newHarness(t, sub.URL, secret, func(o *laneOptions) {
 		o.Destination.Filter.Body = config.BodyFilter(`{"amount":[{"numeric":[">=",1000]}]}`)
 	})
 	big := sqsRecord("evt_big", 1) // amount 4200
@@ -200,7 +200,7 @@ func TestLargePayload(t *testing.T) {
 	secret := newSecret(t)
 	sub := newSubscriber(t, secret, nil)
 	store := payload.NewMemory("hookfan-payloads")
-	h := newHarness(t, sub.URL, secret, func(o *Options) {
+	h := newHarness(t, sub.URL, secret, func(o *laneOptions) {
 		o.Payloads = store
 		o.Destination.Filter.Body = config.BodyFilter(`{"kind":["big"]}`)
 	})
@@ -251,8 +251,8 @@ func TestParseReferenceMessage(t *testing.T) {
 	}
 }
 
-func withURLSecret(hs *fakeHeaderSecrets, name string) func(*Options) {
-	return func(o *Options) {
+func withURLSecret(hs *fakeHeaderSecrets, name string) func(*laneOptions) {
+	return func(o *laneOptions) {
 		o.Destination.URL, o.Destination.URLSecretName = "", name
 		o.HeaderSecrets = hs
 	}
@@ -326,8 +326,8 @@ func TestURLSecretRefreshedOn401(t *testing.T) {
 
 func TestNewHandlerNeedsURLSecretReader(t *testing.T) {
 	dest := config.Destination{Name: "orders", URLSecretName: "u"}
-	_, err := NewHandler(Options{Destination: dest, QueueURL: "q", SecretID: "s", Store: dedupe.NewMemory(), SQS: &fakeSQS{},
-		Secrets: &fakeSecrets{}, Client: http.DefaultClient, Metrics: metrics.NewRecorder(&captureSink{})})
+	_, err := newLane(laneOptions{Options: Options{Destination: dest, QueueURL: "q", Store: dedupe.NewMemory(), SQS: &fakeSQS{},
+		Metrics: metrics.NewRecorder(&captureSink{})}, SecretID: "s", Secrets: &fakeSecrets{}, Client: http.DefaultClient})
 	if err == nil || !strings.Contains(err.Error(), "HeaderSecrets") {
 		t.Errorf("NewHandler without HeaderSecrets: %v", err)
 	}

@@ -1,9 +1,11 @@
-// Package delivery is the deliver function's logic: for each SQS record of
-// a batch it claims the event in the delivery record, signs it per
-// Standard Webhooks, POSTs it to the destination through a guarded HTTP
-// client, records the outcome, and on failure backs off with
-// ChangeMessageVisibility before reporting the record in the batch
-// response.
+// Package delivery is the deliver function's pipeline: for each SQS record
+// of a batch it claims the event in the delivery record, hands it to the
+// lane's sender (sender/https signs it per Standard Webhooks and POSTs it;
+// an AWS target's sender calls its API), records the outcome, and on
+// failure backs off with ChangeMessageVisibility before reporting the
+// record in the batch response. The pipeline is the policy — claim, send,
+// record, the retry schedule, the pause, the lane's ordering — and the
+// sender the mechanism of one attempt.
 package delivery
 
 import (
@@ -11,8 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"slices"
 	"sync"
 	"time"
 
@@ -20,13 +20,11 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/hookfan/hookfan/shared/bodyfilter"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
+	"github.com/hookfan/hookfan/shared/delivery/sender"
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/pausing"
-	"github.com/hookfan/hookfan/shared/signing"
-	"github.com/hookfan/hookfan/shared/transform"
 )
 
 // Store is the delivery record (dedupe.DynamoDB, or dedupe.Memory locally).
@@ -38,16 +36,6 @@ type Store interface {
 // VisibilityAPI is the part of the SQS client the handler uses.
 type VisibilityAPI interface {
 	ChangeMessageVisibility(ctx context.Context, in *sqs.ChangeMessageVisibilityInput, optFns ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error)
-}
-
-// SecretSource returns the active values of a secret (*secrets.Cache).
-type SecretSource interface {
-	Get(ctx context.Context, name string) ([]string, error)
-}
-
-// Doer sends HTTP requests (the *http.Client from NewClient).
-type Doer interface {
-	Do(req *http.Request) (*http.Response, error)
 }
 
 // Metrics records metric points and publishes them once per invocation
@@ -81,46 +69,26 @@ const (
 	// InFlightMargin is added to another deliverer's lease before the
 	// message is seen again.
 	InFlightMargin = time.Second
-	// MaxResponseBody is how much of a response body is read (then discarded).
-	MaxResponseBody = 64 << 10
 )
 
 // Handler delivers SQS batches for one destination. It is safe for
 // concurrent use; build it once per process.
 type Handler struct {
-	dest          config.Destination
-	policy        Policy
-	queueURL      string
-	secretID      string
-	ttl           time.Duration
-	store         Store
-	sqs           VisibilityAPI
-	secrets       SecretSource
-	client        Doer
-	target        target // an AWS target; nil for https (targets.go)
-	metrics       Metrics
-	payloads      Payloads
-	headerSecrets HeaderSecrets
-	bodyFilter    *bodyfilter.Filter
-	log           *slog.Logger
-	concurrency   int
-	now           func() time.Time
-	random        func() float64
-	dim           metrics.Dimension
-	lane          Pauser
-	requeue       RequeueAPI
-	tracing       bool
-	ordered       bool             // an ordered (FIFO) lane: ordered.go
-	pause         config.PauseRule // when lane is set
-	holdFor       time.Duration
-	timeouts      CallTimeouts
-	clientAuth    *ClientAuth        // nil without tls or auth.oauth2
-	transform     *transform.Program // the destination's, compiled once (shape.go)
-	awsSigner     *awsSigner         // when the destination signs with SigV4 (shape.go)
-
-	mu         sync.Mutex
-	signerFrom []string // the secret values signer was built from
-	signer     *signing.Signer
+	dest        config.Destination
+	policy      Policy
+	order       ordering      // standard or ordered, chosen at assembly (ordered.go)
+	sender      sender.Sender // what reaches the destination
+	shape       shape         // what the lane does to a body before its send (shape.go)
+	store       Store
+	ttl         time.Duration
+	queue       queue // the lane's queue (visibility.go)
+	lane        *lane // the pause machinery; nil when the destination does not pause (pause.go)
+	metrics     meter // the lane's metrics (lanemetrics.go)
+	log         *slog.Logger
+	timeouts    CallTimeouts
+	concurrency int
+	now         func() time.Time
+	random      func() float64
 }
 
 // Handle delivers the records of a batch concurrently and returns the ones
@@ -129,7 +97,7 @@ type Handler struct {
 // batch, delivered records included.
 func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	if h.lanePaused(ctx) {
-		return h.hold(ctx, ev), nil
+		return h.order.hold(ctx, h, ev), nil
 	}
 	failed := make([]bool, len(ev.Records))
 	parsed := make([]parsedRecord, len(ev.Records))
@@ -141,11 +109,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	// SQS counts a message's 12 h visibility ceiling from its receive, which
 	// came before this invocation started (see visibilityLimit).
 	started := h.now()
-	if h.ordered {
-		h.deliverOrdered(ctx, started, ev, parsed, failed, &tally) // ordered.go
-	} else {
-		h.deliverAll(ctx, started, ev, parsed, failed, &tally)
-	}
+	h.order.deliver(ctx, h, started, ev, parsed, failed, &tally)
 	h.observe(ctx, tally.get())
 	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
 	for i, f := range failed {
@@ -153,7 +117,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: ev.Records[i].MessageId})
 		}
 	}
-	if err := h.metrics.Flush(ctx); err != nil {
+	if err := h.metrics.m.Flush(ctx); err != nil {
 		h.log.WarnContext(ctx, LogMessage, "outcome", "metrics_not_published", "error", err.Error())
 	}
 	return resp, nil
@@ -286,22 +250,18 @@ func (h *Handler) deliver(ctx context.Context, started time.Time, rec parsedReco
 	if !ok {
 		return stop
 	}
-	p.msg.Attempt = h.attemptOf(p.msg, lease)
-	if stop, ok := h.spent(ctx, p, lease); ok {
+	p.msg.Attempt = h.order.attemptOf(p.msg, lease)
+	if stop, ok := h.order.spent(ctx, h, p, lease); ok {
 		return stop
 	}
 	if stop, ok := h.reshape(ctx, &p, lease); !ok {
 		return stop
 	}
-	if p.refused != nil {
-		// Nothing is sent: the attempt fails with its reason (egress.go).
-		h.count(metrics.DeliveryAttempts)
-		return h.record(ctx, p, lease, result{err: p.refused})
-	}
-	res := h.transmit(ctx, p.url, p.msg, p.signer, p.headers, sendTimeout)
-	h.refreshHeaderSecrets(ctx, res.status)
+	res := h.sender.Send(ctx, p.msg.delivery(sendTimeout))
 	h.count(metrics.DeliveryAttempts)
-	h.metrics.Add(metrics.DeliveryLatency, metrics.Milliseconds, float64(res.latency.Milliseconds()), h.dim)
+	if !res.Unsent {
+		h.metrics.add(metrics.DeliveryLatency, metrics.Milliseconds, float64(res.Latency.Milliseconds()))
+	}
 	return h.record(ctx, p, lease, res)
 }
 
@@ -310,23 +270,16 @@ type prepared struct {
 	msg     Message
 	rec     *events.SQSMessage // as received
 	log     *slog.Logger
-	signer  *signing.Signer
-	headers []header  // the destination's own
-	url     string    // where to POST it
 	started time.Time // the invocation's start
 	now     time.Time // the claim's time
 	// send is the longest the POST may take; leaseUntil covers the claim,
 	// the POST and the outcome's write.
 	send       time.Duration
 	leaseUntil time.Time
-	// refused is why url (read from its secret) may not be attempted: an
-	// address the guard refuses or a port the lane does not open. The
-	// attempt is claimed and recorded as failed with it, never sent.
-	refused *refusedError
 }
 
-// prepare parses the record, gets a signer and the time the attempt may
-// take. When it returns !ok, stop says what happens to the message.
+// prepare parses the record, readies the sender and gets the time the
+// attempt may take. When it returns !ok, stop says what happens to the message.
 func (h *Handler) prepare(ctx context.Context, started time.Time, rec parsedRecord) (p prepared, stop decision, ok bool) {
 	msg, err := rec.msg, rec.err
 	p.started = started
@@ -355,24 +308,14 @@ func (h *Handler) prepare(ctx context.Context, started time.Time, rec parsedReco
 	if h.filtered(ctx, p) {
 		return p, ack, false
 	}
-	if p.signer, err = h.signerFor(ctx); err != nil {
+	if err = h.sender.Prepare(ctx); err != nil {
 		h.count(metrics.DeliveryFailed)
-		return p, h.notAttempted(ctx, p, "signing secret unavailable", err), false
-	}
-	if p.headers, err = h.destinationHeaders(ctx); err != nil {
-		h.count(metrics.DeliveryFailed)
-		return p, h.notAttempted(ctx, p, "header secret unavailable", err), false
-	}
-	if p.url, err = h.endpoint(ctx); err != nil {
-		var refusedURL bool
-		if p.refused, refusedURL = refusedEndpoint(h.dest.URLSecretName, err); !refusedURL {
-			h.count(metrics.DeliveryFailed)
-			return p, h.notAttempted(ctx, p, "url secret unavailable", err), false
+		reason, cause := "sender not ready", err
+		var nr *sender.NotReadyError
+		if errors.As(err, &nr) {
+			reason, cause = nr.Reason, nr.Err
 		}
-	}
-	if err = h.clientAuth.Prepare(ctx); err != nil {
-		h.count(metrics.DeliveryFailed)
-		return p, h.notAttempted(ctx, p, "client credentials unavailable", err), false
+		return p, h.notAttempted(ctx, p, reason, cause), false
 	}
 	p.now = h.now()
 	if p.send, p.leaseUntil, ok = h.budget(ctx, p.now); !ok {
@@ -398,7 +341,7 @@ func (h *Handler) claim(ctx context.Context, p prepared) (lease dedupe.Lease, se
 	var refused *dedupe.RefusedError
 	switch {
 	case err == nil:
-		p.msg.Attempt = h.attemptOf(p.msg, lease)
+		p.msg.Attempt = h.order.attemptOf(p.msg, lease)
 		send = min(p.send, lease.Until.Sub(h.now())-h.timeouts.recordReserve())
 		if send < MinSendTime {
 			return lease, 0, h.releaseUnsent(ctx, p, lease), false
@@ -461,7 +404,7 @@ func (h *Handler) notAttempted(ctx context.Context, p prepared, why string, err 
 	wait := h.hide(p.started, h.policy.Delay(p.msg.Attempt, h.random()))
 	// An ordered lane's receive count is no attempt number (ordered.go):
 	// its message reaches the DLQ by SQS's count alone.
-	if h.policy.Final(p.msg.Attempt) && !h.ordered {
+	if h.policy.Final(p.msg.Attempt) && h.order.numbersByReceives() {
 		// Released to the DLQ.
 		wait = 0
 		h.count(metrics.DeliveryDead)
@@ -485,31 +428,11 @@ func (h *Handler) budget(ctx context.Context, now time.Time) (send time.Duration
 	return send, now.Add(h.timeouts.Claim + send + h.timeouts.recordReserve()), true
 }
 
-// currentSigner returns a signer for the secret's active values, rebuilt
-// only when they change.
-func (h *Handler) currentSigner(ctx context.Context) (*signing.Signer, error) {
-	values, err := h.secrets.Get(ctx, h.secretID)
-	if err != nil {
-		return nil, err
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.signer != nil && slices.Equal(values, h.signerFrom) {
-		return h.signer, nil
-	}
-	s, err := signing.New(values)
-	if err != nil {
-		return nil, fmt.Errorf("secret %q: %w", h.secretID, err)
-	}
-	h.signer, h.signerFrom = s, slices.Clone(values)
-	return s, nil
-}
-
 // record writes the attempt's outcome, logs the attempt and returns the
 // message's fate.
-func (h *Handler) record(ctx context.Context, p prepared, lease dedupe.Lease, res result) decision {
+func (h *Handler) record(ctx context.Context, p prepared, lease dedupe.Lease, res sender.Result) decision {
 	out, outcome, d := h.judge(p, res)
-	attrs := []any{"outcome", outcome, "status", res.status, "latency_ms", res.latency.Milliseconds()}
+	attrs := []any{"outcome", outcome, "status", res.Status, "latency_ms", res.Latency.Milliseconds()}
 	if out.Error != "" {
 		attrs = append(attrs, "error", out.Error)
 	}
@@ -539,16 +462,16 @@ func (h *Handler) record(ctx context.Context, p prepared, lease dedupe.Lease, re
 
 // judge turns a result into the record's outcome, the outcome's log name
 // and the message's fate, and counts it.
-func (h *Handler) judge(p prepared, res result) (out dedupe.Outcome, outcome string, d decision) {
+func (h *Handler) judge(p prepared, res sender.Result) (out dedupe.Outcome, outcome string, d decision) {
 	msg, now := p.msg, h.now()
-	out = dedupe.Outcome{HTTPStatus: res.status, Error: res.describe(), At: now, Latency: res.latency}
-	switch v := res.verdict(); {
-	case v == delivered:
+	out = dedupe.Outcome{HTTPStatus: res.Status, Error: res.Describe(), At: now, Latency: res.Latency}
+	switch v := res.Verdict(); {
+	case v == sender.Delivered:
 		h.count(metrics.DeliverySucceeded)
-		h.metrics.Add(metrics.EventAge, metrics.Milliseconds, float64(now.Sub(msg.ReceivedAt).Milliseconds()), h.dim)
+		h.metrics.add(metrics.EventAge, metrics.Milliseconds, float64(now.Sub(msg.ReceivedAt).Milliseconds()))
 		out.Status, out.Error = dedupe.StatusDelivered, ""
 		return out, "delivered", decision{counted: pausing.Succeeded}
-	case v == gone:
+	case v == sender.Gone:
 		// 410: the destination wants no more of this event, from any copy;
 		// only an operator's replay sends it again.
 		h.count(metrics.DeliveryFailed)
@@ -570,13 +493,13 @@ func (h *Handler) judge(p prepared, res result) (out dedupe.Outcome, outcome str
 			age = now.Sub(msg.SentAt) // retention counts from the enqueue time
 		}
 		out.Status = dedupe.StatusFailed
-		d = retryIn(h.hide(p.started, h.policy.Backoff(msg.Attempt, h.random(), res.retryAfter, age)))
+		d = retryIn(h.hide(p.started, h.policy.Backoff(msg.Attempt, h.random(), res.RetryAfter, age)))
 		d.counted = pausing.Failed
 		return out, "failed", d
 	}
 }
 
-func (h *Handler) count(name string) { h.metrics.Add(name, metrics.Count, 1, h.dim) }
+func (h *Handler) count(name string) { h.metrics.add(name, metrics.Count, 1) }
 
 // claimedBy names the invocation that claims, for the record's history:
 // its request id, as its log lines carry it.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hookfan/hookfan/shared/delivery/sender/https"
 	"net/http"
 	"slices"
 	"strings"
@@ -64,7 +65,7 @@ func TestBatchPartialFailure(t *testing.T) {
 	}
 	for _, r := range reqs {
 		if r.err != nil {
-			t.Errorf("delivery %s does not verify: %v", r.header.Get(HeaderID), r.err)
+			t.Errorf("delivery %s does not verify: %v", r.header.Get(https.HeaderID), r.err)
 		}
 	}
 	for id, wantStatus := range map[string]dedupe.Status{"e0": dedupe.StatusDelivered, "e3": dedupe.StatusFailed, "e8": dedupe.StatusFailed} {
@@ -279,8 +280,8 @@ func TestRequest(t *testing.T) {
 			t.Errorf("header %s = %q, want %q", k, got, v)
 		}
 	}
-	if sigs := strings.Fields(r.header.Get(HeaderSignature)); len(sigs) != 2 {
-		t.Errorf("webhook-signature = %q, want two signatures during rotation", r.header.Get(HeaderSignature))
+	if sigs := strings.Fields(r.header.Get(https.HeaderSignature)); len(sigs) != 2 {
+		t.Errorf("webhook-signature = %q, want two signatures during rotation", r.header.Get(https.HeaderSignature))
 	}
 	// Receivers built on either library, holding either secret, verify the
 	// delivery as it arrived on the wire.
@@ -449,7 +450,7 @@ func TestRacingHandlers(t *testing.T) {
 	secret := newSecret(t)
 	sub := newSubscriber(t, secret, func(string) reply { return reply{status: 200, delay: 200 * time.Millisecond} })
 	a := newHarness(t, sub.URL, secret)
-	b := newHarness(t, sub.URL, secret, func(o *Options) { o.Store = a.store; o.Now = a.clock.Now })
+	b := newHarness(t, sub.URL, secret, func(o *laneOptions) { o.Store = a.store; o.Now = a.clock.Now })
 	var wg sync.WaitGroup
 	resps := make([]events.SQSEventResponse, 2)
 	for i, hs := range []*harness{a, b} {
@@ -536,7 +537,7 @@ func TestRecordWriteFailsAfter2xx(t *testing.T) {
 	sub := newSubscriber(t, secret, nil)
 	mem := dedupe.NewMemory()
 	store := &failingFinish{Memory: mem, fail: true}
-	hs := newHarness(t, sub.URL, secret, func(o *Options) { o.Store = store })
+	hs := newHarness(t, sub.URL, secret, func(o *laneOptions) { o.Store = store })
 	resp, _ := hs.h.Handle(context.Background(), batch(sqsRecord("e1", 1)))
 	if len(resp.BatchItemFailures) != 0 {
 		t.Errorf("failures = %v, want the delivered record acknowledged", resp.BatchItemFailures)
@@ -563,7 +564,7 @@ func TestRecordWriteFailsAfter2xx(t *testing.T) {
 	if len(reqs) != 2 {
 		t.Fatalf("%d POSTs, want 2 (the documented repeat)", len(reqs))
 	}
-	if a, b := reqs[0].header.Get(HeaderID), reqs[1].header.Get(HeaderID); a != "e1" || b != a {
+	if a, b := reqs[0].header.Get(https.HeaderID), reqs[1].header.Get(https.HeaderID); a != "e1" || b != a {
 		t.Errorf("webhook-ids %q and %q, want the same id twice", a, b)
 	}
 	if diff := cmp.Diff(reqs[0].body, reqs[1].body); diff != "" {
@@ -584,19 +585,19 @@ func TestNotAttempted(t *testing.T) {
 	tests := []struct {
 		name    string
 		setup   func(*harness)
-		opts    func(*Options)
+		opts    func(*laneOptions)
 		attempt int
 		wantVis []int32
 	}{
 		{name: "secret store down", setup: func(hs *harness) { hs.secrets.err = errors.New("secret store unavailable") }, attempt: 2, wantVis: []int32{30}},
 		{name: "secret not a whsec_ value", setup: func(hs *harness) { hs.secrets.set("hunter2") }, attempt: 1, wantVis: []int32{5}},
-		{name: "record store down", opts: func(o *Options) { o.Store = brokenStore{} }, attempt: 1, wantVis: []int32{5}},
-		{name: "record store down on the final attempt", opts: func(o *Options) { o.Store = brokenStore{} }, attempt: 10, wantVis: []int32{0}},
+		{name: "record store down", opts: func(o *laneOptions) { o.Store = brokenStore{} }, attempt: 1, wantVis: []int32{5}},
+		{name: "record store down on the final attempt", opts: func(o *laneOptions) { o.Store = brokenStore{} }, attempt: 10, wantVis: []int32{0}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			sub := newSubscriber(t, secret, nil)
-			opts := []func(*Options){}
+			opts := []func(*laneOptions){}
 			if tt.opts != nil {
 				opts = append(opts, tt.opts)
 			}
@@ -675,7 +676,7 @@ func TestRemainingTime(t *testing.T) {
 			sub := newSubscriber(t, secret, nil)
 			var leases []dedupe.Lease
 			rec := &recordingStore{Memory: dedupe.NewMemory(), leases: &leases}
-			hs := newHarness(t, sub.URL, secret, func(o *Options) { o.Store = rec; o.Now = time.Now })
+			hs := newHarness(t, sub.URL, secret, func(o *laneOptions) { o.Store = rec; o.Now = time.Now })
 			ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(tt.remaining))
 			defer cancel()
 			start := time.Now()
@@ -751,7 +752,7 @@ func TestAttemptLog(t *testing.T) {
 }
 
 func TestNewHandlerRequiresOptions(t *testing.T) {
-	_, err := NewHandler(Options{})
+	_, err := newLane(laneOptions{})
 	if err == nil {
 		t.Fatal("NewHandler(Options{}) succeeded")
 	}
@@ -759,21 +760,5 @@ func TestNewHandlerRequiresOptions(t *testing.T) {
 		if !strings.Contains(err.Error(), "option "+name+" ") {
 			t.Errorf("error %q does not name %s", err, name)
 		}
-	}
-}
-
-// TestSignerReuse: the signer is rebuilt only when the secret changes.
-func TestSignerReuse(t *testing.T) {
-	s1, s2 := newSecret(t), newSecret(t)
-	hs := newHarness(t, "http://127.0.0.1:1/", s1)
-	a, err := hs.h.currentSigner(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := hs.h.currentSigner(context.Background())
-	hs.secrets.set(s1, s2)
-	c, _ := hs.h.currentSigner(context.Background())
-	if a != b || c == a || c.Keys() != 2 {
-		t.Errorf("signers %p %p %p (keys %d), want the first reused and a new one with 2 keys after rotation", a, b, c, c.Keys())
 	}
 }

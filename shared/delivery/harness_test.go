@@ -19,11 +19,13 @@ import (
 	"github.com/hookfan/hookfan/shared/message"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
+	"github.com/hookfan/hookfan/shared/delivery/sender/https"
 	"github.com/hookfan/hookfan/shared/metrics"
 )
 
@@ -202,7 +204,7 @@ func newSubscriber(t testing.TB, secret string, answer func(id string) reply) *s
 		s.mu.Unlock()
 		rep := reply{status: http.StatusOK}
 		if s.answer != nil {
-			rep = s.answer(r.Header.Get(HeaderID))
+			rep = s.answer(r.Header.Get(https.HeaderID))
 		}
 		if rep.delay > 0 {
 			select {
@@ -231,7 +233,7 @@ func (s *subscriber) requests() []received {
 func (s *subscriber) posts(id string) int {
 	n := 0
 	for _, r := range s.requests() {
-		if r.header.Get(HeaderID) == id {
+		if r.header.Get(https.HeaderID) == id {
 			n++
 		}
 	}
@@ -257,25 +259,61 @@ type harness struct {
 	clock   *clock
 }
 
+// laneOptions are a test lane's: the handler's options, and what its
+// sender is built from (the https sender's options, or the AWS target's
+// client).
+type laneOptions struct {
+	Options
+	SecretID      string
+	Secrets       https.SecretSource
+	HeaderSecrets https.HeaderSecrets
+	Client        https.Doer
+	ClientAuth    *https.ClientAuth
+	Credentials   aws.CredentialsProvider
+	Tracing       bool
+	// Targets is the API an AWS target's sender calls.
+	Targets any
+}
+
+// newLane builds the lane's sender, as Assemble does, then its Handler.
+func newLane(o laneOptions) (*Handler, error) {
+	var serr error
+	if o.Destination.AWSTarget() {
+		o.Sender, serr = newSender(o.Destination, senderParts{target: o.Targets, tracing: o.Tracing})
+	} else {
+		var s *https.Sender
+		s, serr = https.New(https.Options{Destination: o.Destination, SecretID: o.SecretID, Secrets: o.Secrets, HeaderSecrets: o.HeaderSecrets,
+			Client: o.Client, ClientAuth: o.ClientAuth, Credentials: o.Credentials, Tracing: o.Tracing, Now: o.Now})
+		if serr == nil {
+			o.Sender = s
+		}
+	}
+	h, err := NewHandler(o.Options)
+	if err := errors.Join(serr, err); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
 // newHarness builds a Handler on fakes delivering to url. A fixed jitter
 // draw of 0.5 makes every delay exactly the scheduled one.
-func newHarness(t testing.TB, url, secret string, opts ...func(*Options)) *harness {
+func newHarness(t testing.TB, url, secret string, opts ...func(*laneOptions)) *harness {
 	t.Helper()
 	dest := config.Destination{Name: "orders", URL: url, TimeoutSeconds: 2, AllowPrivateNetworks: true}
 	hs := &harness{
 		store: dedupe.NewMemory(), sqs: &fakeSQS{}, secrets: &fakeSecrets{values: []string{secret}},
 		sink: &captureSink{}, logs: &syncBuffer{}, clock: &clock{t: time.Now().Truncate(time.Second)},
 	}
-	o := Options{
-		Destination: dest, QueueURL: testQueueURL, SecretID: testSecretID,
-		Store: hs.store, SQS: hs.sqs, Secrets: hs.secrets, Client: NewClient(dest),
+	o := laneOptions{Options: Options{
+		Destination: dest, QueueURL: testQueueURL,
+		Store: hs.store, SQS: hs.sqs,
 		Metrics: metrics.NewRecorder(hs.sink), Logger: slogJSON(hs.logs),
 		Now: hs.clock.Now, Random: func() float64 { return 0.5 },
-	}
+	}, SecretID: testSecretID, Secrets: hs.secrets, Client: https.NewClient(dest)}
 	for _, f := range opts {
 		f(&o)
 	}
-	h, err := NewHandler(o)
+	h, err := newLane(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,14 @@ import (
 // hyphens).
 const AllLanes = "(all)"
 
+// meter records the lane's metrics under its Destination dimension.
+type meter struct {
+	m   Metrics
+	dim metrics.Dimension
+}
+
+func (m meter) add(name string, unit metrics.Unit, value float64) { m.m.Add(name, unit, value, m.dim) }
+
 // laneMetrics is the handler's metrics under the contract's
 // metrics.laneDimensions: as recorded by default; with LaneMetrics
 // "aggregate", the delivery metrics are published under Destination

@@ -105,7 +105,7 @@ func TestTwelveHourCap(t *testing.T) {
 				schedule = []config.Duration{config.Duration(5 * time.Second), config.Duration(11 * time.Hour)}
 			}
 			jitter := 0.0
-			hs := newHarness(t, sub.URL, secret, func(o *Options) {
+			hs := newHarness(t, sub.URL, secret, func(o *laneOptions) {
 				o.SQS, o.Now = queue, now.Now
 				o.Destination.Retry = config.Retry{Schedule: schedule, Jitter: &jitter}
 			})
@@ -203,8 +203,8 @@ func TestSlowRecordCalls(t *testing.T) {
 			secret := newSecret(t)
 			sub := newSubscriber(t, secret, func(string) reply { return reply{status: http.StatusOK, delay: 1900 * time.Millisecond} })
 			mem := dedupe.NewMemory()
-			a := newHarness(t, sub.URL, secret, func(o *Options) { o.Store = tt.store(mem); o.Now = time.Now })
-			b := newHarness(t, sub.URL, secret, func(o *Options) { o.Store = mem; o.Now = time.Now })
+			a := newHarness(t, sub.URL, secret, func(o *laneOptions) { o.Store = tt.store(mem); o.Now = time.Now })
+			b := newHarness(t, sub.URL, secret, func(o *laneOptions) { o.Store = mem; o.Now = time.Now })
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			var wg sync.WaitGroup
@@ -251,7 +251,7 @@ func TestClaimLeavesTooLittleLease(t *testing.T) {
 	secret := newSecret(t)
 	sub := newSubscriber(t, secret, nil)
 	store := &clockStore{Memory: dedupe.NewMemory(), took: 8 * time.Second}
-	hs := newHarness(t, sub.URL, secret, func(o *Options) { o.Store = store })
+	hs := newHarness(t, sub.URL, secret, func(o *laneOptions) { o.Store = store })
 	store.clock = hs.clock
 	resp, _ := hs.h.Handle(context.Background(), batch(sqsRecord("e1", 1)))
 	if len(resp.BatchItemFailures) != 1 {

@@ -30,7 +30,7 @@ func TestCostLogFiguresHoldTheLines(t *testing.T) {
 	sub := newSubscriber(t, secret, func(string) reply { return reply{status: http.StatusOK, delay: 100 * time.Millisecond} })
 	var logs, emf bytes.Buffer
 	const requestID = "8f5ae0b4-1c2d-4e5f-9a8b-7c6d5e4f3a2b"
-	hs := newHarness(t, sub.URL, secret, func(o *Options) {
+	hs := newHarness(t, sub.URL, secret, func(o *laneOptions) {
 		o.Destination.Name = cost.Reference(1).Destinations[0].Name
 		// lambdacontext's JSON handler adds the requestId to each line;
 		// it writes to stdout, so the attribute is added here instead.

@@ -16,6 +16,9 @@ import (
 const (
 	sqsReceiveCount = "ApproximateReceiveCount"
 	sqsSentAt       = "SentTimestamp"
+	// sqsTraceHeader carries the X-Ray trace header SNS passed on from the
+	// publisher (ingest).
+	sqsTraceHeader = "AWSTraceHeader"
 )
 
 // ErrMalformed means a record is not a Hookfan message: an attribute is

@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"crypto/tls"
+	"github.com/hookfan/hookfan/shared/delivery/sender/https"
 	"io"
 	"log"
 	"net/http"
@@ -134,8 +135,8 @@ func TestMTLSRefusedRecordsTheSide(t *testing.T) {
 		for _, tt := range []struct {
 			name, pair, ca, want string
 		}{
-			{"our certificate refused", wrong, serverCA.pem, ReasonTLSRefusedByDestination + ": the destination refused the TLS handshake (alert: "},
-			{"their certificate untrusted", right, otherCA.pem, ReasonTLSDestinationUntrusted + ": the destination's server certificate is not trusted (x509: certificate signed by unknown authority"},
+			{"our certificate refused", wrong, serverCA.pem, https.ReasonTLSRefusedByDestination + ": the destination refused the TLS handshake (alert: "},
+			{"their certificate untrusted", right, otherCA.pem, https.ReasonTLSDestinationUntrusted + ": the destination's server certificate is not trusted (x509: certificate signed by unknown authority"},
 		} {
 			sm := newFakeSM(map[string]string{certSecret: tt.pair, caSecret: tt.ca})
 			clk := &clock{t: time.Now()}
@@ -181,7 +182,7 @@ func TestMTLSBrokenConnectionIsNotARefusal(t *testing.T) {
 
 // TestMTLSRotation: a pair stored in the secret is presented once the
 // cache's TTL has passed; and a handshake refused with the cached pair
-// reads the secret again at once, at most once per TLSRereadEvery, and is
+// reads the secret again at once, at most once per https.TLSRereadEvery, and is
 // retried with the new pair within the same attempt.
 func TestMTLSRotation(t *testing.T) {
 	serverCA, clientCA, otherCA := newTestCA(t, "server CA"), newTestCA(t, "client CA"), newTestCA(t, "other CA")
@@ -217,7 +218,7 @@ func TestMTLSRotation(t *testing.T) {
 	}
 	calls := sm.count(certSecret)
 	sm.put(certSecret, third)
-	clk.Advance(TLSRereadEvery)
+	clk.Advance(https.TLSRereadEvery)
 	deliver("evt_5")
 	if got := lastRecord(t, h, "evt_5"); got.Attempts != 1 {
 		t.Errorf("evt_5 took %d attempts, want 1 (retried within it)", got.Attempts)
@@ -228,7 +229,7 @@ func TestMTLSRotation(t *testing.T) {
 	if got := srv.commonNames(); got[len(got)-1] != "third" {
 		t.Errorf("certificates presented %v, want third last", got)
 	}
-	// Refused again within TLSRereadEvery: no new read.
+	// Refused again within https.TLSRereadEvery: no new read.
 	sm.put(certSecret, wrong)
 	clk.Advance(secrets.DefaultTTL)
 	calls = sm.count(certSecret)
@@ -238,7 +239,7 @@ func TestMTLSRotation(t *testing.T) {
 		}
 	}
 	if n := sm.count(certSecret) - calls; n > 1 {
-		t.Errorf("%d reads of the secret for two refusals within %s, want at most 1", n, TLSRereadEvery)
+		t.Errorf("%d reads of the secret for two refusals within %s, want at most 1", n, https.TLSRereadEvery)
 	}
 }
 
@@ -303,7 +304,7 @@ func TestParseClientCertificate(t *testing.T) {
 	}
 	now := time.Now()
 	for _, ok := range []string{bundle, keyPEM + certPEM, "\n" + bundle + "\n", js(certPEM, keyPEM)} {
-		if _, err := ParseClientCertificate(ok, now); err != nil {
+		if _, err := https.ParseClientCertificate(ok, now); err != nil {
 			t.Errorf("refused: %v", err)
 		}
 	}
@@ -316,7 +317,7 @@ func TestParseClientCertificate(t *testing.T) {
 		{certPEM + "-----BEGIN ENCRYPTED PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED PRIVATE KEY-----\n", "the private key is encrypted"},
 		{"hunter2", "not a usable certificate and private key"},
 	} {
-		_, err := ParseClientCertificate(tt.v, now)
+		_, err := https.ParseClientCertificate(tt.v, now)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("error %v, want %q", err, tt.want)
 		}
@@ -324,14 +325,14 @@ func TestParseClientCertificate(t *testing.T) {
 			t.Errorf("error quotes the value: %v", err)
 		}
 	}
-	if _, err := ParseClientCertificate(bundle, now.Add(48*time.Hour)); err == nil || !strings.Contains(err.Error(), "expired at") {
+	if _, err := https.ParseClientCertificate(bundle, now.Add(48*time.Hour)); err == nil || !strings.Contains(err.Error(), "expired at") {
 		t.Errorf("expired: %v", err)
 	}
-	if _, err := ParseCABundle(ca.pem + ca.pem); err != nil {
+	if _, err := https.ParseCABundle(ca.pem + ca.pem); err != nil {
 		t.Errorf("CA bundle: %v", err)
 	}
 	for _, bad := range []string{"", "hunter2", keyPEM, ca.pem + "trailing"} {
-		if _, err := ParseCABundle(bad); err == nil || strings.Contains(err.Error(), "hunter2") {
+		if _, err := https.ParseCABundle(bad); err == nil || strings.Contains(err.Error(), "hunter2") {
 			t.Errorf("CA bundle %.20q: %v", bad, err)
 		}
 	}
@@ -352,8 +353,8 @@ func FuzzParseClientCertificate(f *testing.F) {
 	}
 	now := time.Now()
 	f.Fuzz(func(t *testing.T, v string) {
-		_, err := ParseClientCertificate(v, now)
-		_, cerr := ParseCABundle(v)
+		_, err := https.ParseClientCertificate(v, now)
+		_, cerr := https.ParseCABundle(v)
 		for _, e := range []error{err, cerr} {
 			if e != nil && len(v) >= 12 && strings.Contains(e.Error(), v) {
 				t.Errorf("error holds the value: %v", e)

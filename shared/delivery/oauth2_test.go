@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"github.com/hookfan/hookfan/shared/delivery/sender/https"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -122,7 +123,7 @@ func (d *bearerDestination) seen() []string {
 	return append([]string(nil), d.tokens...)
 }
 
-func oauthHarness(t *testing.T, idp *fakeIdP, dest string, clk *clock, style string, opts ...func(*Options)) (*harness, *fakeSM) {
+func oauthHarness(t *testing.T, idp *fakeIdP, dest string, clk *clock, style string, opts ...func(*laneOptions)) (*harness, *fakeSM) {
 	sm := newFakeSM(map[string]string{oauthSecret: `{"clientId": "` + testClientID + `", "clientSecret": "` + testClientPass + `"}`})
 	oc := &config.OAuth2{TokenURL: idp.URL + "/oauth2/token", ClientSecret: oauthSecret, Scopes: []string{"webhooks:write", "events"}, Audience: "https://api.example", ClientAuth: style}
 	opts = append(opts, withClientAuth(t, sm, clk, nil, oc))
@@ -207,7 +208,7 @@ func TestOAuth2BodyClientAuth(t *testing.T) {
 // TestOAuth2RefreshOn401: a token the destination refuses is replaced once
 // and the delivery sent again within the same attempt; a destination that
 // refuses every token gets one new token per delivery at most, and none
-// for a token younger than TokenMinAge.
+// for a token younger than https.TokenMinAge.
 func TestOAuth2RefreshOn401(t *testing.T) {
 	idp := newFakeIdP(t)
 	idp.set(func(f *fakeIdP) { f.expiresIn = "3600" })
@@ -218,7 +219,7 @@ func TestOAuth2RefreshOn401(t *testing.T) {
 		t.Fatal(lastRecord(t, h, "evt_1").LastError)
 	}
 	idp.revoke("tok-1")
-	clk.Advance(TokenMinAge)
+	clk.Advance(https.TokenMinAge)
 	if resp, _ := h.h.Handle(context.Background(), batch(sqsRecord("evt_2", 1))); len(failures(resp)) != 0 {
 		t.Fatalf("after a revoked token: %s", lastRecord(t, h, "evt_2").LastError)
 	}
@@ -241,9 +242,9 @@ func TestOAuth2RefreshOn401(t *testing.T) {
 		t.Errorf("record %d %q, want HTTP 401", r.LastStatus, r.LastError)
 	}
 	if n := idp.count() - before; n != 1 {
-		t.Errorf("%d token calls for a token just issued, want 1 (no refresh before TokenMinAge)", n)
+		t.Errorf("%d token calls for a token just issued, want 1 (no refresh before https.TokenMinAge)", n)
 	}
-	clk.Advance(TokenMinAge)
+	clk.Advance(https.TokenMinAge)
 	before = idp.count()
 	_, _ = h2.h.Handle(context.Background(), batch(sqsRecord("evt_4", 1)))
 	if n := idp.count() - before; n != 1 {
@@ -256,7 +257,7 @@ func TestOAuth2RefreshOn401(t *testing.T) {
 // TestOAuth2TokenEndpointFails: an endpoint that is down, slow, refuses the
 // client or answers nonsense fails the attempt with its own reason; the
 // attempt counts toward pausing; a failed call is not repeated within
-// TokenBackoff; a token still valid is used through an outage.
+// https.TokenBackoff; a token still valid is used through an outage.
 func TestOAuth2TokenEndpointFails(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -335,7 +336,7 @@ func TestOAuth2TokenEndpointFails(t *testing.T) {
 func TestOAuth2TokenEndpointGuarded(t *testing.T) {
 	idp := newFakeIdP(t)
 	clk := &clock{t: time.Now()}
-	h, _ := oauthHarness(t, idp, "https://hooks.example.com/", clk, "", func(o *Options) { o.Destination.AllowPrivateNetworks = false })
+	h, _ := oauthHarness(t, idp, "https://hooks.example.com/", clk, "", func(o *laneOptions) { o.Destination.AllowPrivateNetworks = false })
 	_, _ = h.h.Handle(context.Background(), batch(sqsRecord("evt_1", 1)))
 	r := lastRecord(t, h, "evt_1")
 	if !strings.HasPrefix(r.LastError, "token_endpoint_unavailable: no answer from the token endpoint: ") || !strings.Contains(r.LastError, "loopback") || idp.count() != 0 {
@@ -358,56 +359,11 @@ func TestOAuth2SecretUnusable(t *testing.T) {
 		h := newHarness(t, "https://127.0.0.1:1/", newSecret(t), withClientAuth(t, sm, clk, nil, oc))
 		resp, _ := h.h.Handle(context.Background(), batch(sqsRecord("evt_1", 1)))
 		logs := h.logs.b.String()
-		if len(failures(resp)) != 1 || h.sink.sum(metrics.DeliveryAttempts) != 0 || !strings.Contains(logs, ReasonOAuth2Secret) || !strings.Contains(logs, oauthSecret) || idp.count() != 0 {
+		if len(failures(resp)) != 1 || h.sink.sum(metrics.DeliveryAttempts) != 0 || !strings.Contains(logs, https.ReasonOAuth2Secret) || !strings.Contains(logs, oauthSecret) || idp.count() != 0 {
 			t.Errorf("%s: failures %v, attempts %v, token calls %d, log:\n%s", name, failures(resp), h.sink.sum(metrics.DeliveryAttempts), idp.count(), logs)
 		}
 		if strings.Contains(logs, testClientPass) {
 			t.Errorf("%s: the log shows the client secret", name)
 		}
 	}
-}
-
-// TestParseTokenResponse: the lifetime read from expires_in (a number, or
-// a number in a string; a default without it; capped), replaced early.
-func TestParseTokenResponse(t *testing.T) {
-	start := time.Unix(1_700_000_000, 0)
-	for _, tt := range []struct {
-		body            string
-		refresh, expire time.Duration
-	}{
-		{`{"access_token": "a", "token_type": "Bearer", "expires_in": 3600}`, 3540 * time.Second, time.Hour},
-		{`{"access_token": "a", "token_type": "bearer", "expires_in": "600"}`, 540 * time.Second, 600 * time.Second},
-		{`{"access_token": "a", "expires_in": 30}`, 15 * time.Second, 30 * time.Second},
-		{`{"access_token": "a"}`, DefaultTokenLifetime - TokenEarly, DefaultTokenLifetime},
-		{`{"access_token": "a", "expires_in": 1e9}`, MaxTokenLifetime - TokenEarly, MaxTokenLifetime},
-	} {
-		tok, err := parseTokenResponse([]byte(tt.body), start)
-		if err != nil {
-			t.Errorf("%s: %v", tt.body, err)
-			continue
-		}
-		if tok.refreshAt.Sub(start) != tt.refresh || tok.expiresAt.Sub(start) != tt.expire {
-			t.Errorf("%s: refresh after %s, expiry after %s; want %s, %s", tt.body, tok.refreshAt.Sub(start), tok.expiresAt.Sub(start), tt.refresh, tt.expire)
-		}
-	}
-}
-
-// FuzzParseTokenResponse: any answer is read or refused, never a panic;
-// an error never holds the access token.
-func FuzzParseTokenResponse(f *testing.F) {
-	for _, s := range []string{`{"access_token": "secret-token-value", "expires_in": 60}`, `{"access_token": "secret-token-value", "token_type": "x y"}`,
-		`{"access_token": "secret-token-value", "expires_in": "NaN"}`, `{"access_token": ""}`, `[]`, `null`} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, body string) {
-		tok, err := parseTokenResponse([]byte(body), time.Unix(0, 0))
-		if err != nil && strings.Contains(body, "secret-token-value") && strings.Contains(err.Error(), "secret-token-value") {
-			t.Errorf("error holds the token: %v", err)
-		}
-		if err == nil && (tok.value == "" || !tok.refreshAt.Before(tok.expiresAt.Add(1))) {
-			t.Errorf("token %+v", tok)
-		}
-		_, _ = ParseClientCredentials(body)
-		_ = oauthErrorCode([]byte(body))
-	})
 }

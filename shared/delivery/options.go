@@ -2,38 +2,33 @@ package delivery
 
 import (
 	"errors"
-
 	"fmt"
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"log/slog"
 	"math/rand/v2"
 	"time"
 
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/delivery/sender"
 	"github.com/hookfan/hookfan/shared/metrics"
 )
 
-// Options configures a Handler. Destination, QueueURL, SecretID, Store,
-// SQS, Secrets, Client and Metrics are required.
+// Options configures a Handler. Destination, QueueURL, Store, SQS, Sender
+// and Metrics are required.
 type Options struct {
 	Destination config.Destination
 	// QueueURL is the destination's queue, for ChangeMessageVisibility.
 	QueueURL string
-	// SecretID names the destination's signing secret in Secrets Manager.
-	SecretID string
 	// RecordTTL is how long delivery records are kept (default 30 days).
 	RecordTTL time.Duration
 	Store     Store
 	SQS       VisibilityAPI
-	Secrets   SecretSource
-	Client    Doer
-	Metrics   Metrics
+	// Sender is what reaches the destination, built for its kind
+	// (NewSender).
+	Sender  sender.Sender
+	Metrics Metrics
 	// Payloads reads bodies stored in S3; required when any source takes
 	// large payloads (without it such a message is backed off).
 	Payloads Payloads
-	// HeaderSecrets reads the secrets of the destination's headers;
-	// required when a header names a secret.
-	HeaderSecrets HeaderSecrets
 	// Logger receives one JSON line per attempt (default slog.Default()).
 	Logger *slog.Logger
 	// Concurrency bounds the records delivered at once (default 10).
@@ -54,19 +49,6 @@ type Options struct {
 	// Now and Random replace the clock and the jitter source, for tests.
 	Now    func() time.Time
 	Random func() float64
-	// Credentials sign the requests of a destination with auth.sigv4 (the
-	// lane role's); required for such a destination.
-	Credentials aws.CredentialsProvider
-	// Targets are the AWS target clients: the one an sqs, eventbridge or
-	// lambda destination's type needs is required (targets.go).
-	Targets TargetClients
-	// Tracing adds a W3C traceparent header, derived from the message's
-	// X-Ray trace header, to each delivery (config tracing on).
-	Tracing bool
-	// ClientAuth is the client certificate and OAuth 2.0 token Client's
-	// transport carries (NewClientAuth); required when the destination
-	// sets tls or auth.oauth2.
-	ClientAuth *ClientAuth
 }
 
 // NewHandler checks the options and returns a Handler.
@@ -75,11 +57,8 @@ func NewHandler(o Options) (*Handler, error) {
 		name string
 		ok   bool
 	}{
-		{"Destination.Name", o.Destination.Name != ""}, {"Destination.URL or URLSecretName", o.Destination.URL != "" || o.Destination.URLSecretName != "" || o.Destination.AWSTarget()},
-		{"QueueURL", o.QueueURL != ""}, {"SecretID", o.SecretID != "" || !o.Destination.Signs()}, {"Store", o.Store != nil},
-		{"SQS", o.SQS != nil}, {"Secrets", o.Secrets != nil || !o.Destination.Signs()}, {"Client", o.Client != nil}, {"Metrics", o.Metrics != nil},
-		{"HeaderSecrets (the destination's headers or URL name secrets)", o.HeaderSecrets != nil || len(o.Destination.Secrets()) == 0},
-		{"ClientAuth (the destination sets tls or auth.oauth2)", o.ClientAuth != nil || (o.Destination.TLS == nil && o.Destination.OAuth2Config() == nil)},
+		{"Destination.Name", o.Destination.Name != ""}, {"QueueURL", o.QueueURL != ""}, {"Store", o.Store != nil},
+		{"SQS", o.SQS != nil}, {"Sender", o.Sender != nil}, {"Metrics", o.Metrics != nil},
 	}
 	var missing []error
 	for _, r := range required {
@@ -88,40 +67,25 @@ func NewHandler(o Options) (*Handler, error) {
 		}
 	}
 	missing = append(missing, checkPauseOptions(o)...)
-	tgt, err := newTarget(o.Destination, o.Targets, o.Tracing)
-	if err != nil {
-		missing = append(missing, fmt.Errorf("delivery: option Targets: %w", err))
-	}
 	if len(missing) > 0 {
 		return nil, errors.Join(missing...)
 	}
-	bf, err := compileBodyFilter(o.Destination)
+	sh, err := newShape(o.Destination, o.Payloads)
 	if err != nil {
 		return nil, err
-	}
-	tf, err := compileTransform(o.Destination)
-	if err != nil {
-		return nil, err
-	}
-	as, err := newAWSSigner(o.Destination, o.Credentials)
-	if err != nil {
-		return nil, fmt.Errorf("delivery: destination %s: %w", o.Destination.Name, err)
 	}
 	h := &Handler{
-		dest: o.Destination, policy: PolicyFor(o.Destination), queueURL: o.QueueURL, secretID: o.SecretID,
-		ttl: o.RecordTTL, store: o.Store, sqs: o.SQS, secrets: o.Secrets, client: o.Client, metrics: o.Metrics,
-		payloads: o.Payloads, headerSecrets: o.HeaderSecrets, bodyFilter: bf,
-		log: o.Logger, concurrency: o.Concurrency, now: o.Now, random: o.Random,
-		dim:  metrics.Dimension{Name: metrics.DimDestination, Value: o.Destination.Name},
-		lane: o.Lane, requeue: o.Requeue, tracing: o.Tracing, ordered: o.Destination.Ordered(), target: tgt,
-		transform: tf, awsSigner: as,
+		dest: o.Destination, policy: PolicyFor(o.Destination), order: orderingOf(o.Destination), sender: o.Sender, shape: sh,
+		store: o.Store, ttl: o.RecordTTL, queue: queue{url: o.QueueURL, api: o.SQS},
+		metrics: meter{m: o.Metrics, dim: metrics.Dimension{Name: metrics.DimDestination, Value: o.Destination.Name}},
+		log:     o.Logger, timeouts: o.Timeouts.withDefaults(), concurrency: o.Concurrency, now: o.Now, random: o.Random,
 	}
-	h.pause, _ = o.Destination.PauseRule()
-	h.clientAuth = o.ClientAuth
-	h.timeouts = o.Timeouts.withDefaults()
-	h.holdFor = o.HoldFor
-	if h.holdFor <= 0 {
-		h.holdFor = h.pause.ProbeEvery
+	if o.Lane != nil {
+		h.lane = &lane{Pauser: o.Lane, requeue: o.Requeue, holdFor: o.HoldFor}
+		if h.lane.holdFor <= 0 {
+			rule, _ := o.Destination.PauseRule()
+			h.lane.holdFor = rule.ProbeEvery
+		}
 	}
 	if h.ttl <= 0 {
 		h.ttl = config.DefaultRecordDays * 24 * time.Hour

@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
 )
 
@@ -33,6 +34,65 @@ import (
 //   - holding a batch received while the lane is paused by hiding it
 //     rather than sending fresh copies, which would join the back of their
 //     groups (holdOrdered).
+
+// ordering is how a lane treats the order of its events, chosen once at
+// assembly from the destination: standard (every record at once) or
+// ordered (one key's records one after another).
+type ordering interface {
+	// deliver delivers a batch, setting failed[i] for each record that
+	// must come back.
+	deliver(ctx context.Context, h *Handler, started time.Time, ev events.SQSEvent, parsed []parsedRecord, failed []bool, tally *attempts)
+	// hold answers a batch received while the lane is paused.
+	hold(ctx context.Context, h *Handler, ev events.SQSEvent) events.SQSEventResponse
+	// attemptOf is the attempt a claimed record makes.
+	attemptOf(msg Message, lease dedupe.Lease) int
+	// spent releases, unsent, a claimed record past its last attempt.
+	spent(ctx context.Context, h *Handler, p prepared, lease dedupe.Lease) (decision, bool)
+	// numbersByReceives reports whether an attempt's number is the
+	// message's receive count, so that a final attempt not made sends
+	// it to the DLQ at once (an ordered lane's message gets there by
+	// SQS's count alone).
+	numbersByReceives() bool
+}
+
+func orderingOf(d config.Destination) ordering {
+	if d.Ordered() {
+		return keyOrder{}
+	}
+	return noOrder{}
+}
+
+// noOrder is a standard lane's ordering: none.
+type noOrder struct{}
+
+func (noOrder) deliver(ctx context.Context, h *Handler, started time.Time, ev events.SQSEvent, parsed []parsedRecord, failed []bool, tally *attempts) {
+	h.deliverAll(ctx, started, ev, parsed, failed, tally)
+}
+
+func (noOrder) hold(ctx context.Context, h *Handler, ev events.SQSEvent) events.SQSEventResponse {
+	return h.requeueHeld(ctx, ev) // pause.go
+}
+
+func (noOrder) attemptOf(msg Message, _ dedupe.Lease) int { return msg.Attempt }
+
+func (noOrder) spent(context.Context, *Handler, prepared, dedupe.Lease) (decision, bool) {
+	return ack, false
+}
+
+func (noOrder) numbersByReceives() bool { return true }
+
+// keyOrder is an ordered lane's ordering: each key's events in order.
+type keyOrder struct{}
+
+func (keyOrder) deliver(ctx context.Context, h *Handler, started time.Time, ev events.SQSEvent, parsed []parsedRecord, failed []bool, tally *attempts) {
+	h.deliverOrdered(ctx, started, ev, parsed, failed, tally)
+}
+
+func (keyOrder) hold(ctx context.Context, h *Handler, ev events.SQSEvent) events.SQSEventResponse {
+	return h.holdOrdered(ctx, ev)
+}
+
+func (keyOrder) numbersByReceives() bool { return false }
 
 // MessageGroupIDAttribute is the system attribute of an SQS FIFO record
 // naming its message group.
@@ -100,8 +160,8 @@ func (h *Handler) waitBehind(ctx context.Context, started time.Time, rec *events
 // every attempt since the record was made, an earlier life in the queue
 // before a redrive included: a redriven message, received afresh, gets
 // its schedule again).
-func (h *Handler) attemptOf(msg Message, lease dedupe.Lease) int {
-	if !h.ordered || lease.Attempts <= 0 {
+func (keyOrder) attemptOf(msg Message, lease dedupe.Lease) int {
+	if lease.Attempts <= 0 {
 		return msg.Attempt
 	}
 	return min(msg.Attempt, lease.Attempts)
@@ -112,8 +172,8 @@ func (h *Handler) attemptOf(msg Message, lease dedupe.Lease) int {
 // leaves room for waiting receives, moves it to the DLQ only once its
 // receives reach it. It is released at once and unsent, the lease given
 // back DEAD, until then.
-func (h *Handler) spent(ctx context.Context, p prepared, lease dedupe.Lease) (decision, bool) {
-	if !h.ordered || p.msg.Attempt <= h.policy.Attempts() {
+func (keyOrder) spent(ctx context.Context, h *Handler, p prepared, lease dedupe.Lease) (decision, bool) {
+	if p.msg.Attempt <= h.policy.Attempts() {
 		return ack, false
 	}
 	p.log.InfoContext(ctx, LogMessage, "outcome", "spent", "reason", "its last attempt was made; released for the DLQ", "claims", lease.Attempts)
@@ -140,10 +200,10 @@ func (h *Handler) holdOrdered(ctx context.Context, ev events.SQSEvent) events.SQ
 	var wg sync.WaitGroup
 	for i := range ev.Records {
 		resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: ev.Records[i].MessageId})
-		wg.Go(func() { h.changeVisibility(ctx, started, &ev.Records[i], h.holdFor) })
+		wg.Go(func() { h.changeVisibility(ctx, started, &ev.Records[i], h.lane.holdFor) })
 	}
 	wg.Wait()
 	h.log.InfoContext(ctx, LogMessage, "outcome", "held", "reason", "the lane is paused; an ordered lane hides its events in place", "held", len(ev.Records),
-		"retry_in_s", visibilitySeconds(h.holdFor))
+		"retry_in_s", visibilitySeconds(h.lane.holdFor))
 	return resp
 }

@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"github.com/hookfan/hookfan/shared/delivery/sender/https"
 	"net/http"
 	"slices"
 	"testing"
@@ -19,7 +20,7 @@ func orderedRecord(id, group string, attempt int) events.SQSMessage {
 	return r
 }
 
-func ordered(o *Options) {
+func ordered(o *laneOptions) {
 	o.Destination.Ordering = &config.Ordering{Key: "body:id"}
 }
 
@@ -48,14 +49,14 @@ func TestOrderedBatch(t *testing.T) {
 		if r.err != nil {
 			t.Errorf("signature: %v", r.err)
 		}
-		id := r.header.Get(HeaderID)
+		id := r.header.Get(https.HeaderID)
 		if id[0] == 'a' {
 			a = append(a, id)
 		} else {
 			b = append(b, id)
 		}
-		if r.header.Get(HeaderAcceptedAt) == "" {
-			t.Errorf("%s carries no %s", id, HeaderAcceptedAt)
+		if r.header.Get(https.HeaderAcceptedAt) == "" {
+			t.Errorf("%s carries no %s", id, https.HeaderAcceptedAt)
 		}
 	}
 	if !slices.Equal(a, []string{"a1", "a2"}) || !slices.Equal(b, []string{"b1", "b2", "b3"}) {
@@ -84,13 +85,13 @@ func TestOrderedAttemptNumbers(t *testing.T) {
 		}
 		return reply{status: http.StatusOK}
 	})
-	hs := newHarness(t, sub.URL, secret, ordered, func(o *Options) {
+	hs := newHarness(t, sub.URL, secret, ordered, func(o *laneOptions) {
 		o.Destination.Retry = config.Retry{Schedule: []config.Duration{config.Duration(time.Second)}}
 	})
 	// Received 7 times, all of them spent waiting: this is its first attempt.
 	resp, _ := hs.h.Handle(context.Background(), batch(orderedRecord("c1", "stripe:C", 7)))
-	if len(failures(resp)) != 1 || sub.requests()[0].header.Get(HeaderAttempt) != "1" {
-		t.Fatalf("failures %v, attempt header %q; want one failure at attempt 1", failures(resp), sub.requests()[0].header.Get(HeaderAttempt))
+	if len(failures(resp)) != 1 || sub.requests()[0].header.Get(https.HeaderAttempt) != "1" {
+		t.Fatalf("failures %v, attempt header %q; want one failure at attempt 1", failures(resp), sub.requests()[0].header.Get(https.HeaderAttempt))
 	}
 	// Its second, the last of a one-delay schedule: DEAD.
 	hs.clock.Advance(2 * time.Second)
@@ -109,14 +110,14 @@ func TestOrderedAttemptNumbers(t *testing.T) {
 // TestOrderedHold: a paused ordered lane hides its batch in place, never
 // sending copies (which would join the back of their keys).
 func TestOrderedHold(t *testing.T) {
-	h := &Handler{ordered: true, holdFor: time.Minute, queueURL: testQueueURL, sqs: &fakeSQS{}, now: time.Now, log: slogJSON(&syncBuffer{}),
+	h := &Handler{order: keyOrder{}, lane: &lane{holdFor: time.Minute}, queue: queue{url: testQueueURL, api: &fakeSQS{}}, now: time.Now, log: slogJSON(&syncBuffer{}),
 		timeouts: CallTimeouts{}.withDefaults()}
-	resp := h.hold(context.Background(), batch(orderedRecord("d1", "g", 1), orderedRecord("d2", "g", 1)))
+	resp := h.order.hold(context.Background(), h, batch(orderedRecord("d1", "g", 1), orderedRecord("d2", "g", 1)))
 	if len(resp.BatchItemFailures) != 2 {
 		t.Fatalf("failures %v, want both", failures(resp))
 	}
 	for _, rh := range []string{"rh-d1", "rh-d2"} {
-		if got := h.sqs.(*fakeSQS).visibility()[rh]; len(got) != 1 || got[0] != 60 {
+		if got := h.queue.api.(*fakeSQS).visibility()[rh]; len(got) != 1 || got[0] != 60 {
 			t.Errorf("%s visibility %v, want 60 s", rh, got)
 		}
 	}

@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"github.com/hookfan/hookfan/shared/delivery/sender/https"
 	"maps"
 	"net/http"
 	"slices"
@@ -101,7 +102,7 @@ func (g *fifoGroup) drain(t *testing.T, rounds int) {
 // on its way to the DLQ, each of those counted against them too, and they
 // reached maxReceiveCount with it, never attempted.
 func TestOrderedGivenUpEventHoldsNoKeyBack(t *testing.T) {
-	short := func(o *Options) {
+	short := func(o *laneOptions) {
 		o.Destination.Retry = config.Retry{Schedule: []config.Duration{config.Duration(time.Second)}}
 		o.Destination.BatchSize = 2
 	}
@@ -111,14 +112,14 @@ func TestOrderedGivenUpEventHoldsNoKeyBack(t *testing.T) {
 	follower.Body = `{"id":"f","type":"invoice.paid","amount":{"value":4200}}` // a body the transform below takes
 	for _, tt := range []struct {
 		name string
-		opts []func(*Options)
+		opts []func(*laneOptions)
 		head events.SQSMessage
 		// failing: the subscriber answers 500 to the head.
 		failing bool
 	}{
-		{"attempts spent, one attempt and batches of two", []func(*Options){short}, sqsRecord("h", 1), true},
+		{"attempts spent, one attempt and batches of two", []func(*laneOptions){short}, sqsRecord("h", 1), true},
 		{"attempts spent, the defaults", nil, sqsRecord("h", 1), true},
-		{"transform failing on the head", []func(*Options){withTransform(`.amount | keys`)}, sqsRecord("h", 1), false},
+		{"transform failing on the head", []func(*laneOptions){withTransform(`.amount | keys`)}, sqsRecord("h", 1), false},
 		{"malformed head", nil, malformed, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -129,7 +130,7 @@ func TestOrderedGivenUpEventHoldsNoKeyBack(t *testing.T) {
 				}
 				return reply{status: http.StatusOK}
 			})
-			hs := newHarness(t, sub.URL, secret, append([]func(*Options){ordered}, tt.opts...)...)
+			hs := newHarness(t, sub.URL, secret, append([]func(*laneOptions){ordered}, tt.opts...)...)
 			g := newFIFOGroup(hs, "stripe:K", tt.head, follower)
 			g.drain(t, 5000)
 			if !slices.Equal(g.dlq, []string{"h"}) || sub.posts("f") != 1 {
@@ -139,7 +140,7 @@ func TestOrderedGivenUpEventHoldsNoKeyBack(t *testing.T) {
 			if tt.failing && sub.posts("h") != hs.h.policy.Attempts() {
 				t.Errorf("h POSTed %d times, want its %d attempts", sub.posts("h"), hs.h.policy.Attempts())
 			}
-			if i := slices.IndexFunc(sub.requests(), func(r received) bool { return r.header.Get(HeaderID) == "f" }); i >= 0 && i < len(sub.requests())-1 {
+			if i := slices.IndexFunc(sub.requests(), func(r received) bool { return r.header.Get(https.HeaderID) == "f" }); i >= 0 && i < len(sub.requests())-1 {
 				t.Errorf("f was POSTed before h's last attempt: %d of %d requests", i+1, len(sub.requests()))
 			}
 		})
@@ -165,7 +166,7 @@ func TestOrderedCopyCarriedInKeyOrder(t *testing.T) {
 	}
 	var got []string
 	for _, r := range sub.requests() {
-		got = append(got, r.header.Get(HeaderID))
+		got = append(got, r.header.Get(https.HeaderID))
 	}
 	if !slices.Equal(got, []string{"a", "b"}) {
 		t.Errorf("key K delivered %v, want [a b]: a was accepted before b", got)

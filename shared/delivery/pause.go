@@ -26,6 +26,14 @@ type Pauser interface {
 	Tick(ctx context.Context, probe pausing.ProbeFunc) (pausing.TickResult, error)
 }
 
+// lane is a pausing lane's machinery: its Pauser, the queue a paused lane
+// sends fresh copies to, and how long a held message waits.
+type lane struct {
+	Pauser
+	requeue RequeueAPI
+	holdFor time.Duration
+}
+
 // RequeueAPI sends a fresh copy of a message to the lane's queue.
 type RequeueAPI interface {
 	SendMessage(ctx context.Context, in *sqs.SendMessageInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
@@ -98,7 +106,7 @@ func (h *Handler) lanePaused(ctx context.Context) bool {
 // at most this long before it can be received.
 const MaxHoldDelay = 15 * time.Minute
 
-// hold answers a batch received while the lane is paused (its event source
+// requeueHeld answers a batch a standard lane received while paused (its event source
 // mapping winding down after the pause, or turned on behind the lane's
 // back): nothing is sent. Such a receive is no attempt, but SQS counts it
 // toward the message's maxReceiveCount, so a message only hidden until the
@@ -109,10 +117,7 @@ const MaxHoldDelay = 15 * time.Minute
 // acknowledged: the copy goes on with the rest of its schedule, however
 // often it is held. Should the copy fail, the message is hidden for
 // HoldFor, spending that receive.
-func (h *Handler) hold(ctx context.Context, ev events.SQSEvent) events.SQSEventResponse {
-	if h.ordered {
-		return h.holdOrdered(ctx, ev) // ordered.go
-	}
+func (h *Handler) requeueHeld(ctx context.Context, ev events.SQSEvent) events.SQSEventResponse {
 	started := h.now()
 	// Each record on its own, at once: a batch's copies take one send's
 	// time, not ten.
@@ -131,7 +136,7 @@ func (h *Handler) hold(ctx context.Context, ev events.SQSEvent) events.SQSEventR
 		}
 	}
 	h.log.InfoContext(ctx, LogMessage, "outcome", "held", "reason", "the lane is paused", "held", count[hidden], "requeued", count[requeued], "spent", count[spent],
-		"retry_in_s", visibilitySeconds(h.holdFor))
+		"retry_in_s", visibilitySeconds(h.lane.holdFor))
 	return resp
 }
 
@@ -161,7 +166,7 @@ func (h *Handler) holdOne(ctx context.Context, started time.Time, rec *events.SQ
 	}
 	// A malformed message is hidden too: it fails on every receive until
 	// the DLQ takes it.
-	h.changeVisibility(ctx, started, rec, h.holdFor)
+	h.changeVisibility(ctx, started, rec, h.lane.holdFor)
 	return hidden
 }
 
@@ -181,8 +186,8 @@ func (h *Handler) requeueCopy(ctx context.Context, rec *events.SQSMessage, attem
 	sctx, cancel := context.WithTimeout(ctx, h.timeouts.Requeue)
 	defer cancel()
 	body := rec.Body
-	out, err := h.requeue.SendMessage(sctx, &sqs.SendMessageInput{QueueUrl: &h.queueURL, MessageBody: &body, MessageAttributes: sqsAttrs,
-		DelaySeconds: visibilitySeconds(min(h.holdFor, MaxHoldDelay))})
+	out, err := h.lane.requeue.SendMessage(sctx, &sqs.SendMessageInput{QueueUrl: &h.queue.url, MessageBody: &body, MessageAttributes: sqsAttrs,
+		DelaySeconds: visibilitySeconds(min(h.lane.holdFor, MaxHoldDelay))})
 	if err != nil {
 		return fmt.Errorf("send a fresh copy of %s: %w", rec.MessageId, err)
 	}
@@ -220,7 +225,7 @@ func (h *Handler) laneChanged(ctx context.Context, c pausing.Change) {
 	}
 	switch c.Kind {
 	case pausing.Pausing:
-		h.metrics.Add(metrics.LanePaused, metrics.Count, 1, h.dim)
+		h.metrics.add(metrics.LanePaused, metrics.Count, 1)
 		h.count(metrics.LanePauses)
 		attrs := []any{"outcome", "lane_paused", "reason", c.Reason, "by", string(c.By), "resume_by", c.ResumeBy.UTC().Format(time.RFC3339)}
 		if c.SwitchErr != nil {
@@ -228,7 +233,7 @@ func (h *Handler) laneChanged(ctx context.Context, c pausing.Change) {
 		}
 		h.log.WarnContext(ctx, LogMessage, attrs...)
 	case pausing.Resuming:
-		h.metrics.Add(metrics.LanePaused, metrics.Count, 0, h.dim)
+		h.metrics.add(metrics.LanePaused, metrics.Count, 0)
 		h.count(metrics.LaneResumes)
 		h.log.InfoContext(ctx, LogMessage, "outcome", "lane_resumed", "reason", c.Reason, "by", string(c.By), "paused_s", int64(c.PausedFor.Seconds()))
 	}

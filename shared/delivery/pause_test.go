@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/hookfan/hookfan/shared/delivery/sender/https"
 	"net/http"
 	"strconv"
 	"strings"
@@ -56,10 +57,10 @@ type pausingHarness struct {
 
 // newPausing builds a harness whose destination pauses per p, on a memory
 // lane store and switch sharing the harness clock.
-func newPausing(t *testing.T, url, secret string, p config.Pause, opts ...func(*Options)) *pausingHarness {
+func newPausing(t *testing.T, url, secret string, p config.Pause, opts ...func(*laneOptions)) *pausingHarness {
 	t.Helper()
 	ps := &pausingHarness{lanes: pausing.NewMemory(), sw: &pausing.MemorySwitch{}, requeue: &fakeRequeue{}}
-	ps.harness = newHarness(t, url, secret, append([]func(*Options){func(o *Options) {
+	ps.harness = newHarness(t, url, secret, append([]func(*laneOptions){func(o *laneOptions) {
 		o.Destination.Pause = &p
 		policy, _ := pausing.PolicyFor(o.Destination)
 		l, err := pausing.New(pausing.Options{Destination: o.Destination.Name, Policy: policy, Store: ps.lanes, Switch: ps.sw,
@@ -139,14 +140,14 @@ func TestNoPauseOnOurOwnFailures(t *testing.T) {
 		name   string
 		answer func(string) reply
 		setup  func(*pausingHarness)
-		opts   []func(*Options)
+		opts   []func(*laneOptions)
 		batch  events.SQSEvent
 	}{
 		{name: "signing secret unavailable", answer: failing(500),
 			setup: func(ps *pausingHarness) { ps.secrets.err = errors.New("secret store unavailable") },
 			batch: batch(sqsRecord("a", 1), sqsRecord("b", 1), sqsRecord("c", 1), sqsRecord("d", 1))},
 		{name: "record table unavailable", answer: failing(500),
-			opts:  []func(*Options){func(o *Options) { o.Store = brokenStore{} }},
+			opts:  []func(*laneOptions){func(o *laneOptions) { o.Store = brokenStore{} }},
 			batch: batch(sqsRecord("a", 1), sqsRecord("b", 1), sqsRecord("c", 1), sqsRecord("d", 1))},
 		{name: "malformed messages", answer: failing(500), batch: batch(malformed, malformed, malformed, malformed)},
 		{name: "410 for single events", answer: failing(http.StatusGone),
@@ -415,7 +416,7 @@ func TestHeldMessageKeepsItsSchedule(t *testing.T) {
 	}
 	var attempts []string
 	for _, r := range sub.requests() {
-		attempts = append(attempts, r.header.Get(HeaderAttempt))
+		attempts = append(attempts, r.header.Get(https.HeaderAttempt))
 	}
 	if diff := cmp.Diff([]string{"1", "2", "3", "4", "5", "6", "7", "8", "9", "10"}, attempts); diff != "" {
 		t.Errorf("attempts the destination saw (-want +got):\n%s", diff)
@@ -458,7 +459,7 @@ func TestCarriedCountIsTheCopysOwn(t *testing.T) {
 func TestLaneUnreadableDelivers(t *testing.T) {
 	secret := newSecret(t)
 	sub := newSubscriber(t, secret, nil)
-	ps := newPausing(t, sub.URL, secret, config.Pause{}, func(o *Options) { o.Lane = unreadableLane{o.Lane} })
+	ps := newPausing(t, sub.URL, secret, config.Pause{}, func(o *laneOptions) { o.Lane = unreadableLane{o.Lane} })
 	resp, _ := ps.h.Handle(context.Background(), batch(sqsRecord("a", 1)))
 	if len(failures(resp)) != 0 || sub.posts("a") != 1 {
 		t.Errorf("failures %v, %d POSTs; want delivered", failures(resp), sub.posts("a"))
@@ -506,10 +507,10 @@ func TestProbe(t *testing.T) {
 		t.Errorf("the probe does not verify: %v", p.err)
 	}
 	h := p.header
-	if got := []string{h.Get(HeaderType), h.Get(HeaderSource), h.Get(HeaderAttempt), h.Get("Content-Type")}; !cmp.Equal(got, []string{ProbeType, ProbeSource, "1", "application/json"}) {
+	if got := []string{h.Get(https.HeaderType), h.Get(https.HeaderSource), h.Get(https.HeaderAttempt), h.Get("Content-Type")}; !cmp.Equal(got, []string{ProbeType, ProbeSource, "1", "application/json"}) {
 		t.Errorf("probe headers %v", got)
 	}
-	if id := h.Get(HeaderID); !strings.HasPrefix(id, "probe_orders_") || strings.Contains(id, ".") {
+	if id := h.Get(https.HeaderID); !strings.HasPrefix(id, "probe_orders_") || strings.Contains(id, ".") {
 		t.Errorf("probe id %q", id)
 	}
 	var body ProbeBody
@@ -537,7 +538,7 @@ func TestProbe(t *testing.T) {
 	if !ps.switchOn(t) || ps.state(t).IsPaused() || ps.sink.sum(metrics.LaneResumes) != 1 {
 		t.Errorf("after an answered probe: mapping on %v, lane %+v, LaneResumes %g", ps.switchOn(t), ps.state(t), ps.sink.sum(metrics.LaneResumes))
 	}
-	if ids := []string{reqs[1].header.Get(HeaderID), sub.requests()[2].header.Get(HeaderID)}; ids[0] == ids[1] {
+	if ids := []string{reqs[1].header.Get(https.HeaderID), sub.requests()[2].header.Get(https.HeaderID)}; ids[0] == ids[1] {
 		t.Errorf("two probes share the id %s", ids[0])
 	}
 	// The next batch is delivered.
@@ -576,14 +577,14 @@ func TestInvoke(t *testing.T) {
 func TestNewHandlerPauseOptions(t *testing.T) {
 	secret := newSecret(t)
 	dest := config.Destination{Name: "orders", URL: "https://orders.example.com", Pause: &config.Pause{}}
-	o := Options{Destination: dest, QueueURL: testQueueURL, SecretID: testSecretID, Store: dedupe.NewMemory(), SQS: &fakeSQS{},
-		Secrets: &fakeSecrets{values: []string{secret}}, Client: http.DefaultClient, Metrics: metrics.NewRecorder(&captureSink{})}
-	if _, err := NewHandler(o); err == nil || !strings.Contains(err.Error(), "Lane and Requeue are required") {
+	o := laneOptions{Options: Options{Destination: dest, QueueURL: testQueueURL, Store: dedupe.NewMemory(), SQS: &fakeSQS{},
+		Metrics: metrics.NewRecorder(&captureSink{})}, SecretID: testSecretID, Secrets: &fakeSecrets{values: []string{secret}}, Client: http.DefaultClient}
+	if _, err := newLane(o); err == nil || !strings.Contains(err.Error(), "Lane and Requeue are required") {
 		t.Errorf("pausing destination without a lane: %v", err)
 	}
 	o.Destination.Pause = nil
 	o.Lane = unreadableLane{}
-	if _, err := NewHandler(o); err == nil || !strings.Contains(err.Error(), "no pause settings") {
+	if _, err := newLane(o); err == nil || !strings.Contains(err.Error(), "no pause settings") {
 		t.Errorf("lane without pause settings: %v", err)
 	}
 }

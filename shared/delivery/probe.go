@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/delivery/sender"
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/pausing"
 )
@@ -106,7 +107,7 @@ func (h *Handler) Tick(ctx context.Context) (TickReport, error) {
 	}
 	h.laneChanged(ctx, res.Change)
 	if res.Change.Kind != pausing.Resuming && !res.Unread {
-		h.metrics.Add(metrics.LanePaused, metrics.Count, gauge, h.dim)
+		h.metrics.add(metrics.LanePaused, metrics.Count, gauge)
 	}
 	attrs := []any{"outcome", "tick", "mode", rep.Mode}
 	if res.Probe != nil {
@@ -130,30 +131,17 @@ func (h *Handler) Tick(ctx context.Context) (TickReport, error) {
 		level = slog.LevelWarn
 	}
 	h.log.Log(ctx, level, LogMessage, attrs...)
-	if ferr := h.metrics.Flush(ctx); ferr != nil {
+	if ferr := h.metrics.m.Flush(ctx); ferr != nil {
 		h.log.WarnContext(ctx, LogMessage, "outcome", "metrics_not_published", "error", ferr.Error())
 	}
 	return rep, err
 }
 
-// probe sends one probe: signed with the lane's secret, with the
-// destination's headers, to its URL, within the destination's timeout.
+// probe sends one probe through the lane's sender, as an event (an https
+// lane's: signed with the lane's secret, with the destination's headers,
+// to its URL), within the destination's timeout.
 func (h *Handler) probe(ctx context.Context, s pausing.State) pausing.ProbeResult {
 	now := h.now()
-	signer, err := h.signerFor(ctx)
-	if err != nil {
-		return pausing.ProbeResult{At: now, Error: "not sent: signing secret unavailable: " + err.Error()}
-	}
-	// The destination's own headers too: a gateway in front of it that
-	// wants a token would refuse the probe without them.
-	headers, err := h.destinationHeaders(ctx)
-	if err != nil {
-		return pausing.ProbeResult{At: now, Error: "not sent: " + err.Error()}
-	}
-	to, err := h.endpoint(ctx)
-	if err != nil {
-		return pausing.ProbeResult{At: now, Error: "not sent: " + err.Error()}
-	}
 	body, err := json.Marshal(ProbeBody{Type: ProbeType, Destination: h.dest.Name, PausedAt: s.PausedAt.UTC(), Reason: s.Reason, Probe: s.Probes})
 	if err != nil {
 		return pausing.ProbeResult{At: now, Error: "not sent: " + err.Error()}
@@ -167,8 +155,8 @@ func (h *Handler) probe(ctx context.Context, s pausing.State) pausing.ProbeResul
 		timeout = min(timeout, time.Until(deadline))
 	}
 	msg = h.shapeProbe(ctx, msg)
-	res := h.transmit(ctx, to, msg, signer, headers, timeout)
-	return pausing.ProbeResult{At: h.now(), OK: res.verdict() == delivered, Status: res.status, Error: res.describe()}
+	res := h.sender.Send(ctx, msg.delivery(timeout))
+	return pausing.ProbeResult{At: h.now(), OK: res.Verdict() == sender.Delivered, Status: res.Status, Error: res.Describe()}
 }
 
 // ProbeMargin is added to the destination's timeout for the time a probe

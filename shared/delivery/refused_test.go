@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"github.com/hookfan/hookfan/shared/delivery/sender/https"
 	"strings"
 	"testing"
 
@@ -14,10 +15,10 @@ import (
 
 // withGuard puts the destination behind the address guard (the harness's
 // allows private networks) with allowCidrs, and builds its client so.
-func withGuard(allow ...string) func(*Options) {
-	return func(o *Options) {
+func withGuard(allow ...string) func(*laneOptions) {
+	return func(o *laneOptions) {
 		o.Destination.AllowPrivateNetworks, o.Destination.AllowCIDRs = false, allow
-		o.Client = NewClient(o.Destination)
+		o.Client = https.NewClient(o.Destination)
 	}
 }
 
@@ -114,7 +115,7 @@ func TestPortNotOpenIsAFailedAttempt(t *testing.T) {
 	secret := newSecret(t)
 	sub := newSubscriber(t, secret, nil)
 	port := sub.URL[strings.LastIndexByte(sub.URL, ':')+1:]
-	static := func(o *Options) { o.Destination.Egress = config.EgressStatic }
+	static := func(o *laneOptions) { o.Destination.Egress = config.EgressStatic }
 	hs := &fakeHeaderSecrets{values: map[string]string{"u": sub.URL + "/hooks/tok_do-not-log"}}
 
 	h := newHarness(t, "", secret, withURLSecret(hs, "u"), static)

@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"errors"
+	"github.com/hookfan/hookfan/shared/delivery/sender/https"
 	"net/http"
 	"testing"
 	"time"
@@ -54,8 +55,8 @@ func TestReplay(t *testing.T) {
 		}
 	}
 	for _, r := range sub.requests() {
-		if r.err != nil || r.header.Get(HeaderID) != "e1" {
-			t.Errorf("a POST with webhook-id %q did not verify: %v", r.header.Get(HeaderID), r.err)
+		if r.err != nil || r.header.Get(https.HeaderID) != "e1" {
+			t.Errorf("a POST with webhook-id %q did not verify: %v", r.header.Get(https.HeaderID), r.err)
 		}
 	}
 	r, _, _ := hs.store.Get(context.Background(), dedupe.Key("orders", "e1"))

@@ -2,8 +2,6 @@ package delivery
 
 import (
 	"math"
-	"net/http"
-	"strings"
 	"time"
 
 	"github.com/hookfan/hookfan/shared/config"
@@ -76,39 +74,6 @@ func (p Policy) remainingNeed(attempt int) time.Duration {
 		need += min(time.Duration(float64(p.Schedule[i])*(1+p.Jitter)), config.MaxVisibility)
 	}
 	return need + time.Duration(p.Attempts()-attempt)*p.Visibility + config.RetentionMargin
-}
-
-// maxRetryAfter bounds a parsed Retry-After before any policy applies, so
-// arithmetic on it cannot overflow.
-const maxRetryAfter = 365 * 24 * time.Hour
-
-// ParseRetryAfter reads a Retry-After value: delay-seconds or an HTTP-date
-// (RFC 9110 §10.2.3). A date in the past means no delay. ok is false when
-// the value is neither.
-func ParseRetryAfter(v string, now time.Time) (d time.Duration, ok bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	if isDigits(v) {
-		secs := 0.0
-		for i := 0; i < len(v); i++ {
-			secs = secs*10 + float64(v[i]-'0')
-			if secs > maxRetryAfter.Seconds() {
-				return maxRetryAfter, true
-			}
-		}
-		return time.Duration(secs) * time.Second, true
-	}
-	t, err := http.ParseTime(v)
-	if err != nil {
-		return 0, false
-	}
-	d = t.Sub(now)
-	if d < 0 {
-		return 0, true
-	}
-	return min(d, maxRetryAfter), true
 }
 
 func isDigits(s string) bool {

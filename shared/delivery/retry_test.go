@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/delivery/sender"
 )
 
 var testNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -19,7 +20,7 @@ func TestParseRetryAfter(t *testing.T) {
 		{"0", 0, true},
 		{"120", 2 * time.Minute, true},
 		{" 30 ", 30 * time.Second, true},
-		{"99999999999999999999999", maxRetryAfter, true},
+		{"99999999999999999999999", sender.MaxRetryAfter, true},
 		{testNow.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second, true},
 		{"Monday, 30-Nov-26 12:05:00 GMT", 5 * time.Minute, true}, // RFC 850
 		{"Mon Nov 30 12:10:00 2026", 10 * time.Minute, true},      // ANSI C asctime
@@ -33,7 +34,7 @@ func TestParseRetryAfter(t *testing.T) {
 		{"Mon, 30 Nov 2026 12:00:00 PST", 0, false},
 	}
 	for _, tt := range tests {
-		got, ok := ParseRetryAfter(tt.in, testNow)
+		got, ok := sender.ParseRetryAfter(tt.in, testNow)
 		if got != tt.want || ok != tt.wantOK {
 			t.Errorf("ParseRetryAfter(%q) = %s, %v; want %s, %v", tt.in, got, ok, tt.want, tt.wantOK)
 		}
@@ -126,9 +127,9 @@ func FuzzParseRetryAfter(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) {
-		d, ok := ParseRetryAfter(v, testNow)
-		if d < 0 || d > maxRetryAfter {
-			t.Fatalf("ParseRetryAfter(%q) = %s, out of [0, %s]", v, d, maxRetryAfter)
+		d, ok := sender.ParseRetryAfter(v, testNow)
+		if d < 0 || d > sender.MaxRetryAfter {
+			t.Fatalf("ParseRetryAfter(%q) = %s, out of [0, %s]", v, d, sender.MaxRetryAfter)
 		}
 		if !ok && d != 0 {
 			t.Fatalf("ParseRetryAfter(%q) = %s but not ok", v, d)

@@ -2,103 +2,40 @@ package delivery
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"net/http"
 	"strings"
-	"time"
 	"unicode/utf8"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
-
+	"github.com/hookfan/hookfan/shared/bodyfilter"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/transform"
 )
 
-// What a destination may change in the request itself: its body reshaped by
-// a jq transform (config transform), and an AWS Signature Version 4 on top
-// of the Standard Webhooks one (config auth.sigv4).
+// What the lane does to an event's body before its sender gets it: reads
+// it from S3 when it was stored there (destination.go), drops it when the
+// destination's body filter refuses it, and reshapes it with the
+// destination's jq transform.
 
-// HeaderContentSHA256 carries the SigV4 payload hash: the SHA-256 of the
-// exact bytes sent.
-const HeaderContentSHA256 = "X-Amz-Content-Sha256"
-
-// UnsignedPayload is the payload hash VPC Lattice requires: it does not
-// support payload signing.
-const UnsignedPayload = "UNSIGNED-PAYLOAD"
-
-// PayloadHash is the SigV4 payload hash of body for service: the hex
-// SHA-256 of the exact bytes sent, or UnsignedPayload for VPC Lattice
-// (vpc-lattice-svcs), which refuses signed payloads.
-func PayloadHash(service string, body []byte) string {
-	if service == config.SigV4ServiceLattice {
-		return UnsignedPayload
-	}
-	sum := sha256.Sum256(body)
-	return hex.EncodeToString(sum[:])
+// shape is the lane's body stages, each nil when the destination has none.
+type shape struct {
+	payloads   Payloads
+	bodyFilter *bodyfilter.Filter
+	transform  *transform.Program // the destination's, compiled once
 }
 
-// awsSigner signs requests with the lane role's credentials.
-type awsSigner struct {
-	signer          *v4.Signer
-	creds           aws.CredentialsProvider
-	service, region string
-}
-
-// newAWSSigner returns the destination's signer, nil when it is not signed.
-// creds is cached (aws.CredentialsCache): the role's credentials are
-// fetched once and refreshed before they expire, not per request.
-func newAWSSigner(d config.Destination, creds aws.CredentialsProvider) (*awsSigner, error) {
-	s := d.SigV4()
-	if s == nil {
-		return nil, nil
-	}
-	if creds == nil {
-		return nil, errors.New("the destination signs its requests (auth.sigv4) but no AWS credentials were given")
-	}
-	if _, cached := creds.(*aws.CredentialsCache); !cached {
-		creds = aws.NewCredentialsCache(creds)
-	}
-	// LogSigning stays off: the canonical request would log the headers.
-	return &awsSigner{signer: v4.NewSigner(), creds: creds, service: s.Service, region: s.Region}, nil
-}
-
-// signAWS adds a SigV4 signature to a request whose headers are all set
-// (the Standard Webhooks ones stay as they are), over body, the exact bytes
-// sent, at the delivery's timestamp. The headers whose values come from
-// secrets are left out of the signature: AWS's answer to a signature that
-// does not match quotes the canonical request, which must not carry them.
-func (h *Handler) signAWS(ctx context.Context, req *http.Request, body []byte, extra []header, at time.Time) error {
-	if h.awsSigner == nil {
-		return nil
-	}
-	s := h.awsSigner
-	creds, err := s.creds.Retrieve(ctx)
+// newShape compiles the destination's body filter and transform.
+func newShape(d config.Destination, payloads Payloads) (shape, error) {
+	bf, err := compileBodyFilter(d)
 	if err != nil {
-		return fmt.Errorf("sigv4: the lane role's credentials are unavailable: %w", err)
+		return shape{}, err
 	}
-	hash := PayloadHash(s.service, body)
-	req.Header.Set(HeaderContentSHA256, hash)
-	held := map[string][]string{}
-	for _, hd := range extra {
-		if hd.secret {
-			held[hd.name] = req.Header[hd.name]
-			delete(req.Header, hd.name)
-		}
-	}
-	err = s.signer.SignHTTP(ctx, creds, req, hash, s.service, s.region, at)
-	for name, v := range held {
-		req.Header[name] = v
-	}
+	tf, err := compileTransform(d)
 	if err != nil {
-		return fmt.Errorf("sigv4: %w", err)
+		return shape{}, err
 	}
-	return nil
+	return shape{payloads: payloads, bodyFilter: bf, transform: tf}, nil
 }
 
 // compileTransform compiles the destination's transform; nil when it has
@@ -126,10 +63,10 @@ func compileTransform(d config.Destination) (*transform.Program, error) {
 // delivers the event; one that fails again the same way is a pass-through
 // (passThrough).
 func (h *Handler) reshape(ctx context.Context, p *prepared, lease dedupe.Lease) (stop decision, ok bool) {
-	if h.transform == nil {
+	if h.shape.transform == nil {
 		return ack, true
 	}
-	out, err := h.transform.Apply(ctx, p.msg.Body)
+	out, err := h.shape.transform.Apply(ctx, p.msg.Body)
 	if err == nil {
 		p.msg.Body, p.msg.ContentType = out, transform.ContentType
 		return ack, true
@@ -190,10 +127,10 @@ func sameError(stored, desc string) bool {
 // (written for one provider's fields) leaves the probe as it is, so the
 // lane is still probed.
 func (h *Handler) shapeProbe(ctx context.Context, msg Message) Message {
-	if h.transform == nil {
+	if h.shape.transform == nil {
 		return msg
 	}
-	if out, err := h.transform.Apply(ctx, msg.Body); err == nil {
+	if out, err := h.shape.transform.Apply(ctx, msg.Body); err == nil {
 		msg.Body, msg.ContentType = out, transform.ContentType
 	}
 	return msg

@@ -26,15 +26,15 @@ import (
 
 var testCreds = aws.Credentials{AccessKeyID: "AKIDLANEROLE", SecretAccessKey: "lane-role-secret", SessionToken: "lane-session-token"}
 
-func withSigV4(creds aws.CredentialsProvider) func(*Options) {
-	return func(o *Options) {
+func withSigV4(creds aws.CredentialsProvider) func(*laneOptions) {
+	return func(o *laneOptions) {
 		o.Destination.Auth = &config.Auth{SigV4: &config.SigV4{Service: "execute-api", Region: "eu-west-1"}}
 		o.Credentials = creds
 	}
 }
 
-func withTransform(expr string) func(*Options) {
-	return func(o *Options) { o.Destination.Transform = expr }
+func withTransform(expr string) func(*laneOptions) {
+	return func(o *laneOptions) { o.Destination.Transform = expr }
 }
 
 // asReceived is the request a subscriber got, for the SigV4 check.
@@ -191,7 +191,7 @@ func TestTransformFailurePassesToTheDLQ(t *testing.T) {
 
 func testTransformPassThrough(t *testing.T, mode dedupe.Mode) {
 	mem := dedupe.NewMemory()
-	store := func(o *Options) { o.Store = mem.InMode(mode) }
+	store := func(o *laneOptions) { o.Store = mem.InMode(mode) }
 	secret := newSecret(t)
 	sub := newSubscriber(t, secret, nil)
 	ctx := context.Background()

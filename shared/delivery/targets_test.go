@@ -5,6 +5,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"github.com/hookfan/hookfan/shared/delivery/sender"
+	"github.com/hookfan/hookfan/shared/delivery/sender/eventbridgetarget"
+	"github.com/hookfan/hookfan/shared/delivery/sender/https"
+	"github.com/hookfan/hookfan/shared/delivery/sender/lambdatarget"
 	"strings"
 	"testing"
 
@@ -23,10 +27,10 @@ import (
 // targetHarness is a lane of type typ delivering to the fakes: no URL, no
 // signing secret.
 func targetHarness(t *testing.T, typ, arn string, f *MemoryTargets) *harness {
-	return newHarness(t, "", "", func(o *Options) {
+	return newHarness(t, "", "", func(o *laneOptions) {
 		o.Destination = config.Destination{Name: "orders", Type: typ, Target: arn, TimeoutSeconds: 2}
 		o.SecretID, o.Secrets = "", nil
-		o.Targets = TargetClients{SQS: f, EventBridge: f, Lambda: f}
+		o.Targets = f
 	})
 }
 
@@ -190,11 +194,11 @@ func TestEventBridgeTarget(t *testing.T) {
 		aws.ToString(e.Detail) != sqsRecord("evt_j", 1).Body || e.Time == nil {
 		t.Errorf("entry %+v", e)
 	}
-	var w WrappedDetail
-	if err := json.Unmarshal([]byte(aws.ToString(f.Put[1].Entries[0].Detail)), &w); err != nil || w.Wrapped.Body != "[1,2]" || w.Wrapped.Encoding != EncodingText {
+	var w eventbridgetarget.WrappedDetail
+	if err := json.Unmarshal([]byte(aws.ToString(f.Put[1].Entries[0].Detail)), &w); err != nil || w.Wrapped.Body != "[1,2]" || w.Wrapped.Encoding != sender.EncodingText {
 		t.Errorf("wrapped %s: %+v %v", aws.ToString(f.Put[1].Entries[0].Detail), w, err)
 	}
-	if d := eventDetail(Message{Body: []byte{0xff, 0}, ContentType: "application/octet-stream"}); !strings.Contains(d, `"encoding":"base64","body":"/wA="`) {
+	if d := eventbridgetarget.Detail(sender.Delivery{Body: []byte{0xff, 0}, ContentType: "application/octet-stream"}); !strings.Contains(d, `"encoding":"base64","body":"/wA="`) {
 		t.Errorf("binary detail %s", d)
 	}
 }
@@ -212,11 +216,11 @@ func TestLambdaTarget(t *testing.T) {
 	if aws.ToString(in.FunctionName) != fn || in.InvocationType != lambdatypes.InvocationTypeRequestResponse {
 		t.Errorf("invoke %s %s", aws.ToString(in.FunctionName), in.InvocationType)
 	}
-	var env LambdaEnvelope
+	var env lambdatarget.Envelope
 	if err := json.Unmarshal(in.Payload, &env); err != nil {
 		t.Fatal(err)
 	}
-	if env.ID != "evt_1" || env.Source != "stripe" || env.Type != "invoice.paid" || env.Attempt != 2 || env.Encoding != EncodingText ||
+	if env.ID != "evt_1" || env.Source != "stripe" || env.Type != "invoice.paid" || env.Attempt != 2 || env.Encoding != sender.EncodingText ||
 		env.Body != sqsRecord("evt_1", 1).Body || env.ReceivedAt == "" || env.ContentType != "application/json" {
 		t.Errorf("envelope %+v", env)
 	}
@@ -225,10 +229,10 @@ func TestLambdaTarget(t *testing.T) {
 // TestTargetClientRequired: an AWS destination without its client is
 // refused at assembly, naming what is missing; no signing secret needed.
 func TestTargetClientRequired(t *testing.T) {
-	_, err := NewHandler(Options{
+	_, err := newLane(laneOptions{Options: Options{
 		Destination: config.Destination{Name: "orders", Type: config.TypeLambda, Target: "arn:aws:lambda:us-east-1:123456789012:function:f"},
-		QueueURL:    testQueueURL, Store: dedupe.NewMemory(), SQS: &fakeSQS{}, Client: NewClient(config.Destination{}), Metrics: metrics.NewRecorder(&captureSink{}),
-	})
+		QueueURL:    testQueueURL, Store: dedupe.NewMemory(), SQS: &fakeSQS{}, Metrics: metrics.NewRecorder(&captureSink{}),
+	}, Client: https.NewClient(config.Destination{})})
 	if err == nil || !strings.Contains(err.Error(), "the destination is of type lambda but no Lambda client was given") {
 		t.Errorf("err %v", err)
 	}
@@ -240,12 +244,12 @@ func TestTargetClientRequired(t *testing.T) {
 // TestTargetTimeout: an attempt that outlives the destination's timeout
 // is recorded as "timeout".
 func TestTargetTimeout(t *testing.T) {
-	r := call(context.Background(), 1, "sqs", func(ctx context.Context) error {
+	r := sender.Call(context.Background(), 1, "sqs", func(ctx context.Context) error {
 		<-ctx.Done()
 		return errors.Join(errors.New("operation error SQS: SendMessage"), ctx.Err())
 	})
-	if r.verdict() != failed || r.describe() != "timeout" {
-		t.Errorf("verdict %v, describe %q", r.verdict(), r.describe())
+	if r.Verdict() != sender.Failed || r.Describe() != "timeout" {
+		t.Errorf("verdict %v, describe %q", r.Verdict(), r.Describe())
 	}
 }
 
@@ -289,7 +293,7 @@ func FuzzEventDetail(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		d := eventDetail(Message{Body: body, ContentType: "application/octet-stream"})
+		d := eventbridgetarget.Detail(sender.Delivery{Body: body, ContentType: "application/octet-stream"})
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(d), &obj); err != nil {
 			t.Fatalf("detail %q of %q is not a JSON object: %v", d, body, err)
@@ -297,12 +301,12 @@ func FuzzEventDetail(f *testing.F) {
 		if d == string(body) {
 			return
 		}
-		var w WrappedDetail
+		var w eventbridgetarget.WrappedDetail
 		if err := json.Unmarshal([]byte(d), &w); err != nil {
 			t.Fatal(err)
 		}
 		got := []byte(w.Wrapped.Body)
-		if w.Wrapped.Encoding == EncodingBase64 {
+		if w.Wrapped.Encoding == sender.EncodingBase64 {
 			got, _ = base64.StdEncoding.DecodeString(w.Wrapped.Body)
 		}
 		if string(got) != string(body) {
@@ -331,7 +335,7 @@ func TestTargetEnvContract(t *testing.T) {
 		*fakeSQS
 		*MemoryTargets
 	}{&fakeSQS{}, &MemoryTargets{}}
-	if _, err := Assemble(back, Clients{Store: dedupe.NewMemory(), SQS: queue, Metrics: &captureSink{}, Targets: TargetClients{EventBridge: &MemoryTargets{}}}); err != nil {
+	if _, err := Assemble(back, Clients{Store: dedupe.NewMemory(), SQS: queue, Metrics: &captureSink{}, Target: &MemoryTargets{}}); err != nil {
 		t.Errorf("assemble: %v", err)
 	}
 	if _, err := Assemble(back, Clients{Store: dedupe.NewMemory(), SQS: queue, Metrics: &captureSink{}}); err == nil || !strings.Contains(err.Error(), "no EventBridge client was given") {

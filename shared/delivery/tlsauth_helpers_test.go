@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"github.com/hookfan/hookfan/shared/delivery/sender/https"
 	"io"
 	"log"
 	"math/big"
@@ -179,16 +180,16 @@ func (f *fakeSM) count(name string) int {
 
 // withClientAuth sets the destination's tls and auth and builds its client
 // on a real secrets cache over sm, on clk.
-func withClientAuth(t testing.TB, sm *fakeSM, clk *clock, tlsCfg *config.TLS, oauth *config.OAuth2) func(*Options) {
-	return func(o *Options) {
+func withClientAuth(t testing.TB, sm *fakeSM, clk *clock, tlsCfg *config.TLS, oauth *config.OAuth2) func(*laneOptions) {
+	return func(o *laneOptions) {
 		o.Destination.TLS = tlsCfg
 		if oauth != nil {
 			o.Destination.Auth = &config.Auth{OAuth2: oauth}
 		}
 		cache := secrets.NewCache(sm, secrets.WithClock(clk.Now))
 		o.HeaderSecrets = cache
-		client := NewClient(o.Destination)
-		a, err := NewClientAuth(o.Destination, cache, client, clk.Now)
+		client := https.NewClient(o.Destination)
+		a, err := https.NewClientAuth(o.Destination, cache, client, clk.Now)
 		if err != nil {
 			t.Fatal(err)
 		}

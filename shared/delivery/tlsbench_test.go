@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"github.com/hookfan/hookfan/shared/delivery/sender/https"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -103,8 +104,8 @@ func BenchmarkDeliveryTLS(b *testing.B) {
 		fresh, noCache bool
 	}{{"reused", false, false}, {"resumed", true, false}, {"fresh", true, true}} {
 		b.Run(tc.name, func(b *testing.B) {
-			hs := newHarness(b, url, secret, func(o *Options) {
-				c := NewClient(o.Destination)
+			hs := newHarness(b, url, secret, func(o *laneOptions) {
+				c := https.NewClient(o.Destination)
 				tr := c.Transport.(*http.Transport)
 				tr.TLSClientConfig.RootCAs = pool
 				tr.DisableKeepAlives = tc.fresh

@@ -5,30 +5,9 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
-)
 
-func TestTraceParent(t *testing.T) {
-	for _, tc := range []struct {
-		xray, want string
-		ok         bool
-	}{
-		{"Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1", "00-5759e988bd862e3fe1be46a994272793-53995c3f42cd8ad8-01", true},
-		{"Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=0", "00-5759e988bd862e3fe1be46a994272793-53995c3f42cd8ad8-00", true},
-		// Lambda's own header adds a Lineage field: ignored.
-		{"Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1;Lineage=1:a87bb23b:0", "00-5759e988bd862e3fe1be46a994272793-53995c3f42cd8ad8-01", true},
-		{"", "", false},
-		{"Root=1-5759e988-bd862e3fe1be46a994272793;Sampled=1", "", false},
-		{"Root=2-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8", "", false},
-		{"Root=1-5759E988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8", "", false},
-		{"Root=1-00000000-000000000000000000000000;Parent=53995c3f42cd8ad8", "", false},
-		{"Root=1-5759e988-bd862e3fe1be46a994272793;Parent=0000000000000000", "", false},
-	} {
-		got, ok := TraceParent(tc.xray)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("TraceParent(%q) = %q, %v; want %q, %v", tc.xray, got, ok, tc.want, tc.ok)
-		}
-	}
-}
+	"github.com/hookfan/hookfan/shared/delivery/sender/https"
+)
 
 // TestDeliveryCarriesTraceParent: with tracing on, a message whose SQS
 // record kept a trace header is POSTed with the traceparent derived from
@@ -48,7 +27,7 @@ func TestDeliveryCarriesTraceParent(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sub := newSubscriber(t, secret, nil)
-			hs := newHarness(t, sub.URL, secret, func(o *Options) { o.Tracing = tc.tracing })
+			hs := newHarness(t, sub.URL, secret, func(o *laneOptions) { o.Tracing = tc.tracing })
 			rec := sqsRecord("evt-trace", 1)
 			if tc.header != "" {
 				rec.Attributes[sqsTraceHeader] = tc.header
@@ -61,7 +40,7 @@ func TestDeliveryCarriesTraceParent(t *testing.T) {
 			if len(got) != 1 {
 				t.Fatalf("%d requests, want 1", len(got))
 			}
-			if v := got[0].header.Get(HeaderTraceParent); v != tc.want {
+			if v := got[0].header.Get(https.HeaderTraceParent); v != tc.want {
 				t.Errorf("traceparent %q, want %q", v, tc.want)
 			}
 			if got[0].err != nil {

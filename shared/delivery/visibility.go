@@ -12,6 +12,13 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 )
 
+// queue is the lane's queue: its URL and the client that changes the
+// visibility of its records.
+type queue struct {
+	url string
+	api VisibilityAPI
+}
+
 // visibilityLimit is the longest a released message may be hidden for now.
 // SQS hides a message at most 12 h from its receive and refuses a
 // ChangeMessageVisibility past that. The event carries no receive time; the
@@ -60,8 +67,8 @@ func (h *Handler) changeVisibility(ctx context.Context, started time.Time, rec *
 func (h *Handler) setVisibility(ctx context.Context, rec *events.SQSMessage, secs int32) error {
 	vctx, cancel := context.WithTimeout(ctx, h.timeouts.Visibility)
 	defer cancel()
-	_, err := h.sqs.ChangeMessageVisibility(vctx, &sqs.ChangeMessageVisibilityInput{
-		QueueUrl: &h.queueURL, ReceiptHandle: &rec.ReceiptHandle, VisibilityTimeout: secs,
+	_, err := h.queue.api.ChangeMessageVisibility(vctx, &sqs.ChangeMessageVisibilityInput{
+		QueueUrl: &h.queue.url, ReceiptHandle: &rec.ReceiptHandle, VisibilityTimeout: secs,
 	})
 	return err
 }

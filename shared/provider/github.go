@@ -23,7 +23,9 @@ const (
 // object with a string action. A body that is not JSON (a form-encoded
 // payload) keeps the bare event type.
 var githubKind = Kind{
-	Name: GitHub,
+	Name:       GitHub,
+	Body:       JSONDefault,
+	TypeHeader: headerGitHubEvent,
 	Verifier: func(Params) (verify.Verifier, error) {
 		return verify.GitHub(), nil
 	},

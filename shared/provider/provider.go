@@ -20,6 +20,12 @@ import (
 	"github.com/hookfan/hookfan/shared/verify"
 )
 
+// Kind.Body values.
+const (
+	JSONRequired = "required"
+	JSONDefault  = "default"
+)
+
 // Names of the kinds (a source's verify.kind).
 const (
 	Stripe           = "stripe"
@@ -60,6 +66,17 @@ type Kind struct {
 	// Places reports whether a source says where its requests carry the
 	// event id and type (Params.Event); the others have fixed places.
 	Places bool
+	// Body says whether the kind's bodies are JSON, so that an ordering
+	// key can be read in them: JSONRequired when ingest refuses any other
+	// body (it reads the id or type there), JSONDefault when the provider
+	// sends JSON unless told otherwise (GitHub's form encoding, Shopify's
+	// XML format: such a body carries no key); "" for a kind with Places,
+	// whose bodies are JSON when its source reads a field there.
+	Body string
+	// TypeHeader is the request header a kind with fixed places carries
+	// the event type in; "" when it reads the body (a kind with Places:
+	// its source names its own, Params.Event.TypeHeader).
+	TypeHeader string
 
 	// Verifier builds the kind's verifier from a source's settings.
 	Verifier func(p Params) (verify.Verifier, error)

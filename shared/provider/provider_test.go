@@ -50,6 +50,17 @@ func TestEveryKindIsComplete(t *testing.T) {
 		if (len(k.Algorithms) > 0 || len(k.Encodings) > 0 || k.Prefix) && k.HeaderCarries == "" {
 			t.Errorf("kind %q takes digest settings but no header", k.Name)
 		}
+		// Where its body is JSON and its type travels: a kind with fixed
+		// places says both (config's ordering reads the one, the sample
+		// sender the other); a kind with Places leaves them to its source.
+		switch {
+		case k.Places && (k.Body != "" || k.TypeHeader != ""):
+			t.Errorf("kind %q has places a source names, but a fixed body %q or type header %q", k.Name, k.Body, k.TypeHeader)
+		case !k.Places && k.Body != provider.JSONRequired && k.Body != provider.JSONDefault:
+			t.Errorf("kind %q does not say whether its bodies are JSON (Body %q)", k.Name, k.Body)
+		case !k.Places && k.Body == provider.JSONDefault && k.TypeHeader == "":
+			t.Errorf("kind %q may send a body that is not JSON, but names no header for its type", k.Name)
+		}
 	}
 	if diff := slices.Compare(names, provider.Names(nil)); diff != 0 {
 		t.Errorf("Names = %v, All = %v", provider.Names(nil), names)

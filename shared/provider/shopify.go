@@ -18,7 +18,9 @@ const (
 // shopifyKind: X-Shopify-Hmac-Sha256 over the body; X-Shopify-Webhook-Id
 // and X-Shopify-Topic.
 var shopifyKind = Kind{
-	Name: Shopify,
+	Name:       Shopify,
+	Body:       JSONDefault,
+	TypeHeader: headerShopifyTopic,
 	Verifier: func(Params) (verify.Verifier, error) {
 		return verify.Shopify(), nil
 	},

@@ -21,6 +21,7 @@ const slackURLVerification = "url_verification"
 // "challenge".
 var slackKind = Kind{
 	Name:        Slack,
+	Body:        JSONRequired,
 	Timestamped: true,
 	Verifier: func(p Params) (verify.Verifier, error) {
 		return &verify.Slack{Tolerance: p.tolerance()}, nil

@@ -18,6 +18,7 @@ import (
 // present (the specification recommends it, not requires it).
 var standardKind = Kind{
 	Name:        StandardWebhooks,
+	Body:        JSONRequired,
 	Timestamped: true,
 	Verifier: func(p Params) (verify.Verifier, error) {
 		return &verify.StandardWebhooks{Tolerance: p.tolerance()}, nil

@@ -15,6 +15,7 @@ import (
 // "type".
 var stripeKind = Kind{
 	Name:        Stripe,
+	Body:        JSONRequired,
 	Timestamped: true,
 	Verifier: func(p Params) (verify.Verifier, error) {
 		return &verify.Stripe{Tolerance: p.tolerance()}, nil

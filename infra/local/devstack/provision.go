@@ -41,8 +41,11 @@ type Clients struct {
 	S3         *s3.Client
 	// Credentials sign the requests of destinations with auth.sigv4.
 	Credentials aws.CredentialsProvider
-	// EventBridge serves eventbridge targets (the emulator's buses).
+	// EventBridge reads the emulator's buses.
 	EventBridge *eventbridge.Client
+	// Config is the emulator's SDK configuration, on which a lane's AWS
+	// target builds its client as in AWS.
+	Config aws.Config
 }
 
 // NewClients builds every client from one SDK configuration.
@@ -56,6 +59,7 @@ func NewClients(cfg aws.Config) Clients {
 		S3:          archive.NewS3Client(cfg),
 		Credentials: cfg.Credentials,
 		EventBridge: eventbridge.NewFromConfig(cfg),
+		Config:      cfg,
 	}
 }
 

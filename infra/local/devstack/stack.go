@@ -16,6 +16,7 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/delivery"
+	"github.com/hookfan/hookfan/shared/delivery/sender/lambdatarget"
 	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/metrics/putmetricdata"
@@ -82,9 +83,9 @@ type Options struct {
 	// tests tick faster).
 	ProbeInterval time.Duration
 	// Lambda is the Invoke API lambda targets are invoked through: a
-	// function under the Lambda RIE (RIEInvoker); required when a
-	// destination is of type lambda.
-	Lambda delivery.InvokeAPI
+	// function under the Lambda RIE (RIEInvoker); without it a lambda
+	// target's client is the emulator's own.
+	Lambda lambdatarget.API
 }
 
 // Stack is the whole topology on an emulator with the functions running
@@ -285,7 +286,13 @@ func (s *Stack) newDeliver(ln Lane) (*delivery.Handler, error) {
 	if sw, pauses := s.Mappings[d.Name]; pauses {
 		c.Switch = sw
 	}
-	c.Targets = s.targetClients(d)
+	// A lane's AWS target builds its client on the emulator's
+	// configuration, as in AWS; a lambda target invokes the RIE's function
+	// instead when there is one (the sender takes it for its kind's API).
+	c.AWS = &s.opts.Clients.Config
+	if s.opts.Lambda != nil {
+		c.Target = s.opts.Lambda
+	}
 	env := delivery.LaneEnv(s.opts.Config, d, s.Topology.TableName, ln.QueueURL, ln.QueueARN, ln.SecretID, s.Topology.PayloadBucket, s.Topology.Archive.Bucket)
 	return delivery.Assemble(env, c)
 }

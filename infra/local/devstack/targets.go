@@ -6,26 +6,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	lambdasvc "github.com/aws/aws-sdk-go-v2/service/lambda"
-
-	"github.com/hookfan/hookfan/shared/config"
-	"github.com/hookfan/hookfan/shared/delivery"
 )
-
-// targetClients are the clients of a lane's AWS target on the local
-// stack: the emulator's SQS and EventBridge, and for a lambda target the
-// Invoke API Options.Lambda names (a function under the RIE). Assemble
-// refuses a lambda lane without one, naming what is missing.
-func (s *Stack) targetClients(d config.Destination) delivery.TargetClients {
-	switch d.Type {
-	case config.TypeSQS:
-		return delivery.TargetClients{SQS: s.opts.Clients.SQS}
-	case config.TypeEventBridge:
-		return delivery.TargetClients{EventBridge: s.opts.Clients.EventBridge}
-	case config.TypeLambda:
-		return delivery.TargetClients{Lambda: s.opts.Lambda}
-	}
-	return delivery.TargetClients{}
-}
 
 // RIEFunctionName is the one function the Lambda RIE's Invoke API serves.
 const RIEFunctionName = "function"

@@ -1,7 +1,7 @@
 // Command targetfn is the Lambda function local lambda targets invoke
 // under the Lambda Runtime Interface Emulator (the integration tests, and
 // make dev with a lambda destination). It reads the envelope a lambda
-// target sends (delivery.LambdaEnvelope), logs one JSON line of what it
+// target sends (lambdatarget.Envelope), logs one JSON line of what it
 // got, and fails an event whose type ends in ".fail" with the error type
 // TargetRefused, as a consumer's function refusing an event would.
 package main
@@ -15,7 +15,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/hookfan/hookfan/shared/delivery"
+	"github.com/hookfan/hookfan/shared/delivery/sender/lambdatarget"
 )
 
 // TargetRefused is the error targetfn fails an event with; its type is
@@ -34,7 +34,7 @@ type Got struct {
 	BodyLen  int    `json:"body_len"`
 }
 
-func handle(_ context.Context, env delivery.LambdaEnvelope) (map[string]string, error) {
+func handle(_ context.Context, env lambdatarget.Envelope) (map[string]string, error) {
 	line, _ := json.Marshal(Got{Got: env.ID, Type: env.Type, Source: env.Source, Encoding: env.Encoding, Attempt: env.Attempt, BodyLen: len(env.Body)})
 	fmt.Fprintln(os.Stdout, string(line))
 	if strings.HasSuffix(env.Type, ".fail") {

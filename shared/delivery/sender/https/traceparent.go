@@ -1,14 +1,10 @@
-package delivery
+package https
 
 import "strings"
 
 // HeaderTraceParent is the W3C Trace Context header a delivery carries when
 // tracing is on (config tracing "sampled" or "all").
 const HeaderTraceParent = "traceparent"
-
-// sqsTraceHeader is the SQS system attribute that carries the X-Ray trace
-// header SNS passed on from the publisher (ingest).
-const sqsTraceHeader = "AWSTraceHeader"
 
 // TraceParent derives a W3C traceparent from an X-Ray trace header
 // ("Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"):

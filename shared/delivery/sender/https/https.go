@@ -1,0 +1,305 @@
+// Package https is the sender of an https destination: each attempt is a
+// POST, signed per Standard Webhooks, through a guarded HTTP client. Its
+// options are what a destination adds to a plain signed POST: its own
+// headers (static or from secrets), a URL read from a secret, a client
+// certificate (mutual TLS) and an OAuth 2.0 token (ClientAuth, which wraps
+// the client's transport), an AWS Signature Version 4 on top of the
+// Standard Webhooks one, and a W3C traceparent header.
+package https
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/delivery/sender"
+	"github.com/hookfan/hookfan/shared/message"
+	"github.com/hookfan/hookfan/shared/signing"
+	"github.com/hookfan/hookfan/shared/version"
+)
+
+// Delivery request headers (the Standard Webhooks ones and ours).
+const (
+	HeaderID        = "webhook-id"
+	HeaderTimestamp = "webhook-timestamp"
+	HeaderSignature = "webhook-signature"
+	HeaderSource    = "hookfan-source"
+	HeaderType      = "hookfan-type"
+	HeaderAttempt   = "hookfan-attempt"
+	// HeaderAcceptedAt is when ingest accepted the event (RFC 3339, UTC,
+	// milliseconds): the same on every attempt, redrive and replay.
+	HeaderAcceptedAt = "hookfan-accepted-at"
+)
+
+// MaxResponseBody is how much of a response body is read (then discarded).
+const MaxResponseBody = 64 << 10
+
+// SecretSource returns the active values of a secret (*secrets.Cache).
+type SecretSource interface {
+	Get(ctx context.Context, name string) ([]string, error)
+}
+
+// HeaderSecrets reads the secrets a destination's headers, its URL
+// (urlSecretName), its client certificate and its OAuth 2.0 client carry,
+// verbatim (*secrets.Cache).
+type HeaderSecrets interface {
+	Value(ctx context.Context, name string) (string, error)
+	RefreshValue(ctx context.Context, name string) (value string, changed bool, err error)
+}
+
+// Doer sends HTTP requests (the *http.Client from NewClient).
+type Doer interface {
+	Do(req *http.Request) (*http.Response, error)
+}
+
+// Options configure a Sender. Destination, SecretID, Secrets and Client
+// are required; HeaderSecrets when the destination names secrets beyond
+// its signing secret, ClientAuth when it sets tls or auth.oauth2,
+// Credentials when it sets auth.sigv4.
+type Options struct {
+	Destination config.Destination
+	// SecretID names the destination's signing secret in Secrets Manager,
+	// read through Secrets.
+	SecretID string
+	Secrets  SecretSource
+	// HeaderSecrets reads the secrets of the destination's headers, URL,
+	// client certificate and OAuth 2.0 client.
+	HeaderSecrets HeaderSecrets
+	// Client sends the requests: NewClient's, its transport wrapped by
+	// ClientAuth (NewClientAuth) when the destination sets tls or
+	// auth.oauth2.
+	Client     Doer
+	ClientAuth *ClientAuth
+	// Credentials sign the requests of a destination with auth.sigv4 (the
+	// lane role's); cached once here for the process.
+	Credentials aws.CredentialsProvider
+	// Tracing adds a W3C traceparent header, derived from the event's
+	// X-Ray trace header, to each delivery (config tracing on).
+	Tracing bool
+	// Now replaces the clock (the webhook-timestamp), for tests.
+	Now func() time.Time
+}
+
+// Sender POSTs a lane's deliveries. It is safe for concurrent use.
+type Sender struct {
+	dest          config.Destination
+	secretID      string
+	secrets       SecretSource
+	headerSecrets HeaderSecrets
+	client        Doer
+	clientAuth    *ClientAuth // nil without tls or auth.oauth2
+	awsSigner     *awsSigner  // nil without auth.sigv4
+	tracing       bool
+	now           func() time.Time
+
+	mu         sync.Mutex
+	signerFrom []string // the secret values signer was built from
+	signer     *signing.Signer
+}
+
+// New checks the options and returns the destination's sender.
+func New(o Options) (*Sender, error) {
+	d := o.Destination
+	required := []struct {
+		name string
+		ok   bool
+	}{
+		{"Destination.URL or URLSecretName", d.URL != "" || d.URLSecretName != ""},
+		{"SecretID", o.SecretID != ""}, {"Secrets", o.Secrets != nil}, {"Client", o.Client != nil},
+		{"HeaderSecrets (the destination's headers or URL name secrets)", o.HeaderSecrets != nil || len(d.Secrets()) == 0},
+		{"ClientAuth (the destination sets tls or auth.oauth2)", o.ClientAuth != nil || (d.TLS == nil && d.OAuth2Config() == nil)},
+	}
+	var missing []error
+	for _, r := range required {
+		if !r.ok {
+			missing = append(missing, fmt.Errorf("delivery: option %s is required", r.name))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, errors.Join(missing...)
+	}
+	as, err := newAWSSigner(d, o.Credentials)
+	if err != nil {
+		return nil, fmt.Errorf("delivery: destination %s: %w", d.Name, err)
+	}
+	s := &Sender{dest: d, secretID: o.SecretID, secrets: o.Secrets, headerSecrets: o.HeaderSecrets, client: o.Client,
+		clientAuth: o.ClientAuth, awsSigner: as, tracing: o.Tracing, now: o.Now}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s, nil
+}
+
+// Prepare reads the signing secret, the headers' secrets, the URL's, the
+// client certificate and the OAuth 2.0 client's secret through the cache.
+func (s *Sender) Prepare(ctx context.Context) error {
+	if _, err := s.currentSigner(ctx); err != nil {
+		return &sender.NotReadyError{Reason: "signing secret unavailable", Err: err}
+	}
+	if _, err := s.destinationHeaders(ctx); err != nil {
+		return &sender.NotReadyError{Reason: "header secret unavailable", Err: err}
+	}
+	if _, err := s.endpoint(ctx); err != nil {
+		// A URL whose address may not be reached is an attempt, claimed
+		// and recorded as failed (Send); an unreadable secret is not.
+		if _, refused := refusedEndpoint(s.dest.URLSecretName, err); !refused {
+			return &sender.NotReadyError{Reason: "url secret unavailable", Err: err}
+		}
+	}
+	if err := s.clientAuth.Prepare(ctx); err != nil {
+		return &sender.NotReadyError{Reason: "client credentials unavailable", Err: err}
+	}
+	return nil
+}
+
+// Send POSTs one signed delivery to the destination's URL within
+// d.Timeout, reads up to MaxResponseBody of the answer and discards it.
+// A secret it cannot read (one that turned unreadable since Prepare, or a
+// probe's) fails the attempt unsent. After a 401 or 403 it reads the
+// headers' and the URL's secrets again, so a credential rotated at the
+// subscriber's side is used from the next attempt on.
+func (s *Sender) Send(ctx context.Context, d sender.Delivery) sender.Result {
+	signer, err := s.currentSigner(ctx)
+	if err != nil {
+		return sender.Result{Err: errors.New("not sent: signing secret unavailable: " + err.Error())}
+	}
+	// The destination's own headers too: a gateway in front of it that
+	// wants a token would refuse the delivery without them.
+	headers, err := s.destinationHeaders(ctx)
+	if err != nil {
+		return sender.Result{Err: errors.New("not sent: " + err.Error())}
+	}
+	to, err := s.endpoint(ctx)
+	if err != nil {
+		if refused, ok := refusedEndpoint(s.dest.URLSecretName, err); ok {
+			// Nothing is sent: the attempt fails with its reason (egress.go).
+			return sender.Result{Err: refused, Unsent: true}
+		}
+		return sender.Result{Err: errors.New("not sent: " + err.Error())}
+	}
+	res := s.post(ctx, to, d, signer, headers)
+	s.refreshHeaderSecrets(ctx, res.Status)
+	return res
+}
+
+func (s *Sender) post(ctx context.Context, to string, d sender.Delivery, signer *signing.Signer, extra []header) sender.Result {
+	ctx, cancel := context.WithTimeout(ctx, d.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, to, bytes.NewReader(d.Body))
+	if err != nil {
+		// Not the error itself: it quotes the URL.
+		return sender.Result{Err: errors.New("build request: the URL is not usable")}
+	}
+	ts := s.now()
+	req.Header = http.Header{
+		"Content-Type":                           {d.ContentType},
+		"User-Agent":                             {version.UserAgent},
+		http.CanonicalHeaderKey(HeaderID):        {d.ID},
+		http.CanonicalHeaderKey(HeaderTimestamp): {strconv.FormatInt(ts.Unix(), 10)},
+		http.CanonicalHeaderKey(HeaderSignature): {signer.Sign(d.ID, ts, d.Body)},
+		http.CanonicalHeaderKey(HeaderSource):    {d.Source},
+		http.CanonicalHeaderKey(HeaderType):      {d.Type},
+		http.CanonicalHeaderKey(HeaderAttempt):   {strconv.Itoa(d.Attempt)},
+	}
+	if !d.ReceivedAt.IsZero() {
+		req.Header[http.CanonicalHeaderKey(HeaderAcceptedAt)] = []string{d.ReceivedAt.UTC().Format(message.ReceivedAtLayout)}
+	}
+	// The destination's own headers; config validation keeps them off
+	// every name set above.
+	for _, hd := range extra {
+		req.Header[hd.name] = []string{hd.value}
+	}
+	if s.tracing {
+		if tp, ok := TraceParent(d.TraceHeader); ok {
+			req.Header[HeaderTraceParent] = []string{tp}
+		}
+	}
+	if err := s.signAWS(ctx, req, d.Body, extra, ts); err != nil {
+		return sender.Result{Err: err}
+	}
+	start := time.Now()
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return sender.Result{Err: transportError(err), Latency: time.Since(start)}
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, MaxResponseBody))
+	_ = resp.Body.Close()
+	r := sender.Result{Status: resp.StatusCode, Latency: time.Since(start)}
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+		if d, ok := sender.ParseRetryAfter(resp.Header.Get("Retry-After"), ts); ok {
+			r.RetryAfter = d
+		}
+	}
+	return r
+}
+
+// transportError is the client's error without the URL, which url.Error
+// quotes and which may carry a token in its query; a guard's refusal at
+// connect time as its record shows it (ReasonAddressRefused), without the
+// dialer's "dial tcp ...:" wrapping.
+func transportError(err error) error {
+	if errors.Is(err, ErrBlockedAddress) {
+		if reason := guardRefusal(err); reason != "" {
+			return &guardError{text: reason, err: err}
+		}
+	}
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return err
+	}
+	if errors.Is(err, ErrBlockedAddress) {
+		return &guardError{text: innermost(ue.Err), err: ue.Err}
+	}
+	return ue.Err
+}
+
+// guardError is a guard's refusal at connect time, as the record keeps it.
+type guardError struct {
+	text string
+	err  error
+}
+
+func (e *guardError) Error() string { return e.text }
+
+func (e *guardError) Unwrap() error { return e.err }
+
+// innermost drops the dialer's "dial tcp ...:" wrapping of a guard refusal.
+func innermost(err error) string {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return op.Err.Error()
+	}
+	return err.Error()
+}
+
+// currentSigner returns a signer for the secret's active values, rebuilt
+// only when they change.
+func (s *Sender) currentSigner(ctx context.Context) (*signing.Signer, error) {
+	values, err := s.secrets.Get(ctx, s.secretID)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.signer != nil && slices.Equal(values, s.signerFrom) {
+		return s.signer, nil
+	}
+	sg, err := signing.New(values)
+	if err != nil {
+		return nil, fmt.Errorf("secret %q: %w", s.secretID, err)
+	}
+	s.signer, s.signerFrom = sg, slices.Clone(values)
+	return sg, nil
+}
