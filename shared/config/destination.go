@@ -154,6 +154,10 @@ func (d *Destination) validate(p *problems, at string, seen map[string]int, inde
 	}
 	if d.RateLimit != nil {
 		d.RateLimit.validate(p, at+".rateLimit")
+		if d.Ordering != nil && d.Attempts()*d.Batch() > PacedOrderedRoom {
+			p.add(at+".rateLimit", "paces an ordered lane whose attempts (%d) × batchSize (%d) = %d leave too few receives for pacing holds; keep the product at most %d (fewer retries or a smaller batchSize)",
+				d.Attempts(), d.Batch(), d.Attempts()*d.Batch(), PacedOrderedRoom)
+		}
 	}
 }
 

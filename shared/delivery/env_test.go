@@ -104,7 +104,7 @@ func TestAssemble(t *testing.T) {
 			Payloads: payload.NewMemory("payloads"), Lanes: pausing.NewMemory(), Switch: &pausing.MemorySwitch{},
 			Metrics: metrics.NewEMF(io.Discard), Logger: slog.New(slog.DiscardHandler)}
 	}
-	if h, err := Assemble(env, complete()); err != nil || h.lane == nil || h.lane.requeue == nil || h.shape.payloads == nil || h.ttl != 40*24*time.Hour {
+	if h, err := Assemble(env, complete()); err != nil || h.lane == nil || h.requeue == nil || h.shape.payloads == nil || h.ttl != 40*24*time.Hour {
 		t.Fatalf("Assemble = %+v, %v; want a handler with the lane, the requeue, the payloads and 40 days of records", h, err)
 	}
 	signed := contractConfig(t, `{"name": "orders", "url": "https://orders.example.com/hooks", "auth": {"sigv4": {"service": "lambda", "region": "eu-west-1"}}}`)

@@ -53,6 +53,11 @@ type ordering interface {
 	// it to the DLQ at once (an ordered lane's message gets there by
 	// SQS's count alone).
 	numbersByReceives() bool
+	// paceWaitLimit is the longest a record waits in the function for a
+	// token before it is deferred.
+	paceWaitLimit() time.Duration
+	// deferPaced defers a record the lane's rate limit holds back (pace.go).
+	deferPaced(ctx context.Context, h *Handler, p prepared, wait time.Duration) decision
 }
 
 func orderingOf(d config.Destination) ordering {
@@ -81,6 +86,13 @@ func (noOrder) spent(context.Context, *Handler, prepared, dedupe.Lease) (decisio
 
 func (noOrder) numbersByReceives() bool { return true }
 
+// A standard lane defers for free (a fresh copy), so it waits little.
+func (noOrder) paceWaitLimit() time.Duration { return MaxPaceWait }
+
+func (noOrder) deferPaced(ctx context.Context, h *Handler, p prepared, wait time.Duration) decision {
+	return h.deferPacedCopy(ctx, p, wait)
+}
+
 // keyOrder is an ordered lane's ordering: each key's events in order.
 type keyOrder struct{}
 
@@ -93,6 +105,14 @@ func (keyOrder) hold(ctx context.Context, h *Handler, ev events.SQSEvent) events
 }
 
 func (keyOrder) numbersByReceives() bool { return false }
+
+// An ordered lane's deferral holds its key and spends a receive, so it
+// waits as long as the invocation allows.
+func (keyOrder) paceWaitLimit() time.Duration { return config.MaxVisibility }
+
+func (keyOrder) deferPaced(ctx context.Context, h *Handler, p prepared, wait time.Duration) decision {
+	return h.deferPacedInPlace(ctx, p, wait)
+}
 
 // MessageGroupIDAttribute is the system attribute of an SQS FIFO record
 // naming its message group.
@@ -118,11 +138,15 @@ func (h *Handler) deliverOrdered(ctx context.Context, started time.Time, ev even
 		wg.Go(func() {
 			defer func() { <-sem }()
 			blocked := ""
+			var paced time.Duration // the rate limit holds the key this long
 			for _, i := range groups[g] {
 				rec := &ev.Records[i]
 				switch {
 				case carrier[i] != i:
 					h.copyInBatch(ctx, parsed[i].msg, parsed[carrier[i]].msg)
+				case blocked != "" && paced > 0:
+					failed[i] = true
+					h.waitBehindPaced(ctx, started, rec, parsed[i], g, blocked, paced)
 				case blocked != "":
 					failed[i] = true
 					h.waitBehind(ctx, started, rec, g, blocked)
@@ -136,6 +160,9 @@ func (h *Handler) deliverOrdered(ctx context.Context, started time.Time, ev even
 					// and reach maxReceiveCount with it, unattempted.
 					if d.release && !d.dead {
 						blocked = rec.MessageId
+					}
+					if d.paced {
+						paced = max(d.visibility, time.Second)
 					}
 				}
 			}
@@ -151,6 +178,19 @@ func (h *Handler) waitBehind(ctx context.Context, started time.Time, rec *events
 	h.log.InfoContext(ctx, LogMessage, "outcome", "waiting", "reason", "an earlier event of its key comes back first",
 		"message_id", rec.MessageId, "group", group, "behind_message_id", behind)
 	h.changeVisibility(ctx, started, rec, 0)
+}
+
+// waitBehindPaced hands back, unsent, a record of a group whose earlier
+// record the rate limit holds back: hidden as long as that one (or
+// longer, by its own pacedHold), since a record visible before it would
+// spend a receive on every hold of the earlier one.
+func (h *Handler) waitBehindPaced(ctx context.Context, started time.Time, rec *events.SQSMessage, p parsedRecord, group, behind string, hold time.Duration) {
+	if p.err == nil {
+		hold = h.pacedHold(p.msg, hold)
+	}
+	h.log.InfoContext(ctx, LogMessage, "outcome", "waiting", "reason", "an earlier event of its key is held back by the lane's rate limit",
+		"message_id", rec.MessageId, "group", group, "behind_message_id", behind, "retry_in_s", visibilitySeconds(hold))
+	h.changeVisibility(ctx, started, rec, hold)
 }
 
 // attemptOf is the attempt a claimed record makes. On a standard lane it

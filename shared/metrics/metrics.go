@@ -66,6 +66,8 @@ type Unit string
 const (
 	Count        Unit = "Count"
 	Milliseconds Unit = "Milliseconds"
+	// CountPerSecond is a rate (LaneEffectiveRate).
+	CountPerSecond Unit = "Count/Second"
 )
 
 // Dimension is one name/value pair.
