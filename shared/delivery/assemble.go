@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/delivery/sender/https"
 	"github.com/hookfan/hookfan/shared/loglevel"
 	"github.com/hookfan/hookfan/shared/metrics"
@@ -115,7 +116,7 @@ func Assemble(env Env, c Clients) (*Handler, error) {
 	if paced {
 		// One pacer per process: its leases and adaptive state are this
 		// instance's share of the lane's bucket.
-		p, err := pacing.New(pacing.Options{Destination: env.Destination.Name, Pace: pace, Store: c.Pace})
+		p, err := pacing.New(pacing.Options{Destination: env.Destination.Name, Pace: withMargin(pace), Store: c.Pace})
 		if err != nil {
 			return nil, fmt.Errorf("deliver %s: %w", env.Destination.Name, err)
 		}
@@ -126,4 +127,16 @@ func Assemble(env Env, c Clients) (*Handler, error) {
 		return nil, fmt.Errorf("deliver %s: %w", env.Destination.Name, err)
 	}
 	return h, nil
+}
+
+// withMargin is the pace the lane's bucket runs at: its burst less one
+// token (when it has more than one), a margin for the spread between a
+// token and its request's arrival (the scheduling of the send, the
+// network), so that the destination itself sees at most rate × t + burst
+// in any t seconds (docs/decisions.md#pacing-in-the-pipeline).
+func withMargin(p config.Pace) config.Pace {
+	if p.Burst > 1 {
+		p.Burst--
+	}
+	return p
 }

@@ -255,7 +255,8 @@ func (h *Handler) deliver(ctx context.Context, started time.Time, rec parsedReco
 	if !ok {
 		return stop
 	}
-	if stop, ok := h.pace(ctx, p); !ok {
+	tokenAt, stop, ok := h.pace(ctx, p)
+	if !ok {
 		return stop
 	}
 	if stop, ok := h.schedule(ctx, &p); !ok {
@@ -271,6 +272,9 @@ func (h *Handler) deliver(ctx context.Context, started time.Time, rec parsedReco
 	}
 	if stop, ok := h.reshape(ctx, &p, lease); !ok {
 		return stop
+	}
+	if sendTimeout, ok = h.alignToToken(ctx, p, tokenAt, sendTimeout); !ok {
+		return h.releaseUnsent(ctx, p, lease)
 	}
 	res := h.sender.Send(ctx, p.msg.delivery(sendTimeout))
 	h.count(metrics.DeliveryAttempts)

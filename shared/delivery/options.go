@@ -122,11 +122,12 @@ func NewHandler(o Options) (*Handler, error) {
 
 // CallTimeouts bound the handler's calls to AWS. Each zero field takes its
 // default: ClaimTimeout, FinishTimeout, VisibilityCallTimeout,
-// LaneReadTimeout, LaneTimeout, RequeueTimeout and PaceTimeout. The lease and the POST's
+// LaneReadTimeout, LaneTimeout, RequeueTimeout, PaceTimeout and
+// PaceAlign (a paced request's send after its token, not a call's bound). The lease and the POST's
 // budget leave room for them within the function's deadline, so longer
 // ones leave less of it for the POST.
 type CallTimeouts struct {
-	Claim, Finish, Visibility, LaneRead, Lane, Requeue, Pace time.Duration
+	Claim, Finish, Visibility, LaneRead, Lane, Requeue, Pace, PaceAlign time.Duration
 }
 
 // withDefaults fills the zero fields.
@@ -135,7 +136,7 @@ func (t CallTimeouts) withDefaults() CallTimeouts {
 		v   *time.Duration
 		def time.Duration
 	}{{&t.Claim, ClaimTimeout}, {&t.Finish, FinishTimeout}, {&t.Visibility, VisibilityCallTimeout},
-		{&t.LaneRead, LaneReadTimeout}, {&t.Lane, LaneTimeout}, {&t.Requeue, RequeueTimeout}, {&t.Pace, PaceTimeout}} {
+		{&t.LaneRead, LaneReadTimeout}, {&t.Lane, LaneTimeout}, {&t.Requeue, RequeueTimeout}, {&t.Pace, PaceTimeout}, {&t.PaceAlign, PaceAlign}} {
 		if *f.v <= 0 {
 			*f.v = f.def
 		}

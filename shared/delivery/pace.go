@@ -31,6 +31,10 @@ const (
 	PaceUnavailableBackoff = 5 * time.Second
 	// PaceTimeout bounds one take from the bucket.
 	PaceTimeout = 2 * time.Second
+	// PaceAlign is how long after its token a paced request is sent when
+	// its claim took less (alignToToken): above DynamoDB's usual claim
+	// latency, so that the claim's jitter does not bunch requests.
+	PaceAlign = 100 * time.Millisecond
 )
 
 // pace takes a token for a prepared record before its claim: a deferral
@@ -40,9 +44,9 @@ const (
 // whose deferral holds its key), and otherwise defers the message by the
 // lane's ordering. When it returns !ok, stop says what happens to the
 // message.
-func (h *Handler) pace(ctx context.Context, p prepared) (stop decision, ok bool) {
+func (h *Handler) pace(ctx context.Context, p prepared) (tokenAt time.Time, stop decision, ok bool) {
 	if h.pacer == nil {
-		return ack, true
+		return time.Time{}, ack, true
 	}
 	for {
 		tctx, cancel := context.WithTimeout(ctx, h.timeouts.Pace)
@@ -52,19 +56,59 @@ func (h *Handler) pace(ctx context.Context, p prepared) (stop decision, ok bool)
 			wait := h.hide(p.started, PaceUnavailableBackoff)
 			p.log.ErrorContext(ctx, LogMessage, "outcome", "not_attempted", "reason", "the lane's rate limit could not be read; never sent unpaced",
 				"error", err.Error(), "retry_in_s", visibilitySeconds(wait))
-			return retryIn(wait), false
+			return time.Time{}, retryIn(wait), false
 		}
 		if wait <= 0 {
-			return ack, true
+			return h.now(), ack, true
 		}
 		if wait > h.paceSpare(ctx, h.order.paceWaitLimit()) {
 			h.count(metrics.DeliveryPaced)
-			return h.order.deferPaced(ctx, h, p, wait), false
+			return time.Time{}, h.order.deferPaced(ctx, h, p, wait), false
 		}
 		if err := h.sleep(ctx, wait); err != nil {
 			p.log.WarnContext(ctx, LogMessage, "outcome", "released", "reason", "the invocation ended while waiting for the rate limit")
-			return retryIn(0), false
+			return time.Time{}, retryIn(0), false
 		}
+	}
+}
+
+// alignToToken holds a paced request until PaceAlign after its token was
+// taken, and returns the POST's timeout less that wait. The token is
+// taken before the claim, whose time varies from one record to the next:
+// sent at once, two requests whose tokens were an interval apart could
+// reach the destination closer together than the rate allows. Sent a
+// fixed time after its token, each request keeps its token's spacing.
+// When the claim outlasted PaceAlign the token is stale: a fresh one is
+// taken (the stale one is forfeited, which only slows the lane) and the
+// request is sent PaceAlign after it. !ok when no token fits what the
+// POST's budget leaves: the request must not go.
+func (h *Handler) alignToToken(ctx context.Context, p prepared, tokenAt time.Time, send time.Duration) (time.Duration, bool) {
+	if tokenAt.IsZero() {
+		return send, true
+	}
+	for {
+		d := tokenAt.Add(h.timeouts.PaceAlign).Sub(h.now())
+		if d >= 0 {
+			if send-d < MinSendTime || h.sleep(ctx, d) != nil {
+				return 0, false
+			}
+			return send - d, true
+		}
+		tctx, cancel := context.WithTimeout(ctx, h.timeouts.Pace)
+		wait, err := h.pacer.Take(tctx)
+		cancel()
+		if err != nil || send-wait-h.timeouts.PaceAlign < MinSendTime {
+			return 0, false
+		}
+		if wait > 0 {
+			if h.sleep(ctx, wait) != nil {
+				return 0, false
+			}
+			send -= wait
+			continue // take again
+		}
+		p.log.DebugContext(ctx, LogMessage, "outcome", "token_renewed", "reason", "the claim outlasted the token's alignment")
+		tokenAt = h.now()
 	}
 }
 

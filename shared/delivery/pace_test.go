@@ -78,7 +78,9 @@ func TestPacedMessageDeferredAsACopy(t *testing.T) {
 	hs, pl := newPacedHarness(t, sub.URL, secret, config.RateLimit{PerMinute: 6})
 	first := sqsRecord("a", 1)
 	carried := sqsRecord("b", 1) // its lane was paused once: one attempt carried
-	s := func(v string) events.SQSMessageAttribute { return events.SQSMessageAttribute{StringValue: &v, DataType: "String"} }
+	s := func(v string) events.SQSMessageAttribute {
+		return events.SQSMessageAttribute{StringValue: &v, DataType: "String"}
+	}
 	carried.MessageAttributes[message.AttrAttempted] = s(FormatAttempted(1, time.Now()))
 	carried.MessageAttributes[message.AttrPaced] = s("2")
 	fresh := sqsRecord("c", 1)
@@ -349,4 +351,24 @@ type nopSender struct{}
 func (nopSender) Prepare(context.Context) error { return nil }
 func (nopSender) Send(context.Context, sender.Delivery) sender.Result {
 	return sender.Result{Status: http.StatusOK}
+}
+
+// TestPacedSendAlignedToToken: a paced request goes PaceAlign after its
+// token (the claim's time varies; the spacing of the tokens must not), and
+// the bucket keeps one token of a burst as the margin for the rest.
+func TestPacedSendAlignedToToken(t *testing.T) {
+	secret := newSecret(t)
+	sub := newSubscriber(t, secret, nil)
+	hs, pl := newPacedHarness(t, sub.URL, secret, config.RateLimit{PerSecond: 5})
+	if _, err := hs.h.Handle(context.Background(), batch(sqsRecord("a", 1))); err != nil || sub.posts("a") != 1 {
+		t.Fatalf("a POSTed %d times (%v)", sub.posts("a"), err)
+	}
+	if !slices.Equal(pl.slept, []time.Duration{PaceAlign}) {
+		t.Errorf("waited %v, want [%s]: the claim took no time on this clock", pl.slept, PaceAlign)
+	}
+	for _, tt := range []struct{ burst, want int }{{5, 4}, {2, 1}, {1, 1}} {
+		if got := withMargin(config.Pace{N: 5, Per: time.Second, Burst: tt.burst}).Burst; got != tt.want {
+			t.Errorf("burst %d runs the bucket at %d, want %d", tt.burst, got, tt.want)
+		}
+	}
 }

@@ -311,8 +311,14 @@ func (s *Stack) newSecretCache() *secrets.Cache {
 // callTimeouts are the deliver function's call timeouts on the emulator.
 func (s *Stack) callTimeouts() delivery.CallTimeouts {
 	c := s.opts.CallTimeout
-	return delivery.CallTimeouts{Claim: c, Finish: c, Visibility: c, LaneRead: c, Lane: c, Requeue: c}
+	// The emulator's claims take far longer, and vary far more, than
+	// DynamoDB's: a paced request waits longer after its token.
+	return delivery.CallTimeouts{Claim: c, Finish: c, Visibility: c, LaneRead: c, Lane: c, Requeue: c, Pace: c, PaceAlign: LocalPaceAlign}
 }
+
+// LocalPaceAlign is delivery.PaceAlign on the local stack, where a claim
+// on the emulator takes up to a few hundred milliseconds.
+const LocalPaceAlign = 600 * time.Millisecond
 
 // FunctionTimeout is a deliver function's timeout on the local stack: as
 // deployed, plus what the claim, record and visibility calls gained over
