@@ -80,3 +80,26 @@ func TestRateLimitDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestPacedOrderedLaneReceiveRoom: a paced ordered lane gets SQS's
+// ceiling of receives, half of it or more kept for pacing holds; one whose
+// attempts × batchSize would leave less is refused.
+func TestPacedOrderedLaneReceiveRoom(t *testing.T) {
+	d := Destination{Name: "o", URL: "https://example.com", Ordering: &Ordering{Key: "body:id"}, RateLimit: &RateLimit{PerSecond: 1}}
+	if d.MaxReceiveCount() != MaxFIFOReceiveCount || d.PacingRoom() != MaxFIFOReceiveCount-d.Attempts()*d.Batch() {
+		t.Errorf("maxReceiveCount %d, pacing room %d; want %d and %d", d.MaxReceiveCount(), d.PacingRoom(), MaxFIFOReceiveCount, MaxFIFOReceiveCount-d.Attempts()*d.Batch())
+	}
+	d.RateLimit = nil
+	if d.MaxReceiveCount() != d.Attempts()*d.Batch() || d.PacingRoom() != 0 {
+		t.Errorf("unpaced: maxReceiveCount %d, pacing room %d", d.MaxReceiveCount(), d.PacingRoom())
+	}
+	delays := strings.Repeat(`"1s", `, 49) + `"1s"` // 51 attempts × 10 = 510
+	_, err := Parse([]byte(paused(`, "ordering": {"key": "body:id"}, "batchSize": 10, "retry": {"schedule": [` + delays + `]}, "rateLimit": {"perSecond": 1}`)))
+	want := "destinations[0].rateLimit: paces an ordered lane whose attempts (51) × batchSize (10) = 510 leave too few receives for pacing holds; keep the product at most 500 (fewer retries or a smaller batchSize)"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want %q", err, want)
+	}
+	if _, err := Parse([]byte(paused(`, "ordering": {"key": "body:id"}, "batchSize": 5, "retry": {"schedule": [` + delays + `]}, "rateLimit": {"perSecond": 1}`))); err != nil {
+		t.Errorf("51 attempts × 5 refused: %v", err)
+	}
+}
