@@ -257,3 +257,41 @@ func TestAdaptivePacingFindsTheReceiversRate(t *testing.T) {
 		t.Errorf("the DLQ holds %d messages, want none", got)
 	}
 }
+
+// TestPacedOrderedLaneKeepsEachKeysOrder: an ordered lane limited to 2 a
+// second delivers each key's events in order, each once, within the
+// bound, the DLQ empty.
+func TestPacedOrderedLaneKeepsEachKeysOrder(t *testing.T) {
+	t.Parallel()
+	rc := newReceiver(t, nil)
+	e := startEnv(t, []string{destJSON("po", rc, orderedKey+`, "rateLimit": {"perSecond": 2}`)}, map[string]*receiver{"po": rc})
+	lane, _ := e.stack.Topology.Lane("po")
+	const n = 6
+	want := map[string][]string{}
+	for i := range n {
+		for _, k := range []string{"A", "B", "C"} {
+			want[k] = append(want[k], e.send("stripe", "stripe", "payment_intent.succeeded", fmt.Sprintf("evt_po_%s_%s_%02d", e.prefix, k, i), object(k)).id)
+		}
+	}
+	waitFor(t, 60*time.Second, "every event delivered", func() bool { return len(rc.deliveries()) >= 3*n })
+	waitDrained(t, 30*time.Second, lane.QueueURL, lane.DLQURL)
+	got := acceptedByKey(rc)
+	for _, k := range []string{"A", "B", "C"} {
+		if !slices.Equal(got[k], want[k]) {
+			t.Errorf("key %s delivered\n  %v\nwant\n  %v", k, got[k], want[k])
+		}
+	}
+	var at []time.Time
+	for _, d := range rc.deliveries() {
+		at = append(at, d.at)
+	}
+	slices.SortFunc(at, func(a, b time.Time) int { return a.Compare(b) })
+	excess, count, span := windowExcess(at, 2)
+	t.Logf("%d deliveries; busiest window: %d requests in %s (excess over 2×t: %.2f of 2 allowed)", len(at), count, span.Round(time.Millisecond), excess)
+	if excess > 2 || len(at) != 3*n {
+		t.Errorf("%d requests, %d within %s: want %d, at most 2 × t + 2", len(at), count, span, 3*n)
+	}
+	if got := depth(t, lane.DLQURL); got != 0 {
+		t.Errorf("the DLQ holds %d messages, want none", got)
+	}
+}

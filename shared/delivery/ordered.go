@@ -138,15 +138,11 @@ func (h *Handler) deliverOrdered(ctx context.Context, started time.Time, ev even
 		wg.Go(func() {
 			defer func() { <-sem }()
 			blocked := ""
-			var paced time.Duration // the rate limit holds the key this long
-			for _, i := range groups[g] {
+			for k, i := range groups[g] {
 				rec := &ev.Records[i]
 				switch {
 				case carrier[i] != i:
 					h.copyInBatch(ctx, parsed[i].msg, parsed[carrier[i]].msg)
-				case blocked != "" && paced > 0:
-					failed[i] = true
-					h.waitBehindPaced(ctx, started, rec, parsed[i], g, blocked, paced)
 				case blocked != "":
 					failed[i] = true
 					h.waitBehind(ctx, started, rec, g, blocked)
@@ -162,7 +158,7 @@ func (h *Handler) deliverOrdered(ctx context.Context, started time.Time, ev even
 						blocked = rec.MessageId
 					}
 					if d.paced {
-						paced = max(d.visibility, time.Second)
+						h.holdForFollowers(ctx, started, rec, d.visibility, groups[g][k+1:], parsed)
 					}
 				}
 			}
@@ -180,17 +176,21 @@ func (h *Handler) waitBehind(ctx context.Context, started time.Time, rec *events
 	h.changeVisibility(ctx, started, rec, 0)
 }
 
-// waitBehindPaced hands back, unsent, a record of a group whose earlier
-// record the rate limit holds back: hidden as long as that one (or
-// longer, by its own pacedHold), since a record visible before it would
-// spend a receive on every hold of the earlier one.
-func (h *Handler) waitBehindPaced(ctx context.Context, started time.Time, rec *events.SQSMessage, p parsedRecord, group, behind string, hold time.Duration) {
-	if p.err == nil {
-		hold = h.pacedHold(p.msg, hold)
+// holdForFollowers lengthens the hold of a record the rate limit held
+// back so that its key's later records of the batch are covered too:
+// they come back visible at once (waitBehind), kept behind it by the
+// group's lock, and spend a receive on each of its holds, so the hold
+// lasts at least the longest pacedHold among them.
+func (h *Handler) holdForFollowers(ctx context.Context, started time.Time, rec *events.SQSMessage, hold time.Duration, followers []int, parsed []parsedRecord) {
+	longest := hold
+	for _, j := range followers {
+		if parsed[j].err == nil {
+			longest = max(longest, h.pacedHold(parsed[j].msg, hold))
+		}
 	}
-	h.log.InfoContext(ctx, LogMessage, "outcome", "waiting", "reason", "an earlier event of its key is held back by the lane's rate limit",
-		"message_id", rec.MessageId, "group", group, "behind_message_id", behind, "retry_in_s", visibilitySeconds(hold))
-	h.changeVisibility(ctx, started, rec, hold)
+	if longest > hold {
+		h.changeVisibility(ctx, started, rec, longest)
+	}
 }
 
 // attemptOf is the attempt a claimed record makes. On a standard lane it

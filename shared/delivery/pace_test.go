@@ -234,7 +234,7 @@ func (failingPacer) Effective() float64                               { return 5
 // TestPacedOrderedLaneKeepsKeyOrder: on an ordered lane the rate limit
 // never reorders a key. Waits the function can spare are spent in it;
 // beyond, the held event is hidden in place for the wait and its key's
-// later events behind it as long, while another key goes on.
+// later events wait behind it, while another key goes on.
 func TestPacedOrderedLaneKeepsKeyOrder(t *testing.T) {
 	rate := config.RateLimit{PerMinute: 6}
 	t.Run("waits in the function", func(t *testing.T) {
@@ -269,9 +269,9 @@ func TestPacedOrderedLaneKeepsKeyOrder(t *testing.T) {
 			t.Fatalf("%d POSTs (a1 %d), %d copies; want a1 only, no copies", len(sub.requests()), sub.posts("a1"), len(pl.requeue.calls()))
 		}
 		v := hs.sqs.visibility()
-		for _, rh := range []string{"rh-a2", "rh-a3", "rh-b1"} {
-			if !slices.Equal(v[rh], []int32{10}) {
-				t.Errorf("%s hidden %v, want [10]: until the token, a3 behind a2 as long", rh, v[rh])
+		for rh, want := range map[string][]int32{"rh-a2": {10}, "rh-b1": {10}, "rh-a3": {0}} {
+			if !slices.Equal(v[rh], want) {
+				t.Errorf("%s hidden %v, want %v: a2 and b1 until their token, a3 visible behind a2 (the group's lock)", rh, v[rh], want)
 			}
 		}
 		if got := hs.sink.sum(metrics.DeliveryPaced); got != 2 {
@@ -370,5 +370,26 @@ func TestPacedSendAlignedToToken(t *testing.T) {
 		if got := withMargin(config.Pace{N: 5, Per: time.Second, Burst: tt.burst}).Burst; got != tt.want {
 			t.Errorf("burst %d runs the bucket at %d, want %d", tt.burst, got, tt.want)
 		}
+	}
+}
+
+// TestPacedHoldCoversItsFollowers: a held record's hold lasts as long as
+// the longest its key's later records of the batch need, since each of
+// them spends a receive on every hold.
+func TestPacedHoldCoversItsFollowers(t *testing.T) {
+	secret := newSecret(t)
+	sub := newSubscriber(t, secret, nil)
+	hs, _ := newPacedHarness(t, sub.URL, secret, config.RateLimit{PerMinute: 6}, ordered)
+	tm := hs.h.timeouts
+	ctx, cancel := context.WithDeadline(context.Background(), hs.clock.Now().Add(tm.Claim+hs.h.dest.Timeout()+tm.recordReserve()+tm.Visibility+time.Second))
+	defer cancel()
+	worn := hs.h.dest.PacingRoom() - 10 // a follower whose receives are nearly spent
+	resp, err := hs.h.Handle(ctx, batch(orderedRecord("a1", "stripe:A", 1), orderedRecord("a2", "stripe:A", 1), orderedRecord("a3", "stripe:A", worn)))
+	if err != nil || len(resp.BatchItemFailures) != 2 {
+		t.Fatalf("answered %v (%v)", failures(resp), err)
+	}
+	v := hs.sqs.visibility()["rh-a2"]
+	if len(v) != 2 || v[0] != 10 || v[1] <= 10 {
+		t.Errorf("a2 hidden %v; want 10, then the longer hold a3's receives need", v)
 	}
 }
