@@ -49,6 +49,9 @@ func (h *Handler) pace(ctx context.Context, p prepared) (tokenAt time.Time, stop
 		return time.Time{}, ack, true
 	}
 	for {
+		// The bucket charges a token at the time its take starts: the send
+		// is aligned to that, not to the take's answer.
+		at := h.now()
 		tctx, cancel := context.WithTimeout(ctx, h.timeouts.Pace)
 		wait, err := h.pacer.Take(tctx)
 		cancel()
@@ -59,7 +62,7 @@ func (h *Handler) pace(ctx context.Context, p prepared) (tokenAt time.Time, stop
 			return time.Time{}, retryIn(wait), false
 		}
 		if wait <= 0 {
-			return h.now(), ack, true
+			return at, ack, true
 		}
 		if wait > h.paceSpare(ctx, h.order.paceWaitLimit()) {
 			h.count(metrics.DeliveryPaced)
@@ -94,6 +97,7 @@ func (h *Handler) alignToToken(ctx context.Context, p prepared, tokenAt time.Tim
 			}
 			return send - d, true
 		}
+		at := h.now()
 		tctx, cancel := context.WithTimeout(ctx, h.timeouts.Pace)
 		wait, err := h.pacer.Take(tctx)
 		cancel()
@@ -108,7 +112,7 @@ func (h *Handler) alignToToken(ctx context.Context, p prepared, tokenAt time.Tim
 			continue // take again
 		}
 		p.log.DebugContext(ctx, LogMessage, "outcome", "token_renewed", "reason", "the claim outlasted the token's alignment")
-		tokenAt = h.now()
+		tokenAt = at
 	}
 }
 
