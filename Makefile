@@ -33,8 +33,8 @@ $(FUNCTIONS:%=build-%): build-%: ## build one function, e.g. make build-ingest
 test: lint unit integration build synth ## everything CI runs (the README's test command)
 
 unit: ## unit tests (with the race detector) and fuzz seed corpora
-	@echo "unit tests with -race: several minutes on 2 cores"
-	$(GO) test -race -count=1 ./...
+	@echo "unit tests with -race: compiles every package with the race detector first (minutes on a cold Go cache), then prints each package as it passes"
+	@$(STILL) "unit tests" $(GO) test -race -count=1 ./...
 
 # The Lambda RIE and both functions built for this machine (the RIE runs them
 # here), with the Lambda flags, for the integration test of the built binaries.
@@ -56,22 +56,27 @@ INTEGRATION_PARALLEL ?= 6
 
 integration: integration-bin ## end-to-end tests against an AWS emulator (starts moto_server unless AWS_ENDPOINT_URL is set), the built functions among them under the Lambda RIE
 	@echo "integration tests on moto_server (started here unless AWS_ENDPOINT_URL is set): several minutes"
-	HOOKFAN_LAMBDA_BIN=$(abspath $(INTEGRATION_BIN)) $(GO) test -tags integration -count=1 -parallel $(INTEGRATION_PARALLEL) -timeout 20m ./integration/...
+	@$(STILL) "integration tests" env HOOKFAN_LAMBDA_BIN=$(abspath $(INTEGRATION_BIN)) $(GO) test -tags integration -count=1 -parallel $(INTEGRATION_PARALLEL) -timeout 20m ./integration/...
 
 LOAD_EVENTS ?= 600
 load: ## load run: LOAD_EVENTS events × 3 destinations through the local stack on moto; prints throughput and event age
 	HOOKFAN_LOAD_EVENTS=$(LOAD_EVENTS) $(GO) test -tags integration -count=1 -run '^TestLoad$$' -v -timeout 30m ./integration/ 2>&1 | grep -E '^(load:|--- |ok|FAIL|PASS)'
 
 lint: ## gofmt check, go mod tidy check, no unsafe outside tests, go vet, staticcheck
+	@echo "lint: gofmt"
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
-	@$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
+	@echo "lint: go mod tidy -diff (downloads the modules on a cold cache)"
+	@$(STILL) "go mod tidy" $(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
+	@echo "lint: no unsafe outside tests (go list)"
 	@unsafe="$$( { $(GO) list -f '$(UNSAFE_IMPORTERS)' ./... ; $(GO) list -tags integration -f '$(UNSAFE_IMPORTERS)' ./integration/... ; } | sort -u)"; \
 	if [ -n "$$unsafe" ]; then echo "unsafe is imported outside tests by:"; echo "$$unsafe"; exit 1; fi
-	$(GO) vet ./...
-	$(GO) vet -tags integration ./integration/...
-	$(GO) run $(STATICCHECK) ./...
-	$(GO) run $(STATICCHECK) -tags integration ./integration/...
+	@echo "lint: go vet (type-checks every package: minutes on a cold Go cache, silent unless it finds something)"
+	@$(STILL) "go vet" $(GO) vet ./...
+	@$(STILL) "go vet (integration)" $(GO) vet -tags integration ./integration/...
+	@echo "lint: staticcheck $(lastword $(subst @, ,$(STATICCHECK))) (built once through the module proxy, then silent unless it finds something)"
+	@$(STILL) staticcheck $(GO) run $(STATICCHECK) ./...
+	@$(STILL) "staticcheck (integration)" $(GO) run $(STATICCHECK) -tags integration ./integration/...
 
 fuzz: ## run every fuzz target for FUZZTIME each (default 60s)
 	@for pkg in $$($(GO) list ./...); do \
@@ -117,7 +122,9 @@ SEND_FLAGS    = $(if $(BODY),--body $(BODY)) $(if $(TYPE),--type $(TYPE)) $(if $
 
 # STILL LABEL COMMAND… runs COMMAND and, every 20 s it is still running, says so
 # with the time so far: a first build on a cold Go cache is never a silent wait.
-STILL = bash -c 'label=$$1; shift; "$$@" & pid=$$!; s=0; while kill -0 $$pid 2>/dev/null; do sleep 1; s=$$((s+1)); if ((s % 20 == 0)) && kill -0 $$pid 2>/dev/null; then echo "  $$label: still at it ($${s}s)"; fi; done; wait $$pid' still
+# COMMAND runs in the foreground (Ctrl-C reaches it; a background job of a
+# script would ignore it); the ticker beside it ends within a second of it.
+STILL = bash -c 'label=$$1; shift; shell=$$$$; ( s=0; while sleep 1 && kill -0 $$shell 2>/dev/null; do s=$$((s+1)); if ((s % 20 == 0)); then echo "  $$label: still at it ($${s}s)"; fi; done ) & "$$@"' still
 
 $(addprefix $(BIN)/,$(foreach t,$(DEV_TOOLS),$(firstword $(subst =, ,$(t))))): $(BIN)/%: $(GO_SOURCES)
 	@mkdir -p $(BIN)

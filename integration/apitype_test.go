@@ -109,7 +109,7 @@ func TestHTTPAPIShape(t *testing.T) {
 	}
 
 	waitFor(t, 30*time.Second, "four deliveries", func() bool { return len(all.deliveries()) >= len(want) })
-	time.Sleep(settle)
+	e.settled()
 	got := all.deliveries()
 	if len(got) != len(want) {
 		t.Fatalf("got %d deliveries, want %d", len(got), len(want))

@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -109,5 +110,28 @@ func TestLocalConfigErrorsArePlainLines(t *testing.T) {
 	}
 	if strings.Contains(stdout.String(), `"level"`) || strings.Contains(stderr.String(), `\n`) {
 		t.Errorf("a JSON log line or escaped newlines:\nstdout %s\nstderr %s", stdout.String(), stderr.String())
+	}
+}
+
+// TestLocalRefusesAListenAddressBeyondLoopback: the local stack, whose
+// sources verify with secrets published in the repository, refuses to
+// listen where other machines may reach it unless told to, before it
+// starts anything.
+func TestLocalRefusesAListenAddressBeyondLoopback(t *testing.T) {
+	t.Parallel()
+	bin := buildLocal(t)
+	state := filepath.Join(t.TempDir(), "state")
+	cmd := exec.Command(bin, "--config", "../infra/local/dev.json", "--secrets", "../infra/local/dev-secrets.json",
+		"--listen", "0.0.0.0:0", "--state-dir", state)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("exit %v, want 1\n%s", err, out)
+	}
+	if !strings.Contains(string(out), `local: --listen "0.0.0.0:0" serves 0.0.0.0`) || !strings.Contains(string(out), "--allow-non-loopback") {
+		t.Errorf("output, want the refusal naming the flag, the value and --allow-non-loopback:\n%s", out)
+	}
+	if _, err := os.Stat(state); !os.IsNotExist(err) {
+		t.Errorf("state dir %s: %v, want nothing started", state, err)
 	}
 }

@@ -81,7 +81,7 @@ func TestBodyFilterOperators(t *testing.T) {
 		}
 		return got >= total
 	})
-	time.Sleep(settle)
+	e.settled()
 	for i, c := range cases.Operators {
 		name := fmt.Sprintf("op-%02d", i)
 		got := rcs[name].ids()

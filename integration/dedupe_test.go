@@ -81,7 +81,7 @@ func TestDedupeCheckModeEndToEnd(t *testing.T) {
 	if again.id != first.id {
 		t.Fatalf("the resend got id %s, want %s", again.id, first.id)
 	}
-	time.Sleep(settle)
+	e.settled()
 	if got := a.ids(); len(got) != 1 || got[0] != first.id {
 		t.Errorf("received %v, want %s once", got, first.id)
 	}

@@ -72,7 +72,7 @@ func TestLargePayloadTwoDestinations(t *testing.T) {
 		t.Fatalf("body of %d bytes, want 900 KiB", len(body))
 	}
 	waitFor(t, 30*time.Second, "both deliveries", func() bool { return len(a.ids()) >= 1 && len(b.ids()) >= 1 })
-	time.Sleep(settle)
+	e.settled()
 	for name, rc := range map[string]*receiver{"a": a, "b": b} {
 		got := rc.deliveries()
 		if len(got) != 1 {
@@ -201,7 +201,7 @@ func TestBodyFilterEndToEnd(t *testing.T) {
 	waitFor(t, 20*time.Second, "filtered deliveries", func() bool {
 		return len(bodyOnly.ids()) >= 1 && len(both.ids()) >= 1 && len(numeric.ids()) >= 1
 	})
-	time.Sleep(settle)
+	e.settled()
 	for name, ids := range want {
 		if diff := cmp.Diff(sorted(ids), sorted(rcs[name].ids())); diff != "" {
 			t.Errorf("%s received (-want +got):\n%s", name, diff)

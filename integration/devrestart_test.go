@@ -23,6 +23,7 @@ import (
 	awscfg "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookfan/hookfan/events"
 	"github.com/hookfan/hookfan/infra/local/devstate"
@@ -180,7 +181,17 @@ func TestDevRestartDeliversAfterRestart(t *testing.T) {
 		t.Errorf("second run did not reuse the emulator (pid %d):\n%s", emu.PID, second.err)
 	}
 	waitFor(t, 90*time.Second, "the delivery after the restart", func() bool { return rc.accepted(id) == 1 })
-	time.Sleep(settle)
+	// Nothing more can come once the lane's queue is empty (the delivered
+	// message deleted), so the subscriber's requests are final.
+	lanes := sqs.NewFromConfig(cfg)
+	q, err := lanes.GetQueueUrl(context.Background(), &sqs.GetQueueUrlInput{QueueName: aws.String(devstate.QueueName("hookfan-dev", "sub"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the lane's queue empty", func() bool {
+		visible, inFlight, delayed := queueCountsOn(t, lanes, aws.ToString(q.QueueUrl))
+		return visible+inFlight+delayed == 0
+	})
 	got := rc.deliveries()
 	if len(got) != 1 || !got[0].verified || got[0].header.Get("webhook-id") != id {
 		t.Errorf("after the restart the subscriber got %d requests (verified with the secret from before: %v)", len(got), len(got) == 1 && got[0].verified)

@@ -28,8 +28,6 @@ import (
 	"github.com/hookfan/hookfan/shared/ingest"
 )
 
-const settle = 3 * time.Second // time allowed for an unwanted extra delivery to show up
-
 func sorted(s []string) []string {
 	s = slices.Clone(s)
 	slices.Sort(s)
@@ -62,7 +60,7 @@ func TestFanOutWithFilters(t *testing.T) {
 	waitFor(t, 20*time.Second, "fan-out", func() bool {
 		return len(payments.ids()) >= 1 && len(prs.ids()) >= 1 && len(notPush.ids()) >= 3
 	})
-	time.Sleep(settle)
+	e.settled()
 	for rc, ids := range want {
 		if diff := cmp.Diff(ids, sorted(rc.ids())); diff != "" {
 			t.Errorf("%s received (-want +got):\n%s", rc.srv.URL, diff)
@@ -96,7 +94,7 @@ func TestProviderRetryDeliveredOnce(t *testing.T) {
 		t.Fatalf("ingest gave one event three ids: %v", ids)
 	}
 	waitFor(t, 20*time.Second, "deliveries", func() bool { return len(a.ids()) >= 1 && len(b.ids()) >= 1 })
-	time.Sleep(settle)
+	e.settled()
 	for name, rc := range map[string]*receiver{"a": a, "b": b} {
 		if diff := cmp.Diff([]string{ids[0]}, rc.ids()); diff != "" {
 			t.Errorf("%s received (-want +got):\n%s", name, diff)
@@ -171,7 +169,7 @@ func TestFailingDestination(t *testing.T) {
 		r, _ := e.record("flaky", ev.id)
 		return r.Status == dedupe.StatusDelivered
 	})
-	time.Sleep(settle)
+	e.settled()
 	statuses := 0
 	for _, d := range flaky.deliveries() {
 		if d.header.Get("webhook-id") == ev.id {
@@ -224,7 +222,7 @@ func TestGoneAndRetryAfter(t *testing.T) {
 	waitFor(t, 20*time.Second, "the copy acknowledged on the gone lane", func() bool {
 		return strings.Contains(e.logs.String(), "the destination answered 410 Gone for this event")
 	})
-	time.Sleep(settle)
+	e.settled()
 	if n := len(gone.ids()); n != 1 {
 		t.Errorf("gone got %d attempts, want 1: a destination that answered 410 gets no copy", n)
 	}
@@ -273,7 +271,7 @@ func TestTwoInstancesOneQueue(t *testing.T) {
 	wg.Wait()
 	want = slices.Compact(sorted(want))
 	waitFor(t, 30*time.Second, "8 deliveries", func() bool { return len(rc.ids()) >= 8 })
-	time.Sleep(settle)
+	e.settled()
 	if diff := cmp.Diff(want, sorted(rc.ids())); diff != "" {
 		t.Errorf("POSTs (-want +got):\n%s", diff)
 	}
@@ -404,7 +402,7 @@ func TestGracefulShutdown(t *testing.T) {
 	defer func() { cancel(); <-done }()
 	rc.delay = 0
 	waitFor(t, 30*time.Second, "all events", func() bool { return len(rc.ids()) >= len(want) })
-	time.Sleep(settle)
+	e.settled()
 	if diff := cmp.Diff(sorted(want), sorted(rc.ids())); diff != "" {
 		t.Errorf("deliveries across the restart (-want +got):\n%s", diff)
 	}
@@ -450,7 +448,7 @@ func TestDedupeOnEmulator(t *testing.T) {
 		if at := rc.deliveries()[1].at; at.Before(now.Add(4 * time.Second)) {
 			t.Errorf("delivered %s before the crashed claim's lease ended", now.Add(4*time.Second).Sub(at))
 		}
-		time.Sleep(settle)
+		e.settled()
 		if diff := cmp.Diff([]string{ev.id, nextID}, rc.ids()); diff != "" {
 			t.Errorf("POSTs (-want +got):\n%s", diff)
 		}
@@ -519,7 +517,7 @@ func TestDedupeOnEmulator(t *testing.T) {
 		time.Sleep(time.Second)
 		e.send("stripe", "stripe", "payment_intent.succeeded", "evt_window_1", nil)
 		waitFor(t, 30*time.Second, "the repeat", func() bool { return len(rc.ids()) == 2 })
-		time.Sleep(settle)
+		e.settled()
 		if diff := cmp.Diff([]string{first.id, first.id}, rc.ids()); diff != "" {
 			t.Errorf("POSTs (-want +got):\n%s", diff)
 		}

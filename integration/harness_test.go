@@ -20,6 +20,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go/middleware"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/hookfan/hookfan/events"
@@ -357,4 +359,95 @@ func queueIDs(t *testing.T, url string, wait time.Duration) []string {
 		}
 	}
 	return ids
+}
+
+// settled waits until nothing more can reach a destination of e: every
+// lane's queue holds no message, visible, in flight or delayed. Each
+// message was delivered, given up or acknowledged, and deleted after the
+// receiver had answered and the record was written, so what the receivers
+// and the records hold is final: a copy still to come would still be in
+// a queue. It replaces a fixed wait for "anything more to arrive".
+func (e *env) settled() {
+	e.t.Helper()
+	waitFor(e.t, 30*time.Second, "every lane's queue empty (nothing left to deliver)", func() bool {
+		for _, l := range e.stack.Topology.Lanes {
+			if depth(e.t, l.QueueURL) != 0 {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// switchReads counts, per queue, the reads of a lane's mapping switch
+// (devstate.TagSwitch: its queue's tags) that found it off: a poller
+// that read it off receives nothing until it reads it on again.
+type switchReads struct {
+	mu  sync.Mutex
+	off map[string]int
+}
+
+// watch is an envOption giving the stack an SQS client that counts the
+// switch reads.
+func (w *switchReads) watch(o *devstack.Options) {
+	w.off = map[string]int{}
+	count := middleware.InitializeMiddlewareFunc("countSwitchReads", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+		out, md, err := next.HandleInitialize(ctx, in)
+		q, isTags := in.Parameters.(*sqs.ListQueueTagsInput)
+		if tags, ok := out.Result.(*sqs.ListQueueTagsOutput); ok && isTags && err == nil && tags.Tags[devstate.MappingTag] == devstate.MappingDisabled {
+			w.mu.Lock()
+			w.off[aws.ToString(q.QueueUrl)]++
+			w.mu.Unlock()
+		}
+		return out, md, err
+	})
+	o.Clients.SQS = sqs.NewFromConfig(awsCfg, func(so *sqs.Options) {
+		so.APIOptions = append(so.APIOptions, func(s *middleware.Stack) error { return s.Initialize.Add(count, middleware.After) })
+	})
+}
+
+func (w *switchReads) offReads(url string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.off[url]
+}
+
+// held waits until the paused lane's queue holds n messages, none in
+// flight or delayed, after the lane's switch was read off twice per poller
+// since held was called (a poller reads it before each receive and skips
+// the receive while it is off; the lane's tick reads it too, so the count
+// is a floor, not proof each poller turned): nothing took the messages,
+// and the pollers are passing them by.
+func (e *env) held(w *switchReads, lane devstack.Lane, n int) {
+	e.t.Helper()
+	pollers := min(lane.Destination.Concurrency(), 2) // devstack's default per lane
+	since := w.offReads(lane.QueueURL)
+	waitFor(e.t, 10*time.Second, fmt.Sprintf("%s's switch read off %d more times with %d messages waiting", lane.Destination.Name, 2*pollers, n), func() bool {
+		if w.offReads(lane.QueueURL) < since+2*pollers {
+			return false
+		}
+		visible, inFlight, delayed := queueCounts(e.t, lane.QueueURL)
+		return visible == n && inFlight == 0 && delayed == 0
+	})
+}
+
+// queueCounts reads a queue's visible, in-flight and delayed messages.
+func queueCounts(t *testing.T, url string) (visible, inFlight, delayed int) {
+	t.Helper()
+	return queueCountsOn(t, clients.SQS, url)
+}
+
+// queueCountsOn is queueCounts on another emulator's client.
+func queueCountsOn(t *testing.T, api *sqs.Client, url string) (visible, inFlight, delayed int) {
+	t.Helper()
+	out, err := api.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: &url,
+		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages, sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
+			sqstypes.QueueAttributeNameApproximateNumberOfMessagesDelayed}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	visible, _ = strconv.Atoi(out.Attributes["ApproximateNumberOfMessages"])
+	inFlight, _ = strconv.Atoi(out.Attributes["ApproximateNumberOfMessagesNotVisible"])
+	delayed, _ = strconv.Atoi(out.Attributes["ApproximateNumberOfMessagesDelayed"])
+	return visible, inFlight, delayed
 }

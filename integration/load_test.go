@@ -68,7 +68,7 @@ func TestLoad(t *testing.T) {
 	want := stripeEvents*3 + pushEvents
 	total := func() int { return len(all.ids()) + len(payments.ids()) + len(notPush.ids()) }
 	waitFor(t, time.Duration(n)*time.Second/2+30*time.Second, fmt.Sprintf("%d deliveries", want), func() bool { return total() >= want })
-	time.Sleep(settle)
+	e.settled()
 
 	if len(accepted) != n {
 		t.Fatalf("ingest accepted %d distinct events, want %d", len(accepted), n)

@@ -21,7 +21,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
@@ -103,16 +102,8 @@ func (e *env) operator(sqsAPI operator.QueueAPI) *operator.Operator {
 // depth is a queue's visible, in-flight and delayed messages.
 func depth(t *testing.T, url string) int {
 	t.Helper()
-	out, err := clients.SQS.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: &url,
-		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages, sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
-			sqstypes.QueueAttributeNameApproximateNumberOfMessagesDelayed}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, _ := strconv.Atoi(out.Attributes["ApproximateNumberOfMessages"])
-	b, _ := strconv.Atoi(out.Attributes["ApproximateNumberOfMessagesNotVisible"])
-	c, _ := strconv.Atoi(out.Attributes["ApproximateNumberOfMessagesDelayed"])
-	return a + b + c
+	visible, inFlight, delayed := queueCounts(t, url)
+	return visible + inFlight + delayed
 }
 
 // failingDestination starts a stack whose destination d answers 500 until
@@ -191,7 +182,7 @@ func TestRedriveAfterFix(t *testing.T) {
 		}
 		return true
 	})
-	time.Sleep(settle)
+	e.settled()
 	for _, ev := range evs {
 		if n := rc.accepted(ev.id); n != 1 {
 			t.Errorf("%s accepted %d times, want exactly once", ev.id, n)
@@ -254,7 +245,7 @@ func TestRedriveInterruptedAndRerun(t *testing.T) {
 	waitFor(t, 30*time.Second, "the queue drained (the extra copy acknowledged)", func() bool {
 		return depth(t, lane.QueueURL)+depth(t, lane.DLQURL) == 0
 	})
-	time.Sleep(settle)
+	e.settled()
 	for _, ev := range evs {
 		if n := rc.accepted(ev.id); n != 1 {
 			t.Errorf("%s accepted %d times, want exactly once", ev.id, n)
@@ -325,7 +316,7 @@ func TestArchiveKeepsAcceptedEvents(t *testing.T) {
 		}
 	}
 	lane, _ := e.stack.Topology.Lane("d")
-	time.Sleep(settle)
+	e.settled()
 	if n := depth(t, lane.QueueURL); n != 0 || len(rc.ids()) != 3 {
 		t.Errorf("after a dry run: %d queued, %d delivered; want nothing sent", n, len(rc.ids()))
 	}
@@ -387,7 +378,7 @@ func TestReplayDeliveredEvent(t *testing.T) {
 	}
 	lane, _ := e.stack.Topology.Lane("d")
 	waitFor(t, 20*time.Second, "both copies handled", func() bool { return depth(t, lane.QueueURL) == 0 })
-	time.Sleep(settle)
+	e.settled()
 
 	got := rc.deliveries()
 	if len(got) != 2 || rc.accepted(ev.id) != 2 {
@@ -436,7 +427,7 @@ func TestReplaySinceFiftyEvents(t *testing.T) {
 		t.Fatalf("replay: exit %d\n%s%s", code, out, errOut)
 	}
 	waitFor(t, 90*time.Second, "the 50 replays", func() bool { return len(rc.ids()) >= 100 })
-	time.Sleep(settle)
+	e.settled()
 	for _, id := range ids {
 		if n := rc.accepted(id); n != 2 {
 			t.Errorf("%s accepted %d times, want 2 (delivered, then replayed once)", id, n)
@@ -479,6 +470,16 @@ func TestStatusShowsTheAttemptHistory(t *testing.T) {
 	}
 	if strings.Count(out, "  FAILED    HTTP 503") != 2 || strings.Count(out, " by ") != 3 {
 		t.Errorf("status shows %d failed attempts and %d claimers, want 2 and 3", strings.Count(out, "  FAILED    HTTP 503"), strings.Count(out, " by "))
+	}
+	// The provider's id alone, as the operator knows it, resolves to the
+	// source's event and says so; an id nothing holds fails.
+	out, errOut, code := e.ops("status", "evt_history_1")
+	if code != 0 || !strings.HasPrefix(out, "resolved to stripe:evt_history_1\nevent "+ev.id+"\n") || !strings.Contains(out, "state DELIVERED, 3 attempt(s)") {
+		t.Errorf("status evt_history_1: exit %d, want 0 and the stripe event resolved\n%s%s", code, out, errOut)
+	}
+	out, errOut, code = e.ops("status", "evt_history_none")
+	if code != 1 || !strings.Contains(errOut, "no destination has a record of evt_history_none") {
+		t.Errorf("status evt_history_none: exit %d, want 1 and why\n%s%s", code, out, errOut)
 	}
 }
 

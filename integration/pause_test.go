@@ -163,7 +163,7 @@ func TestOutageLongerThanTheSchedule(t *testing.T) {
 		}
 		return true
 	})
-	time.Sleep(settle)
+	e.settled()
 	if s := e.lane("paused"); s.IsPaused() || len(s.Pauses) != 1 || !strings.HasPrefix(s.ResumeReason, "a probe was answered 204") {
 		t.Errorf("after the outage: %+v; want resumed by a probe, one pause kept", s)
 	}
@@ -238,8 +238,9 @@ func TestPausedLaneTurnedOnBehindItsBack(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	rc := newReceiver(t, nil)
+	var reads switchReads
 	e := startEnv(t, []string{destJSON("held", rc, `"retry": {"schedule": ["1s"], "jitter": 0}, "pause": {}`)},
-		map[string]*receiver{"held": rc}, func(o *devstack.Options) { o.ProbeInterval = 2 * time.Second })
+		map[string]*receiver{"held": rc}, func(o *devstack.Options) { o.ProbeInterval = 2 * time.Second }, reads.watch)
 	ln, _ := e.stack.Topology.Lane("held")
 	policy, _ := pausing.PolicyFor(ln.Destination)
 	operator, err := pausing.New(pausing.Options{Destination: "held", Policy: policy, Store: e.stack.Lanes, Switch: e.stack.Mappings["held"]})
@@ -294,7 +295,7 @@ func TestPausedLaneTurnedOnBehindItsBack(t *testing.T) {
 	waitFor(t, 15*time.Second, "the tick's line saying it reconciled the mapping", func() bool {
 		return strings.Contains(e.logs.String(), `"reconciled"`)
 	})
-	time.Sleep(settle)
+	e.held(&reads, ln, 1)
 	if n := len(rc.deliveries()); n != 0 {
 		t.Errorf("%d requests to a paused destination", n)
 	}
@@ -325,8 +326,9 @@ func TestPausedLaneTurnedOnBehindItsBack(t *testing.T) {
 func TestOperatorPausesAndResumes(t *testing.T) {
 	t.Parallel()
 	rc, other := newReceiver(t, nil), newReceiver(t, nil)
+	var reads switchReads
 	e := startEnv(t, []string{destJSON("d", rc, `"pause": {"afterFailures": 4}`), destJSON("other", other, "")},
-		map[string]*receiver{"d": rc, "other": other})
+		map[string]*receiver{"d": rc, "other": other}, reads.watch)
 	ln, _ := e.stack.Topology.Lane("d")
 
 	out, _, code := e.ops("pause", "d", "--reason", "subscriber maintenance")
@@ -336,7 +338,7 @@ func TestOperatorPausesAndResumes(t *testing.T) {
 	pollsEnd(t)
 	ev := e.send("stripe", "stripe", "payment_intent.succeeded", "evt_ops_pause", nil)
 	waitFor(t, 10*time.Second, "the other lane's delivery", func() bool { return len(other.ids()) == 1 })
-	time.Sleep(settle)
+	e.held(&reads, ln, 1)
 	if n := len(rc.deliveries()); n != 0 {
 		t.Fatalf("%d requests to the paused lane", n)
 	}
@@ -371,7 +373,7 @@ func TestOperatorPausesAndResumes(t *testing.T) {
 		r, _ := e.record("d", ev.id)
 		return r.Status == dedupe.StatusDelivered
 	})
-	time.Sleep(settle)
+	e.settled()
 	if diff := cmp.Diff([]string{ev.id}, rc.ids()); diff != "" {
 		t.Errorf("delivered (-want +got):\n%s", diff)
 	}

@@ -112,7 +112,7 @@ func TestReplayedGitHubRequestNotPublished(t *testing.T) {
 		t.Errorf("the topic published %d messages, want the original alone", len(msgs))
 	}
 	waitFor(t, 20*time.Second, "the original's delivery", func() bool { return len(all.ids()) >= 1 })
-	time.Sleep(settle)
+	e.settled()
 	if diff := cmp.Diff([]string{original}, all.ids()); diff != "" {
 		t.Errorf("destination all received (-want +got):\n%s", diff)
 	}
@@ -235,7 +235,7 @@ func TestReplayFailureRules(t *testing.T) {
 		if status, _, again := e.postRaw("github", push.with("X-GitHub-Delivery", "copy")); status != http.StatusAccepted || again != id {
 			t.Errorf("copy after the retry: %d %s", status, again)
 		}
-		time.Sleep(settle)
+		e.settled()
 		if diff := cmp.Diff([]string{id}, rc.ids()); diff != "" {
 			t.Errorf("deliveries (-want +got):\n%s", diff)
 		}
@@ -369,7 +369,7 @@ func TestReplayedUnsignedHeadersNotPublished(t *testing.T) {
 		t.Errorf("the topic published (-want the originals alone +got):\n%s", diff)
 	}
 	waitFor(t, 30*time.Second, "the originals' deliveries", func() bool { return len(all.ids()) >= len(originals) })
-	time.Sleep(settle)
+	e.settled()
 	if diff := cmp.Diff(sorted(originals), sorted(all.ids())); diff != "" {
 		t.Errorf("destination all received (-want +got):\n%s", diff)
 	}

@@ -152,7 +152,7 @@ func TestBuiltFunctionsUnderRIE(t *testing.T) {
 	// 2.0), as the default template deploys.
 	var unknown events.APIGatewayV2HTTPResponse
 	ingestFn := startFunction(t, bin, prefix+"-ingest", "ingest", devstack.IngestTimeout,
-		ingest.FunctionEnv(cfg, topo.TopicARN, topo.PayloadBucket, topo.Archive.Bucket, topo.TableName).Render(),
+		ingest.FunctionEnv(cfg, ingest.Resources{TopicARN: topo.TopicARN, OrderedTopicARN: topo.OrderedTopicARN, PayloadBucket: topo.PayloadBucket, ArchiveBucket: topo.Archive.Bucket, ReplayTable: topo.TableName}).Render(),
 		events.APIGatewayV2HTTPRequest{Version: "2.0", RouteKey: "POST /webhooks/{source}", RawPath: "/webhooks/unknown",
 			PathParameters: map[string]string{"source": "unknown"}, Body: "{}",
 			RequestContext: events.APIGatewayV2HTTPRequestContext{RouteKey: "POST /webhooks/{source}",
@@ -162,7 +162,7 @@ func TestBuiltFunctionsUnderRIE(t *testing.T) {
 	}
 	var empty events.SQSEventResponse
 	deliverFn := startFunction(t, bin, prefix+"-deliver-orders", "deliver", d.FunctionTimeout(),
-		delivery.LaneEnv(cfg, d, topo.TableName, lane.QueueURL, lane.QueueARN, lane.SecretID, topo.PayloadBucket, topo.Archive.Bucket).Render(),
+		delivery.LaneEnv(cfg, d, delivery.LaneResources{Table: topo.TableName, QueueURL: lane.QueueURL, QueueARN: lane.QueueARN, SecretID: lane.SecretID, PayloadBucket: topo.PayloadBucket, ArchiveBucket: topo.Archive.Bucket}).Render(),
 		events.SQSEvent{Records: []events.SQSMessage{}}, &empty)
 	if len(empty.BatchItemFailures) != 0 {
 		t.Fatalf("deliver failed %v of an empty batch", empty.BatchItemFailures)

@@ -55,7 +55,7 @@ func TestSlowEmulator(t *testing.T) {
 		r, _ := e.record("slow", ev.id)
 		return r.Status == dedupe.StatusDelivered
 	})
-	time.Sleep(settle)
+	e.settled()
 	if diff := cmp.Diff([]string{ev.id}, rc.ids()); diff != "" {
 		t.Errorf("POSTs (-want +got):\n%s", diff)
 	}

@@ -163,7 +163,7 @@ func TestEveryAcceptedBodyIsDeliverable(t *testing.T) {
 
 	// What the subscriber receives: the exact bytes, signed.
 	waitFor(t, 30*time.Second, fmt.Sprintf("%d deliveries", len(sent)), func() bool { return len(rc.deliveries()) >= len(sent) })
-	time.Sleep(settle)
+	e.settled()
 	got := map[string][]byte{}
 	for _, d := range rc.deliveries() {
 		if !d.verified {

@@ -221,7 +221,7 @@ func TestSQSTargetRedriveAfterFix(t *testing.T) {
 		t.Fatalf("redrive: exit %d\n%s%s", code, out, errOut)
 	}
 	delivered(t, e, "late", ev.id)
-	time.Sleep(settle)
+	e.settled()
 	if ids := queueIDs(t, url, 2*time.Second); !cmp.Equal(ids, []string{ev.id}) {
 		t.Errorf("the queue got %v, want the event once", ids)
 	}

@@ -23,11 +23,11 @@ func setEnv(t *testing.T, skip ...string) {
 		"AWS_REGION":            "us-east-1",
 		"AWS_ACCESS_KEY_ID":     "test",
 		"AWS_SECRET_ACCESS_KEY": "test",
-		config.EnvDestination:   config.EncodeDestination(config.Destination{Name: "orders", URL: "https://orders.example.com/hooks"}),
-		config.EnvTableName:     "hookfan-deliveries",
-		config.EnvQueueURL:      "https://sqs.us-east-1.amazonaws.com/123456789012/orders",
-		config.EnvSecretID:      "hookfan/destinations/orders",
-		config.EnvRecordDays:    "30",
+		delivery.EnvDestination: config.EncodeDestination(config.Destination{Name: "orders", URL: "https://orders.example.com/hooks"}),
+		delivery.EnvTableName:   "hookfan-deliveries",
+		delivery.EnvQueueURL:    "https://sqs.us-east-1.amazonaws.com/123456789012/orders",
+		delivery.EnvSecretID:    "hookfan/destinations/orders",
+		delivery.EnvRecordDays:  "30",
 		config.EnvMetricsSink:   "emf",
 	}
 	for k, v := range env {
@@ -50,16 +50,16 @@ func TestBuild(t *testing.T) {
 		// Every binary links the PutMetricData sink and the payload store.
 		{name: "cloudwatch sink", sink: config.SinkCloudWatch},
 		{name: "payload bucket", bucket: "hookfan-payloads"},
-		{name: "no destination", unset: []string{config.EnvDestination}, wantErr: []string{config.EnvDestination}},
-		{name: "no table", unset: []string{config.EnvTableName}, wantErr: []string{config.EnvTableName}},
-		{name: "no queue", unset: []string{config.EnvQueueURL}, wantErr: []string{config.EnvQueueURL}},
-		{name: "no secret", unset: []string{config.EnvSecretID}, wantErr: []string{config.EnvSecretID}},
+		{name: "no destination", unset: []string{delivery.EnvDestination}, wantErr: []string{delivery.EnvDestination}},
+		{name: "no table", unset: []string{delivery.EnvTableName}, wantErr: []string{delivery.EnvTableName}},
+		{name: "no queue", unset: []string{delivery.EnvQueueURL}, wantErr: []string{delivery.EnvQueueURL}},
+		{name: "no secret", unset: []string{delivery.EnvSecretID}, wantErr: []string{delivery.EnvSecretID}},
 		{name: "unknown sink", sink: "statsd", wantErr: []string{config.EnvMetricsSink, "statsd"}},
 		{name: "no region", unset: []string{"AWS_REGION"}, wantErr: []string{"AWS_REGION"}},
 		{name: "no credentials", unset: []string{"AWS_ACCESS_KEY_ID"}, wantErr: []string{"AWS_ACCESS_KEY_ID"}},
 		// Every problem at once: the contract's and Lambda's.
-		{name: "several", unset: []string{config.EnvTableName, config.EnvSecretID, "AWS_REGION"}, sink: "statsd",
-			wantErr: []string{config.EnvTableName, config.EnvSecretID, "AWS_REGION", "statsd"}},
+		{name: "several", unset: []string{delivery.EnvTableName, delivery.EnvSecretID, "AWS_REGION"}, sink: "statsd",
+			wantErr: []string{delivery.EnvTableName, delivery.EnvSecretID, "AWS_REGION", "statsd"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -100,14 +100,14 @@ func TestBuildPausingLane(t *testing.T) {
 		wantErr []string
 	}{
 		{name: "complete"},
-		{name: "no queue ARN", unset: []string{config.EnvQueueARN}, wantErr: []string{config.EnvQueueARN}},
+		{name: "no queue ARN", unset: []string{delivery.EnvQueueARN}, wantErr: []string{delivery.EnvQueueARN}},
 		{name: "no function name", unset: []string{delivery.EnvFunctionName}, wantErr: []string{delivery.EnvFunctionName}},
-		{name: "neither", unset: []string{config.EnvQueueARN, delivery.EnvFunctionName}, wantErr: []string{config.EnvQueueARN, delivery.EnvFunctionName}},
+		{name: "neither", unset: []string{delivery.EnvQueueARN, delivery.EnvFunctionName}, wantErr: []string{delivery.EnvQueueARN, delivery.EnvFunctionName}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			setEnv(t)
-			t.Setenv(config.EnvDestination, pausing)
-			for k, v := range map[string]string{config.EnvQueueARN: "arn:aws:sqs:us-east-1:123456789012:orders", delivery.EnvFunctionName: "hookfan-orders"} {
+			t.Setenv(delivery.EnvDestination, pausing)
+			for k, v := range map[string]string{delivery.EnvQueueARN: "arn:aws:sqs:us-east-1:123456789012:orders", delivery.EnvFunctionName: "hookfan-orders"} {
 				if slices.Contains(tt.unset, k) {
 					v = ""
 				}

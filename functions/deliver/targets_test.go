@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/delivery"
 )
 
 // TestBuildTargetLane: an AWS target's lane builds without a signing
@@ -16,8 +17,8 @@ func TestBuildTargetLane(t *testing.T) {
 		{Name: "f", Type: config.TypeLambda, Target: "arn:aws:lambda:us-east-1:123456789012:function:orders:live"},
 	} {
 		t.Run(d.Type, func(t *testing.T) {
-			setEnv(t, config.EnvSecretID)
-			t.Setenv(config.EnvDestination, config.EncodeDestination(d))
+			setEnv(t, delivery.EnvSecretID)
+			t.Setenv(delivery.EnvDestination, config.EncodeDestination(d))
 			h, err := build(slog.New(slog.DiscardHandler))
 			checkBuild(t, h, err, nil)
 		})

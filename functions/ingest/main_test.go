@@ -15,6 +15,7 @@ import (
 
 	"github.com/hookfan/hookfan/shared/awsconfig/lambdaenv"
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/provider"
 )
 
@@ -27,25 +28,25 @@ func TestSetup(t *testing.T) {
 		env     map[string]string
 		wantErr []string
 	}{
-		{"valid, EMF", map[string]string{config.EnvSources: sources, config.EnvTopicARN: topic}, nil},
+		{"valid, EMF", map[string]string{ingest.EnvSources: sources, ingest.EnvTopicARN: topic}, nil},
 		// Every binary links the PutMetricData sink, replay protection's
 		// store and the payload store.
-		{"PutMetricData", map[string]string{config.EnvSources: sources, config.EnvTopicARN: topic, config.EnvMetricsSink: "cloudwatch"}, nil},
-		{"replay protection with its table", map[string]string{config.EnvSources: github, config.EnvTopicARN: topic, config.EnvReplayTable: "records"}, nil},
-		{"payload bucket", map[string]string{config.EnvSources: sources, config.EnvTopicARN: topic, config.EnvPayloadBucket: "hookfan-payloads"}, nil},
-		{"HTTP API", map[string]string{config.EnvSources: sources, config.EnvTopicARN: topic, config.EnvAPIType: config.APITypeHTTP}, nil},
-		{"no sources", map[string]string{config.EnvTopicARN: topic}, []string{config.EnvSources}},
-		{"invalid source", map[string]string{config.EnvSources: `[{"name":"Bad Name","verify":{"kind":"stripe","secretName":"s"}}]`, config.EnvTopicARN: "arn"}, []string{"sources[0].name"}},
-		{"no topic", map[string]string{config.EnvSources: sources}, []string{config.EnvTopicARN}},
-		{"unknown sink", map[string]string{config.EnvSources: sources, config.EnvTopicARN: "arn", config.EnvMetricsSink: "statsd"}, []string{config.EnvMetricsSink, "statsd"}},
-		{"unknown API type", map[string]string{config.EnvSources: sources, config.EnvTopicARN: "arn", config.EnvAPIType: "grpc"}, []string{config.EnvAPIType, "grpc"}},
-		{"replay protection without its table", map[string]string{config.EnvSources: github, config.EnvTopicARN: "arn"}, []string{config.EnvReplayTable}},
+		{"PutMetricData", map[string]string{ingest.EnvSources: sources, ingest.EnvTopicARN: topic, config.EnvMetricsSink: "cloudwatch"}, nil},
+		{"replay protection with its table", map[string]string{ingest.EnvSources: github, ingest.EnvTopicARN: topic, ingest.EnvReplayTable: "records"}, nil},
+		{"payload bucket", map[string]string{ingest.EnvSources: sources, ingest.EnvTopicARN: topic, config.EnvPayloadBucket: "hookfan-payloads"}, nil},
+		{"HTTP API", map[string]string{ingest.EnvSources: sources, ingest.EnvTopicARN: topic, ingest.EnvAPIType: config.APITypeHTTP}, nil},
+		{"no sources", map[string]string{ingest.EnvTopicARN: topic}, []string{ingest.EnvSources}},
+		{"invalid source", map[string]string{ingest.EnvSources: `[{"name":"Bad Name","verify":{"kind":"stripe","secretName":"s"}}]`, ingest.EnvTopicARN: "arn"}, []string{"sources[0].name"}},
+		{"no topic", map[string]string{ingest.EnvSources: sources}, []string{ingest.EnvTopicARN}},
+		{"unknown sink", map[string]string{ingest.EnvSources: sources, ingest.EnvTopicARN: "arn", config.EnvMetricsSink: "statsd"}, []string{config.EnvMetricsSink, "statsd"}},
+		{"unknown API type", map[string]string{ingest.EnvSources: sources, ingest.EnvTopicARN: "arn", ingest.EnvAPIType: "grpc"}, []string{ingest.EnvAPIType, "grpc"}},
+		{"replay protection without its table", map[string]string{ingest.EnvSources: github, ingest.EnvTopicARN: "arn"}, []string{ingest.EnvReplayTable}},
 		// Every problem at once.
-		{"several", map[string]string{config.EnvSources: github, config.EnvMetricsSink: "statsd"}, []string{config.EnvTopicARN, config.EnvReplayTable, "statsd"}},
+		{"several", map[string]string{ingest.EnvSources: github, config.EnvMetricsSink: "statsd"}, []string{ingest.EnvTopicARN, ingest.EnvReplayTable, "statsd"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, k := range []string{config.EnvSources, config.EnvTopicARN, config.EnvMetricsSink, config.EnvReplayTable, config.EnvPayloadBucket, config.EnvAPIType} {
+			for _, k := range []string{ingest.EnvSources, ingest.EnvTopicARN, config.EnvMetricsSink, ingest.EnvReplayTable, config.EnvPayloadBucket, ingest.EnvAPIType} {
 				t.Setenv(k, tt.env[k])
 			}
 			t.Setenv("AWS_REGION", "us-east-1")
@@ -56,7 +57,7 @@ func TestSetup(t *testing.T) {
 				if err != nil || h == nil {
 					t.Fatalf("setup = %v, %v; want a handler", h, err)
 				}
-				if want := cmp.Or(tt.env[config.EnvAPIType], config.APITypeREST); env.APIType != want {
+				if want := cmp.Or(tt.env[ingest.EnvAPIType], config.APITypeREST); env.APIType != want {
 					t.Errorf("API type %q, want %q", env.APIType, want)
 				}
 				return
@@ -77,8 +78,8 @@ func TestSetup(t *testing.T) {
 func TestLogsCarryRequestID(t *testing.T) {
 	if os.Getenv("HOOKFAN_LOG_CHILD") == "1" {
 		sources := config.EncodeSources([]config.Source{{Name: "stripe", Verify: config.Verify{Kind: provider.Stripe, SecretName: "s"}}})
-		t.Setenv(config.EnvSources, sources)
-		t.Setenv(config.EnvTopicARN, "arn:aws:sns:us-east-1:123456789012:t")
+		t.Setenv(ingest.EnvSources, sources)
+		t.Setenv(ingest.EnvTopicARN, "arn:aws:sns:us-east-1:123456789012:t")
 		t.Setenv(config.EnvMetricsSink, config.SinkEMF)
 		h, _, err := setup(lambdaenv.Logger())
 		if err != nil {

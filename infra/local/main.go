@@ -77,7 +77,8 @@ func reportConfigError(w io.Writer, err error) bool {
 func run(log *slog.Logger) error {
 	cfgPath := flag.String("config", "", "Hookfan config JSON (default: the hookfan context of ./cdk.json)")
 	secretsPath := flag.String("secrets", "", "JSON object of secret name → value or list of values")
-	listen := flag.String("listen", "127.0.0.1:8080", "where POST /webhooks/{source} is served")
+	listen := flag.String("listen", "127.0.0.1:8080", "where POST /webhooks/{source} is served: a loopback address unless "+allowNonLoopbackFlag)
+	allowNonLoopback := flag.Bool(strings.TrimPrefix(allowNonLoopbackFlag, "--"), false, "let --listen serve an address other machines may reach (its sources verify with the secrets of --secrets; make dev's are public)")
 	endpoint := flag.String("endpoint", os.Getenv("AWS_ENDPOINT_URL"), "the AWS emulator (default AWS_ENDPOINT_URL; empty: the persistent moto_server of --state-dir)")
 	prefix := flag.String("prefix", devstate.DefaultPrefix, "prefix of every resource name on the emulator")
 	stateDir := flag.String("state-dir", devstate.DefaultStateDir, "where the persistent emulator is recorded")
@@ -85,6 +86,13 @@ func run(log *slog.Logger) error {
 	callTimeout := flag.Duration("call-timeout", devstack.DefaultCallTimeout, "deadline of each call the functions make to the emulator (AWS's are 1-4 s; an emulator on a busy machine needs more)")
 	ingestTimeout := flag.Duration("ingest-timeout", devstack.DefaultLocalIngestTimeout, "deadline of each request to the gateway (deployed: 10s)")
 	flag.Parse()
+	warning, err := checkListen(*listen, *allowNonLoopback, *secretsPath)
+	if err != nil {
+		return configError{err}
+	}
+	if warning != "" {
+		log.Warn("listening beyond loopback: anyone who reaches the port can send events that verify", "listen", *listen, "secrets", *secretsPath)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -98,7 +106,6 @@ func run(log *slog.Logger) error {
 	defer restore()
 
 	var cfg *config.Config
-	var err error
 	if *cfgPath != "" {
 		cfg, err = config.LoadFile(*cfgPath)
 	} else {
@@ -156,6 +163,10 @@ func run(log *slog.Logger) error {
 		stack: stack, cfg: cfg, base: "http://" + ln.Addr().String(), emulator: emulator, region: awsCfg.Region,
 		secretsFile: *secretsPath, secretsInFile: secretValues, configFile: *cfgPath, prefix: *prefix, stateDir: *stateDir,
 	})
+	if warning != "" {
+		// Last, under the banner, where it is read.
+		fmt.Fprintln(os.Stderr, warning)
+	}
 
 	done := make(chan struct{})
 	go func() { stack.Run(ctx); close(done) }()

@@ -23,7 +23,7 @@ func TestArchiveAndQueries(t *testing.T) {
 	cfg := testConfig(t, 3, "ops@example.com")
 	days := 7
 	cfg.Archive.Days = &days
-	h, _ := synth(t, cfg, builder, "")
+	h, _ := synth(t, cfg)
 	if h.Archive == nil || len(h.Queries) != 1 {
 		t.Fatal("no archive or queries")
 	}
@@ -199,7 +199,7 @@ func TestArchiveAndQueries(t *testing.T) {
 	off := testConfig(t, 1, "")
 	zero := 0
 	off.Archive.Days = &zero
-	h0, _ := synth(t, off, builder, "")
+	h0, _ := synth(t, off)
 	_, res0 := templateOf(t, h0.Stack)
 	counts := countTypes(res0)
 	if h0.Archive != nil || counts["AWS::S3::Bucket"] != 0 || counts["AWS::KinesisFirehose::DeliveryStream"] != 0 {
@@ -220,7 +220,7 @@ func TestArchiveAndQueries(t *testing.T) {
 // DataFreshness, the maximum over five minutes): a healthy stream writes
 // every 60 s, and an idle one publishes nothing, which is fine.
 func TestArchiveDeliveryFreshnessAlarm(t *testing.T) {
-	h, _ := synth(t, testConfig(t, 1, "ops@example.com"), builder, "")
+	h, _ := synth(t, testConfig(t, 3, "ops@example.com"))
 	_, res := templateOf(t, h.Stack)
 	streamID, _ := only(t, res, "AWS::KinesisFirehose::DeliveryStream")
 	topicID := *awscdk.Stack_Of(h.AlarmTopic).GetLogicalId(h.AlarmTopic.Node().DefaultChild().(awscdk.CfnElement))

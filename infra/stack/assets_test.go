@@ -75,8 +75,8 @@ func TestOneAssetServesEveryLane(t *testing.T) {
 		  "headers": [{"name": "Authorization", "secretName": "hookfan/destinations/dest-1/token"}],
 		  "filter": {"sources": ["github"], "types": ["push"]}}`,
 		`{"name": "dest-3", "url": "https://d3.example.com/hooks"}`)
-	hb, _ := synth(t, before, builder, t.TempDir())
-	ha, _ := synth(t, after, builder, t.TempDir())
+	hb, _ := synth(t, before)
+	ha, _ := synth(t, after)
 	tb, cb := laneTemplates(t, hb)
 	ta, ca := laneTemplates(t, ha)
 	if len(ta) != 4 || len(tb) != 3 {
@@ -135,7 +135,7 @@ func TestFunctionEnvironmentIsTheContract(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, _ := synth(t, cfg, builder, t.TempDir())
+	h, _ := synth(t, cfg)
 	check := func(name string, s awscdk.Stack, fn awscdk.CfnElement, rendered map[string]string) {
 		t.Helper()
 		_, res := templateOf(t, s)

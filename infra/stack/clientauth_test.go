@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/delivery"
 )
 
 // TestClientAuthSecrets: a lane whose destination presents a client
@@ -29,7 +30,7 @@ func TestClientAuthSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, _ := synth(t, cfg, builder, "")
+	h, _ := synth(t, cfg)
 	want := map[string][]string{
 		"bank":    {"hookfan/bank/ca", "hookfan/bank/client-cert", "hookfan/bank/oauth"},
 		"plain":   nil,
@@ -63,7 +64,7 @@ func TestClientAuthSecrets(t *testing.T) {
 			t.Errorf("%s: %d client auth secrets, want %d", d.Name, got, len(want[d.Name]))
 		}
 	}
-	env := h.Lanes[0].Env.Render()[config.EnvDestination]
+	env := h.Lanes[0].Env.Render()[delivery.EnvDestination]
 	for _, s := range []string{`"clientCertificateSecret":"hookfan/bank/client-cert"`, `"tokenUrl":"https://idp.bank.example/token"`} {
 		if !strings.Contains(env, s) {
 			t.Errorf("the function's destination lacks %s: %s", s, env)

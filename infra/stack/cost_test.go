@@ -130,8 +130,7 @@ func TestCostModelCounts(t *testing.T) {
 			if err := cfg.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			outdir := t.TempDir()
-			synth(t, cfg, builder, outdir)
+			_, outdir := synth(t, cfg)
 			docs := readTemplates(t, outdir)
 			checkCostCounts(t, cfg, docs)
 			checkRunbooks(t, docs)
@@ -242,8 +241,7 @@ func TestDefaultsStayCheap(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	outdir := t.TempDir()
-	synth(t, cfg, builder, outdir)
+	_, outdir := synth(t, cfg)
 	docs := readTemplates(t, outdir)
 	checkCostCounts(t, cfg, docs)
 	types := map[string]bool{}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hookfan/hookfan/infra/stack"
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/ingest"
 )
 
 // edgeConfig is testConfig(1 destination) with the given api section and
@@ -101,7 +102,7 @@ func TestRestEdge(t *testing.T) {
 		map[string]any{"type": "rest", "rateLimit": 40, "burstLimit": 80, "waf": map[string]any{"enabled": true, "rateLimit": 900},
 			"domainName": "hooks.example.com", "hostedZoneId": "Z0123456789ABCDEFGHIJ", "hostedZoneName": "example.com"},
 		map[string]any{"rateLimit": 5, "burstLimit": 10, "clientErrorAlarm": 7, "allowedIps": []string{"192.30.252.0/22", "140.82.112.0/20", "2a0a:a440::/29"}})
-	h, _ := synth(t, cfg, builder, "")
+	h, _ := synth(t, cfg)
 	_, res := templateOf(t, h.Stack)
 
 	// The API: execute-api endpoint off (providers get the domain's URLs),
@@ -263,10 +264,10 @@ func TestHTTPEdge(t *testing.T) {
 	// gets neither the table nor a grant on it (TestBase checks them on).
 	off := false
 	cfg.Sources[1].ReplayProtection.Enabled = &off
-	h, _ := synth(t, cfg, builder, "")
+	h, _ := synth(t, cfg)
 	_, res := templateOf(t, h.Stack)
 	ingestFn := res[*awscdk.Stack_Of(h.Ingest.Function).GetLogicalId(h.Ingest.Function.Node().DefaultChild().(awscdk.CfnElement))]
-	if env := fmt.Sprint(ingestFn.Properties["Environment"]); strings.Contains(env, config.EnvReplayTable) {
+	if env := fmt.Sprint(ingestFn.Properties["Environment"]); strings.Contains(env, ingest.EnvReplayTable) {
 		t.Errorf("ingest environment %s names a replay table, with no source protected", env)
 	}
 	for _, pol := range ofType(res, "AWS::IAM::Policy") {
@@ -356,8 +357,8 @@ func TestHTTPEdge(t *testing.T) {
 	}
 	fnID := *awscdk.Stack_Of(h.Ingest.Function).GetLogicalId(h.Ingest.Function.Node().DefaultChild().(awscdk.CfnElement))
 	env := res[fnID].Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
-	if env[config.EnvAPIType] != config.APITypeHTTP {
-		t.Errorf("%s = %v, want http (the function reads payload 2.0)", config.EnvAPIType, env[config.EnvAPIType])
+	if env[ingest.EnvAPIType] != config.APITypeHTTP {
+		t.Errorf("%s = %v, want http (the function reads payload 2.0)", ingest.EnvAPIType, env[ingest.EnvAPIType])
 	}
 }
 

@@ -43,8 +43,7 @@ func egressTestConfig(t *testing.T, top string) *config.Config {
 func TestStaticEgress(t *testing.T) {
 	// Three zones in the smallest range egress.cidr takes.
 	cfg := egressTestConfig(t, `{"staticAddresses": true, "zones": 3, "cidr": "172.20.0.0/22"}`)
-	outdir := t.TempDir()
-	h, _ := synth(t, cfg, builder, outdir)
+	h, outdir := synth(t, cfg)
 	_, parent := templateOf(t, h.Stack)
 	_, bank := templateOf(t, h.LaneStacks[0])
 	_, plain := templateOf(t, h.LaneStacks[1])
@@ -269,8 +268,7 @@ func TestStaticEgress(t *testing.T) {
 // configuration are used as given; the stack allocates none.
 func TestStaticEgressOwnAddresses(t *testing.T) {
 	cfg := egressTestConfig(t, `{"staticAddresses": true, "allocationIds": ["eipalloc-0123456789abcdef0", "eipalloc-89abcdef"]}`)
-	outdir := t.TempDir()
-	h, _ := synth(t, cfg, builder, outdir)
+	h, outdir := synth(t, cfg)
 	_, parent := templateOf(t, h.Stack)
 	if _, vpc := only(t, parent, "AWS::EC2::VPC"); vpc.Properties["CidrBlock"] != config.DefaultEgressCIDR {
 		t.Errorf("VPC range %v, want the default %s", vpc.Properties["CidrBlock"], config.DefaultEgressCIDR)
@@ -296,7 +294,7 @@ func TestStaticEgressOwnAddresses(t *testing.T) {
 // resources at all.
 func TestNoEgressNoVPC(t *testing.T) {
 	cfg := testConfig(t, 1, "")
-	h, _ := synth(t, cfg, builder, "")
+	h, _ := synth(t, cfg)
 	_, parent := templateOf(t, h.Stack)
 	for _, typ := range []string{"AWS::EC2::VPC", "AWS::EC2::NatGateway", "AWS::EC2::EIP", "AWS::EC2::FlowLog"} {
 		if n := len(ofType(parent, typ)); n != 0 {

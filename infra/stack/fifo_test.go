@@ -53,7 +53,7 @@ func TestOrderedLanes(t *testing.T) {
 	for _, email := range []string{"", "ops@example.com"} {
 		t.Run(fmt.Sprintf("email %q", email), func(t *testing.T) {
 			cfg := orderedConfig(t, email)
-			h, _ := synth(t, cfg, builder, "")
+			h, _ := synth(t, cfg)
 			if h.OrderedTopic == nil {
 				t.Fatal("no FIFO topic with ordered destinations")
 			}
@@ -120,8 +120,8 @@ func TestOrderedLanes(t *testing.T) {
 						t.Errorf("%s: subscribed to %s (parameter %s), want %s", d.Name, got, param, want)
 					}
 				}
-				if d.Ordered() != h.Lanes[i].Env.Ordered {
-					t.Errorf("%s: delivery contract Ordered %v, want %v", d.Name, h.Lanes[i].Env.Ordered, d.Ordered())
+				if d.Ordered() != h.Lanes[i].Env.Destination.Ordered() {
+					t.Errorf("%s: delivery contract's destination ordered %v, want %v", d.Name, h.Lanes[i].Env.Destination.Ordered(), d.Ordered())
 				}
 			}
 		})
@@ -264,7 +264,7 @@ func TestNoFIFOTopicWithoutOrderedLanes(t *testing.T) {
 	if cfg.AnyOrdered() {
 		t.Fatal("the asset config has an ordered destination")
 	}
-	h, _ := synth(t, cfg, builder, "")
+	h, _ := synth(t, cfg)
 	if h.OrderedTopic != nil {
 		t.Error("a FIFO topic without ordered destinations")
 	}
@@ -290,8 +290,8 @@ func TestNoFIFOTopicWithoutOrderedLanes(t *testing.T) {
 func TestOrderedLaneReusesTheAsset(t *testing.T) {
 	before := assetConfig(t, "")
 	after := assetConfig(t, "", `{"name": "dest-3", "url": "https://d3.example.com/hooks", "ordering": {"key": "body:id"}}`)
-	hb, _ := synth(t, before, builder, t.TempDir())
-	ha, _ := synth(t, after, builder, t.TempDir())
+	hb, _ := synth(t, before)
+	ha, _ := synth(t, after)
 	tb, cb := laneTemplates(t, hb)
 	ta, ca := laneTemplates(t, ha)
 	for _, name := range []string{"dest-0", "dest-1", "dest-2"} {

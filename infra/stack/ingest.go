@@ -61,6 +61,10 @@ type IngestAPIProps struct {
 	AlarmAction awscloudwatch.IAlarmAction
 	// Payloads is where bodies over one SNS message go; nil: none.
 	Payloads *PayloadBucket
+	// Archive is the event archive: with Payloads, ingest writes each
+	// large body into its bucket too (shared/payload; the caller grants
+	// it, Archive.GrantPayloadCopies); nil: none.
+	Archive *Archive
 }
 
 // IngestAPI is the webhook entry: POST /webhooks/{source} proxied to the
@@ -124,17 +128,20 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 		return nil, err
 	}
 	a := &IngestAPI{Construct: constructs.NewConstruct(scope, jsii.String(id)), Type: cfg.API.Kind()}
-	var bucket, replayTable string
+	res := ingest.Resources{TopicARN: *props.Topic.TopicArn()}
+	if props.OrderedTopic != nil {
+		res.OrderedTopicARN = *props.OrderedTopic.TopicArn()
+	}
 	if props.Payloads != nil {
-		bucket = *props.Payloads.Bucket.BucketName()
+		res.PayloadBucket = *props.Payloads.Bucket.BucketName()
+		if props.Archive != nil {
+			res.ArchiveBucket = *props.Archive.Bucket.BucketName()
+		}
 	}
 	if replayProtected {
-		replayTable = *props.Table.TableName()
+		res.ReplayTable = *props.Table.TableName()
 	}
-	a.Env = ingest.FunctionEnv(cfg, *props.Topic.TopicArn(), bucket, "", replayTable) // the archive bucket joins later (stack.New)
-	if props.OrderedTopic != nil {
-		a.Env = a.Env.WithOrdering(cfg, *props.OrderedTopic.TopicArn())
-	}
+	a.Env = ingest.FunctionEnv(cfg, res)
 	parts, err := newFunction(a.Construct, functionSpec{
 		description:    "Hookfan ingest: verifies webhooks and publishes them to the fan-out topic",
 		code:           props.Code,

@@ -66,7 +66,7 @@ func dims(v any) map[string]string {
 func TestIngestOutageAlarms(t *testing.T) {
 	for _, apiType := range []string{config.APITypeREST, config.APITypeHTTP} {
 		t.Run(apiType, func(t *testing.T) {
-			h, _ := synth(t, edgeConfig(t, map[string]any{"type": apiType}, nil), builder, "")
+			h, _ := synth(t, edgeConfig(t, map[string]any{"type": apiType}, nil))
 			_, res := templateOf(t, h.Stack)
 			topicID := *awscdk.Stack_Of(h.AlarmTopic).GetLogicalId(h.AlarmTopic.Node().DefaultChild().(awscdk.CfnElement))
 			for _, tt := range []struct {
@@ -148,7 +148,7 @@ func TestIngestOutageAlarms(t *testing.T) {
 func TestStageServerErrorsAlarmWithoutDetailedMetrics(t *testing.T) {
 	for _, apiType := range []string{config.APITypeREST, config.APITypeHTTP} {
 		t.Run(apiType, func(t *testing.T) {
-			h, _ := synth(t, edgeConfig(t, map[string]any{"type": apiType, "detailedMetrics": false}, nil), builder, "")
+			h, _ := synth(t, edgeConfig(t, map[string]any{"type": apiType, "detailedMetrics": false}, nil))
 			_, res := templateOf(t, h.Stack)
 			for id := range ofType(res, "AWS::CloudWatch::Alarm") {
 				if strings.HasPrefix(id, "IngestSource") && strings.Contains(id, "ServerErrorsAlarm") {
@@ -193,7 +193,7 @@ func TestIngestReservedConcurrency(t *testing.T) {
 			if err := cfg.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			h, _ := synth(t, cfg, builder, "")
+			h, _ := synth(t, cfg)
 			_, res := templateOf(t, h.Stack)
 			fnID := *awscdk.Stack_Of(h.Ingest.Function).GetLogicalId(h.Ingest.Function.Node().DefaultChild().(awscdk.CfnElement))
 			for id, fn := range ofType(res, "AWS::Lambda::Function") {
@@ -233,7 +233,7 @@ func TestIngestConcurrencyWarning(t *testing.T) {
 			if err := cfg.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			h, _ := synth(t, cfg, builder, "")
+			h, _ := synth(t, cfg)
 			found := assertions.Annotations_FromStack(h.Stack).FindWarning(jsii.String("*"), assertions.Match_StringLikeRegexp(jsii.String("hookfan:ingestConcurrency")))
 			if got := len(*found) > 0; got != tt.want {
 				t.Errorf("warned %v, want %v (%v)", got, tt.want, *found)

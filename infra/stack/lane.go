@@ -258,12 +258,9 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 			archive = *props.ArchiveBucketName
 		}
 	}
-	l.Env = delivery.LaneEnv(cfg, d, *props.Table.TableName(), *l.Queue.QueueUrl(), *l.Queue.QueueArn(), secretID, bucket, archive)
+	l.Env = delivery.LaneEnv(cfg, d, delivery.LaneResources{Table: *props.Table.TableName(), QueueURL: *l.Queue.QueueUrl(), QueueARN: *l.Queue.QueueArn(), SecretID: secretID, PayloadBucket: bucket, ArchiveBucket: archive})
 	rule, pauses := d.PauseRule()
 	_, deliverTracing := tracingModes(cfg.TracingMode())
-	if deliverTracing != awslambda.Tracing_DISABLED {
-		l.Env.Tracing = cfg.TracingMode()
-	}
 	parts, err := newFunction(l.Construct, functionSpec{
 		description:    "Hookfan deliver: destination " + d.Name,
 		code:           props.Code,

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/ingest"
 )
 
 func TestOutputID(t *testing.T) {
@@ -36,13 +37,13 @@ func TestCheckOutputIDs(t *testing.T) {
 }
 
 func TestCheckEnvironment(t *testing.T) {
-	small := map[string]string{config.EnvMetricsSink: "emf", config.EnvSources: strings.Repeat("s", 3000)}
+	small := map[string]string{config.EnvMetricsSink: "emf", ingest.EnvSources: strings.Repeat("s", 3000)}
 	if err := checkEnvironment("Hookfan/Ingest", small); err != nil {
 		t.Errorf("3 KB environment: %v", err)
 	}
-	big := map[string]string{config.EnvMetricsSink: "emf", config.EnvSources: strings.Repeat("s", 4100)}
+	big := map[string]string{config.EnvMetricsSink: "emf", ingest.EnvSources: strings.Repeat("s", 4100)}
 	err := checkEnvironment("Hookfan/Ingest", big)
-	if err == nil || !strings.Contains(err.Error(), "Hookfan/Ingest") || !strings.Contains(err.Error(), config.EnvSources+"=") {
+	if err == nil || !strings.Contains(err.Error(), "Hookfan/Ingest") || !strings.Contains(err.Error(), ingest.EnvSources+"=") {
 		t.Errorf("got %v, want an error naming the function and the variables", err)
 	}
 }

@@ -27,7 +27,7 @@ func TestOperatorRoleGuardsTheQueues(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	h, _ := synth(t, cfg, builder, "")
+	h, _ := synth(t, cfg)
 	tmpl, parent := templateOf(t, h.Stack)
 	operatorID := *h.Stack.GetLogicalId(h.Operator.Role.Node().DefaultChild().(awscdk.CfnElement))
 	ingestID := *h.Stack.GetLogicalId(h.Ingest.Role.Node().DefaultChild().(awscdk.CfnElement))
@@ -135,7 +135,7 @@ func TestOperatorRoleGuardsTheQueues(t *testing.T) {
 	// Without operators.principals, the account assumes it (its principals'
 	// own policies decide who).
 	cfg = testConfig(t, 1, "")
-	h, _ = synth(t, cfg, builder, "")
+	h, _ = synth(t, cfg)
 	_, parent = templateOf(t, h.Stack)
 	operatorID = *h.Stack.GetLogicalId(h.Operator.Role.Node().DefaultChild().(awscdk.CfnElement))
 	doc, _ := json.Marshal(parent[operatorID].Properties["AssumeRolePolicyDocument"])

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hookfan/hookfan/infra/stack/stackindex"
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/delivery"
 	"github.com/hookfan/hookfan/shared/metrics"
 )
 
@@ -30,8 +31,7 @@ func TestPausingLane(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	outdir := t.TempDir()
-	h, _ := synth(t, cfg, builder, outdir)
+	h, outdir := synth(t, cfg)
 	pausing, plain := cfg.Destinations[0], cfg.Destinations[1]
 	// One deliver asset for the lane that pauses and the one that does not.
 	checkFunctionBuilds(t, outdir)
@@ -71,12 +71,12 @@ func TestPausingLane(t *testing.T) {
 
 	t.Run("the function finds its mapping by its queue", func(t *testing.T) {
 		env := fn.Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
-		if diff := cmp.Diff(map[string]any{"Fn::GetAtt": []any{queueID, "Arn"}}, env[config.EnvQueueARN]); diff != "" {
-			t.Errorf("%s (-want +got):\n%s", config.EnvQueueARN, diff)
+		if diff := cmp.Diff(map[string]any{"Fn::GetAtt": []any{queueID, "Arn"}}, env[delivery.EnvQueueARN]); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", delivery.EnvQueueARN, diff)
 		}
 		_, plainFn := only(t, plainRes, "AWS::Lambda::Function")
-		if _, ok := plainFn.Properties["Environment"].(map[string]any)["Variables"].(map[string]any)[config.EnvQueueARN]; ok {
-			t.Errorf("a lane that does not pause gets %s", config.EnvQueueARN)
+		if _, ok := plainFn.Properties["Environment"].(map[string]any)["Variables"].(map[string]any)[delivery.EnvQueueARN]; ok {
+			t.Errorf("a lane that does not pause gets %s", delivery.EnvQueueARN)
 		}
 	})
 

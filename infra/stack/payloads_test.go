@@ -27,8 +27,7 @@ func TestLargePayloads(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	outdir := t.TempDir()
-	h, _ := synth(t, cfg, builder, outdir)
+	h, outdir := synth(t, cfg)
 	if h.Payloads == nil {
 		t.Fatal("no payload bucket")
 	}
@@ -116,7 +115,7 @@ func TestLargePayloads(t *testing.T) {
 		for _, fn := range ofType(parent, "AWS::Lambda::Function") {
 			envBlock, _ := fn.Properties["Environment"].(map[string]any)
 			env, _ := envBlock["Variables"].(map[string]any)
-			if _, ingest := env[config.EnvSources]; !ingest {
+			if _, ingest := env[ingest.EnvSources]; !ingest {
 				continue
 			}
 			found = true

@@ -25,7 +25,7 @@ func TestShapedLane(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, _ := synth(t, cfg, builder, t.TempDir())
+	h, _ := synth(t, cfg)
 	for i, shaped := range []bool{true, false} {
 		tmpl, res := templateOf(t, h.LaneStacks[i])
 		dlq := ""

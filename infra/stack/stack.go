@@ -218,17 +218,14 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 		}
 	}
 	h.Ingest, err = NewIngestAPI(stack, "Ingest", &IngestAPIProps{
-		Config: cfg, Topic: h.Topic, OrderedTopic: h.OrderedTopic, Code: code("ingest"), SourceSecrets: h.Sources.Secrets, Table: h.Table, AlarmAction: action, Payloads: h.Payloads,
+		Config: cfg, Topic: h.Topic, OrderedTopic: h.OrderedTopic, Code: code("ingest"), SourceSecrets: h.Sources.Secrets, Table: h.Table, AlarmAction: action,
+		Payloads: h.Payloads, Archive: h.Archive,
 	})
 	if err != nil {
 		return nil, err
 	}
 	if h.Payloads != nil && h.Archive != nil {
 		// Ingest writes each large body into the archive too (shared/payload).
-		// The archive is built after the function: its variable joins the
-		// contract, and the function's environment, now.
-		h.Ingest.Env.PayloadArchiveBucket = *h.Archive.Bucket.BucketName()
-		h.Ingest.Function.AddEnvironment(jsii.String(config.EnvPayloadArchiveBucket), jsii.String(h.Ingest.Env.Render()[config.EnvPayloadArchiveBucket]), nil)
 		h.Archive.GrantPayloadCopies(h.Ingest.Role)
 	}
 	if cfg.TopicKeyKind() == config.TopicKeyAWSManaged {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -20,6 +21,7 @@ import (
 	"github.com/hookfan/hookfan/infra/stack"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/ddbitem"
+	"github.com/hookfan/hookfan/shared/delivery"
 	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/replayguard"
@@ -39,7 +41,19 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// Compile the functions while the first test starts jsii (Node loading
+	// the CDK): the first synthesis needs both. A failed build fails that
+	// synthesis, which builds again and reports it.
+	go func() {
+		for _, fn := range []string{"ingest", "deliver"} {
+			_, _ = builder.Build(fn)
+		}
+	}()
+	synths.dir = dir
 	code := m.Run()
+	if testing.Verbose() {
+		fmt.Printf("infra/stack: %d syntheses for %d requests\n", synths.runs, synths.requests)
+	}
 	jsii.Close()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -111,27 +125,80 @@ func testConfig(t *testing.T, n int, email string) *config.Config {
 	return cfg
 }
 
-// synth builds the stack under cdk-nag into its own assembly and fails the
-// test on any unsuppressed finding.
-func synth(t *testing.T, cfg *config.Config, b *stack.Builder, outdir string) (*stack.Hookfan, awscdk.App) {
+// synth returns cfg's stack, built under cdk-nag and synthesized, and the
+// directory of its assembly; it fails the test on any unsuppressed
+// finding. A synthesis costs seconds of jsii work, so each configuration
+// is synthesized once for the whole package: the tests that check the
+// same configuration (equal as JSON) share its stack and assembly, which
+// they only read.
+func synth(t *testing.T, cfg *config.Config) (*stack.Hookfan, string) {
 	t.Helper()
-	if outdir == "" {
-		outdir = t.TempDir()
+	key, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
 	}
-	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(outdir), Context: flagsContext(t)})
+	synths.Lock()
+	s, ok := synths.byConfig[string(key)]
+	if !ok {
+		s = &synthesized{}
+		synths.byConfig[string(key)] = s
+	}
+	synths.requests++
+	synths.Unlock()
+	flags := flagsContext(t)
+	s.once.Do(func() {
+		outdir, err := os.MkdirTemp(synths.dir, "assembly-")
+		if err != nil {
+			s.err = err.Error()
+			return
+		}
+		s.outdir = outdir
+		s.h, s.err = synthInto(cfg, builder, outdir, flags)
+		synths.Lock()
+		synths.runs++
+		synths.Unlock()
+	})
+	if s.err != "" {
+		t.Fatal(s.err)
+	}
+	return s.h, s.outdir
+}
+
+// synthesized is one configuration's synthesis, shared by synth.
+type synthesized struct {
+	once   sync.Once
+	h      *stack.Hookfan
+	outdir string
+	err    string // why the synthesis failed, for every test that asks
+}
+
+// synths are the syntheses so far, by configuration, under dir
+// (TestMain's); requests and runs count what synth was asked and what it
+// synthesized (go test -v prints both).
+var synths = struct {
+	sync.Mutex
+	byConfig       map[string]*synthesized
+	dir            string
+	requests, runs int
+}{byConfig: map[string]*synthesized{}}
+
+// synthInto builds cfg's stack with b under cdk-nag and synthesizes it
+// into outdir, on its own: no test shares it.
+func synthInto(cfg *config.Config, b *stack.Builder, outdir string, flags *map[string]any) (*stack.Hookfan, string) {
+	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(outdir), Context: flags})
 	h, err := stack.New(app, "Hookfan", &stack.Props{Config: cfg, Builder: b})
 	if err != nil {
-		t.Fatalf("stack.New: %v", err)
+		return nil, fmt.Sprintf("stack.New: %v", err)
 	}
 	stack.ApplyNag(app, false)
 	errs, err := stack.Synth(app)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err.Error()
 	}
 	if len(errs) > 0 {
-		t.Fatalf("unsuppressed cdk-nag findings:\n%s", strings.Join(errs, "\n"))
+		return nil, fmt.Sprintf("unsuppressed cdk-nag findings:\n%s", strings.Join(errs, "\n"))
 	}
-	return h, app
+	return h, ""
 }
 
 type resource struct {
@@ -255,7 +322,7 @@ func TestLanes(t *testing.T) {
 				email = "ops@example.com"
 			}
 			cfg := testConfig(t, n, email)
-			h, _ := synth(t, cfg, builder, "")
+			h, _ := synth(t, cfg)
 			if len(h.Lanes) != n || len(h.LaneStacks) != n {
 				t.Fatalf("got %d lanes in %d stacks, want %d", len(h.Lanes), len(h.LaneStacks), n)
 			}
@@ -294,30 +361,30 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 	if tc, _ := p["TracingConfig"].(map[string]any); tc["Mode"] != wantTracing {
 		t.Errorf("%s: tracing %v, want %v (config tracing %q)", d.Name, p["TracingConfig"], wantTracing, cfg.TracingMode())
 	}
-	if _, ok := p["Environment"].(map[string]any)["Variables"].(map[string]any)[config.EnvTracing]; ok != (cfg.TracingMode() != config.TracingOff) {
-		t.Errorf("%s: %s set %v with tracing %q", d.Name, config.EnvTracing, ok, cfg.TracingMode())
+	if _, ok := p["Environment"].(map[string]any)["Variables"].(map[string]any)[delivery.EnvTracing]; ok != (cfg.TracingMode() != config.TracingOff) {
+		t.Errorf("%s: %s set %v with tracing %q", d.Name, delivery.EnvTracing, ok, cfg.TracingMode())
 	}
 	checkLogging(t, d.Name, cfg, p)
 	env := p["Environment"].(map[string]any)["Variables"].(map[string]any)
-	if mode, _ := env[config.EnvDedupeMode].(string); mode != map[string]string{config.DedupeCheck: config.DedupeCheck}[cfg.DedupeMode()] {
-		t.Errorf("%s: %s = %q with dedupe.mode %q", d.Name, config.EnvDedupeMode, mode, cfg.DedupeMode())
+	if mode, _ := env[delivery.EnvDedupeMode].(string); mode != map[string]string{config.DedupeCheck: config.DedupeCheck}[cfg.DedupeMode()] {
+		t.Errorf("%s: %s = %q with dedupe.mode %q", d.Name, delivery.EnvDedupeMode, mode, cfg.DedupeMode())
 	}
-	if agg, _ := env[config.EnvLaneMetrics].(string); (agg == config.LaneMetricsAggregate) != !cfg.Metrics.PerLane() || (agg != "" && agg != config.LaneMetricsAggregate) {
-		t.Errorf("%s: %s = %q with metrics.laneDimensions %v", d.Name, config.EnvLaneMetrics, agg, cfg.Metrics.PerLane())
+	if agg, _ := env[delivery.EnvLaneMetrics].(string); (agg == config.LaneMetricsAggregate) != !cfg.Metrics.PerLane() || (agg != "" && agg != config.LaneMetricsAggregate) {
+		t.Errorf("%s: %s = %q with metrics.laneDimensions %v", d.Name, delivery.EnvLaneMetrics, agg, cfg.Metrics.PerLane())
 	}
-	for _, k := range []string{config.EnvDestination, config.EnvTableName, config.EnvQueueURL, config.EnvSecretID, config.EnvRecordDays, config.EnvMetricsSink} {
+	for _, k := range []string{delivery.EnvDestination, delivery.EnvTableName, delivery.EnvQueueURL, delivery.EnvSecretID, delivery.EnvRecordDays, config.EnvMetricsSink} {
 		if _, ok := env[k]; !ok {
 			t.Errorf("%s: environment lacks %s", d.Name, k)
 		}
 	}
-	got, err := config.DecodeDestination(env[config.EnvDestination].(string))
+	got, err := config.DecodeDestination(delivery.EnvDestination, env[delivery.EnvDestination].(string))
 	if err != nil {
-		t.Errorf("%s: %s does not decode: %v", d.Name, config.EnvDestination, err)
+		t.Errorf("%s: %s does not decode: %v", d.Name, delivery.EnvDestination, err)
 	} else if diff := cmp.Diff(d, got); diff != "" {
-		t.Errorf("%s: %s round trip (-config +env):\n%s", d.Name, config.EnvDestination, diff)
+		t.Errorf("%s: %s round trip (-config +env):\n%s", d.Name, delivery.EnvDestination, diff)
 	}
-	if env[config.EnvRecordDays] != "30" || env[config.EnvMetricsSink] != "emf" {
-		t.Errorf("%s: record days %v, sink %v", d.Name, env[config.EnvRecordDays], env[config.EnvMetricsSink])
+	if env[delivery.EnvRecordDays] != "30" || env[config.EnvMetricsSink] != "emf" {
+		t.Errorf("%s: record days %v, sink %v", d.Name, env[delivery.EnvRecordDays], env[config.EnvMetricsSink])
 	}
 
 	// The index keeps the URL's scheme and host, never its path or query
@@ -442,12 +509,12 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 			t.Errorf("%s: generated secret %v, want 32 letters and digits", d.Name, g)
 		}
 	}
-	secretRef := env[config.EnvSecretID]
+	secretRef := env[delivery.EnvSecretID]
 	switch {
 	case d.SecretName != "" && secretRef != d.SecretName:
-		t.Errorf("%s: %s = %v, want the imported secret's name %s", d.Name, config.EnvSecretID, secretRef, d.SecretName)
+		t.Errorf("%s: %s = %v, want the imported secret's name %s", d.Name, delivery.EnvSecretID, secretRef, d.SecretName)
 	case d.SecretName == "" && len(secrets) == 1 && refID(secretRef) == "":
-		t.Errorf("%s: %s = %v, want the generated secret's ARN", d.Name, config.EnvSecretID, secretRef)
+		t.Errorf("%s: %s = %v, want the generated secret's ARN", d.Name, delivery.EnvSecretID, secretRef)
 	}
 
 	// Least privilege: exactly these actions, each on the lane's own resources.
@@ -603,7 +670,7 @@ func anyLen(v any) int { return len(asSlice(v)) }
 
 func TestBase(t *testing.T) {
 	cfg := testConfig(t, 3, "ops@example.com")
-	h, _ := synth(t, cfg, builder, "")
+	h, _ := synth(t, cfg)
 	tmpl, res := templateOf(t, h.Stack)
 
 	// Topic: encrypted with the stack's key, TLS-only.
@@ -701,25 +768,25 @@ func TestBase(t *testing.T) {
 	// Ingest: its environment and its least privilege.
 	fnID := *awscdk.Stack_Of(h.Ingest.Function).GetLogicalId(h.Ingest.Function.Node().DefaultChild().(awscdk.CfnElement))
 	env := res[fnID].Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
-	srcs, err := config.DecodeSources(env[config.EnvSources].(string))
+	srcs, err := config.DecodeSources(ingest.EnvSources, env[ingest.EnvSources].(string))
 	if err != nil {
-		t.Fatalf("%s: %v", config.EnvSources, err)
+		t.Fatalf("%s: %v", ingest.EnvSources, err)
 	}
 	if diff := cmp.Diff(config.IngestSources(cfg.Sources), srcs); diff != "" {
-		t.Errorf("%s round trip (-config +env):\n%s", config.EnvSources, diff)
+		t.Errorf("%s round trip (-config +env):\n%s", ingest.EnvSources, diff)
 	}
-	if env[config.EnvAPIType] != config.APITypeREST {
-		t.Errorf("%s = %v, want %q", config.EnvAPIType, env[config.EnvAPIType], config.APITypeREST)
+	if env[ingest.EnvAPIType] != config.APITypeREST {
+		t.Errorf("%s = %v, want %q", ingest.EnvAPIType, env[ingest.EnvAPIType], config.APITypeREST)
 	}
-	if refID(env[config.EnvTopicARN]) == "" || env[config.EnvMetricsSink] != "emf" {
+	if refID(env[ingest.EnvTopicARN]) == "" || env[config.EnvMetricsSink] != "emf" {
 		t.Errorf("ingest environment %v", env)
 	}
 	if want := strconv.Itoa(ingest.GCPercent); env["GOGC"] != want {
 		t.Errorf("ingest GOGC = %v, want %s (ingest.GCPercent, the setting BenchmarkIngest measures)", env["GOGC"], want)
 	}
 	checkLogging(t, "ingest", cfg, res[fnID].Properties)
-	if refID(env[config.EnvReplayTable]) != tableID {
-		t.Errorf("%s = %v, want the table (github and shopify sources have replay protection)", config.EnvReplayTable, env[config.EnvReplayTable])
+	if refID(env[ingest.EnvReplayTable]) != tableID {
+		t.Errorf("%s = %v, want the table (github and shopify sources have replay protection)", ingest.EnvReplayTable, env[ingest.EnvReplayTable])
 	}
 	roleID := refID(res[fnID].Properties["Role"])
 	var readable []string
@@ -827,8 +894,7 @@ var starAllowed = map[string]string{
 func TestNoWildcardResources(t *testing.T) {
 	cfg := testConfig(t, 3, "ops@example.com")
 	cfg.Metrics.Sink = config.SinkCloudWatch // the one sink that needs a Resource "*" grant
-	outdir := t.TempDir()
-	synth(t, cfg, builder, outdir)
+	_, outdir := synth(t, cfg)
 	files, _ := filepath.Glob(filepath.Join(outdir, "*.template.json"))
 	putMetrics := 0
 	if len(files) != 4 {
@@ -943,19 +1009,20 @@ func checkFunctionBuilds(t *testing.T, outdir string) {
 }
 
 func TestSynthesizeTwiceIsIdentical(t *testing.T) {
-	cfg := testConfig(t, 3, "")
-	var outs []string
-	for range 2 {
-		// A fresh builder each time: the functions are compiled again, so
-		// equal hashes prove the build itself is reproducible.
-		b, err := stack.NewBuilder(t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := t.TempDir()
-		synth(t, cfg, b, out)
-		outs = append(outs, out)
+	cfg := testConfig(t, 3, "ops@example.com")
+	// The package's synthesis of cfg, and one more with a fresh builder:
+	// the functions are compiled again, so equal hashes prove the build
+	// itself is reproducible.
+	_, shared := synth(t, cfg)
+	b, err := stack.NewBuilder(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
 	}
+	fresh := t.TempDir()
+	if _, err := synthInto(cfg, b, fresh, flagsContext(t)); err != "" {
+		t.Fatal(err)
+	}
+	outs := []string{shared, fresh}
 	read := func(dir string) map[string]string {
 		files := map[string]string{}
 		for _, pattern := range []string{"*.template.json", "*.assets.json"} {
@@ -1027,7 +1094,7 @@ func TestEnvironmentLimit(t *testing.T) {
 	}
 	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir()), Context: flagsContext(t)})
 	_, err = stack.New(app, "Hookfan", &stack.Props{Config: cfg, Builder: builder})
-	if err == nil || !strings.Contains(err.Error(), "4096") || !strings.Contains(err.Error(), config.EnvSources) {
-		t.Errorf("got %v, want an error naming Lambda's 4096-byte limit and %s", err, config.EnvSources)
+	if err == nil || !strings.Contains(err.Error(), "4096") || !strings.Contains(err.Error(), ingest.EnvSources) {
+		t.Errorf("got %v, want an error naming Lambda's 4096-byte limit and %s", err, ingest.EnvSources)
 	}
 }

@@ -28,8 +28,7 @@ func TestCostSwitches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	outdir := t.TempDir()
-	h, _ := synth(t, cfg, builder, outdir)
+	h, outdir := synth(t, cfg)
 	for i, d := range cfg.Destinations {
 		_, res := templateOf(t, h.LaneStacks[i])
 		checkLane(t, d, cfg, res, false)

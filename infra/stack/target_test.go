@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/delivery"
 )
 
 // TestTargetLanes: each AWS target's lane role may call its type's one
@@ -33,7 +34,7 @@ func TestTargetLanes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, _ := synth(t, cfg, builder, "")
+	h, _ := synth(t, cfg)
 	for i, d := range cfg.Destinations {
 		tg := targets[d.Name]
 		_, res := templateOf(t, h.LaneStacks[i])
@@ -42,7 +43,7 @@ func TestTargetLanes(t *testing.T) {
 		}
 		_, fn := only(t, res, "AWS::Lambda::Function")
 		env := fn.Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
-		if _, ok := env[config.EnvSecretID]; ok {
+		if _, ok := env[delivery.EnvSecretID]; ok {
 			t.Errorf("%s: environment names a signing secret", d.Name)
 		}
 		grants := 0

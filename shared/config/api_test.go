@@ -230,9 +230,9 @@ func TestIngestSourcesDropLimits(t *testing.T) {
 	}
 	enc := EncodeSources(c.Sources)
 	if strings.Contains(enc, "limits") || strings.Contains(enc, "192.30.252.0") {
-		t.Errorf("%s carries the limits: %s", EnvSources, enc)
+		t.Errorf("the encoded sources carry the limits: %s", enc)
 	}
-	got, err := DecodeSources(enc)
+	got, err := DecodeSources("HOOKFAN_SOURCES", enc)
 	if err != nil {
 		t.Fatal(err)
 	}

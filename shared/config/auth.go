@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -53,19 +54,12 @@ func InvokeActions(service string) []string {
 	return nil
 }
 
-// isSigV4Service reports whether s has a signing name's shape: 1 to 63
-// lowercase letters, digits and hyphens, not starting with a hyphen.
-func isSigV4Service(s string) bool {
-	if s == "" || len(s) > 63 || s[0] == '-' {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
+// SigV4Services are the signing names auth.sigv4.service accepts: the
+// receivers the docs describe. Any other name would turn a sender's body
+// into a signed call to an AWS API with the lane's role (a mistyped lane
+// pointed at sqs or dynamodb), so another receiver is added here on
+// request, with its docs, not by configuration.
+var SigV4Services = []string{SigV4ServiceAPIGateway, SigV4ServiceLambda, SigV4ServiceLattice}
 
 // isAWSRegion reports whether s has a region's shape: two letters, one or
 // more lowercase words, and a number of one or two digits, joined by
@@ -142,8 +136,8 @@ func (d *Destination) validateAuth(p *problems, at string) {
 	}
 	s := a.SigV4
 	at += ".sigv4"
-	if !isSigV4Service(s.Service) {
-		p.add(at+".service", "%q is not a SigV4 signing name; use the receiver's, such as execute-api (API Gateway), lambda (function URLs) or vpc-lattice-svcs (VPC Lattice)", s.Service)
+	if !slices.Contains(SigV4Services, s.Service) {
+		p.add(at+".service", "%q is not a receiver Hookfan signs for; use execute-api (API Gateway), lambda (Lambda function URLs) or vpc-lattice-svcs (VPC Lattice); to sign for another service, open an issue naming it and the receiver it fronts", s.Service)
 	}
 	if !isAWSRegion(s.Region) {
 		p.add(at+".region", "%q is not an AWS region; use the receiver's region, such as eu-west-1 or us-east-1", s.Region)

@@ -19,11 +19,11 @@ func TestAuthAndTransformInvalid(t *testing.T) {
 			`destinations[0].auth: sets sigv4 and oauth2; keep exactly one kind of authentication`,
 		}},
 		{"sigv4 shapes", `, "auth": {"sigv4": {"service": "Execute API", "region": "europe"}}`, []string{
-			`destinations[0].auth.sigv4.service: "Execute API" is not a SigV4 signing name; use the receiver's, such as execute-api (API Gateway), lambda (function URLs) or vpc-lattice-svcs (VPC Lattice)`,
+			`destinations[0].auth.sigv4.service: "Execute API" is not a receiver Hookfan signs for; use execute-api (API Gateway), lambda (Lambda function URLs) or vpc-lattice-svcs (VPC Lattice); to sign for another service, open an issue naming it and the receiver it fronts`,
 			`destinations[0].auth.sigv4.region: "europe" is not an AWS region; use the receiver's region, such as eu-west-1 or us-east-1`,
 		}},
 		{"sigv4 missing fields", `, "auth": {"sigv4": {}}`, []string{
-			`destinations[0].auth.sigv4.service: "" is not a SigV4 signing name; use the receiver's, such as execute-api (API Gateway), lambda (function URLs) or vpc-lattice-svcs (VPC Lattice)`,
+			`destinations[0].auth.sigv4.service: "" is not a receiver Hookfan signs for; use execute-api (API Gateway), lambda (Lambda function URLs) or vpc-lattice-svcs (VPC Lattice); to sign for another service, open an issue naming it and the receiver it fronts`,
 			`destinations[0].auth.sigv4.region: "" is not an AWS region; use the receiver's region, such as eu-west-1 or us-east-1`,
 		}},
 		{"a header the signer sets", `, "auth": {"sigv4": {"service": "execute-api", "region": "eu-west-1"}}, "headers": [{"name": "Authorization", "secretName": "t"}, {"name": "X-Amz-Date", "value": "x"}]`, []string{
@@ -53,12 +53,54 @@ func TestAuthAndTransformInvalid(t *testing.T) {
 	}
 }
 
+// TestSigV4ServiceIsADocumentedReceiver: auth.sigv4.service takes the
+// documented receivers' signing names only; any other AWS signing name
+// (an AWS API the lane's role would call with a sender's body) is refused,
+// naming the field, the value and how to ask for another.
+func TestSigV4ServiceIsADocumentedReceiver(t *testing.T) {
+	const fix = ` is not a receiver Hookfan signs for; use execute-api (API Gateway), lambda (Lambda function URLs) or vpc-lattice-svcs (VPC Lattice); to sign for another service, open an issue naming it and the receiver it fronts`
+	tests := []struct {
+		service string
+		ok      bool
+	}{
+		{"execute-api", true},
+		{"lambda", true},
+		{"vpc-lattice-svcs", true},
+		{"sqs", false},
+		{"dynamodb", false},
+		{"sts", false},
+		{"s3", false},
+		{"iam", false},
+		{"execute_api", false},
+		{"Execute-Api", false},
+		{"lambda ", false},
+		{"vpc-lattice", false},
+		{"apigateway", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.service, func(t *testing.T) {
+			_, err := Parse([]byte(paused(`, "auth": {"sigv4": {"service": "` + tt.service + `", "region": "eu-west-1"}}`)))
+			if tt.ok {
+				if err != nil {
+					t.Errorf("refused: %v", err)
+				}
+				return
+			}
+			want := `destinations[0].auth.sigv4.service: "` + tt.service + `"` + fix
+			if err == nil || err.Error() != want {
+				t.Errorf("error %v\nwant %s", err, want)
+			}
+		})
+	}
+}
+
 func TestAuthAndTransformRoundTripThroughTheEnvironment(t *testing.T) {
 	c, err := Parse([]byte(paused(`, "auth": {"sigv4": {"service": "lambda", "region": "us-gov-west-1", "resources": ["arn:aws-us-gov:lambda:us-gov-west-1:123456789012:function:receiver:live"]}}, "transform": "{text: .type}"`)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := DecodeDestination(EncodeDestination(c.Destinations[0]))
+	d, err := DecodeDestination("HOOKFAN_DESTINATION", EncodeDestination(c.Destinations[0]))
 	if err != nil {
 		t.Fatalf("DecodeDestination: %v", err)
 	}

@@ -378,7 +378,22 @@ func TestParseInvalid(t *testing.T) {
 		{
 			name: "schedule delay beyond the visibility ceiling",
 			json: dst(`{"name": "a", "url": "https://a.example.com", "retry": {"schedule": ["5s", "13h"]}}`),
-			want: []string{`destinations[0].retry.schedule[1]: 13h0m0s is out of range; each delay must be more than 0 and at most 12h0m0s (SQS's longest visibility timeout)`},
+			want: []string{`destinations[0].retry.schedule[1]: 13h0m0s cannot be honoured: SQS hides a message at most 12h0m0s from its receive, which can precede this delay by the function timeout (20s), the batch window (0s) and a 1m0s margin; use at most 11h58m40s`},
+		},
+		{
+			// The message states the real limit (11h58m40s), not SQS's 12 h.
+			name: "a day-long delay",
+			json: dst(`{"name": "a", "url": "https://a.example.com", "retry": {"schedule": ["24h"]}}`),
+			want: []string{`destinations[0].retry.schedule[0]: 24h0m0s cannot be honoured: SQS hides a message at most 12h0m0s from its receive, which can precede this delay by the function timeout (20s), the batch window (0s) and a 1m0s margin; use at most 11h58m40s`},
+		},
+		{
+			name: "a day-long delay beside a timeout out of range",
+			json: dst(`{"name": "a", "url": "https://a.example.com", "timeoutSeconds": 9999, "retry": {"schedule": ["24h", "0s"]}}`),
+			want: []string{
+				`destinations[0].retry.schedule[1]: 0s is out of range; each delay must be more than 0`,
+				`destinations[0].timeoutSeconds: 9999 is out of range; use 1 to 120 seconds (default 10)`,
+				`destinations[0].retry.schedule[0]: 24h0m0s is more than SQS hides a message (12h0m0s from its receive, less the function timeout, the batch window and a 1m0s margin); use at most 11h58m40s with the default timeout and no batch window`,
+			},
 		},
 		{
 			name: "schedule delay of 12h cannot fit after the receive",
@@ -703,26 +718,26 @@ func TestEnvRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srcs, err := DecodeSources(EncodeSources(c.Sources))
+	srcs, err := DecodeSources("HOOKFAN_SOURCES", EncodeSources(c.Sources))
 	if err != nil {
 		t.Fatalf("DecodeSources: %v", err)
 	}
 	if diff := cmp.Diff(c.Sources, srcs); diff != "" {
 		t.Errorf("sources round trip (-want +got):\n%s", diff)
 	}
-	d, err := DecodeDestination(EncodeDestination(c.Destinations[0]))
+	d, err := DecodeDestination("HOOKFAN_DESTINATION", EncodeDestination(c.Destinations[0]))
 	if err != nil {
 		t.Fatalf("DecodeDestination: %v", err)
 	}
 	if diff := cmp.Diff(c.Destinations[0], d); diff != "" {
 		t.Errorf("destination round trip (-want +got):\n%s", diff)
 	}
-	_, err = DecodeDestination(`{"name": "x", "url": "http://example.com"}`)
+	_, err = DecodeDestination("HOOKFAN_DESTINATION", `{"name": "x", "url": "http://example.com"}`)
 	want := `HOOKFAN_DESTINATION: destination.url: "http://example.com" uses http; deliveries must use https (http is accepted only with allowPrivateNetworks, for local development)`
 	if err == nil || err.Error() != want {
 		t.Errorf("DecodeDestination(http) = %v, want %q", err, want)
 	}
-	_, err = DecodeSources(`[{"name": "x", "verify": {"kind": "github", "secretName": "s"}, "secret": "leak"}]`)
+	_, err = DecodeSources("HOOKFAN_SOURCES", `[{"name": "x", "verify": {"kind": "github", "secretName": "s"}, "secret": "leak"}]`)
 	want = `HOOKFAN_SOURCES: sources[0].secret: unknown field; check its spelling against the configuration reference, docs/configuration.md#configuration-reference`
 	if err == nil || err.Error() != want {
 		t.Errorf("DecodeSources(unknown field) = %v, want %q", err, want)

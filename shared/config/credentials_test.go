@@ -22,7 +22,7 @@ func TestCheckURL(t *testing.T) {
 		{"https://169.254.169.254/latest/tok_1", false, "host 169.254.169.254 is a link-local address; use a public host, or set allowPrivateNetworks for local development"},
 		{"https://u:tok_1@hooks.example.com/", false, "the URL carries credentials; remove them from the URL (deliveries are authenticated by their signature; a subscriber's credential goes in a header with secretName)"},
 		{"https://hooks.example.com/tok_1#f", false, "the URL has a fragment; remove the #part"},
-		{"ftp://hooks.example.com/tok_1", false, `the URL has scheme "ftp"; use https`},
+		{"ftp://hooks.example.com/tok_1", false, "the URL has a scheme other than https; use https"},
 		{"https://hooks.example.com/tok_1\n", false, "the URL is not an absolute URL; store https://host/path, verbatim (no quotes, no trailing newline)"},
 		{`"https://hooks.example.com/tok_1"`, false, "the URL is not an absolute URL; store https://host/path, verbatim (no quotes, no trailing newline)"},
 	}
@@ -66,7 +66,7 @@ func TestURLHostAndSecrets(t *testing.T) {
 		t.Errorf("Secrets of a plain destination = %v", got)
 	}
 	// The function's slice carries the secret's name, and reads back.
-	back, err := DecodeDestination(EncodeDestination(hidden))
+	back, err := DecodeDestination("HOOKFAN_DESTINATION", EncodeDestination(hidden))
 	if err != nil || back.URLSecretName != hidden.URLSecretName || back.URL != "" {
 		t.Errorf("round trip: %+v, %v", back, err)
 	}

@@ -73,7 +73,7 @@ func TestKeysOfSelfDecodingValues(t *testing.T) {
 
 // TestKeysOfTheEnvironment: a function's slice is checked the same way.
 func TestKeysOfTheEnvironment(t *testing.T) {
-	_, err := DecodeDestination(`{"name": "a", "url": "https://a.example.com", "timeoutseconds": 5}`)
+	_, err := DecodeDestination("HOOKFAN_DESTINATION", `{"name": "a", "url": "https://a.example.com", "timeoutseconds": 5}`)
 	want := `HOOKFAN_DESTINATION: destination.timeoutseconds: unknown field; did you mean timeoutSeconds? (field names are case-sensitive)`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)

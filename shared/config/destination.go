@@ -204,7 +204,9 @@ func urlProblems(u *url.URL, allowPrivate bool, allowed netguard.Allowed, subjec
 	case u.Scheme == "http":
 		out = append(out, subject+" uses http; deliveries must use https (http is accepted only with allowPrivateNetworks, for local development)")
 	default:
-		out = append(out, fmt.Sprintf("%s has scheme %q; use https", subject, u.Scheme))
+		// The scheme is not quoted: at run time the URL is a secret's, and
+		// its messages show none of it but the host.
+		out = append(out, subject+" has a scheme other than https; use https")
 	}
 	if u.User != nil {
 		out = append(out, subject+" carries credentials; remove them from the URL (deliveries are authenticated by their signature; a subscriber's credential goes in a header with secretName)")

@@ -110,7 +110,7 @@ func TestLargePayloads(t *testing.T) {
 func TestHeadersRoundTripAndSecrets(t *testing.T) {
 	c := destinationsConfig(t, false)
 	d, _ := c.Destination("both")
-	got, err := DecodeDestination(EncodeDestination(d))
+	got, err := DecodeDestination("HOOKFAN_DESTINATION", EncodeDestination(d))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -149,7 +149,7 @@ func TestEgressValid(t *testing.T) {
 				t.Errorf("StaticLanes (-want +got):\n%s", diff)
 			}
 			// The deliver function reads the same destination back.
-			d, err := DecodeDestination(EncodeDestination(c.Destinations[0]))
+			d, err := DecodeDestination("HOOKFAN_DESTINATION", EncodeDestination(c.Destinations[0]))
 			if err != nil {
 				t.Fatal(err)
 			}

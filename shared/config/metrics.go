@@ -30,7 +30,7 @@ func (m Metrics) Dashboards() bool { return m.Dashboard == nil || *m.Dashboard }
 // PerLane reports whether delivery metrics carry the Destination dimension.
 func (m Metrics) PerLane() bool { return m.LaneDimensions == nil || *m.LaneDimensions }
 
-// LaneMetricsAggregate is EnvLaneMetrics' value with
+// LaneMetricsAggregate is delivery.EnvLaneMetrics' value with
 // metrics.laneDimensions false.
 const LaneMetricsAggregate = "aggregate"
 

@@ -225,41 +225,29 @@ func (c *Config) validateOrdering(p *problems) {
 	}
 }
 
-// The environment of ordered lanes (beside env.go's).
-const (
-	// EnvOrderedTopicARN names the FIFO topic (ingest); unset without an
-	// ordered destination.
-	EnvOrderedTopicARN = "HOOKFAN_ORDERED_TOPIC_ARN"
-	// EnvOrderingRoutes holds the ordering routes as JSON (ingest), with
-	// EnvOrderedTopicARN.
-	EnvOrderingRoutes = "HOOKFAN_ORDERING_ROUTES"
-	// EnvOrdered is "true" for an ordered lane's deliver function; unset
-	// on a standard lane.
-	EnvOrdered = "HOOKFAN_ORDERED"
-)
-
-// EncodeOrderingRoutes renders routes for EnvOrderingRoutes.
+// EncodeOrderingRoutes renders routes for ingest's environment.
 func EncodeOrderingRoutes(r []OrderingRoute) string { return mustJSON(r) }
 
-// DecodeOrderingRoutes reads and checks the routes handed to ingest.
-func DecodeOrderingRoutes(data string) ([]OrderingRoute, error) {
+// DecodeOrderingRoutes reads and checks the routes handed to ingest in its
+// environment variable name.
+func DecodeOrderingRoutes(name, data string) ([]OrderingRoute, error) {
 	var r []OrderingRoute
-	if err := decodeStrict([]byte(data), &r, EnvOrderingRoutes); err != nil {
-		return nil, fmt.Errorf("%s: %w", EnvOrderingRoutes, err)
+	if err := decodeStrict([]byte(data), &r, name); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	var p problems
 	for i, route := range r {
 		if _, err := ParseOrderingKey(route.Key); err != nil {
-			p.add(fmt.Sprintf("%s[%d].key", EnvOrderingRoutes, i), "%v", err)
+			p.add(fmt.Sprintf("%s[%d].key", name, i), "%v", err)
 		}
 		for j, s := range route.Sources {
 			if !isName(s) {
-				p.add(fmt.Sprintf("%s[%d].sources[%d]", EnvOrderingRoutes, i, j), "%q is not a source name", s)
+				p.add(fmt.Sprintf("%s[%d].sources[%d]", name, i, j), "%q is not a source name", s)
 			}
 		}
 	}
 	if len(r) == 0 {
-		p.add(EnvOrderingRoutes, "no route; the stack renders one per ordering key spec when some destination is ordered")
+		p.add(name, "no route; the stack renders one per ordering key spec when some destination is ordered")
 	}
 	if len(p) > 0 {
 		return nil, errors.Join(p...)

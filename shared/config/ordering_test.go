@@ -89,13 +89,13 @@ func TestOrderingRoutesAndFilter(t *testing.T) {
 	if got, want := cfg.OrderedSubscriptionFilter(cfg.Destinations[2]), `{"ordering_key":["header:X-Key"]}`; got != want {
 		t.Errorf("OrderedSubscriptionFilter(c) = %s, want %s", got, want)
 	}
-	routes, err := DecodeOrderingRoutes(EncodeOrderingRoutes(cfg.OrderingRoutes()))
+	routes, err := DecodeOrderingRoutes("HOOKFAN_ORDERING_ROUTES", EncodeOrderingRoutes(cfg.OrderingRoutes()))
 	if err != nil || !cmp.Equal(routes, want) {
 		t.Errorf("DecodeOrderingRoutes(Encode) = %v, %v", routes, err)
 	}
 	for _, bad := range []string{`[]`, `[{"key": "nope"}]`, `[{"key": "body:a", "sources": ["Bad Name"]}]`, `[{"key": "body:a", "extra": 1}]`, `{`} {
-		if _, err := DecodeOrderingRoutes(bad); err == nil || !strings.Contains(err.Error(), EnvOrderingRoutes) {
-			t.Errorf("DecodeOrderingRoutes(%s) = %v, want an error naming %s", bad, err, EnvOrderingRoutes)
+		if _, err := DecodeOrderingRoutes("HOOKFAN_ORDERING_ROUTES", bad); err == nil || !strings.Contains(err.Error(), "HOOKFAN_ORDERING_ROUTES") {
+			t.Errorf("DecodeOrderingRoutes(%s) = %v, want an error naming %s", bad, err, "HOOKFAN_ORDERING_ROUTES")
 		}
 	}
 }

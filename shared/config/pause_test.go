@@ -185,14 +185,14 @@ func TestPauseRoundTripsThroughTheEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := DecodeDestination(EncodeDestination(c.Destinations[0]))
+	d, err := DecodeDestination("HOOKFAN_DESTINATION", EncodeDestination(c.Destinations[0]))
 	if err != nil {
 		t.Fatalf("DecodeDestination: %v", err)
 	}
 	if diff := cmp.Diff(c.Destinations[0], d); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
-	_, err = DecodeDestination(`{"name": "x", "url": "https://x.example.com", "pause": {"probeEvery": "10s"}}`)
+	_, err = DecodeDestination("HOOKFAN_DESTINATION", `{"name": "x", "url": "https://x.example.com", "pause": {"probeEvery": "10s"}}`)
 	want := `HOOKFAN_DESTINATION: destination.pause.probeEvery: 10s is out of range; use 1m0s to 1h0m0s in whole minutes (default 1m0s)`
 	if err == nil || err.Error() != want {
 		t.Errorf("DecodeDestination(bad pause) = %v, want %q", err, want)

@@ -50,6 +50,12 @@ func (d Destination) MaxDelay() time.Duration {
 	return MaxVisibility - d.FunctionTimeout() - d.BatchWindow() - VisibilityCapMargin
 }
 
+// defaultMaxDelay is MaxDelay for a destination with the default timeout
+// and no batch window (11h58m40s).
+func defaultMaxDelay() time.Duration {
+	return Destination{}.MaxDelay()
+}
+
 // Attempts is the number of delivery attempts: the first plus one per
 // scheduled delay.
 func (d Destination) Attempts() int { return len(d.Schedule()) + 1 }
@@ -106,13 +112,17 @@ func roundUp(d, unit time.Duration) time.Duration {
 // keeps. Each check runs only when the fields it reads are in range; the
 // range checks report them otherwise.
 func (d *Destination) validateQueueTiming(p *problems, at string) {
-	if d.TimeoutSeconds >= 0 && d.TimeoutSeconds <= MaxTimeoutSeconds && d.BatchWindowSeconds >= 0 && d.BatchWindowSeconds <= MaxBatchWindowSeconds {
-		longest := d.MaxDelay()
-		for i, delay := range d.Retry.Schedule {
-			if delay.D() > longest && delay.D() <= MaxVisibility {
-				p.add(fmt.Sprintf("%s.retry.schedule[%d]", at, i), "%s cannot be honoured: SQS hides a message at most %s from its receive, which can precede this delay by the function timeout (%s), the batch window (%s) and a %s margin; use at most %s",
-					delay.D(), MaxVisibility, d.FunctionTimeout(), d.BatchWindow(), VisibilityCapMargin, longest)
-			}
+	timing := d.TimeoutSeconds >= 0 && d.TimeoutSeconds <= MaxTimeoutSeconds && d.BatchWindowSeconds >= 0 && d.BatchWindowSeconds <= MaxBatchWindowSeconds
+	for i, delay := range d.Retry.Schedule {
+		switch {
+		case timing && delay.D() > d.MaxDelay():
+			p.add(fmt.Sprintf("%s.retry.schedule[%d]", at, i), "%s cannot be honoured: SQS hides a message at most %s from its receive, which can precede this delay by the function timeout (%s), the batch window (%s) and a %s margin; use at most %s",
+				delay.D(), MaxVisibility, d.FunctionTimeout(), d.BatchWindow(), VisibilityCapMargin, d.MaxDelay())
+		case !timing && delay.D() > MaxVisibility:
+			// The timeout or window is out of range (reported there), so the
+			// exact bound is unknown; it is below SQS's ceiling.
+			p.add(fmt.Sprintf("%s.retry.schedule[%d]", at, i), "%s is more than SQS hides a message (%s from its receive, less the function timeout, the batch window and a %s margin); use at most %s with the default timeout and no batch window",
+				delay.D(), MaxVisibility, VisibilityCapMargin, defaultMaxDelay())
 		}
 	}
 	if d.Retry.valid() && d.TimeoutSeconds >= 0 {

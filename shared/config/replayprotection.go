@@ -12,11 +12,6 @@ const (
 	MaxReplayWindowDays     = 365
 )
 
-// EnvReplayTable names the table ingest remembers verified requests in
-// (the delivery-record table, under keys "replay:…"); set when a source
-// has replay protection.
-const EnvReplayTable = "HOOKFAN_REPLAY_TABLE"
-
 // ReplayProtection is a source's replay protection. The kinds that sign no timestamp
 // (github, shopify, hmac, token) have it on by default: a copy of a
 // verified request within the window is answered as the original and not

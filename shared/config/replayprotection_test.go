@@ -94,7 +94,7 @@ func TestReplayWindows(t *testing.T) {
 				t.Error("ReplayProtected = false")
 			}
 			// The block reaches ingest unchanged.
-			back, err := DecodeSources(EncodeSources(c.Sources))
+			back, err := DecodeSources("HOOKFAN_SOURCES", EncodeSources(c.Sources))
 			if err != nil {
 				t.Fatal(err)
 			}

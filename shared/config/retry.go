@@ -69,8 +69,10 @@ func (r *Retry) validate(p *problems, at string) {
 		p.add(at+".schedule", "has %d delays; use at most %d", len(r.Schedule), MaxScheduleLength)
 	}
 	for i, d := range r.Schedule {
-		if d <= 0 || d.D() > MaxVisibility {
-			p.add(fmt.Sprintf("%s.schedule[%d]", at, i), "%s is out of range; each delay must be more than 0 and at most %s (SQS's longest visibility timeout)", d.D(), MaxVisibility)
+		// A delay too long is the destination's to judge: how long depends
+		// on its timeout and batch window (validateQueueTiming).
+		if d <= 0 {
+			p.add(fmt.Sprintf("%s.schedule[%d]", at, i), "%s is out of range; each delay must be more than 0", d.D())
 		}
 	}
 	if r.Jitter != nil && (*r.Jitter < 0 || *r.Jitter >= 1) {

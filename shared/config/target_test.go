@@ -28,7 +28,7 @@ func TestTargetsValid(t *testing.T) {
 		if d.TargetType() != typ || d.AWSTarget() == (typ == TypeHTTPS) || d.Signs() != (typ == TypeHTTPS) {
 			t.Errorf("%s: type %q, AWSTarget %v, Signs %v", name, d.TargetType(), d.AWSTarget(), d.Signs())
 		}
-		back, err := DecodeDestination(EncodeDestination(d))
+		back, err := DecodeDestination("HOOKFAN_DESTINATION", EncodeDestination(d))
 		if err != nil || back.Type != d.Type || back.Target != d.Target {
 			t.Errorf("%s: round trip %+v, %v", name, back, err)
 		}

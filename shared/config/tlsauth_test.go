@@ -24,7 +24,7 @@ func TestTLSAndOAuth2Valid(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, _ := c.Destination("bank")
-	back, err := DecodeDestination(EncodeDestination(d))
+	back, err := DecodeDestination("HOOKFAN_DESTINATION", EncodeDestination(d))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestTLSCAAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, _ := c.Destination("private")
-	back, err := DecodeDestination(EncodeDestination(d))
+	back, err := DecodeDestination("HOOKFAN_DESTINATION", EncodeDestination(d))
 	if err != nil {
 		t.Fatal(err)
 	}

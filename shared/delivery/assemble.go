@@ -103,7 +103,7 @@ func Assemble(env Env, c Clients) (*Handler, error) {
 		RecordTTL: time.Duration(env.RecordDays) * 24 * time.Hour,
 		Store:     store, SQS: c.SQS, Sender: snd, Payloads: c.Payloads,
 		Metrics: laneMetrics(env, metrics.NewRecorder(c.Metrics)), Logger: loglevel.AtLeast(c.Logger, env.LogLevel),
-		Timeouts: c.Timeouts,
+		Timeouts: c.Timeouts, MemoryMB: env.MemoryMB,
 	}
 	if pauses {
 		l, err := pausing.New(pausing.Options{Destination: env.Destination.Name, Policy: policy, Store: c.Lanes, Switch: c.Switch,

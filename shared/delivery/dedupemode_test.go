@@ -136,12 +136,12 @@ func TestCheckModeCopiesAtOnce(t *testing.T) {
 func TestAssembleDedupeMode(t *testing.T) {
 	cfg := contractConfig(t, `{"name": "orders", "url": "https://orders.example.com/hooks"}`)
 	cfg.Dedupe.Mode = config.DedupeCheck
-	env := LaneEnv(cfg, cfg.Destinations[0], "records", "https://sqs/queue", "", "orders-secret", "", "")
-	if env.DedupeMode != config.DedupeCheck || env.Render()[config.EnvDedupeMode] != config.DedupeCheck {
-		t.Fatalf("LaneEnv with dedupe.mode check: %q, rendered %q", env.DedupeMode, env.Render()[config.EnvDedupeMode])
+	env := LaneEnv(cfg, cfg.Destinations[0], LaneResources{Table: "records", QueueURL: "https://sqs/queue", SecretID: "orders-secret"})
+	if env.DedupeMode != config.DedupeCheck || env.Render()[EnvDedupeMode] != config.DedupeCheck {
+		t.Fatalf("LaneEnv with dedupe.mode check: %q, rendered %q", env.DedupeMode, env.Render()[EnvDedupeMode])
 	}
-	if _, ok := LaneEnv(contractConfig(t, `{"name": "orders", "url": "https://orders.example.com/hooks"}`), cfg.Destinations[0], "t", "q", "", "s", "", "").Render()[config.EnvDedupeMode]; ok {
-		t.Errorf("%s rendered for the default lease", config.EnvDedupeMode)
+	if _, ok := LaneEnv(contractConfig(t, `{"name": "orders", "url": "https://orders.example.com/hooks"}`), cfg.Destinations[0], LaneResources{Table: "t", QueueURL: "q", SecretID: "s"}).Render()[EnvDedupeMode]; ok {
+		t.Errorf("%s rendered for the default lease", EnvDedupeMode)
 	}
 	store := dedupe.NewMemory()
 	clients := func(s Store) Clients {
@@ -163,9 +163,9 @@ func TestAssembleDedupeMode(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "dedupe.mode") {
 		t.Errorf("Assemble of a lease-only store in check mode = %v, want an error naming dedupe.mode", err)
 	}
-	bad := map[string]string{config.EnvDedupeMode: "optimistic", config.EnvLaneMetrics: "some"}
+	bad := map[string]string{EnvDedupeMode: "optimistic", EnvLaneMetrics: "some"}
 	_, err = ReadEnv(func(k string) string { return bad[k] })
-	for _, want := range []string{`"optimistic"`, config.EnvDedupeMode, `"some"`, config.EnvLaneMetrics} {
+	for _, want := range []string{`"optimistic"`, EnvDedupeMode, `"some"`, EnvLaneMetrics} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ReadEnv of unknown values = %v, want %s named", err, want)
 		}

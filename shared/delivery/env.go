@@ -11,9 +11,27 @@ import (
 	"github.com/hookfan/hookfan/shared/metrics"
 )
 
-// EnvFunctionName is set by Lambda for every function: a lane that pauses
-// finds its event source mapping by it.
-const EnvFunctionName = "AWS_LAMBDA_FUNCTION_NAME"
+// The deliver function's environment: what Env renders and ReadEnv
+// reads. EnvMetricsSink, EnvLogLevel and the two payload buckets' names
+// are shared with ingest's contract (config).
+const (
+	EnvDestination = "HOOKFAN_DESTINATION"  // JSON of the lane's one destination
+	EnvTableName   = "HOOKFAN_TABLE_NAME"   // the delivery-record table
+	EnvQueueURL    = "HOOKFAN_QUEUE_URL"    // the lane's queue, for ChangeMessageVisibility
+	EnvQueueARN    = "HOOKFAN_QUEUE_ARN"    // when the lane pauses: its queue's ARN, to find its event source mapping
+	EnvSecretID    = "HOOKFAN_SECRET_ID"    // the signing secret's name or ARN
+	EnvRecordDays  = "HOOKFAN_RECORD_DAYS"  // delivery-record TTL in days
+	EnvTracing     = "HOOKFAN_TRACING"      // "sampled" or "all" when tracing is on (a traceparent header); unset when off
+	EnvDedupeMode  = "HOOKFAN_DEDUPE_MODE"  // "check" for dedupe.mode check; unset for the default lease
+	EnvLaneMetrics = "HOOKFAN_LANE_METRICS" // "aggregate" with metrics.laneDimensions false; unset for per-lane dimensions
+	// EnvFunctionName is set by Lambda for every function: a lane that
+	// pauses finds its event source mapping by it.
+	EnvFunctionName = "AWS_LAMBDA_FUNCTION_NAME"
+)
+
+// EnvFunctionMemory is set by Lambda for every function: its memory in
+// MB, which sizes a transform's memory bound.
+const EnvFunctionMemory = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"
 
 // Env is the deliver function's environment contract, written once: the
 // CDK stack renders it for each lane's function (Render), the function
@@ -55,25 +73,44 @@ type Env struct {
 	// LogLevel is config.LogLevelWarn with functions.logLevel WARN, ""
 	// (not rendered) for the default INFO.
 	LogLevel string
+	// MemoryMB is the function's memory: set by Lambda, not rendered; 0
+	// where it is not set (the local stack), which means
+	// config.DefaultDeliverMemoryMB.
+	MemoryMB int
 	// FunctionName is the function's own name: set by Lambda, not
 	// rendered; read only when the destination pauses.
 	FunctionName string
-	// Ordered is set for an ordered lane (Destination.Ordering): its
-	// queue is a FIFO queue, and each key's events go one after another
-	// (ordered.go).
-	Ordered bool
+}
+
+// LaneResources are where a lane's function finds what the stack made
+// for it: names, URLs and ARNs (CDK tokens in the stack, the emulator's
+// names locally).
+type LaneResources struct {
+	// Table is the delivery-record table.
+	Table string
+	// QueueURL and QueueARN are the lane's queue's.
+	QueueURL, QueueARN string
+	// SecretID is the signing secret's name or ARN; "" for an AWS target,
+	// which is not signed.
+	SecretID string
+	// PayloadBucket holds the bodies larger than one SNS message; "" when
+	// no source takes such bodies.
+	PayloadBucket string
+	// ArchiveBucket is the event archive's bucket; "" without the
+	// archive. Rendered only with PayloadBucket.
+	ArchiveBucket string
 }
 
 // LaneEnv is destination d's contract under cfg, given where its
-// resources are (names, URLs and ARNs; CDK tokens in the stack, the
-// emulator's names locally). payloadBucket is "" without large payloads,
-// archiveBucket "" without the archive.
-func LaneEnv(cfg *config.Config, d config.Destination, table, queueURL, queueARN, secretID, payloadBucket, archiveBucket string) Env {
-	e := Env{Destination: d, TableName: table, QueueURL: queueURL, QueueARN: queueARN, SecretID: secretID,
-		RecordDays: int(cfg.RecordTTL() / (24 * time.Hour)), MetricsSink: cfg.Metrics.SinkName(), PayloadBucket: payloadBucket,
-		Ordered: d.Ordered()}
-	if payloadBucket != "" {
-		e.PayloadArchiveBucket = archiveBucket
+// resources are: the whole environment, tracing included.
+func LaneEnv(cfg *config.Config, d config.Destination, r LaneResources) Env {
+	e := Env{Destination: d, TableName: r.Table, QueueURL: r.QueueURL, QueueARN: r.QueueARN, SecretID: r.SecretID,
+		RecordDays: int(cfg.RecordTTL() / (24 * time.Hour)), MetricsSink: cfg.Metrics.SinkName(), PayloadBucket: r.PayloadBucket}
+	if r.PayloadBucket != "" {
+		e.PayloadArchiveBucket = r.ArchiveBucket
+	}
+	if m := cfg.TracingMode(); m != config.TracingOff {
+		e.Tracing = m
 	}
 	if cfg.DedupeMode() != config.DedupeLease {
 		e.DedupeMode = cfg.DedupeMode()
@@ -97,14 +134,14 @@ func (e Env) Pauses() bool {
 // Render returns the variables of the function's environment.
 func (e Env) Render() map[string]string {
 	env := map[string]string{
-		config.EnvDestination: config.EncodeDestination(e.Destination),
-		config.EnvTableName:   e.TableName,
-		config.EnvQueueURL:    e.QueueURL,
-		config.EnvRecordDays:  strconv.Itoa(e.RecordDays),
+		EnvDestination:        config.EncodeDestination(e.Destination),
+		EnvTableName:          e.TableName,
+		EnvQueueURL:           e.QueueURL,
+		EnvRecordDays:         strconv.Itoa(e.RecordDays),
 		config.EnvMetricsSink: e.MetricsSink,
 	}
 	if e.SecretID != "" { // an AWS target is not signed
-		env[config.EnvSecretID] = e.SecretID
+		env[EnvSecretID] = e.SecretID
 	}
 	if e.PayloadBucket != "" {
 		env[config.EnvPayloadBucket] = e.PayloadBucket
@@ -113,19 +150,16 @@ func (e Env) Render() map[string]string {
 		env[config.EnvPayloadArchiveBucket] = e.PayloadArchiveBucket
 	}
 	if e.Pauses() {
-		env[config.EnvQueueARN] = e.QueueARN
+		env[EnvQueueARN] = e.QueueARN
 	}
 	if e.Tracing != "" {
-		env[config.EnvTracing] = e.Tracing
-	}
-	if e.Ordered {
-		env[config.EnvOrdered] = "true"
+		env[EnvTracing] = e.Tracing
 	}
 	if e.DedupeMode != "" {
-		env[config.EnvDedupeMode] = e.DedupeMode
+		env[EnvDedupeMode] = e.DedupeMode
 	}
 	if e.LaneMetrics != "" {
-		env[config.EnvLaneMetrics] = e.LaneMetrics
+		env[EnvLaneMetrics] = e.LaneMetrics
 	}
 	if e.LogLevel != "" {
 		env[config.EnvLogLevel] = e.LogLevel
@@ -146,62 +180,58 @@ func ReadEnv(lookup func(string) string) (Env, error) {
 		return v
 	}
 	const byStack = "the stack sets it for every lane's function"
-	decoded := false
 	e := Env{
-		TableName:     require(config.EnvTableName, "the delivery-record table", byStack),
-		QueueURL:      require(config.EnvQueueURL, "the lane's queue URL", byStack),
-		SecretID:      lookup(config.EnvSecretID),
+		TableName:     require(EnvTableName, "the delivery-record table", byStack),
+		QueueURL:      require(EnvQueueURL, "the lane's queue URL", byStack),
+		SecretID:      lookup(EnvSecretID),
 		MetricsSink:   lookup(config.EnvMetricsSink),
 		PayloadBucket: lookup(config.EnvPayloadBucket),
 		RecordDays:    config.DefaultRecordDays,
 		// Read with the payload bucket only, as it is rendered.
 		PayloadArchiveBucket: lookup(config.EnvPayloadArchiveBucket),
-		Tracing:              lookup(config.EnvTracing),
-		DedupeMode:           lookup(config.EnvDedupeMode),
-		LaneMetrics:          lookup(config.EnvLaneMetrics),
+		Tracing:              lookup(EnvTracing),
+		DedupeMode:           lookup(EnvDedupeMode),
+		LaneMetrics:          lookup(EnvLaneMetrics),
 		LogLevel:             lookup(config.EnvLogLevel),
+	}
+	if v := lookup(EnvFunctionMemory); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < config.MinMemoryMB || n > config.MaxMemoryMB {
+			errs = append(errs, fmt.Errorf("%s = %q: want the function's memory in MB, %d to %d (Lambda sets it)", EnvFunctionMemory, v, config.MinMemoryMB, config.MaxMemoryMB))
+		}
+		e.MemoryMB = n
 	}
 	if err := loglevel.Check(e.LogLevel); err != nil {
 		errs = append(errs, err)
 	}
 	if m := e.LaneMetrics; m != "" && m != config.LaneMetricsAggregate {
-		errs = append(errs, fmt.Errorf("%s = %q: want %q, or unset for per-lane dimensions (metrics.laneDimensions)", config.EnvLaneMetrics, m, config.LaneMetricsAggregate))
+		errs = append(errs, fmt.Errorf("%s = %q: want %q, or unset for per-lane dimensions (metrics.laneDimensions)", EnvLaneMetrics, m, config.LaneMetricsAggregate))
 	}
 	if m := e.DedupeMode; m != "" && m != config.DedupeLease && m != config.DedupeCheck {
-		errs = append(errs, fmt.Errorf("%s = %q: want %q or %q, or unset for %q (dedupe.mode)", config.EnvDedupeMode, m, config.DedupeCheck, config.DedupeLease, config.DedupeLease))
+		errs = append(errs, fmt.Errorf("%s = %q: want %q or %q, or unset for %q (dedupe.mode)", EnvDedupeMode, m, config.DedupeCheck, config.DedupeLease, config.DedupeLease))
 	}
-	if v := require(config.EnvDestination, "the destination, as JSON", byStack); v != "" {
-		d, err := config.DecodeDestination(v)
+	if v := require(EnvDestination, "the destination, as JSON", byStack); v != "" {
+		d, err := config.DecodeDestination(EnvDestination, v)
 		if err != nil {
 			errs = append(errs, err)
 		}
-		e.Destination, decoded = d, err == nil
+		e.Destination = d
 	}
 	if e.SecretID == "" && e.Destination.Signs() {
-		require(config.EnvSecretID, "the signing secret's name or ARN", "the stack sets it for every https lane's function")
+		require(EnvSecretID, "the signing secret's name or ARN", "the stack sets it for every https lane's function")
 	}
-	if v := lookup(config.EnvRecordDays); v != "" {
+	if v := lookup(EnvRecordDays); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > config.MaxRecordDays {
-			errs = append(errs, fmt.Errorf("%s = %q: want a whole number of days from 1 to %d (dedupe.recordDays)", config.EnvRecordDays, v, config.MaxRecordDays))
+			errs = append(errs, fmt.Errorf("%s = %q: want a whole number of days from 1 to %d (dedupe.recordDays)", EnvRecordDays, v, config.MaxRecordDays))
 		}
 		e.RecordDays = n
 	}
 	if err := metrics.CheckSink(e.MetricsSink); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w (metrics.sink)", config.EnvMetricsSink, err))
 	}
-	switch v := lookup(config.EnvOrdered); v {
-	case "":
-	case "true":
-		e.Ordered = true
-	default:
-		errs = append(errs, fmt.Errorf("%s = %q: want \"true\" on an ordered lane, or unset (destination.ordering)", config.EnvOrdered, v))
-	}
-	if decoded && e.Ordered != e.Destination.Ordered() {
-		errs = append(errs, fmt.Errorf("%s = %t, but the destination %s an ordering key; the stack renders both from destination.ordering", config.EnvOrdered, e.Ordered, map[bool]string{true: "has", false: "has no"}[e.Destination.Ordered()]))
-	}
 	if e.Pauses() {
-		e.QueueARN = require(config.EnvQueueARN, "the lane's queue ARN", "the stack sets it when the destination pauses")
+		e.QueueARN = require(EnvQueueARN, "the lane's queue ARN", "the stack sets it when the destination pauses")
 		e.FunctionName = require(EnvFunctionName, "the function's name, to find the lane's event source mapping", "Lambda sets it for every function")
 	}
 	return e, errors.Join(errs...)

@@ -43,7 +43,7 @@ func TestEnvRoundTrip(t *testing.T) {
 	} {
 		cfg := contractConfig(t, dest)
 		d := cfg.Destinations[0]
-		want := LaneEnv(cfg, d, "records", "https://sqs/queue", "arn:aws:sqs:us-east-1:1:queue", "orders-secret", "payloads", "archive")
+		want := LaneEnv(cfg, d, LaneResources{Table: "records", QueueURL: "https://sqs/queue", QueueARN: "arn:aws:sqs:us-east-1:1:queue", SecretID: "orders-secret", PayloadBucket: "payloads", ArchiveBucket: "archive"})
 		if want.Pauses() {
 			want.Tracing = config.TracingSampled // rendered only when tracing is on
 		}
@@ -52,8 +52,8 @@ func TestEnvRoundTrip(t *testing.T) {
 			want.FunctionName = "hookfan-orders" // set by Lambda, not rendered
 			rendered[EnvFunctionName] = want.FunctionName
 		} else {
-			if _, ok := rendered[config.EnvQueueARN]; ok {
-				t.Errorf("%s rendered for a lane that does not pause", config.EnvQueueARN)
+			if _, ok := rendered[EnvQueueARN]; ok {
+				t.Errorf("%s rendered for a lane that does not pause", EnvQueueARN)
 			}
 			want.QueueARN = ""
 		}
@@ -74,22 +74,22 @@ func TestEnvRoundTrip(t *testing.T) {
 // variable and, for a bad value, the value.
 func TestReadEnvEveryProblem(t *testing.T) {
 	env := map[string]string{
-		config.EnvDestination: `{"name": "orders", "url": "https://orders.example.com/hooks", "pause": {}}`,
-		config.EnvRecordDays:  "forever",
+		EnvDestination:        `{"name": "orders", "url": "https://orders.example.com/hooks", "pause": {}}`,
+		EnvRecordDays:         "forever",
 		config.EnvMetricsSink: "statsd",
 	}
 	_, err := ReadEnv(func(k string) string { return env[k] })
 	if err == nil {
 		t.Fatal("ReadEnv accepted an incomplete environment")
 	}
-	for _, want := range []string{config.EnvTableName, config.EnvQueueURL, config.EnvSecretID, config.EnvQueueARN, EnvFunctionName,
-		config.EnvRecordDays, `"forever"`, config.EnvMetricsSink, `"statsd"`} {
+	for _, want := range []string{EnvTableName, EnvQueueURL, EnvSecretID, EnvQueueARN, EnvFunctionName,
+		EnvRecordDays, `"forever"`, config.EnvMetricsSink, `"statsd"`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not name %s", err, want)
 		}
 	}
-	if _, err := ReadEnv(func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), config.EnvDestination) {
-		t.Errorf("ReadEnv of nothing = %v, want an error naming %s", err, config.EnvDestination)
+	if _, err := ReadEnv(func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), EnvDestination) {
+		t.Errorf("ReadEnv of nothing = %v, want an error naming %s", err, EnvDestination)
 	}
 }
 
@@ -97,7 +97,7 @@ func TestReadEnvEveryProblem(t *testing.T) {
 // naming what is missing otherwise.
 func TestAssemble(t *testing.T) {
 	cfg := contractConfig(t, `{"name": "orders", "url": "https://orders.example.com/hooks", "pause": {"afterFailures": 10, "failureRate": 0.9, "probeEvery": "2m", "maxPause": "12h"}}`)
-	env := LaneEnv(cfg, cfg.Destinations[0], "records", "https://sqs/queue", "arn:aws:sqs:us-east-1:1:queue", "orders-secret", "payloads", "archive")
+	env := LaneEnv(cfg, cfg.Destinations[0], LaneResources{Table: "records", QueueURL: "https://sqs/queue", QueueARN: "arn:aws:sqs:us-east-1:1:queue", SecretID: "orders-secret", PayloadBucket: "payloads", ArchiveBucket: "archive"})
 	complete := func() Clients {
 		return Clients{Store: dedupe.NewMemory(), SQS: sqs.New(sqs.Options{Region: "us-east-1"}),
 			Secrets:  secrets.NewCache(secretsmanager.New(secretsmanager.Options{Region: "us-east-1"})),
@@ -108,7 +108,7 @@ func TestAssemble(t *testing.T) {
 		t.Fatalf("Assemble = %+v, %v; want a handler with the lane, the requeue, the payloads and 40 days of records", h, err)
 	}
 	signed := contractConfig(t, `{"name": "orders", "url": "https://orders.example.com/hooks", "auth": {"sigv4": {"service": "lambda", "region": "eu-west-1"}}}`)
-	senv := LaneEnv(signed, signed.Destinations[0], "records", "https://sqs/queue", "arn:aws:sqs:us-east-1:1:queue", "orders-secret", "", "")
+	senv := LaneEnv(signed, signed.Destinations[0], LaneResources{Table: "records", QueueURL: "https://sqs/queue", QueueARN: "arn:aws:sqs:us-east-1:1:queue", SecretID: "orders-secret"})
 	if _, err := Assemble(senv, complete()); err == nil || !strings.Contains(err.Error(), "no AWS credentials") {
 		t.Errorf("Assemble of a signed destination without credentials = %v, want an error naming the credentials", err)
 	}

@@ -274,7 +274,7 @@ func (h *Handler) deliver(ctx context.Context, started time.Time, rec parsedReco
 		return stop
 	}
 	if sendTimeout, ok = h.alignToToken(ctx, p, tokenAt, sendTimeout); !ok {
-		return h.releaseUnsent(ctx, p, lease)
+		return h.releaseUnsent(ctx, p, lease, "no token in time", errors.New("the claim outlasted the rate limit's token and no fresh one fits the POST's budget"))
 	}
 	res := h.sender.Send(ctx, p.msg.delivery(sendTimeout))
 	h.count(metrics.DeliveryAttempts)
@@ -369,7 +369,8 @@ func (h *Handler) claim(ctx context.Context, p prepared) (lease dedupe.Lease, se
 		p.msg.Attempt = h.order.attemptOf(p.msg, lease)
 		send = min(p.send, lease.Until.Sub(h.now())-h.timeouts.recordReserve())
 		if send < MinSendTime {
-			return lease, 0, h.releaseUnsent(ctx, p, lease), false
+			err := fmt.Errorf("the claim took %s; too little of the lease is left for a POST", h.now().Sub(p.now).Round(time.Millisecond))
+			return lease, 0, h.releaseUnsent(ctx, p, lease, "delivery record slow", err), false
 		}
 		return lease, send, ack, true
 	case errors.As(err, &refused) && refused.Replay != "":
@@ -399,13 +400,13 @@ func (h *Handler) claim(ctx context.Context, p prepared) (lease dedupe.Lease, se
 	}
 }
 
-// releaseUnsent gives back a lease the claim took so long to get that a
-// POST could outlive it. Nothing is sent; the record is released at once,
-// so a copy need not wait for the lease, and the message is backed off like
-// any failure of ours.
-func (h *Handler) releaseUnsent(ctx context.Context, p prepared, lease dedupe.Lease) decision {
-	err := fmt.Errorf("the claim took %s; too little of the lease is left for a POST", h.now().Sub(p.now).Round(time.Millisecond))
-	d := h.notAttempted(ctx, p, "delivery record slow", err)
+// releaseUnsent gives back a lease that cannot be used for a POST (the
+// claim took so long that a POST could outlive it, or the invocation ended
+// while the body was reshaped). Nothing is sent; the record is released at
+// once, so a copy need not wait for the lease, and the message is backed
+// off like any failure of ours.
+func (h *Handler) releaseUnsent(ctx context.Context, p prepared, lease dedupe.Lease, why string, err error) decision {
+	d := h.notAttempted(ctx, p, why, err)
 	status := dedupe.StatusFailed
 	if h.policy.Final(p.msg.Attempt) {
 		status = dedupe.StatusDead

@@ -3,7 +3,6 @@ package delivery
 import (
 	"context"
 	"crypto/tls"
-	"github.com/hookfan/hookfan/shared/delivery/sender/https"
 	"io"
 	"log"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
+	"github.com/hookfan/hookfan/shared/delivery/sender/https"
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/secrets"
 )
@@ -361,4 +361,38 @@ func FuzzParseClientCertificate(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCAAloneAtAReceiverAskingForACertificate: with tls.caSecret alone, a
+// receiver that asks for a client certificate refuses the handshake, and
+// the record says so (none is presented: set clientCertificateSecret)
+// rather than pointing at a clientCertificateSecret the destination does
+// not set. TLS 1.3 (certificate_required) and 1.2 (handshake_failure,
+// known by the certificate request that came before it).
+func TestCAAloneAtAReceiverAskingForACertificate(t *testing.T) {
+	serverCA, clientCA := newTestCA(t, "server CA"), newTestCA(t, "client CA")
+	for _, v := range []struct {
+		name  string
+		h2    bool
+		max   uint16
+		alert string
+	}{{"TLS 1.3", false, 0, "certificate required"}, {"TLS 1.3 h2", true, 0, "certificate required"}, {"TLS 1.2", false, tls.VersionTLS12, "handshake failure"}} {
+		t.Run(v.name, func(t *testing.T) {
+			srv := newMTLSServerWith(t, serverCA, clientCA, v.h2, v.max, nil)
+			sm := newFakeSM(map[string]string{caSecret: serverCA.pem})
+			h := newHarness(t, srv.URL, newSecret(t), withClientAuth(t, sm, &clock{t: time.Now()}, &config.TLS{CASecret: caSecret}, nil))
+			resp, _ := h.h.Handle(context.Background(), batch(sqsRecord("evt_1", 1)))
+			if f := failures(resp); len(f) != 1 {
+				t.Fatalf("failures %v, want the record released", f)
+			}
+			r := lastRecord(t, h, "evt_1")
+			want := https.ReasonTLSRefusedByDestination + ": the destination refused the TLS handshake (alert: tls: " + v.alert + "): the receiver asks for a client certificate and this destination presents none; set tls.clientCertificateSecret"
+			if r.Status != dedupe.StatusFailed || r.Attempts != 1 || r.LastError != want {
+				t.Errorf("record %s after %d attempts: %q; want FAILED after 1: %q", r.Status, r.Attempts, r.LastError, want)
+			}
+			if len(srv.commonNames()) != 0 {
+				t.Errorf("the server handled a request")
+			}
+		})
+	}
 }

@@ -34,6 +34,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Concurrency bounds the records delivered at once (default 10).
 	Concurrency int
+	// MemoryMB is the function's memory, which sizes the transform's
+	// memory bound (default config.DefaultDeliverMemoryMB).
+	MemoryMB int
 	// Lane is the lane's pause machinery (*pausing.Controller), and Requeue
 	// the queue a paused lane sends fresh copies to: both required when the
 	// destination pauses (Destination.Pause), and unused otherwise.
@@ -80,7 +83,11 @@ func NewHandler(o Options) (*Handler, error) {
 	if len(missing) > 0 {
 		return nil, errors.Join(missing...)
 	}
-	sh, err := newShape(o.Destination, o.Payloads)
+	concurrency := o.Concurrency
+	if concurrency <= 0 {
+		concurrency = DefaultConcurrency
+	}
+	sh, err := newShape(o.Destination, o.Payloads, o.MemoryMB, concurrency)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +95,7 @@ func NewHandler(o Options) (*Handler, error) {
 		dest: o.Destination, policy: PolicyFor(o.Destination), order: orderingOf(o.Destination), sender: o.Sender, shape: sh,
 		store: o.Store, ttl: o.RecordTTL, queue: queue{url: o.QueueURL, api: o.SQS},
 		metrics: meter{m: o.Metrics, dim: metrics.Dimension{Name: metrics.DimDestination, Value: o.Destination.Name}},
-		log:     o.Logger, timeouts: o.Timeouts.withDefaults(), concurrency: o.Concurrency, now: o.Now, random: o.Random,
+		log:     o.Logger, timeouts: o.Timeouts.withDefaults(), concurrency: concurrency, now: o.Now, random: o.Random,
 		requeue: o.Requeue, pacer: o.Pacer, sleep: o.Sleep,
 	}
 	if h.sleep == nil {
@@ -106,9 +113,6 @@ func NewHandler(o Options) (*Handler, error) {
 	}
 	if h.log == nil {
 		h.log = slog.Default()
-	}
-	if h.concurrency <= 0 {
-		h.concurrency = DefaultConcurrency
 	}
 	if h.now == nil {
 		h.now = time.Now

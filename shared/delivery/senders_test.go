@@ -63,7 +63,7 @@ func TestEverySenderIsRegistered(t *testing.T) {
 // on that configuration and reads no signing secret.
 func TestAssembleBuildsTheLanesOwnSender(t *testing.T) {
 	cfg := contractConfig(t, `{"name": "orders", "url": "https://orders.example.com/hooks"}`)
-	env := LaneEnv(cfg, cfg.Destinations[0], "records", testQueueURL, "arn:aws:sqs:us-east-1:1:queue", "orders-secret", "", "")
+	env := LaneEnv(cfg, cfg.Destinations[0], LaneResources{Table: "records", QueueURL: testQueueURL, QueueARN: "arn:aws:sqs:us-east-1:1:queue", SecretID: "orders-secret"})
 	c := Clients{Store: dedupe.NewMemory(), SQS: sqs.New(sqs.Options{Region: "us-east-1"}), Secrets: secrets.NewCache(secretsmanager.New(secretsmanager.Options{Region: "us-east-1"})),
 		Metrics: &captureSink{}, AWS: &aws.Config{Region: "us-east-1"}}
 	h, err := Assemble(env, c)
@@ -74,7 +74,7 @@ func TestAssembleBuildsTheLanesOwnSender(t *testing.T) {
 		t.Errorf("an https lane's sender is a %T (signs with SigV4: %v), want an *https.Sender that does not", h.sender, ok && s.SignsSigV4())
 	}
 	d := config.Destination{Name: "q", Type: config.TypeSQS, Target: "arn:aws:sqs:eu-west-1:210987654321:orders"}
-	tenv := LaneEnv(&config.Config{}, d, "records", testQueueURL, "arn:aws:sqs:us-east-1:1:queue", "", "", "")
+	tenv := LaneEnv(&config.Config{}, d, LaneResources{Table: "records", QueueURL: testQueueURL, QueueARN: "arn:aws:sqs:us-east-1:1:queue"})
 	c.Secrets = nil
 	h, err = Assemble(tenv, c)
 	if err != nil {

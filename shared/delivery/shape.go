@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -25,13 +26,14 @@ type shape struct {
 	transform  *transform.Program // the destination's, compiled once
 }
 
-// newShape compiles the destination's body filter and transform.
-func newShape(d config.Destination, payloads Payloads) (shape, error) {
+// newShape compiles the destination's body filter and transform (bounded
+// for memoryMB among concurrency events at once: compileTransform).
+func newShape(d config.Destination, payloads Payloads, memoryMB, concurrency int) (shape, error) {
 	bf, err := compileBodyFilter(d)
 	if err != nil {
 		return shape{}, err
 	}
-	tf, err := compileTransform(d)
+	tf, err := compileTransform(d, memoryMB, concurrency)
 	if err != nil {
 		return shape{}, err
 	}
@@ -39,12 +41,17 @@ func newShape(d config.Destination, payloads Payloads) (shape, error) {
 }
 
 // compileTransform compiles the destination's transform; nil when it has
-// none.
-func compileTransform(d config.Destination) (*transform.Program, error) {
+// none. Each event's transform may use its share of half the function's
+// memory (memoryMB; config.DefaultDeliverMemoryMB when unknown) among the
+// events delivered at once: concurrency, or the lane's batch if smaller.
+func compileTransform(d config.Destination, memoryMB, concurrency int) (*transform.Program, error) {
 	if d.Transform == "" {
 		return nil, nil
 	}
-	p, err := transform.Compile(d.Transform)
+	if memoryMB <= 0 {
+		memoryMB = config.DefaultDeliverMemoryMB
+	}
+	p, err := transform.Compile(d.Transform, transform.WithBudget(transform.Budget(memoryMB, min(concurrency, d.Batch()))))
 	if err != nil {
 		return nil, fmt.Errorf("delivery: destination %s: transform %w", d.Name, err)
 	}
@@ -71,7 +78,16 @@ func (h *Handler) reshape(ctx context.Context, p *prepared, lease dedupe.Lease) 
 		p.msg.Body, p.msg.ContentType = out, transform.ContentType
 		return ack, true
 	}
+	if errors.Is(err, transform.ErrInterrupted) {
+		// The invocation ended first: the event is not at fault.
+		return h.releaseUnsent(ctx, *p, lease, "transform interrupted", err), false
+	}
 	desc := "transform: " + strings.TrimPrefix(err.Error(), transform.ErrEvent.Error()+": ")
+	var te *transform.Error
+	if errors.As(err, &te) && te.Detail != "" {
+		// gojq's own words may preview the body: DEBUG only.
+		p.log.DebugContext(ctx, LogMessage, "outcome", "transform_detail", "detail", te.Detail)
+	}
 	if kept, same := passThrough(lease, desc); same {
 		attrs := []any{"outcome", "spent", "reason", "the destination's transform failed on the event again; passing to the DLQ", "error", desc}
 		if ferr := h.finish(ctx, kept, dedupe.Outcome{Status: dedupe.StatusDead, Error: desc, At: h.now()}); ferr != nil {

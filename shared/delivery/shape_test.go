@@ -148,8 +148,8 @@ func TestTransformFailureIsDeadAtOnce(t *testing.T) {
 	for _, tt := range []struct {
 		name, expr, body, want string
 	}{
-		{"runtime error", `.amount | keys`, "", "transform: the expression failed: keys cannot be applied to: number (4200)"},
-		{"not JSON", `.`, "amount=4200", "transform: the body is not JSON (syntax error at byte 1)"},
+		{"runtime error", `.amount | keys`, "", "transform: the expression failed: keys cannot be applied to: number"},
+		{"not JSON", `.`, "amount=4200", "transform: the body is not JSON (syntax error at byte 0)"},
 		{"two outputs", `.id, .type`, "", "transform: the expression yields more than one value"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

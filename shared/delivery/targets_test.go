@@ -322,10 +322,10 @@ func FuzzEventDetail(f *testing.F) {
 func TestTargetEnvContract(t *testing.T) {
 	cfg := &config.Config{}
 	d := config.Destination{Name: "orders", Type: config.TypeEventBridge, Target: "arn:aws:events:us-east-1:210987654321:event-bus/orders"}
-	env := LaneEnv(cfg, d, "table", testQueueURL, "arn:aws:sqs:us-east-1:123456789012:q", "", "", "")
+	env := LaneEnv(cfg, d, LaneResources{Table: "table", QueueURL: testQueueURL, QueueARN: "arn:aws:sqs:us-east-1:123456789012:q"})
 	vars := env.Render()
-	if _, ok := vars[config.EnvSecretID]; ok {
-		t.Errorf("rendered %s for an unsigned lane", config.EnvSecretID)
+	if _, ok := vars[EnvSecretID]; ok {
+		t.Errorf("rendered %s for an unsigned lane", EnvSecretID)
 	}
 	back, err := ReadEnv(func(k string) string { return vars[k] })
 	if err != nil || back.Destination.Type != d.Type || back.Destination.Target != d.Target || back.SecretID != "" {
@@ -341,8 +341,8 @@ func TestTargetEnvContract(t *testing.T) {
 	if _, err := Assemble(back, Clients{Store: dedupe.NewMemory(), SQS: queue, Metrics: &captureSink{}}); err == nil || !strings.Contains(err.Error(), "no EventBridge client was given") {
 		t.Errorf("assemble without the client: %v", err)
 	}
-	https := LaneEnv(cfg, config.Destination{Name: "web", URL: "https://h.example.com/"}, "table", testQueueURL, "q", "", "", "").Render()
-	if _, err := ReadEnv(func(k string) string { return https[k] }); err == nil || !strings.Contains(err.Error(), config.EnvSecretID) {
+	https := LaneEnv(cfg, config.Destination{Name: "web", URL: "https://h.example.com/"}, LaneResources{Table: "table", QueueURL: testQueueURL, QueueARN: "q"}).Render()
+	if _, err := ReadEnv(func(k string) string { return https[k] }); err == nil || !strings.Contains(err.Error(), EnvSecretID) {
 		t.Errorf("an https lane without its secret: %v", err)
 	}
 }

@@ -11,9 +11,24 @@ import (
 	"github.com/hookfan/hookfan/shared/metrics"
 )
 
-// EnvGOGC is the Go runtime's GC target, read at process start: the
-// contract sets it to GCPercent.
-const EnvGOGC = "GOGC"
+// The ingest function's environment: what Env renders and ReadEnv reads.
+// EnvMetricsSink, EnvLogLevel and the two payload buckets' names are
+// shared with the deliver function's contract (config).
+const (
+	EnvSources     = "HOOKFAN_SOURCES"      // JSON array of the sources, without their limits
+	EnvTopicARN    = "HOOKFAN_TOPIC_ARN"    // where accepted events are published
+	EnvAPIType     = "HOOKFAN_API_TYPE"     // "rest" (proxy event v1, default) or "http" (payload v2)
+	EnvReplayTable = "HOOKFAN_REPLAY_TABLE" // replay protection's table (the delivery-record table, keys "replay:…"); unset when no source has it
+	// EnvOrderedTopicARN names the FIFO topic of the ordered lanes; unset
+	// without an ordered destination.
+	EnvOrderedTopicARN = "HOOKFAN_ORDERED_TOPIC_ARN"
+	// EnvOrderingRoutes holds the ordering routes as JSON, with
+	// EnvOrderedTopicARN.
+	EnvOrderingRoutes = "HOOKFAN_ORDERING_ROUTES"
+	// EnvGOGC is the Go runtime's GC target, read at process start: the
+	// contract sets it to GCPercent.
+	EnvGOGC = "GOGC"
+)
 
 // Env is the ingest function's environment contract, written once: the
 // CDK stack renders it for the function (Render), the function reads it
@@ -54,18 +69,40 @@ type Env struct {
 	LogLevel string
 }
 
+// Resources are where the ingest function finds what the stack made for
+// it: names and ARNs (CDK tokens in the stack, the emulator's names
+// locally).
+type Resources struct {
+	// TopicARN is the fan-out topic.
+	TopicARN string
+	// OrderedTopicARN is the ordered lanes' FIFO topic; used only when a
+	// destination is ordered.
+	OrderedTopicARN string
+	// PayloadBucket holds the bodies larger than one SNS message; "" when
+	// no source takes such bodies.
+	PayloadBucket string
+	// ArchiveBucket is the event archive's bucket; "" without the
+	// archive. Rendered only with PayloadBucket.
+	ArchiveBucket string
+	// ReplayTable keeps replay protection's records; used only when a
+	// source has replay protection.
+	ReplayTable string
+}
+
 // FunctionEnv is the ingest function's contract under cfg, given where its
-// resources are (CDK tokens in the stack, the emulator's names locally).
-// payloadBucket is "" without large payloads, archiveBucket "" without the
-// archive; replayTable is used only when a source has replay protection.
-func FunctionEnv(cfg *config.Config, topicARN, payloadBucket, archiveBucket, replayTable string) Env {
-	e := Env{Sources: config.IngestSources(cfg.Sources), TopicARN: topicARN, APIType: cfg.API.Kind(),
-		MetricsSink: cfg.Metrics.SinkName(), PayloadBucket: payloadBucket}
-	if payloadBucket != "" {
-		e.PayloadArchiveBucket = archiveBucket
+// resources are: the whole environment, ordering included.
+func FunctionEnv(cfg *config.Config, r Resources) Env {
+	e := Env{Sources: config.IngestSources(cfg.Sources), TopicARN: r.TopicARN, APIType: cfg.API.Kind(),
+		MetricsSink: cfg.Metrics.SinkName(), PayloadBucket: r.PayloadBucket}
+	if r.PayloadBucket != "" {
+		e.PayloadArchiveBucket = r.ArchiveBucket
 	}
 	if config.ReplayProtected(cfg.Sources) {
-		e.ReplayTable = replayTable
+		e.ReplayTable = r.ReplayTable
+	}
+	if cfg.AnyOrdered() {
+		e.OrderedTopicARN = r.OrderedTopicARN
+		e.OrderingRoutes = cfg.OrderingRoutes()
 	}
 	if cfg.Functions.AppLog() != config.LogLevelInfo {
 		e.LogLevel = cfg.Functions.AppLog()
@@ -73,23 +110,13 @@ func FunctionEnv(cfg *config.Config, topicARN, payloadBucket, archiveBucket, rep
 	return e
 }
 
-// WithOrdering is e with the ordered lanes' FIFO topic, when cfg has an
-// ordered destination (else e unchanged).
-func (e Env) WithOrdering(cfg *config.Config, orderedTopicARN string) Env {
-	if cfg.AnyOrdered() {
-		e.OrderedTopicARN = orderedTopicARN
-		e.OrderingRoutes = cfg.OrderingRoutes()
-	}
-	return e
-}
-
 // Render returns the variables of the function's environment.
 func (e Env) Render() map[string]string {
 	env := map[string]string{
-		config.EnvSources:     config.EncodeSources(e.Sources),
-		config.EnvTopicARN:    e.TopicARN,
+		EnvSources:            config.EncodeSources(e.Sources),
+		EnvTopicARN:           e.TopicARN,
 		config.EnvMetricsSink: e.MetricsSink,
-		config.EnvAPIType:     e.APIType,
+		EnvAPIType:            e.APIType,
 		EnvGOGC:               strconv.Itoa(GCPercent),
 	}
 	if e.PayloadBucket != "" {
@@ -99,11 +126,11 @@ func (e Env) Render() map[string]string {
 		env[config.EnvPayloadArchiveBucket] = e.PayloadArchiveBucket
 	}
 	if e.ReplayTable != "" {
-		env[config.EnvReplayTable] = e.ReplayTable
+		env[EnvReplayTable] = e.ReplayTable
 	}
 	if e.OrderedTopicARN != "" {
-		env[config.EnvOrderedTopicARN] = e.OrderedTopicARN
-		env[config.EnvOrderingRoutes] = config.EncodeOrderingRoutes(e.OrderingRoutes)
+		env[EnvOrderedTopicARN] = e.OrderedTopicARN
+		env[EnvOrderingRoutes] = config.EncodeOrderingRoutes(e.OrderingRoutes)
 	}
 	if e.LogLevel != "" {
 		env[config.EnvLogLevel] = e.LogLevel
@@ -117,47 +144,47 @@ func (e Env) Render() map[string]string {
 func ReadEnv(lookup func(string) string) (Env, error) {
 	var errs []error
 	e := Env{
-		TopicARN: lookup(config.EnvTopicARN), APIType: lookup(config.EnvAPIType), MetricsSink: lookup(config.EnvMetricsSink),
+		TopicARN: lookup(EnvTopicARN), APIType: lookup(EnvAPIType), MetricsSink: lookup(config.EnvMetricsSink),
 		PayloadBucket: lookup(config.EnvPayloadBucket), PayloadArchiveBucket: lookup(config.EnvPayloadArchiveBucket),
-		ReplayTable: lookup(config.EnvReplayTable), OrderedTopicARN: lookup(config.EnvOrderedTopicARN), LogLevel: lookup(config.EnvLogLevel),
+		ReplayTable: lookup(EnvReplayTable), OrderedTopicARN: lookup(EnvOrderedTopicARN), LogLevel: lookup(config.EnvLogLevel),
 	}
 	if err := loglevel.Check(e.LogLevel); err != nil {
 		errs = append(errs, err)
 	}
 	const byStack = "the stack sets it for the ingest function"
-	if v := lookup(config.EnvSources); v == "" {
-		errs = append(errs, fmt.Errorf("environment variable %s (the sources, as JSON) is not set; %s", config.EnvSources, byStack))
+	if v := lookup(EnvSources); v == "" {
+		errs = append(errs, fmt.Errorf("environment variable %s (the sources, as JSON) is not set; %s", EnvSources, byStack))
 	} else {
-		s, err := config.DecodeSources(v)
+		s, err := config.DecodeSources(EnvSources, v)
 		if err != nil {
 			errs = append(errs, err)
 		}
 		e.Sources = s
 	}
 	if e.TopicARN == "" {
-		errs = append(errs, fmt.Errorf("environment variable %s (the fan-out topic) is not set; %s", config.EnvTopicARN, byStack))
+		errs = append(errs, fmt.Errorf("environment variable %s (the fan-out topic) is not set; %s", EnvTopicARN, byStack))
 	}
 	switch e.APIType {
 	case "":
 		e.APIType = config.APITypeREST
 	case config.APITypeREST, config.APITypeHTTP:
 	default:
-		errs = append(errs, fmt.Errorf("%s = %q: unknown API type; want %q or %q (api.type)", config.EnvAPIType, e.APIType, config.APITypeREST, config.APITypeHTTP))
+		errs = append(errs, fmt.Errorf("%s = %q: unknown API type; want %q or %q (api.type)", EnvAPIType, e.APIType, config.APITypeREST, config.APITypeHTTP))
 	}
 	if err := metrics.CheckSink(e.MetricsSink); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w (metrics.sink)", config.EnvMetricsSink, err))
 	}
 	if config.ReplayProtected(e.Sources) && e.ReplayTable == "" {
-		errs = append(errs, fmt.Errorf("environment variable %s (replay protection's table) is not set, but a source has replay protection; %s when one does", config.EnvReplayTable, byStack))
+		errs = append(errs, fmt.Errorf("environment variable %s (replay protection's table) is not set, but a source has replay protection; %s when one does", EnvReplayTable, byStack))
 	}
-	routes := lookup(config.EnvOrderingRoutes)
+	routes := lookup(EnvOrderingRoutes)
 	switch {
 	case e.OrderedTopicARN != "" && routes == "":
-		errs = append(errs, fmt.Errorf("environment variable %s (the ordering key specs) is not set, but %s is; %s for ordered destinations", config.EnvOrderingRoutes, config.EnvOrderedTopicARN, byStack))
+		errs = append(errs, fmt.Errorf("environment variable %s (the ordering key specs) is not set, but %s is; %s for ordered destinations", EnvOrderingRoutes, EnvOrderedTopicARN, byStack))
 	case e.OrderedTopicARN == "" && routes != "":
-		errs = append(errs, fmt.Errorf("environment variable %s (the FIFO topic) is not set, but %s is; %s for ordered destinations", config.EnvOrderedTopicARN, config.EnvOrderingRoutes, byStack))
+		errs = append(errs, fmt.Errorf("environment variable %s (the FIFO topic) is not set, but %s is; %s for ordered destinations", EnvOrderedTopicARN, EnvOrderingRoutes, byStack))
 	case routes != "":
-		r, err := config.DecodeOrderingRoutes(routes)
+		r, err := config.DecodeOrderingRoutes(EnvOrderingRoutes, routes)
 		if err != nil {
 			errs = append(errs, err)
 		}

@@ -34,7 +34,7 @@ func envConfig(t *testing.T, api string) *config.Config {
 // travel without their limits, and GOGC is ingest.GCPercent.
 func TestEnvRoundTrip(t *testing.T) {
 	for _, api := range []string{config.APITypeREST, config.APITypeHTTP} {
-		want := ingest.FunctionEnv(envConfig(t, api), "arn:aws:sns:us-east-1:1:events", "payloads", "archive", "records")
+		want := ingest.FunctionEnv(envConfig(t, api), ingest.Resources{TopicARN: "arn:aws:sns:us-east-1:1:events", PayloadBucket: "payloads", ArchiveBucket: "archive", ReplayTable: "records"})
 		rendered := want.Render()
 		if rendered[ingest.EnvGOGC] != strconv.Itoa(ingest.GCPercent) {
 			t.Errorf("GOGC = %q, want %d", rendered[ingest.EnvGOGC], ingest.GCPercent)
@@ -56,12 +56,12 @@ func TestEnvRoundTrip(t *testing.T) {
 // variable and, for a bad value, the value.
 func TestReadEnvEveryProblem(t *testing.T) {
 	env := map[string]string{
-		config.EnvSources:     config.EncodeSources(envConfig(t, config.APITypeREST).Sources),
-		config.EnvAPIType:     "grpc",
+		ingest.EnvSources:     config.EncodeSources(envConfig(t, config.APITypeREST).Sources),
+		ingest.EnvAPIType:     "grpc",
 		config.EnvMetricsSink: "statsd",
 	}
 	_, err := ingest.ReadEnv(func(k string) string { return env[k] })
-	for _, want := range []string{config.EnvTopicARN, config.EnvAPIType, `"grpc"`, config.EnvMetricsSink, `"statsd"`, config.EnvReplayTable} {
+	for _, want := range []string{ingest.EnvTopicARN, ingest.EnvAPIType, `"grpc"`, config.EnvMetricsSink, `"statsd"`, ingest.EnvReplayTable} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v does not name %s", err, want)
 		}
@@ -71,7 +71,7 @@ func TestReadEnvEveryProblem(t *testing.T) {
 // TestAssemble: a handler from a complete contract and clients; an error
 // naming what is missing otherwise.
 func TestAssemble(t *testing.T) {
-	env := ingest.FunctionEnv(envConfig(t, config.APITypeREST), "arn:aws:sns:us-east-1:1:events", "payloads", "archive", "records")
+	env := ingest.FunctionEnv(envConfig(t, config.APITypeREST), ingest.Resources{TopicARN: "arn:aws:sns:us-east-1:1:events", PayloadBucket: "payloads", ArchiveBucket: "archive", ReplayTable: "records"})
 	c := ingest.Clients{Publisher: &fakePublisher{}, Secrets: &fakeSecrets{}, Payloads: payload.NewMemory("payloads"),
 		Replay: replayguard.NewMemory(), Metrics: metrics.NewEMF(io.Discard), Logger: slog.New(slog.DiscardHandler)}
 	if h, err := ingest.Assemble(env, c); err != nil || h == nil {

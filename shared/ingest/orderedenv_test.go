@@ -19,9 +19,9 @@ func TestEnvRoundTripOrdered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ingest.FunctionEnv(cfg, "arn:aws:sns:us-east-1:1:events", "", "", "").WithOrdering(cfg, "arn:aws:sns:us-east-1:1:events.fifo")
+	want := ingest.FunctionEnv(cfg, ingest.Resources{TopicARN: "arn:aws:sns:us-east-1:1:events", OrderedTopicARN: "arn:aws:sns:us-east-1:1:events.fifo"})
 	rendered := want.Render()
-	if rendered[config.EnvOrderedTopicARN] == "" || rendered[config.EnvOrderingRoutes] != `[{"key":"body:data.object.id"}]` {
+	if rendered[ingest.EnvOrderedTopicARN] == "" || rendered[ingest.EnvOrderingRoutes] != `[{"key":"body:data.object.id"}]` {
 		t.Errorf("rendered %v, want the FIFO topic and one route", rendered)
 	}
 	got, err := ingest.ReadEnv(func(k string) string { return rendered[k] })
@@ -32,21 +32,21 @@ func TestEnvRoundTripOrdered(t *testing.T) {
 		t.Errorf("round trip (-rendered +read):\n%s", diff)
 	}
 	cfg.Destinations = cfg.Destinations[1:]
-	plain := ingest.FunctionEnv(cfg, "arn:aws:sns:us-east-1:1:events", "", "", "").WithOrdering(cfg, "arn:aws:sns:us-east-1:1:events.fifo")
-	if r := plain.Render(); r[config.EnvOrderedTopicARN] != "" || r[config.EnvOrderingRoutes] != "" {
+	plain := ingest.FunctionEnv(cfg, ingest.Resources{TopicARN: "arn:aws:sns:us-east-1:1:events", OrderedTopicARN: "arn:aws:sns:us-east-1:1:events.fifo"})
+	if r := plain.Render(); r[ingest.EnvOrderedTopicARN] != "" || r[ingest.EnvOrderingRoutes] != "" {
 		t.Errorf("rendered %v without an ordered destination", r)
 	}
 	for _, bad := range []map[string]string{
-		{config.EnvOrderedTopicARN: "arn:aws:sns:us-east-1:1:events.fifo"},
-		{config.EnvOrderingRoutes: `[{"key":"body:id"}]`},
-		{config.EnvOrderedTopicARN: "arn:aws:sns:us-east-1:1:events.fifo", config.EnvOrderingRoutes: `[{"key":"id"}]`},
+		{ingest.EnvOrderedTopicARN: "arn:aws:sns:us-east-1:1:events.fifo"},
+		{ingest.EnvOrderingRoutes: `[{"key":"body:id"}]`},
+		{ingest.EnvOrderedTopicARN: "arn:aws:sns:us-east-1:1:events.fifo", ingest.EnvOrderingRoutes: `[{"key":"id"}]`},
 	} {
 		env := plain.Render()
 		for k, v := range bad {
 			env[k] = v
 		}
-		if _, err := ingest.ReadEnv(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), config.EnvOrderingRoutes) {
-			t.Errorf("ReadEnv(%v) = %v, want an error naming %s", bad, err, config.EnvOrderingRoutes)
+		if _, err := ingest.ReadEnv(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), ingest.EnvOrderingRoutes) {
+			t.Errorf("ReadEnv(%v) = %v, want an error naming %s", bad, err, ingest.EnvOrderingRoutes)
 		}
 	}
 }

@@ -378,7 +378,7 @@ func classify(name string, err error) error {
 	case errors.As(err, &notFound), errors.As(err, &invalidReq):
 		return fmt.Errorf("secret %q: %w", name, ErrNotSet)
 	case errors.As(err, &decrypt):
-		return fmt.Errorf("secret %q cannot be decrypted: %w", name, ErrUnavailable)
+		return fmt.Errorf("secret %q cannot be decrypted: %w: %w", name, ErrUnavailable, err)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("secret %q: %w: %w", name, ErrUnavailable, err)
 	default:

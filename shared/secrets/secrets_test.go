@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -312,25 +313,29 @@ func TestFailingStoreOncePerWindow(t *testing.T) {
 // TestColdCacheSingleFlight: with nothing cached, concurrent requests share
 // one store call.
 func TestColdCacheSingleFlight(t *testing.T) {
-	store := &hangingStore{fakeStore: fakeStore{values: map[string]*string{"s": aws.String("v")}}, release: make(chan struct{})}
-	c := NewCache(store)
-	var wg sync.WaitGroup
-	for range 20 {
-		wg.Go(func() {
-			if v, err := c.Get(context.Background(), "s"); err != nil || !cmp.Equal(v, []string{"v"}) {
-				t.Errorf("Get = %v, %v; want [v]", v, err)
-			}
-		})
-	}
-	for store.calls() == 0 {
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(50 * time.Millisecond) // let the others queue behind the call
-	close(store.release)
-	wg.Wait()
-	if n := store.calls(); n != 1 {
-		t.Errorf("%d store calls, want 1", n)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		store := &hangingStore{fakeStore: fakeStore{values: map[string]*string{"s": aws.String("v")}}, release: make(chan struct{})}
+		c := NewCache(store)
+		var wg sync.WaitGroup
+		for range 20 {
+			wg.Go(func() {
+				if v, err := c.Get(context.Background(), "s"); err != nil || !cmp.Equal(v, []string{"v"}) {
+					t.Errorf("Get = %v, %v; want [v]", v, err)
+				}
+			})
+		}
+		// Every request is blocked now: one in the store call, the others
+		// behind it (or, with the bug, each in a store call of its own).
+		synctest.Wait()
+		if store.calls() == 0 {
+			t.Fatal("no request reached the store")
+		}
+		close(store.release)
+		wg.Wait()
+		if n := store.calls(); n != 1 {
+			t.Errorf("%d store calls, want 1", n)
+		}
+	})
 }
 
 // syncClock is a clock safe for concurrent readers.

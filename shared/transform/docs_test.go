@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -64,7 +66,7 @@ func TestDocumentedExamples(t *testing.T) {
 		for _, m := range configRE.FindAllStringSubmatch(doc, -1) {
 			kind, name, dest := m[1], m[2], m[3]
 			t.Run(filepath.Base(f)+"/config/"+kind+"/"+name, func(t *testing.T) {
-				d, err := config.DecodeDestination(dest)
+				d, err := config.DecodeDestination("the documented destination", dest)
 				if err != nil {
 					t.Fatalf("the documented destination does not validate: %v", err)
 				}
@@ -110,6 +112,61 @@ func checkExample(t *testing.T, kind, name, expr, want string) {
 	}
 	if diff := cmp.Diff(exp, got); diff != "" {
 		t.Errorf("output differs from the docs (-docs +got):\n%s\ngot: %s", diff, strings.TrimSpace(string(out)))
+	}
+}
+
+// TestDocumentedExamplesFarWithinTheBounds: an ordinary transform, each
+// documented example on its sample event, is charged a small share of the
+// deployed budget (128 MB, ten events at once), in bytes and in steps, so
+// it never ends DEAD at the memory bound; the count is deterministic, the
+// same on a busy machine as on an idle one.
+func TestDocumentedExamplesFarWithinTheBounds(t *testing.T) {
+	raw, err := os.ReadFile("../../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	examples := exampleRE.FindAllStringSubmatch(string(raw), -1)
+	if len(examples) == 0 {
+		t.Fatal("no documented examples")
+	}
+	for _, m := range examples {
+		p, err := transform.Compile(m[3], transform.WithBudget(transform.Budget(transform.DefaultMemoryMB, transform.DefaultConcurrency)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		used, steps, err := transform.Charged(p, events.MustLoad(m[1], m[2]).Body)
+		t.Logf("%s/%s: %d bytes charged in %d steps, of %d", m[1], m[2], used, steps, p.Bound())
+		if err != nil || used > p.Bound()/10 {
+			t.Errorf("%s/%s: charged %d bytes (%d steps), %v; want at most a tenth of the budget, %d", m[1], m[2], used, steps, err, p.Bound()/10)
+		}
+	}
+}
+
+// TestDocumentedExamplesSurviveABusyMachine: on a machine so busy that
+// each step of an evaluation takes 1 ms (a fake clock: synctest), some
+// twenty thousand times an idle one's, each documented example still
+// transforms its sample event instead of ending it DEAD at the time
+// bound: the wall clock is a last resort, the counted bound decides.
+func TestDocumentedExamplesSurviveABusyMachine(t *testing.T) {
+	raw, err := os.ReadFile("../../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range exampleRE.FindAllStringSubmatch(string(raw), -1) {
+		p, err := transform.Compile(m[3])
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := events.MustLoad(m[1], m[2]).Body
+		synctest.Test(t, func(t *testing.T) {
+			transform.SetStepHook(func() { time.Sleep(time.Millisecond) })
+			defer transform.SetStepHook(nil)
+			start := time.Now()
+			_, steps, err := transform.Charged(p, body)
+			if err != nil {
+				t.Errorf("%s/%s on a busy machine (%d steps, %s): %v", m[1], m[2], steps, time.Since(start), err)
+			}
+		})
 	}
 }
 

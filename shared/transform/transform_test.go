@@ -66,17 +66,18 @@ func TestApplyFailsForTheEvent(t *testing.T) {
 		name, expr, body, want string
 		opts                   []Option
 	}{
-		{"not JSON", ".", `id=1&x=2`, "not JSON (syntax error at byte 1)", nil},
+		{"not JSON", ".", `id=1&x=2`, "not JSON (syntax error at byte 0)", nil},
 		{"empty body", ".", ``, "not JSON (empty)", nil},
 		{"truncated", ".", `{"a":`, "not JSON", nil},
 		{"two values", ".", `{} {}`, "more than one value, or data after", nil},
 		{"runtime error", `.a | keys`, `{"a":1}`, "the expression failed", nil},
-		{"error()", `error("no")`, `{}`, "the expression failed: error: no", nil},
+		{"error()", `error("no")`, `{}`, "the expression raised an error: no", nil},
 		{"no value", `empty`, `{}`, "yields no value", nil},
 		{"several values", `.[]`, `[1,2]`, "more than one value", nil},
 		{"halt", `halt`, `{}`, "halted", nil},
-		{"endless", `def f: f; f`, `{}`, "ran longer than", []Option{WithTimeout(20 * time.Millisecond)}},
-		{"endless range", `[range(1e15)] | length`, `{}`, "ran longer than", []Option{WithTimeout(20 * time.Millisecond)}},
+		{"endless", `def f: f; f`, `{}`, "ran longer than", []Option{WithTimeout(20 * time.Millisecond), WithBudget(1 << 50)}},
+		{"endless, in steps", `def f: f; f`, `{}`, "ran past the memory bound", nil},
+		{"endless range", `[range(1e15)] | length`, `{}`, "ran past the memory bound", nil},
 		{"too large", `[range(100)]`, `{}`, "a transformed body may have at most 10", []Option{WithMaxOutput(10)}},
 	}
 	for _, tt := range tests {

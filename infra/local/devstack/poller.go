@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,6 +26,7 @@ type DeliverFunc func(ctx context.Context, ev events.SQSEvent) (events.SQSEventR
 type QueueAPI interface {
 	ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
 	DeleteMessageBatch(ctx context.Context, in *sqs.DeleteMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error)
+	ChangeMessageVisibility(ctx context.Context, in *sqs.ChangeMessageVisibilityInput, optFns ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error)
 }
 
 // Poller does for one queue what the Lambda SQS event source mapping does:
@@ -50,6 +52,10 @@ type Poller struct {
 	Mapping interface {
 		Enabled(ctx context.Context) (bool, error)
 	}
+	// Gate keeps a FIFO queue's message groups in order (see GroupGate);
+	// every poller of the queue shares one. Run makes one for a FIFO queue
+	// (a URL ending in .fifo) that has none.
+	Gate *GroupGate
 }
 
 // Run polls until ctx is done, then lets in-flight batches finish (each
@@ -57,6 +63,9 @@ type Poller struct {
 // is still delivered, so a shutdown loses nothing.
 func (p *Poller) Run(ctx context.Context) error {
 	workers := max(p.Concurrency, 1)
+	if p.Gate == nil && strings.HasSuffix(p.QueueURL, ".fifo") {
+		p.Gate = &GroupGate{Log: p.Log}
+	}
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
@@ -83,7 +92,7 @@ func (p *Poller) loop(ctx context.Context) {
 		// handed out messages, so it runs on its own context bounded by the
 		// long poll; shutdown is noticed between receives.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(wait+10)*time.Second)
-		out, err := p.SQS.ReceiveMessage(rctx, &sqs.ReceiveMessageInput{
+		msgs, err := p.receive(rctx, &sqs.ReceiveMessageInput{
 			QueueUrl:                    &p.QueueURL,
 			MaxNumberOfMessages:         int32(min(max(p.BatchSize, 1), 10)),
 			WaitTimeSeconds:             wait,
@@ -99,10 +108,37 @@ func (p *Poller) loop(ctx context.Context) {
 			}
 			continue
 		}
-		if len(out.Messages) > 0 {
-			p.invoke(context.WithoutCancel(ctx), out.Messages)
+		if len(msgs) > 0 {
+			p.invoke(context.WithoutCancel(ctx), msgs)
 		}
 	}
+}
+
+// receive receives a batch: through the gate on a FIFO queue, which
+// hides the messages it holds.
+func (p *Poller) receive(ctx context.Context, in *sqs.ReceiveMessageInput) ([]sqstypes.Message, error) {
+	if p.Gate == nil {
+		out, err := p.SQS.ReceiveMessage(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		return out.Messages, nil
+	}
+	take, hold, err := p.Gate.receive(ctx, p.SQS, in)
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range hold {
+		secs := int32((h.wait + time.Second - 1) / time.Second)
+		p.Log.Warn("the emulator handed out a message of a key with another in flight; hidden until that one is visible again",
+			"message_id", aws.ToString(h.msg.MessageId), "seconds", secs)
+		if _, err := p.SQS.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &p.QueueURL,
+			ReceiptHandle: h.msg.ReceiptHandle, VisibilityTimeout: secs}); err != nil {
+			// It comes back after the queue's visibility timeout instead.
+			p.Log.Error("hiding a held message failed", "message_id", aws.ToString(h.msg.MessageId), "error", err)
+		}
+	}
+	return take, nil
 }
 
 // enabled reports whether the mapping lets the poller receive. A switch
@@ -129,6 +165,9 @@ func (p *Poller) invoke(ctx context.Context, msgs []sqstypes.Message) {
 	fctx = lambdacontext.NewContext(fctx, &lambdacontext.LambdaContext{AwsRequestID: reqID, InvokedFunctionArn: "local"})
 	resp, err := p.Handler(fctx, ev)
 	cancel()
+	if p.Gate != nil {
+		p.Gate.returned(msgs)
+	}
 	if err != nil {
 		p.Log.Error("deliver function failed; whole batch returns after its visibility timeout", "request_id", reqID, "records", len(msgs), "error", err)
 		return
@@ -157,6 +196,17 @@ func (p *Poller) invoke(ctx context.Context, msgs []sqstypes.Message) {
 	if err != nil {
 		p.Log.Error("delete failed; messages will be received again and deduplicated", "request_id", reqID, "error", err)
 		return
+	}
+	if p.Gate != nil {
+		bad := map[string]bool{}
+		for _, f := range out.Failed {
+			bad[aws.ToString(f.Id)] = true
+		}
+		for _, e := range entries {
+			if !bad[aws.ToString(e.Id)] {
+				p.Gate.deleted(aws.ToString(e.ReceiptHandle))
+			}
+		}
 	}
 	for _, f := range out.Failed {
 		p.Log.Error("delete of one message failed; it will be received again and deduplicated", "request_id", reqID, "code", aws.ToString(f.Code))

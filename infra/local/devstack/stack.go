@@ -114,7 +114,8 @@ type Stack struct {
 	pollers []*Poller
 	tickers []ticker
 	opts    Options
-	locks   sync.Map // per-record locks shared by every deliver instance (see itemLocked)
+	locks   sync.Map              // per-record locks shared by every deliver instance (see itemLocked)
+	gates   map[string]*GroupGate // per ordered lane's queue URL, shared by its instances
 }
 
 // New provisions the topology and builds the functions with the assembly
@@ -163,7 +164,7 @@ func New(ctx context.Context, o Options) (*Stack, error) {
 		// deployed functions do (the archive keeps the bodies).
 		s.Payloads = &payload.S3{API: o.Clients.S3, Bucket: topo.PayloadBucket, Archive: topo.Archive.Bucket}
 	}
-	env := ingest.FunctionEnv(o.Config, topo.TopicARN, topo.PayloadBucket, topo.Archive.Bucket, topo.TableName).WithOrdering(o.Config, topo.OrderedTopicARN)
+	env := ingest.FunctionEnv(o.Config, ingest.Resources{TopicARN: topo.TopicARN, PayloadBucket: topo.PayloadBucket, ArchiveBucket: topo.Archive.Bucket, OrderedTopicARN: topo.OrderedTopicARN, ReplayTable: topo.TableName})
 	c := ingest.Clients{Publisher: o.Clients.SNS, Secrets: s.newSecretCache(),
 		Metrics: sink, Logger: o.Log.With("function", "ingest")}
 	if s.Payloads != nil {
@@ -298,7 +299,10 @@ func (s *Stack) newDeliver(ln Lane) (*delivery.Handler, error) {
 	if s.opts.Lambda != nil {
 		c.Target = s.opts.Lambda
 	}
-	env := delivery.LaneEnv(s.opts.Config, d, s.Topology.TableName, ln.QueueURL, ln.QueueARN, ln.SecretID, s.Topology.PayloadBucket, s.Topology.Archive.Bucket)
+	if g := s.gate(ln); g != nil {
+		c.SQS = g.Observe(c.SQS)
+	}
+	env := delivery.LaneEnv(s.opts.Config, d, delivery.LaneResources{Table: s.Topology.TableName, QueueURL: ln.QueueURL, QueueARN: ln.QueueARN, SecretID: ln.SecretID, PayloadBucket: s.Topology.PayloadBucket, ArchiveBucket: s.Topology.Archive.Bucket})
 	return delivery.Assemble(env, c)
 }
 
@@ -339,7 +343,37 @@ func (s *Stack) newPoller(ln Lane, h *delivery.Handler, concurrency int) *Poller
 	if sw, pauses := s.Mappings[ln.Destination.Name]; pauses {
 		p.Mapping = sw
 	}
+	p.Gate = s.gate(ln)
 	return p
+}
+
+// gate is an ordered lane's GroupGate, shared by all its instances; nil
+// for a standard lane.
+func (s *Stack) gate(ln Lane) *GroupGate {
+	if !ln.Destination.Ordered() {
+		return nil
+	}
+	if s.gates == nil {
+		s.gates = map[string]*GroupGate{}
+	}
+	g, ok := s.gates[ln.QueueURL]
+	if !ok {
+		g = &GroupGate{MaxReceiveCount: ln.Destination.MaxReceiveCount(), Visibility: ln.Destination.VisibilityTimeout(),
+			Log: s.opts.Log.With("component", "poller", "destination", ln.Destination.Name)}
+		s.gates[ln.QueueURL] = g
+	}
+	return g
+}
+
+// HeldMessages is how many received messages the ordered lanes' gates held
+// because their key had another in flight (see GroupGate): 0 while the
+// emulator keeps the FIFO rules itself.
+func (s *Stack) HeldMessages() int {
+	n := 0
+	for _, g := range s.gates {
+		n += g.Holds()
+	}
+	return n
 }
 
 // AddInstance adds another deliver function instance, with its own poller,

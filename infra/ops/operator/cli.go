@@ -33,7 +33,8 @@ const Usage = `usage: ops [flags] COMMAND [arguments]
 Commands:
   status EVENT                 the event at every destination: its delivery record (state,
                                attempts with their history, next attempt) and whether it is in the DLQ;
-                               EVENT is a Hookfan event id (evt_…) or source:provider-event-id
+                               EVENT is a Hookfan event id (evt_…), source:provider-event-id, or the
+                               provider's event id alone (tried under each source; exit 1 if none has it)
   events [--since TIME]        recent events, newest first, with each destination's state (read
       [--source S] [--type T]  from the delivery records); TIME as for replay, default 1h
       [--destination D] [--max N]
@@ -146,8 +147,7 @@ var commands = map[string]func(name string) command{
 				if len(args) != 1 {
 					return usagef("%s takes one EVENT", name)
 				}
-				_, err := EventID(args[0])
-				return err
+				return checkEventArg(args[0])
 			},
 			run: func(ctx context.Context, op *Operator, args []string) error {
 				_, err := op.Status(ctx, args[0])

@@ -90,6 +90,11 @@ func (r Deployed) Resolve(ctx context.Context) (Resources, error) {
 		in.NextToken = page.NextToken
 	}
 	slices.SortFunc(res.Lanes, func(a, b Lane) int { return strings.Compare(a.Destination, b.Destination) })
+	for _, l := range res.Lanes {
+		res.Sources = append(res.Sources, l.Filter.Sources...)
+	}
+	slices.Sort(res.Sources)
+	res.Sources = slices.Compact(res.Sources)
 	return res, nil
 }
 

@@ -77,8 +77,8 @@ func TestDeployedResolve(t *testing.T) {
 	for _, l := range res.Lanes {
 		names = append(names, l.Destination)
 	}
-	got := []any{res.Where, res.Table, res.ArchiveBucket, res.ArchiveDays, names, res.Lanes[2].DLQARN, res.Lanes[2].Filter.Sources}
-	want := []any{"stack Prod in eu-west-1", "records", "archive", 30, []string{"audit", "billing", "orders"}, "arn:orders-dlq", []string{"stripe"}}
+	got := []any{res.Where, res.Table, res.ArchiveBucket, res.ArchiveDays, names, res.Lanes[2].DLQARN, res.Lanes[2].Filter.Sources, res.Sources}
+	want := []any{"stack Prod in eu-west-1", "records", "archive", 30, []string{"audit", "billing", "orders"}, "arn:orders-dlq", []string{"stripe"}, []string{"stripe"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("resources (-want +got):\n%s", diff)
 	}

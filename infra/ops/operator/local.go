@@ -42,6 +42,9 @@ func (r Local) Resolve(ctx context.Context) (Resources, error) {
 	if r.Config.Egress.StaticAddresses {
 		res.EgressNote = "the local stack emulates no VPC: every lane delivers from this machine's addresses"
 	}
+	for _, src := range r.Config.Sources {
+		res.Sources = append(res.Sources, src.Name)
+	}
 	for _, d := range r.Config.Destinations {
 		l := Lane{Destination: d.Name, Filter: d.Filter, Retention: d.Retention(), Egress: d.Egress}
 		if d.Ordered() {

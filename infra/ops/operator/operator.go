@@ -72,6 +72,11 @@ type Resources struct {
 	// where the lanes ask for them (the local stack emulates no VPC).
 	EgressAddresses []string
 	EgressNote      string
+	// Sources are the stack's source names, which status tries a
+	// provider's event id under (the local stack's: its configuration's; a
+	// deployed stack's: those its lanes' filters name, as its index lists
+	// no sources).
+	Sources []string
 }
 
 // Lane finds a destination's lane, or says which exist.

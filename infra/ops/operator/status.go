@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -9,6 +10,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookfan/hookfan/shared/dedupe"
+	"github.com/hookfan/hookfan/shared/ingest"
 )
 
 // MaxDLQScan bounds how many DLQ messages status reads per destination
@@ -28,19 +30,28 @@ type DestinationStatus struct {
 
 // EventStatus is an event at every destination.
 type EventStatus struct {
-	ID           string
+	ID string
+	// ResolvedAs is source:provider-id when the argument was a provider's
+	// event id without its source, found by trying each source's.
+	ResolvedAs   string
 	Destinations []DestinationStatus
 }
 
+// ErrNoSuchEvent means no destination has a record of the event, nor holds
+// it in its DLQ.
+var ErrNoSuchEvent = errors.New("no such event")
+
 // Status reports an event at every destination: its delivery record
 // (state, attempts and their history, the next attempt) and whether it
-// waits in the DLQ.
+// waits in the DLQ. The event is a Hookfan event id, source:provider-id,
+// or a provider's id alone (resolveEvent). It fails with ErrNoSuchEvent,
+// after printing what it read, when nothing holds the event.
 func (o *Operator) Status(ctx context.Context, event string) (EventStatus, error) {
-	id, err := EventID(event)
+	id, as, err := o.resolveEvent(ctx, event)
 	if err != nil {
 		return EventStatus{}, err
 	}
-	st := EventStatus{ID: id}
+	st := EventStatus{ID: id, ResolvedAs: as}
 	for _, l := range o.Resources.Lanes {
 		ds := DestinationStatus{Destination: l.Destination}
 		ds.Record, ds.HasRecord, err = o.Records.Get(ctx, dedupe.Key(l.Destination, id))
@@ -64,10 +75,96 @@ func (o *Operator) Status(ctx context.Context, event string) (EventStatus, error
 		st.Destinations = append(st.Destinations, ds)
 	}
 	o.printStatus(st)
-	return st, nil
+	for _, ds := range st.Destinations {
+		if ds.HasRecord || ds.InDLQ {
+			return st, nil
+		}
+	}
+	named := event
+	if id != event {
+		named += " (" + id + ")"
+	}
+	return st, fmt.Errorf("%w: no destination has a record of %s nor holds it in its DLQ: check the id and its source (ops events --since 1h lists recent events), or it was filtered out everywhere or is still queued",
+		ErrNoSuchEvent, named)
+}
+
+// resolveEvent finds the event an operator names: as given (a Hookfan
+// event id, or source:provider-id) when a destination has a record of it;
+// else as a provider's event id from each of the stack's sources. One
+// source's match resolves it (as says which); several are ambiguous; none
+// leaves the argument as given (status then reports what the DLQs hold)
+// or, when it is not an event id at all, fails.
+func (o *Operator) resolveEvent(ctx context.Context, arg string) (id, as string, err error) {
+	if err := checkEventArg(arg); err != nil {
+		return "", "", err
+	}
+	given, givenErr := EventID(arg)
+	if givenErr == nil {
+		found, err := o.hasRecord(ctx, given)
+		if err != nil || found {
+			return given, "", err
+		}
+	}
+	var matches []string
+	for _, src := range o.Resources.Sources {
+		derived := ingest.EventID(src, arg)
+		found, err := o.hasRecord(ctx, derived)
+		if err != nil {
+			return "", "", err
+		}
+		if found {
+			matches = append(matches, src)
+		}
+	}
+	switch {
+	case len(matches) == 1:
+		return ingest.EventID(matches[0], arg), matches[0] + ":" + arg, nil
+	case len(matches) > 1:
+		forms := make([]string, len(matches))
+		for i, src := range matches {
+			forms[i] = fmt.Sprintf("%s:%s (%s)", src, arg, ingest.EventID(src, arg))
+		}
+		return "", "", fmt.Errorf("%q is an event of several sources: %s; give the one you mean as source:%s", arg, strings.Join(forms, ", "), arg)
+	case givenErr == nil:
+		return given, "", nil
+	}
+	return "", "", fmt.Errorf("%w: no destination has a record of %q as a Hookfan event id or as the event id of any source (%s): check the id, or give it as source:provider-event-id (ops events --since 1h lists recent events)",
+		ErrNoSuchEvent, arg, sourceList(o.Resources.Sources))
+}
+
+// checkEventArg refuses what cannot be an event id of any kind.
+func checkEventArg(arg string) error {
+	if arg == "" || strings.ContainsFunc(arg, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return usagef("%q is not an event id: give a Hookfan event id (evt_…), source:provider-event-id (stripe:evt_1Nx…) or the provider's id alone", arg)
+	}
+	return nil
+}
+
+func sourceList(sources []string) string {
+	if len(sources) == 0 {
+		return "none known"
+	}
+	return strings.Join(sources, ", ")
+}
+
+// hasRecord reports whether any destination has a delivery record of id.
+func (o *Operator) hasRecord(ctx context.Context, id string) (bool, error) {
+	for _, l := range o.Resources.Lanes {
+		_, ok, err := o.Records.Get(ctx, dedupe.Key(l.Destination, id))
+		if err != nil {
+			return false, fmt.Errorf("destination %s: %w", l.Destination, err)
+		}
+		if ok {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 func (o *Operator) printStatus(st EventStatus) {
+	if st.ResolvedAs != "" {
+		o.printf("resolved to %s\n", st.ResolvedAs)
+	}
 	o.printf("event %s\n", st.ID)
 	any := false
 	for _, ds := range st.Destinations {

@@ -67,7 +67,8 @@ type Result struct {
 	Latency    time.Duration // from sending to the end of the answer
 	RetryAfter time.Duration // how long the destination asked us to wait (Retry-After on a 429 or 503; Lambda's throttle)
 	// Unsent marks an attempt refused before anything left (an address
-	// the guard refuses, a port the lane does not open): a failed attempt
+	// the guard refuses, a port the lane does not open, a URL secret
+	// holding no usable URL or unreadable for good): a failed attempt
 	// with no latency to publish.
 	Unsent bool
 }

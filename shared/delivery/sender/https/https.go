@@ -152,9 +152,12 @@ func (s *Sender) Prepare(ctx context.Context) error {
 		return &sender.NotReadyError{Reason: "header secret unavailable", Err: err}
 	}
 	if _, err := s.endpoint(ctx); err != nil {
-		// A URL whose address may not be reached is an attempt, claimed
-		// and recorded as failed (Send); an unreadable secret is not.
-		if _, refused := refusedEndpoint(s.dest.URLSecretName, err); !refused {
+		// A URL whose address may not be reached, or a URL secret the
+		// operator must fix (no usable URL in it, unreadable for good), is
+		// an attempt, claimed and recorded as failed (Send); a store that
+		// may answer later is not.
+		var refused *refusedError
+		if !errors.As(err, &refused) {
 			return &sender.NotReadyError{Reason: "url secret unavailable", Err: err}
 		}
 	}
@@ -183,8 +186,10 @@ func (s *Sender) Send(ctx context.Context, d sender.Delivery) sender.Result {
 	}
 	to, err := s.endpoint(ctx)
 	if err != nil {
-		if refused, ok := refusedEndpoint(s.dest.URLSecretName, err); ok {
-			// Nothing is sent: the attempt fails with its reason (egress.go).
+		var refused *refusedError
+		if errors.As(err, &refused) {
+			// Nothing is sent: the attempt fails with its reason (egress.go,
+			// destination.go).
 			return sender.Result{Err: refused, Unsent: true}
 		}
 		return sender.Result{Err: errors.New("not sent: " + err.Error())}

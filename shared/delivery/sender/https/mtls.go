@@ -77,7 +77,7 @@ func newClientTLS(t *config.TLS, secrets HeaderSecrets, base *http.Transport, no
 }
 
 // transport clones the guarded transport with the client certificate
-// callback and roots (nil: the system's), and without TLS session
+// callback (noClientCertificate without one) and roots (nil: the system's), and without TLS session
 // resumption: every new connection makes a full handshake, so a rotated
 // certificate or a changed CA takes effect on the next one (a resumed
 // session would carry the identity and the verification of the first).
@@ -86,6 +86,8 @@ func (c *clientTLS) transport(roots *x509.CertPool) *http.Transport {
 	cfg := t.TLSClientConfig.Clone()
 	if c.certName != "" {
 		cfg.GetClientCertificate = c.clientCertificate
+	} else {
+		cfg.GetClientCertificate = noClientCertificate
 	}
 	cfg.RootCAs = roots
 	cfg.ClientSessionCache = nil
@@ -99,6 +101,21 @@ func (c *clientTLS) transport(roots *x509.CertPool) *http.Transport {
 func (c *clientTLS) clientCertificate(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
 	if crt := c.cert.Load(); crt != nil {
 		return crt, nil
+	}
+	return &tls.Certificate{}, nil
+}
+
+// certificateAskedKey is the context key of the flag a handshake without
+// a client certificate sets when the receiver asks for one.
+type certificateAskedKey struct{}
+
+// noClientCertificate is the handshake's GetClientCertificate when the
+// destination sets none (caSecret alone): it presents none, as no
+// callback would, and notes in the handshake's context that the receiver
+// asked, so a refusal can say why.
+func noClientCertificate(cri *tls.CertificateRequestInfo) (*tls.Certificate, error) {
+	if asked, ok := cri.Context().Value(certificateAskedKey{}).(*atomic.Bool); ok {
+		asked.Store(true)
 	}
 	return &tls.Certificate{}, nil
 }
@@ -190,6 +207,11 @@ func (c *clientTLS) reread(ctx context.Context) bool {
 // returned as a handshakeError naming the side that refused.
 func (c *clientTLS) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
+	var asked atomic.Bool // a receiver asked for the certificate we lack
+	if c.certName == "" {
+		ctx = context.WithValue(ctx, certificateAskedKey{}, &asked)
+		req = req.WithContext(ctx)
+	}
 	if err := c.load(ctx); err != nil {
 		closeBody(req)
 		return nil, err
@@ -220,7 +242,7 @@ func (c *clientTLS) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 	}
-	return nil, &handshakeError{reason: side, err: err}
+	return nil, &handshakeError{reason: side, err: err, noCertificate: c.certName == "", certificateAsked: asked.Load()}
 }
 
 // Diagnosis of a broken connection.
@@ -306,11 +328,41 @@ func closeBody(req *http.Request) {
 type handshakeError struct {
 	reason string
 	err    error
+	// noCertificate: the destination names no tls.clientCertificateSecret
+	// (caSecret alone), so none was presented; certificateAsked: the
+	// receiver asked for one in the handshake.
+	noCertificate, certificateAsked bool
+}
+
+// The TLS alerts a receiver sends when it asks for a client certificate
+// and gets none: certificate_required (TLS 1.3), bad_certificate (TLS 1.2,
+// where the client answers the request with an empty certificate).
+const (
+	alertBadCertificate      tls.AlertError = 42
+	alertCertificateRequired tls.AlertError = 116
+)
+
+// certificateAlert reports whether err is the alert of a receiver that
+// asked for a client certificate and got none (a TLS 1.2 receiver may
+// send handshake_failure instead, known by the request it made).
+// crypto/tls reports a received alert as a "remote error" of an
+// unexported type whose text is its AlertError's.
+func certificateAlert(err error) bool {
+	var op *net.OpError
+	if !errors.As(err, &op) || op.Op != "remote error" || op.Err == nil {
+		return false
+	}
+	got := op.Err.Error()
+	return got == alertCertificateRequired.Error() || got == alertBadCertificate.Error()
 }
 
 func (e *handshakeError) Error() string {
-	switch e.reason {
-	case ReasonTLSRefusedByDestination:
+	switch {
+	case e.reason == ReasonTLSRefusedByDestination && e.noCertificate && (e.certificateAsked || certificateAlert(e.err)):
+		return e.reason + ": the destination refused the TLS handshake (" + tlsDetail(e.err) + "): the receiver asks for a client certificate and this destination presents none; set tls.clientCertificateSecret"
+	case e.reason == ReasonTLSRefusedByDestination && e.noCertificate:
+		return e.reason + ": the destination refused the TLS handshake (" + tlsDetail(e.err) + "); no client certificate is presented (tls.clientCertificateSecret is not set): check the TLS versions the receiver accepts"
+	case e.reason == ReasonTLSRefusedByDestination:
 		return e.reason + ": the destination refused the TLS handshake (" + tlsDetail(e.err) + "); check that it trusts the client certificate in tls.clientCertificateSecret and that the certificate has not expired"
 	default:
 		return e.reason + ": the destination's server certificate is not trusted (" + tlsDetail(e.err) + "); check tls.caSecret (the CA bundle it must chain to) and the url's host name"
