@@ -61,5 +61,7 @@ func renderPacing(b *strings.Builder) {
 	}
 	w("\nWith `adaptive`, the level shared by the lane's instances is written at most once per %s while it climbs back and once per %s while 429s come: at most %s a month per lane. An operator's override (`ops pace`) is one write. ",
 		pacing.SpeedUpEvery, pacing.SlowDownEvery, usd(AdaptiveMonthMax()))
+	w("On a standard lane a message held back longer than a second is sent again as a delayed copy and the original deleted: a send, a receive and a delete, 3 SQS requests per hold (%s per million holds of a body up to 64 KB); an ordered lane hides it in place (1 ChangeMessageVisibility). ",
+		usd(3*Prices.SQSRequest.USD))
 	w("Pacing adds no resource: the bucket lives on the lane's item; with a paced destination the overview dashboard graphs %d metrics more (the dashboards' free tier counts them). A lane without `rateLimit` takes no token and pays nothing.\n", OverviewPacedMetrics)
 }
