@@ -246,7 +246,11 @@ func TestAdaptivePacingFindsTheReceiversRate(t *testing.T) {
 	t.Logf("%d requests (%d 429s) in %s from the first send; after the first 10 s: %d requests, %d 429s (%.1f%%)",
 		all, total429, last.Sub(start).Round(time.Millisecond), late, late429, 100*share)
 	if share > 0.10 {
-		t.Errorf("%.1f%% of the requests after the first 10 s were 429s, want at most 10%%", 100*share)
+		var seq []string
+		for _, d := range rc.deliveries() {
+			seq = append(seq, fmt.Sprintf("%.2fs:%d", d.at.Sub(first).Seconds(), d.status))
+		}
+		t.Errorf("%.1f%% of the requests after the first 10 s were 429s, want at most 10%%; requests (time since the first: status): %v", 100*share, seq)
 	}
 	for _, id := range ids {
 		if c := rc.accepted(id); c != 1 {
