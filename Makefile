@@ -160,12 +160,12 @@ coldstart: ## cold start of both functions and a hello-world baseline under the 
 	@mkdir -p $(COLDSTART_DIR)
 	GOBIN=$(abspath $(COLDSTART_DIR)) $(GO) install $(RIE_MODULE)@$(RIE_VERSION)
 	@# This machine's architecture: the emulator runs the functions here.
-	CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(COLDSTART_DIR)/hello ./infra/coldstart/hello
+	CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(COLDSTART_DIR)/hello ./infra/tools/coldstart/hello
 	for f in $(FUNCTIONS); do \
 	  CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(COLDSTART_DIR)/$$f ./functions/$$f; \
-	  CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(COLDSTART_DIR)/sdk-$$f ./infra/coldstart/sdkfloor/$$f; \
+	  CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(COLDSTART_DIR)/sdk-$$f ./infra/tools/coldstart/sdkfloor/$$f; \
 	done
-	$(GO) run ./infra/coldstart -rie $(COLDSTART_DIR)/aws-lambda-rie -dir $(COLDSTART_DIR) -runs $(COLDSTART_RUNS) -budget $(COLDSTART_BUDGET)
+	$(GO) run ./infra/tools/coldstart -rie $(COLDSTART_DIR)/aws-lambda-rie -dir $(COLDSTART_DIR) -runs $(COLDSTART_RUNS) -budget $(COLDSTART_BUDGET)
 
 clean: ## remove build outputs
 	rm -rf $(BUILD_DIR) cdk.out

@@ -242,8 +242,8 @@ func TestPausedLaneTurnedOnBehindItsBack(t *testing.T) {
 	e := startEnv(t, []string{destJSON("held", rc, `"retry": {"schedule": ["1s"], "jitter": 0}, "pause": {}`)},
 		map[string]*receiver{"held": rc}, func(o *devstack.Options) { o.ProbeInterval = 2 * time.Second }, reads.watch)
 	ln, _ := e.stack.Topology.Lane("held")
-	policy, _ := pausing.PolicyFor(ln.Destination)
-	operator, err := pausing.New(pausing.Options{Destination: "held", Policy: policy, Store: e.stack.Lanes, Switch: e.stack.Mappings["held"]})
+	policy, _ := pausing.RuleFor(ln.Destination)
+	operator, err := pausing.New(pausing.Options{Destination: "held", Rule: policy, Store: e.stack.Lanes, Switch: e.stack.Mappings["held"]})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,9 +392,9 @@ func TestResumedLaneWithItsMappingOff(t *testing.T) {
 	e := startEnv(t, []string{destJSON("raced", rc, `"pause": {}`)},
 		map[string]*receiver{"raced": rc}, func(o *devstack.Options) { o.ProbeInterval = time.Second })
 	ln, _ := e.stack.Topology.Lane("raced")
-	policy, _ := pausing.PolicyFor(ln.Destination)
+	policy, _ := pausing.RuleFor(ln.Destination)
 	sw := e.stack.Mappings["raced"]
-	operator, err := pausing.New(pausing.Options{Destination: "raced", Policy: policy, Store: e.stack.Lanes, Switch: sw})
+	operator, err := pausing.New(pausing.Options{Destination: "raced", Rule: policy, Store: e.stack.Lanes, Switch: sw})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -437,9 +437,9 @@ func TestHeldMessageKeepsItsSchedule(t *testing.T) {
 	e := startEnv(t, []string{destJSON("kept", down.receiver, `"retry": {"schedule": ["1s", "1s"], "jitter": 0}, "timeoutSeconds": 2, "pause": {}`)},
 		map[string]*receiver{"kept": down.receiver}, func(o *devstack.Options) { o.ProbeInterval = time.Second })
 	ln, _ := e.stack.Topology.Lane("kept")
-	policy, _ := pausing.PolicyFor(ln.Destination)
+	policy, _ := pausing.RuleFor(ln.Destination)
 	sw := e.stack.Mappings["kept"]
-	operator, err := pausing.New(pausing.Options{Destination: "kept", Policy: policy, Store: e.stack.Lanes, Switch: sw})
+	operator, err := pausing.New(pausing.Options{Destination: "kept", Rule: policy, Store: e.stack.Lanes, Switch: sw})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
 // Package rie runs a Lambda function's built bootstrap under the Lambda
 // Runtime Interface Emulator (aws-lambda-rie) and invokes it over the
 // RIE's Invoke API, as Lambda would: the cold-start harness
-// (infra/coldstart) measures with it, the integration tests deliver
+// (infra/tools/coldstart) measures with it, the integration tests deliver
 // through the built binaries with it.
 package rie
 

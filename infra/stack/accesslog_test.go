@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/hookfan/hookfan/infra/cost"
+	"github.com/hookfan/hookfan/infra/tools/cost"
 )
 
 // TestCostAccessLogFigures fills each stage's access log format with the

@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hookfan/hookfan/infra/cost"
 	"github.com/hookfan/hookfan/infra/stack"
+	"github.com/hookfan/hookfan/infra/tools/cost"
 	"github.com/hookfan/hookfan/shared/config"
 )
 
@@ -82,7 +82,7 @@ func checkCostCounts(t *testing.T, cfg *config.Config, docs map[string]templateD
 	want := cost.Resources(cfg)
 	want.BilledSecrets = 0
 	if diff := cmp.Diff(want, templateCounts(docs)); diff != "" {
-		t.Errorf("the cost model's resource counts differ from the templates (-model +templates): update infra/cost.Resources and docs/cost.md (go test ./infra/cost -update)\n%s", diff)
+		t.Errorf("the cost model's resource counts differ from the templates (-model +templates): update infra/tools/cost.Resources and docs/cost.md (go test ./infra/tools/cost -update)\n%s", diff)
 	}
 	// The dashboards' free tier counts their metrics.
 	var got []int
@@ -94,7 +94,7 @@ func checkCostCounts(t *testing.T, cfg *config.Config, docs map[string]templateD
 	slices.Sort(got)
 	wantMetrics := slices.Sorted(slices.Values(cost.DashboardMetrics(cfg)))
 	if !slices.Equal(got, wantMetrics) {
-		t.Errorf("dashboard metrics %v in the templates, the cost model counts %v: update infra/cost/dashboards.go", got, wantMetrics)
+		t.Errorf("dashboard metrics %v in the templates, the cost model counts %v: update infra/tools/cost/dashboards.go", got, wantMetrics)
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hookfan/hookfan/infra/cost"
+	"github.com/hookfan/hookfan/infra/tools/cost"
 	"github.com/hookfan/hookfan/shared/config"
 )
 

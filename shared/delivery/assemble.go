@@ -80,7 +80,7 @@ func Assemble(env Env, c Clients) (*Handler, error) {
 	if c.Metrics == nil {
 		errs = append(errs, fmt.Errorf("deliver %s: no metrics sink was given", env.Destination.Name))
 	}
-	policy, pauses := pausing.PolicyFor(env.Destination)
+	policy, pauses := pausing.RuleFor(env.Destination)
 	if pauses && (c.Lanes == nil || c.Switch == nil) {
 		errs = append(errs, fmt.Errorf("deliver %s: the destination pauses but the lane's store or event source mapping switch was not given", env.Destination.Name))
 	}
@@ -106,7 +106,7 @@ func Assemble(env Env, c Clients) (*Handler, error) {
 		Timeouts: c.Timeouts, MemoryMB: env.MemoryMB,
 	}
 	if pauses {
-		l, err := pausing.New(pausing.Options{Destination: env.Destination.Name, Policy: policy, Store: c.Lanes, Switch: c.Switch,
+		l, err := pausing.New(pausing.Options{Destination: env.Destination.Name, Rule: policy, Store: c.Lanes, Switch: c.Switch,
 			ProbeTimeout: ProbeTimeout(env.Destination)})
 		if err != nil {
 			return nil, fmt.Errorf("deliver %s: %w", env.Destination.Name, err)

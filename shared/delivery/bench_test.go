@@ -158,8 +158,8 @@ func BenchmarkPauseCounting(b *testing.B) {
 	lanes := slowLanes{Memory: pausing.NewMemory(), rtt: 5 * time.Millisecond}
 	counting := benchHandler(b, sub.URL, secret, nil, func(o *laneOptions) {
 		o.Destination.Pause = &config.Pause{}
-		policy, _ := pausing.PolicyFor(o.Destination)
-		l, err := pausing.New(pausing.Options{Destination: o.Destination.Name, Policy: policy, Store: lanes, Switch: &pausing.MemorySwitch{}})
+		policy, _ := pausing.RuleFor(o.Destination)
+		l, err := pausing.New(pausing.Options{Destination: o.Destination.Name, Rule: policy, Store: lanes, Switch: &pausing.MemorySwitch{}})
 		if err != nil {
 			b.Fatal(err)
 		}

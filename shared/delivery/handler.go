@@ -75,7 +75,7 @@ const (
 // concurrent use; build it once per process.
 type Handler struct {
 	dest        config.Destination
-	policy      Policy
+	policy      RetryPolicy
 	order       ordering      // standard or ordered, chosen at assembly (ordered.go)
 	sender      sender.Sender // what reaches the destination
 	shape       shape         // what the lane does to a body before its send (shape.go)

@@ -62,8 +62,8 @@ func newPausing(t *testing.T, url, secret string, p config.Pause, opts ...func(*
 	ps := &pausingHarness{lanes: pausing.NewMemory(), sw: &pausing.MemorySwitch{}, requeue: &fakeRequeue{}}
 	ps.harness = newHarness(t, url, secret, append([]func(*laneOptions){func(o *laneOptions) {
 		o.Destination.Pause = &p
-		policy, _ := pausing.PolicyFor(o.Destination)
-		l, err := pausing.New(pausing.Options{Destination: o.Destination.Name, Policy: policy, Store: ps.lanes, Switch: ps.sw,
+		policy, _ := pausing.RuleFor(o.Destination)
+		l, err := pausing.New(pausing.Options{Destination: o.Destination.Name, Rule: policy, Store: ps.lanes, Switch: ps.sw,
 			ProbeTimeout: ProbeTimeout(o.Destination), Now: o.Now})
 		if err != nil {
 			t.Fatal(err)

@@ -7,8 +7,8 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 )
 
-// Policy is a destination's retry policy, as the deliver function applies it.
-type Policy struct {
+// RetryPolicy is a destination's retry schedule, as the deliver function applies it.
+type RetryPolicy struct {
 	// Schedule holds the delay after each failed attempt but the last.
 	Schedule []time.Duration
 	// Jitter spreads each delay by up to ±Jitter of itself.
@@ -23,22 +23,22 @@ type Policy struct {
 	Visibility time.Duration
 }
 
-// PolicyFor derives the policy from a destination's config, with the same
+// RetryPolicyFor derives the policy from a destination's config, with the same
 // functions the CDK code uses for the queue.
-func PolicyFor(d config.Destination) Policy {
-	return Policy{Schedule: d.Schedule(), Jitter: d.Jitter(), Retention: d.ScheduleRetention(), Visibility: d.VisibilityTimeout()}
+func RetryPolicyFor(d config.Destination) RetryPolicy {
+	return RetryPolicy{Schedule: d.Schedule(), Jitter: d.Jitter(), Retention: d.ScheduleRetention(), Visibility: d.VisibilityTimeout()}
 }
 
 // Attempts is the number of attempts: the first plus one per delay.
-func (p Policy) Attempts() int { return len(p.Schedule) + 1 }
+func (p RetryPolicy) Attempts() int { return len(p.Schedule) + 1 }
 
 // Final reports whether attempt (1-based) is the last one.
-func (p Policy) Final(attempt int) bool { return attempt >= p.Attempts() }
+func (p RetryPolicy) Final(attempt int) bool { return attempt >= p.Attempts() }
 
 // Delay is the scheduled delay after failed attempt (1-based), spread by
 // the jitter: r in [0, 1) maps to [-Jitter, +Jitter). It is at most SQS's
 // 12 h visibility ceiling.
-func (p Policy) Delay(attempt int, r float64) time.Duration {
+func (p RetryPolicy) Delay(attempt int, r float64) time.Duration {
 	if len(p.Schedule) == 0 {
 		return 0
 	}
@@ -52,7 +52,7 @@ func (p Policy) Delay(attempt int, r float64) time.Duration {
 // longer. A Retry-After never shortens the schedule, and lengthens a delay
 // at most to 12 h and only as far as the rest of the schedule still fits in
 // the queue's retention, counted from the message's age.
-func (p Policy) Backoff(attempt int, r float64, retryAfter, age time.Duration) time.Duration {
+func (p RetryPolicy) Backoff(attempt int, r float64, retryAfter, age time.Duration) time.Duration {
 	d := p.Delay(attempt, r)
 	if retryAfter <= d {
 		return d
@@ -68,7 +68,7 @@ func (p Policy) Backoff(attempt int, r float64, retryAfter, age time.Duration) t
 // remainingNeed is the time the attempts after attempt still need, at
 // worst: their jittered delays and one visibility timeout each, plus the
 // margin the CDK code keeps.
-func (p Policy) remainingNeed(attempt int) time.Duration {
+func (p RetryPolicy) remainingNeed(attempt int) time.Duration {
 	var need time.Duration
 	for i := attempt; i < len(p.Schedule); i++ {
 		need += min(time.Duration(float64(p.Schedule[i])*(1+p.Jitter)), config.MaxVisibility)

@@ -42,7 +42,7 @@ func TestParseRetryAfter(t *testing.T) {
 }
 
 func TestDelay(t *testing.T) {
-	p := PolicyFor(config.Destination{})
+	p := RetryPolicyFor(config.Destination{})
 	tests := []struct {
 		attempt int
 		r       float64
@@ -62,14 +62,14 @@ func TestDelay(t *testing.T) {
 			t.Errorf("Delay(%d, %g) = %s, want %s", tt.attempt, tt.r, got, tt.want)
 		}
 	}
-	capped := Policy{Schedule: []time.Duration{12 * time.Hour}, Jitter: 0.5}
+	capped := RetryPolicy{Schedule: []time.Duration{12 * time.Hour}, Jitter: 0.5}
 	if got := capped.Delay(1, 0.99); got != config.MaxVisibility {
 		t.Errorf("Delay past 12h = %s, want %s", got, config.MaxVisibility)
 	}
 }
 
 func TestFinal(t *testing.T) {
-	p := PolicyFor(config.Destination{})
+	p := RetryPolicyFor(config.Destination{})
 	for attempt, want := range map[int]bool{1: false, 9: false, 10: true, 11: true} {
 		if got := p.Final(attempt); got != want {
 			t.Errorf("Final(%d) = %v, want %v", attempt, got, want)
@@ -81,7 +81,7 @@ func TestFinal(t *testing.T) {
 }
 
 func TestBackoff(t *testing.T) {
-	p := PolicyFor(config.Destination{})
+	p := RetryPolicyFor(config.Destination{})
 	tests := []struct {
 		name       string
 		attempt    int
@@ -143,7 +143,7 @@ func FuzzParseRetryAfter(f *testing.F) {
 				t.Fatalf("ParseRetryAfter(%q) = %s, want %ds", v, d, n)
 			}
 		}
-		p := PolicyFor(config.Destination{})
+		p := RetryPolicyFor(config.Destination{})
 		if b := p.Backoff(3, 0.5, d, time.Hour); b < p.Delay(3, 0.5) || b > config.MaxVisibility {
 			t.Fatalf("Backoff with Retry-After %s = %s, outside [schedule, 12h]", d, b)
 		}

@@ -36,8 +36,8 @@ func TestTickOfAnUnreadableLane(t *testing.T) {
 	var fail atomic.Bool
 	mem, sw := pausing.NewMemory(), &pausing.MemorySwitch{}
 	ps := newPausing(t, sub.URL, secret, config.Pause{AfterFailures: 1}, func(o *laneOptions) {
-		policy, _ := pausing.PolicyFor(o.Destination)
-		l, err := pausing.New(pausing.Options{Destination: o.Destination.Name, Policy: policy, Store: unreadableGets{Store: mem, fail: &fail},
+		policy, _ := pausing.RuleFor(o.Destination)
+		l, err := pausing.New(pausing.Options{Destination: o.Destination.Name, Rule: policy, Store: unreadableGets{Store: mem, fail: &fail},
 			Switch: sw, ProbeTimeout: ProbeTimeout(o.Destination), Now: o.Now})
 		if err != nil {
 			t.Fatal(err)

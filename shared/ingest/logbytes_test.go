@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/hookfan/hookfan/events"
-	"github.com/hookfan/hookfan/infra/cost"
+	"github.com/hookfan/hookfan/infra/tools/cost"
 )
 
 // TestCostLogFiguresHoldTheLines accepts one Stripe event as the deployed

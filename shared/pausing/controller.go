@@ -36,11 +36,11 @@ const (
 	DefaultProbeTimeout = time.Minute
 )
 
-// Options configure a Controller. Destination, Policy, Store and Switch are
+// Options configure a Controller. Destination, Rule, Store and Switch are
 // required.
 type Options struct {
 	Destination string
-	Policy      Policy
+	Rule        Rule
 	Store       Store
 	Switch      Switch
 	// ProbeTimeout is the longest one probe runs: while it runs, no other
@@ -56,7 +56,7 @@ type Options struct {
 // operator) sees it. It is safe for concurrent use.
 type Controller struct {
 	dest         string
-	policy       Policy
+	rule         Rule
 	store        Store
 	sw           Switch
 	probeTimeout time.Duration
@@ -75,7 +75,7 @@ func New(o Options) (*Controller, error) {
 		name string
 		ok   bool
 	}{{"Destination", o.Destination != ""}, {"Store", o.Store != nil}, {"Switch", o.Switch != nil},
-		{"Policy.ProbeEvery", o.Policy.ProbeEvery > 0}, {"Policy.MaxPause", o.Policy.MaxPause > 0}, {"Policy.Retention", o.Policy.Retention > 0}} {
+		{"Rule.ProbeEvery", o.Rule.ProbeEvery > 0}, {"Rule.MaxPause", o.Rule.MaxPause > 0}, {"Rule.Retention", o.Rule.Retention > 0}} {
 		if !r.ok {
 			missing = append(missing, fmt.Errorf("lane: option %s is required", r.name))
 		}
@@ -83,7 +83,7 @@ func New(o Options) (*Controller, error) {
 	if err := errors.Join(missing...); err != nil {
 		return nil, err
 	}
-	l := &Controller{dest: o.Destination, policy: o.Policy, store: o.Store, sw: o.Switch,
+	l := &Controller{dest: o.Destination, rule: o.Rule, store: o.Store, sw: o.Switch,
 		probeTimeout: o.ProbeTimeout, fresh: o.Fresh, now: o.Now}
 	if l.probeTimeout <= 0 {
 		l.probeTimeout = DefaultProbeTimeout
@@ -97,8 +97,8 @@ func New(o Options) (*Controller, error) {
 	return l, nil
 }
 
-// Policy is the lane's pause policy.
-func (l *Controller) Policy() Policy { return l.policy }
+// Rule is the lane's pause policy.
+func (l *Controller) Rule() Rule { return l.rule }
 
 // ChangeKind says how a lane's mode changed.
 type ChangeKind string
@@ -151,7 +151,7 @@ func (l *Controller) Observe(ctx context.Context, t Tally) (Change, error) {
 	if t.Attempts == 0 {
 		return Change{}, nil
 	}
-	s, err := l.store.Count(ctx, l.dest, t, l.now(), l.policy.Window)
+	s, err := l.store.Count(ctx, l.dest, t, l.now(), l.rule.Window)
 	if err != nil {
 		return Change{}, err
 	}
@@ -159,14 +159,14 @@ func (l *Controller) Observe(ctx context.Context, t Tally) (Change, error) {
 	if s.IsPaused() {
 		return Change{}, nil
 	}
-	reason, trips := l.policy.Trip(s, l.now())
+	reason, trips := l.rule.Trip(s, l.now())
 	if !trips {
 		return Change{}, nil
 	}
 	c, err := l.pause(ctx, s, ByDeliverer, reason)
 	if errors.Is(err, ErrNoBudget) {
 		return Change{NotPaused: fmt.Sprintf("%s, but the lane was paused %s within the last %s, its bound (maxPause %s): it keeps delivering, and its messages go on to the DLQ after their last attempt",
-			reason, l.policy.Spent(s, l.now()).Round(time.Second), l.policy.Retention, l.policy.MaxPause)}, nil
+			reason, l.rule.Spent(s, l.now()).Round(time.Second), l.rule.Retention, l.rule.MaxPause)}, nil
 	}
 	return c, err
 }
@@ -219,10 +219,10 @@ func (l *Controller) pause(ctx context.Context, s State, by By, reason string) (
 	if in.Takeover {
 		in.At, in.ResumeBy = s.PausedAt, s.ResumeBy
 	} else {
-		budget := l.policy.Budget(s, now)
-		if budget < l.policy.ProbeEvery {
+		budget := l.rule.Budget(s, now)
+		if budget < l.rule.ProbeEvery {
 			return Change{}, fmt.Errorf("pause lane %s: paused %s within the last %s, of at most %s: %w",
-				l.dest, l.policy.Spent(s, now).Round(time.Second), l.policy.Retention, l.policy.MaxPause, ErrNoBudget)
+				l.dest, l.rule.Spent(s, now).Round(time.Second), l.rule.Retention, l.rule.MaxPause, ErrNoBudget)
 		}
 		in.ResumeBy = now.Add(budget)
 	}
@@ -281,7 +281,7 @@ func (l *Controller) resume(ctx context.Context, s State, by By, reason string) 
 	}
 	after, err := l.store.Resume(ctx, l.dest, ResumeInput{
 		At: now, Reason: reason, By: by, Version: s.Version,
-		Pauses: l.policy.Keep(s.Pauses, Interval{From: s.PausedAt, To: now}, now), Clear: windows,
+		Pauses: l.rule.Keep(s.Pauses, Interval{From: s.PausedAt, To: now}, now), Clear: windows,
 	})
 	if errors.Is(err, ErrChanged) {
 		l.remember(after)
@@ -405,7 +405,7 @@ func (l *Controller) Tick(ctx context.Context, probe ProbeFunc) (TickResult, err
 	now := l.now()
 	if !now.Before(s.ResumeBy) {
 		res.Change, err = l.resume(ctx, s, ByDeliverer, fmt.Sprintf("the pause reached its bound (paused %s of at most %s within %s)",
-			l.policy.Spent(s, now).Round(time.Second), l.policy.MaxPause, l.policy.Retention))
+			l.rule.Spent(s, now).Round(time.Second), l.rule.MaxPause, l.rule.Retention))
 		return res, errors.Join(append(errs, err)...)
 	}
 	if s.By == ByOperator {

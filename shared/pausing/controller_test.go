@@ -91,7 +91,7 @@ type fixture struct {
 	store *pausing.Memory
 	sw    *flakySwitch
 	clock *clock
-	pol   pausing.Policy
+	pol   pausing.Rule
 }
 
 func newFixture(rule config.PauseRule) *fixture {
@@ -102,13 +102,13 @@ func newFixture(rule config.PauseRule) *fixture {
 		rule.MaxPause = 3 * time.Hour
 	}
 	return &fixture{store: pausing.NewMemory(), sw: &flakySwitch{}, clock: &clock{t: t0},
-		pol: pausing.Policy{PauseRule: rule, Retention: 10 * time.Hour}}
+		pol: pausing.Rule{PauseRule: rule, Retention: 10 * time.Hour}}
 }
 
 // instance is one deliver instance's view of the lane.
 func (f *fixture) instance(t *testing.T) *pausing.Controller {
 	t.Helper()
-	l, err := pausing.New(pausing.Options{Destination: "orders", Policy: f.pol, Store: f.store, Switch: f.sw,
+	l, err := pausing.New(pausing.Options{Destination: "orders", Rule: f.pol, Store: f.store, Switch: f.sw,
 		ProbeTimeout: 20 * time.Second, Now: f.clock.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -367,7 +367,7 @@ func TestResumeRacingAPause(t *testing.T) {
 		t.Run(map[bool]string{false: "the pause turns it back on", true: "the tick turns it back on"}[enableFails], func(t *testing.T) {
 			ctx := context.Background()
 			f := newFixture(config.PauseRule{AfterFailures: 1})
-			op, err := pausing.New(pausing.Options{Destination: "orders", Policy: f.pol, Store: f.store, Switch: f.sw, Now: f.clock.Now})
+			op, err := pausing.New(pausing.Options{Destination: "orders", Rule: f.pol, Store: f.store, Switch: f.sw, Now: f.clock.Now})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -379,7 +379,7 @@ func TestResumeRacingAPause(t *testing.T) {
 					f.sw.failEnable(errors.New("throttled"))
 				}
 			}}
-			l, err := pausing.New(pausing.Options{Destination: "orders", Policy: f.pol, Store: f.store, Switch: race, Now: f.clock.Now})
+			l, err := pausing.New(pausing.Options{Destination: "orders", Rule: f.pol, Store: f.store, Switch: race, Now: f.clock.Now})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -555,7 +555,7 @@ func TestNewRequiresOptions(t *testing.T) {
 	_, err := pausing.New(pausing.Options{})
 	want := []string{
 		"lane: option Destination is required", "lane: option Store is required", "lane: option Switch is required",
-		"lane: option Policy.ProbeEvery is required", "lane: option Policy.MaxPause is required", "lane: option Policy.Retention is required",
+		"lane: option Rule.ProbeEvery is required", "lane: option Rule.MaxPause is required", "lane: option Rule.Retention is required",
 	}
 	if err == nil {
 		t.Fatal("New accepted empty options")

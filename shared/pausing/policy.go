@@ -9,9 +9,9 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 )
 
-// Policy is a lane's pause rule with its queue's retention, which the
+// Rule is a lane's pause rule with its queue's retention, which the
 // pause bound is counted over.
-type Policy struct {
+type Rule struct {
 	config.PauseRule
 	// Retention is the queue's message retention: a message spends at most
 	// MaxPause paused, because the pauses within any span of Retention add
@@ -19,18 +19,18 @@ type Policy struct {
 	Retention time.Duration
 }
 
-// PolicyFor derives a lane's policy from its destination; ok is false
+// RuleFor derives a lane's policy from its destination; ok is false
 // when the lane never pauses.
-func PolicyFor(d config.Destination) (p Policy, ok bool) {
+func RuleFor(d config.Destination) (p Rule, ok bool) {
 	r, ok := d.PauseRule()
 	if !ok {
-		return Policy{}, false
+		return Rule{}, false
 	}
-	return Policy{PauseRule: r, Retention: d.Retention()}, true
+	return Rule{PauseRule: r, Retention: d.Retention()}, true
 }
 
 // Trip reports whether the counts in s pause the lane at now, and why.
-func (p Policy) Trip(s State, now time.Time) (reason string, trips bool) {
+func (p Rule) Trip(s State, now time.Time) (reason string, trips bool) {
 	if p.AfterFailures > 0 && s.Failures >= p.AfterFailures {
 		return fmt.Sprintf("%d consecutive failed deliveries", s.Failures), true
 	}
@@ -70,7 +70,7 @@ func WindowIndex(t time.Time, width time.Duration) int64 {
 
 // Spent is the time the lane spent paused within the retention before
 // now: its past pauses, and the one in force.
-func (p Policy) Spent(s State, now time.Time) time.Duration {
+func (p Rule) Spent(s State, now time.Time) time.Duration {
 	since := now.Add(-p.Retention)
 	total := time.Duration(0)
 	overlap := func(from, to time.Time) {
@@ -90,7 +90,7 @@ func (p Policy) Spent(s State, now time.Time) time.Duration {
 
 // Budget is how long a pause starting at now may last: MaxPause less the
 // time spent paused within the retention.
-func (p Policy) Budget(s State, now time.Time) time.Duration {
+func (p Rule) Budget(s State, now time.Time) time.Duration {
 	return max(p.MaxPause-p.Spent(s, now), 0)
 }
 
@@ -101,7 +101,7 @@ const MaxKept = 100
 
 // Keep returns the pauses that still count at now (those ending within the
 // retention), with ended added, at most MaxKept of them.
-func (p Policy) Keep(past []Interval, ended Interval, now time.Time) []Interval {
+func (p Rule) Keep(past []Interval, ended Interval, now time.Time) []Interval {
 	since := now.Add(-p.Retention)
 	out := make([]Interval, 0, len(past)+1)
 	for _, iv := range append(slices.Clone(past), ended) {

@@ -14,7 +14,7 @@ import (
 var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 
 func TestTripConsecutive(t *testing.T) {
-	p := pausing.Policy{PauseRule: config.PauseRule{AfterFailures: 5}}
+	p := pausing.Rule{PauseRule: config.PauseRule{AfterFailures: 5}}
 	for _, tt := range []struct {
 		failures int
 		trips    bool
@@ -34,7 +34,7 @@ func TestTripConsecutive(t *testing.T) {
 // within one width of now.
 func TestTripRate(t *testing.T) {
 	const width = 10 * time.Minute
-	p := pausing.Policy{PauseRule: config.PauseRule{FailureRate: 0.9, Window: width, MinAttempts: 20}}
+	p := pausing.Rule{PauseRule: config.PauseRule{FailureRate: 0.9, Window: width, MinAttempts: 20}}
 	idx := pausing.WindowIndex(t0, width)
 	start := time.UnixMilli(idx * width.Milliseconds())
 	now := start.Add(width / 4) // three quarters of the previous window count
@@ -68,7 +68,7 @@ func TestTripRate(t *testing.T) {
 // TestBudget: a lane may spend at most MaxPause paused within any span of
 // its queue's retention, so no message waits paused longer than that.
 func TestBudget(t *testing.T) {
-	p := pausing.Policy{PauseRule: config.PauseRule{MaxPause: 3 * time.Hour}, Retention: 10 * time.Hour}
+	p := pausing.Rule{PauseRule: config.PauseRule{MaxPause: 3 * time.Hour}, Retention: 10 * time.Hour}
 	s := pausing.State{Mode: pausing.Paused, PausedAt: t0.Add(-30 * time.Minute), Pauses: []pausing.Interval{
 		{From: t0.Add(-12 * time.Hour), To: t0.Add(-11 * time.Hour)},                              // outside the retention
 		{From: t0.Add(-10*time.Hour - 30*time.Minute), To: t0.Add(-9*time.Hour - 30*time.Minute)}, // half inside: 30m
@@ -87,7 +87,7 @@ func TestBudget(t *testing.T) {
 }
 
 func TestKeep(t *testing.T) {
-	p := pausing.Policy{Retention: 10 * time.Hour}
+	p := pausing.Rule{Retention: 10 * time.Hour}
 	old := pausing.Interval{From: t0.Add(-12 * time.Hour), To: t0.Add(-11 * time.Hour)}
 	edge := pausing.Interval{From: t0.Add(-11 * time.Hour), To: t0.Add(-9 * time.Hour)}
 	ended := pausing.Interval{From: t0.Add(-time.Hour), To: t0}

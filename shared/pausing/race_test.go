@@ -45,7 +45,7 @@ func TestTickDoesNotProbeAwayATakeover(t *testing.T) {
 			t.Errorf("the operator's takeover: %+v, %v", c, err)
 		}
 	}}
-	l, err := pausing.New(pausing.Options{Destination: "orders", Policy: f.pol, Store: store, Switch: f.sw, ProbeTimeout: 20 * time.Second, Now: f.clock.Now})
+	l, err := pausing.New(pausing.Options{Destination: "orders", Rule: f.pol, Store: store, Switch: f.sw, ProbeTimeout: 20 * time.Second, Now: f.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestResumeRacingATick(t *testing.T) {
 			t.Errorf("the tick in the race reconciled %q (%v), want the mapping turned off: the race this test is about", res.Reconciled, err)
 		}
 	}}
-	op, err := pausing.New(pausing.Options{Destination: "orders", Policy: f.pol, Store: store, Switch: f.sw, Now: f.clock.Now})
+	op, err := pausing.New(pausing.Options{Destination: "orders", Rule: f.pol, Store: store, Switch: f.sw, Now: f.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestTickRacingAResume(t *testing.T) {
 			t.Errorf("the resume's write in the race: %v", err)
 		}
 	}}
-	l, err := pausing.New(pausing.Options{Destination: "orders", Policy: f.pol, Store: f.store, Switch: sw, ProbeTimeout: 20 * time.Second, Now: f.clock.Now})
+	l, err := pausing.New(pausing.Options{Destination: "orders", Rule: f.pol, Store: f.store, Switch: sw, ProbeTimeout: 20 * time.Second, Now: f.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

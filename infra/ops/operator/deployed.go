@@ -77,7 +77,7 @@ func (r Deployed) Resolve(ctx context.Context) (Resources, error) {
 			ln := Lane{Destination: l.Destination, Filter: l.Filter, OrderingKey: l.OrderingKey, QueueURL: l.QueueURL, QueueARN: l.QueueARN, DLQURL: l.DLQURL, DLQARN: l.DLQARN,
 				FunctionName: l.FunctionName, Retention: time.Duration(l.RetentionSeconds) * time.Second, Egress: l.Egress}
 			if rule, pauses := l.Pause.Rule(); pauses {
-				ln.Pause = &pausing.Policy{PauseRule: rule, Retention: ln.Retention}
+				ln.Pause = &pausing.Rule{PauseRule: rule, Retention: ln.Retention}
 			}
 			if pace, paced := (config.Destination{RateLimit: l.RateLimit}).Pace(); paced && pace.N > 0 {
 				ln.Pace = &pace

@@ -16,18 +16,18 @@ import (
 // it. A lane that does not pause gets the default rule, which only resume
 // uses: it puts right a lane left paused when its pause setting was
 // removed.
-func (o *Operator) laneFor(l Lane) (*pausing.Controller, pausing.Policy, error) {
+func (o *Operator) laneFor(l Lane) (*pausing.Controller, pausing.Rule, error) {
 	if o.LaneStore == nil || o.Switch == nil {
-		return nil, pausing.Policy{}, errors.New("lanes: no lane store or switch configured")
+		return nil, pausing.Rule{}, errors.New("lanes: no lane store or switch configured")
 	}
-	policy := pausing.Policy{PauseRule: config.PauseRule{ProbeEvery: config.DefaultProbeEvery, MaxPause: config.DefaultMaxPause}, Retention: l.Retention}
+	policy := pausing.Rule{PauseRule: config.PauseRule{ProbeEvery: config.DefaultProbeEvery, MaxPause: config.DefaultMaxPause}, Retention: l.Retention}
 	if l.Pause != nil {
 		policy = *l.Pause
 	}
 	if policy.Retention <= 0 {
 		return nil, policy, fmt.Errorf("destination %s: %s does not say its queue's retention (an index written before lanes could pause?): deploy this version first", l.Destination, o.Resources.Where)
 	}
-	ln, err := pausing.New(pausing.Options{Destination: l.Destination, Policy: policy, Store: o.LaneStore, Switch: o.Switch(l), Now: o.Now})
+	ln, err := pausing.New(pausing.Options{Destination: l.Destination, Rule: policy, Store: o.LaneStore, Switch: o.Switch(l), Now: o.Now})
 	return ln, policy, err
 }
 
@@ -36,7 +36,7 @@ type LaneStatus struct {
 	Destination string
 	// Pauses is false when the destination does not pause.
 	Pauses bool
-	Policy pausing.Policy
+	Policy pausing.Rule
 	State  pausing.State
 }
 

@@ -22,7 +22,7 @@ func laneOperator(t *testing.T) (*Operator, *bytes.Buffer, *pausing.Memory, map[
 	op, out := testOperator(q, qc)
 	c := &stillClock{t: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
 	op.Now = c.now
-	policy := pausing.Policy{PauseRule: config.PauseRule{AfterFailures: 5, ProbeEvery: time.Minute, MaxPause: 3 * time.Hour}, Retention: 10 * time.Hour}
+	policy := pausing.Rule{PauseRule: config.PauseRule{AfterFailures: 5, ProbeEvery: time.Minute, MaxPause: 3 * time.Hour}, Retention: 10 * time.Hour}
 	op.Resources.Lanes[0].Pause, op.Resources.Lanes[0].Retention = &policy, policy.Retention
 	op.Resources.Lanes = append(op.Resources.Lanes, Lane{Destination: "plain", QueueURL: "q2", DLQURL: "dlq2", Retention: 40 * time.Hour})
 	store := pausing.NewMemory()
@@ -181,7 +181,7 @@ func TestDeployedResolvePause(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := pausing.PolicyFor(d)
+	want, _ := pausing.RuleFor(d)
 	orders, plain := res.Lanes[0], res.Lanes[1]
 	if orders.Pause == nil || *orders.Pause != want || orders.FunctionName != "Hookfan-Lane-orders-Function" || orders.Retention != d.Retention() {
 		t.Errorf("orders: %+v (pause %+v), want the configured policy %+v", orders, orders.Pause, want)

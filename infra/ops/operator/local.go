@@ -50,7 +50,7 @@ func (r Local) Resolve(ctx context.Context) (Resources, error) {
 		if d.Ordered() {
 			l.OrderingKey = d.Ordering.Key
 		}
-		if policy, pauses := pausing.PolicyFor(d); pauses {
+		if policy, pauses := pausing.RuleFor(d); pauses {
 			l.Pause = &policy
 		}
 		if pace, paced := d.Pace(); paced {

@@ -40,7 +40,7 @@ type Lane struct {
 	FunctionName string
 	// Pause is the lane's pause policy; nil when the destination does not
 	// pause. Retention is its queue's retention.
-	Pause     *pausing.Policy
+	Pause     *pausing.Rule
 	Retention time.Duration
 	// Egress is "static" when the lane delivers from the stack's
 	// EgressAddresses (config.EgressStatic), "public" or "" otherwise.

@@ -97,7 +97,7 @@ func TestFloorsMatchTheFunctions(t *testing.T) {
 	}
 	for _, f := range []string{"ingest", "deliver"} {
 		fn := services("lambda.norpc", "github.com/hookfan/hookfan/functions/"+f)
-		floor := services("lambda.norpc", "github.com/hookfan/hookfan/infra/coldstart/sdkfloor/"+f)
+		floor := services("lambda.norpc", "github.com/hookfan/hookfan/infra/tools/coldstart/sdkfloor/"+f)
 		if !slices.Equal(fn, floor) || len(fn) == 0 {
 			t.Errorf("%s links the SDK services %v, its floor %v", f, fn, floor)
 		}

@@ -3,7 +3,7 @@ package cost_test
 import (
 	"testing"
 
-	"github.com/hookfan/hookfan/infra/cost"
+	"github.com/hookfan/hookfan/infra/tools/cost"
 	"github.com/hookfan/hookfan/shared/config"
 )
 

@@ -9,11 +9,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hookfan/hookfan/infra/doccheck"
+	"github.com/hookfan/hookfan/infra/tools/doccheck"
 )
 
 // repoRoot is the repository, two levels up from this package.
-const repoRoot = "../.."
+const repoRoot = "../../.."
 
 // TestRepositoryDocs is the docs' link check: README.md and every page in
 // docs/ link only to files and anchors that exist, name only make targets
@@ -226,7 +226,7 @@ func TestGoPointsIntoDocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(files, "infra/stack/lane.go") || slices.Contains(files, "infra/doccheck/doccheck_test.go") {
+	if !slices.Contains(files, "infra/stack/lane.go") || slices.Contains(files, "infra/tools/doccheck/doccheck_test.go") {
 		t.Fatalf("GoFiles(%s) = %d files; want the code (infra/stack/lane.go) without the tests", repoRoot, len(files))
 	}
 	c := &doccheck.Checker{Root: repoRoot}

@@ -8,16 +8,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookfan/hookfan/infra/cost"
+	"github.com/hookfan/hookfan/infra/tools/cost"
 	"github.com/hookfan/hookfan/shared/config"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated tables of docs/cost.md")
 
-const page = "../../docs/cost.md"
+const page = "../../../docs/cost.md"
 
 // TestPageIsGenerated keeps docs/cost.md's tables equal to the model's:
-// change the model, then run go test ./infra/cost -update.
+// change the model, then run go test ./infra/tools/cost -update.
 func TestPageIsGenerated(t *testing.T) {
 	data, err := os.ReadFile(page)
 	if err != nil {
@@ -34,7 +34,7 @@ func TestPageIsGenerated(t *testing.T) {
 		return
 	}
 	if string(data) != want {
-		t.Errorf("docs/cost.md's tables differ from the model's; run go test ./infra/cost -update and review the diff")
+		t.Errorf("docs/cost.md's tables differ from the model's; run go test ./infra/tools/cost -update and review the diff")
 	}
 }
 

@@ -17,7 +17,7 @@ func TestEveryTargetKindIsPriced(t *testing.T) {
 	for _, k := range config.TargetKinds() {
 		c, ok := targetCosts[k.Type]
 		if !ok || c.waitMs == nil || c.charge == nil {
-			t.Errorf("target kind %q is not priced (infra/cost targetCosts)", k.Type)
+			t.Errorf("target kind %q is not priced (infra/tools/cost targetCosts)", k.Type)
 			continue
 		}
 		if !rows[k.Type] {

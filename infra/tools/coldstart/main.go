@@ -20,7 +20,7 @@
 //
 // Two more programs show what the functions cannot shed: sdk-ingest and
 // sdk-deliver are the baseline linking the AWS SDK service packages each
-// function links (infra/coldstart/sdkfloor), whose package initialisation
+// function links (infra/tools/coldstart/sdkfloor), whose package initialisation
 // runs at every cold start whether or not a client is built.
 package main
 
