@@ -130,8 +130,8 @@ func TestObserve(t *testing.T) {
 		t.Error("a success 1s after the 429 raised the level")
 	}
 	c.t = start.Add(pacing.SpeedUpEvery)
-	if changed, _ := p.Observe(ctx, http.StatusOK, false); !changed || p.Effective() != 5.5 {
-		t.Errorf("a success SpeedUpEvery after the 429: changed %v, effective %v; want 5.5", changed, p.Effective())
+	if changed, _ := p.Observe(ctx, http.StatusOK, false); !changed || p.Effective() != 5.25 {
+		t.Errorf("a success SpeedUpEvery after the 429: changed %v, effective %v; want 5.25", changed, p.Effective())
 	}
 }
 

@@ -47,8 +47,8 @@ const (
 	// once); SpeedUpEvery the least time between two increases, of
 	// SpeedUpStep each.
 	SlowDownEvery = time.Second
-	SpeedUpEvery  = 3 * time.Second
-	SpeedUpStep   = 50
+	SpeedUpEvery  = 5 * time.Second
+	SpeedUpStep   = 25
 )
 
 // Override is an operator's cap on a lane's rate until Until.

@@ -27,8 +27,8 @@ func TestPacingLinesByHand(t *testing.T) {
 			t.Errorf("%d/s: %v per million deliveries, want %v", tt.rate, got, tt.perMillion)
 		}
 	}
-	// A write every 3 s for a 30-day month (2,592,000 s): 864,000 writes.
-	if got, want := cost.AdaptiveMonthMax(), 864000*0.625/1e6; !near(got, want) {
+	// A write every 5 s for a 30-day month (2,592,000 s): 518,400 writes.
+	if got, want := cost.AdaptiveMonthMax(), 518400*0.625/1e6; !near(got, want) {
 		t.Errorf("adaptive month: %v, want %v", got, want)
 	}
 }
