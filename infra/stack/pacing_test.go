@@ -34,10 +34,23 @@ func TestPacedLane(t *testing.T) {
 		t.Fatal(err)
 	}
 	values := map[string]string{}
-	for _, ls := range h.LaneStacks {
+	for i, ls := range h.LaneStacks {
 		_, res := templateOf(t, ls)
 		for _, p := range ofType(res, "AWS::SSM::Parameter") {
 			values[fmt.Sprint(p.Properties["Name"])] = joined(p.Properties["Value"])
+		}
+		// A paced lane's copies start their queue age again: its backlog
+		// shows in the age of the events it delivers (EventAgeAlarm).
+		var ages []float64
+		for _, a := range ofType(res, "AWS::CloudWatch::Alarm") {
+			if a.Properties["MetricName"] == metrics.EventAge {
+				ages = append(ages, a.Properties["Threshold"].(float64))
+			}
+		}
+		_, paced := cfg.Destinations[i].Pace()
+		want := cfg.Alarms.OldestMessageThreshold().Milliseconds()
+		if paced && (len(ages) != 1 || ages[0] != float64(want)) || !paced && len(ages) != 0 {
+			t.Errorf("%s: event-age alarms at %v ms; want one at %d ms on a paced lane, none otherwise", cfg.Destinations[i].Name, ages, want)
 		}
 	}
 	_, parent := templateOf(t, h.Stack)
