@@ -40,7 +40,6 @@ const (
 	histError     = "error"
 	histBy        = "by"
 	histReplay    = "replay"
-	histPaced     = "paced"
 )
 
 // timeLayout is the layout of the audit timestamps.
@@ -315,9 +314,6 @@ func encodeHistory(history []Attempt) types.AttributeValue {
 			histStatus:    ddbitem.N(int64(a.HTTPStatus)),
 			histLatencyMS: ddbitem.N(a.Latency.Milliseconds()),
 		}
-		if a.Paced > 0 {
-			m[histPaced] = ddbitem.N(int64(a.Paced))
-		}
 		for k, v := range map[string]string{histError: a.Error, histBy: a.ClaimedBy, histReplay: a.Replay} {
 			if v != "" {
 				m[k] = ddbitem.S(v)
@@ -344,7 +340,7 @@ func decodeAttempt(v types.AttributeValue) (Attempt, error) {
 	}
 	it := ddbitem.NewMapReader(m.Value)
 	a := Attempt{Outcome: Status(it.String(histOutcome)), HTTPStatus: int(it.Int(histStatus)), Latency: time.Duration(it.Int(histLatencyMS)) * time.Millisecond,
-		Error: it.String(histError), ClaimedBy: it.String(histBy), Replay: it.String(histReplay), Paced: int(it.Int(histPaced))}
+		Error: it.String(histError), ClaimedBy: it.String(histBy), Replay: it.String(histReplay)}
 	a.At = it.Time(histAt)
 	return a, it.Err()
 }

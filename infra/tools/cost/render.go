@@ -183,8 +183,6 @@ func Render() string {
 
 	renderOrdered(&b) // fifo.go
 
-	renderPacing(&b) // pacing.go
-
 	renderTargets(w)
 
 	w("\n### The alternatives, a month\n\n")
