@@ -30,12 +30,7 @@ $(FUNCTIONS:%=build-%): build-%: ## build one function, e.g. make build-ingest
 	$(LAMBDA_ENV) $(GO) build $(LAMBDA_FLAGS) -o $(BUILD_DIR)/$*/bootstrap ./functions/$*
 	@printf '%-28s %8d bytes\n' "$(BUILD_DIR)/$*/bootstrap" "$$(stat -c %s $(BUILD_DIR)/$*/bootstrap)"
 
-# The unit tests spend most of their time in the stack's syntheses (node),
-# the integration tests waiting on schedules and long polls, and lint in
-# go vet and staticcheck: the three run at once, then build and synth.
-test: ## everything CI runs (the README's test command): lint, unit and integration at once, then build and synth
-	@$(MAKE) --no-print-directory -j3 lint unit integration
-	@$(MAKE) --no-print-directory build synth
+test: lint unit integration build synth ## everything CI runs (the README's test command)
 
 unit: ## unit tests (with the race detector) and fuzz seed corpora
 	@echo "unit tests with -race: compiles every package with the race detector first (minutes on a cold Go cache), then prints each package as it passes"
