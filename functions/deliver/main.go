@@ -19,6 +19,7 @@ import (
 	"github.com/hookfan/hookfan/shared/awsconfig/lambdaenv"
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/delivery"
+	"github.com/hookfan/hookfan/shared/pacing"
 	"github.com/hookfan/hookfan/shared/pausing"
 	"github.com/hookfan/hookfan/shared/secrets"
 )
@@ -62,6 +63,9 @@ func build(logger *slog.Logger) (*delivery.Handler, error) {
 	}
 	if env.PayloadBucket != "" {
 		c.Payloads = lambdaenv.PayloadStore(cfg, env.PayloadBucket, env.PayloadArchiveBucket)
+	}
+	if _, paced := env.Destination.Pace(); paced {
+		c.Pace = pacing.NewDynamoDB(ddb, env.TableName)
 	}
 	if env.Pauses() {
 		c.Lanes = pausing.NewDynamoDB(ddb, env.TableName)

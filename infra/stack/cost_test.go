@@ -101,7 +101,7 @@ func checkCostCounts(t *testing.T, cfg *config.Config, docs map[string]templateD
 // TestCostModelCounts synthesizes the deployment docs/cost.md prices and
 // one with every priced option on (WAF with an allow-listed source, alarm
 // e-mail, a secret the stack does not create, header secrets, large
-// payloads, a lane that pauses), and checks the model counts what the templates hold and that
+// payloads, a lane that pauses, a paced lane), and checks the model counts what the templates hold and that
 // every alarm has its runbook in docs/operations.md. The 300-destination
 // stack test checks the counts on its configuration too.
 func TestCostModelCounts(t *testing.T) {
@@ -119,6 +119,7 @@ func TestCostModelCounts(t *testing.T) {
 	options.Destinations[1].SecretName = "hookfan/destinations/legacy"
 	options.Destinations[1].Headers = []config.Header{{Name: "Authorization", SecretName: "hookfan/destinations/dest-02/token"}}
 	options.Destinations[1].Pause = &config.Pause{}
+	options.Destinations[1].RateLimit = &config.RateLimit{PerSecond: 5}
 	off := false
 	options.Dedupe.PointInTimeRecovery = &off
 	options.API.DetailedMetrics = &off

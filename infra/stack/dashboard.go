@@ -130,9 +130,17 @@ func NewDashboard(scope constructs.Construct, id string, props *DashboardProps) 
 		graph("All destinations: failed and dead", []awscloudwatch.IMetric{k.search(metrics.DeliveryFailed, "Sum", metrics.DimDestination), k.search(metrics.DeliveryDead, "Sum", metrics.DimDestination)}, nil),
 		graph("All destinations: event age p99 (ms)", []awscloudwatch.IMetric{k.search(metrics.EventAge, "p99", metrics.DimDestination)}, nil),
 	)
-	d.AddWidgets(
+	overview := []awscloudwatch.IWidget{
 		graph("Paused lanes (1 = paused)", []awscloudwatch.IMetric{k.search(metrics.LanePaused, "Maximum", metrics.DimDestination)}, nil),
-	)
+	}
+	if props.Config.Paced() {
+		// Only with a paced destination: a stack without rateLimit pays
+		// nothing for pacing, its dashboard's metrics included.
+		overview = append(overview, graph("Paced lanes: messages held back by the rate limit, and the rate in force (requests a second)",
+			[]awscloudwatch.IMetric{k.search(metrics.DeliveryPaced, "Sum", metrics.DimDestination)},
+			[]awscloudwatch.IMetric{k.search(metrics.LaneEffectiveRate, "Minimum", metrics.DimDestination)}))
+	}
+	d.AddWidgets(overview...)
 	rows := make([]LaneNames, len(props.Lanes))
 	for i, l := range props.Lanes {
 		rows[i] = namesOf(l)

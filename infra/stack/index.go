@@ -158,6 +158,9 @@ func newLaneIndex(scope constructs.Construct, lane *Lane, stackName, destination
 		// An ordered lane's key spec, "" on a standard lane (fifo.go): the
 		// operator command groups what it sends a FIFO queue by it.
 		"orderingKey": orderingKey(d),
+		// The rate limit as configured, {} when the lane is not paced
+		// (ops lanes shows it beside the rate in force).
+		"rateLimit": rateLimitValue(d),
 	}
 	if worstLength(value) > MaxStandardParameter {
 		filter, err := json.Marshal(value["filter"])
@@ -257,6 +260,17 @@ func newStackIndex(scope constructs.Construct, h *Hookfan, dashboards []*string)
 		StringValue:   h.Stack.ToJsonString(value, nil),
 		Tier:          awsssm.ParameterTier_STANDARD,
 	})
+}
+
+// rateLimitValue renders a destination's rateLimit for its index
+// parameter, with config.RateLimit's keys; an empty object (no rate) when
+// the lane is not paced.
+func rateLimitValue(d config.Destination) map[string]any {
+	r := d.RateLimit
+	if r == nil {
+		return map[string]any{}
+	}
+	return map[string]any{"perSecond": r.PerSecond, "perMinute": r.PerMinute, "burst": r.Burst, "adaptive": r.Adaptive}
 }
 
 // pauseValue renders a destination's pause rule for its index parameter,

@@ -87,6 +87,12 @@ type LaneAlarms struct {
 	// Errors fires when the deliver function fails an invocation (a crash or
 	// timeout; failed deliveries are partial batch failures, not errors).
 	Errors awscloudwatch.Alarm
+	// EventAge, on a paced lane with per-lane metrics, fires when an event
+	// delivered is older than the oldest-message threshold: a paced lane
+	// defers its messages as fresh copies, whose queue age starts again, so
+	// OldestMessage does not see a backlog the rate cannot clear; nil
+	// otherwise.
+	EventAge awscloudwatch.Alarm
 	// Paused fires while the lane is paused; nil when the destination does
 	// not pause.
 	Paused awscloudwatch.Alarm
@@ -480,6 +486,13 @@ func (l *Lane) addAlarms(cfg *config.Config, action awscloudwatch.IAlarmAction) 
 			Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(metrics.LanePaused),
 			DimensionsMap: &map[string]*string{metrics.DimDestination: jsii.String(name)}, Statistic: maximum, Period: period,
 		}), 0, fmt.Sprintf("Hookfan destination %s: the lane is paused (its destination kept failing); events wait in its queue and a probe every %s resumes it once the destination answers 2xx (docs/operations.md#paused-lanes).", name, rule.ProbeEvery))
+	}
+	if _, paced := l.Destination.Pace(); paced && cfg.Metrics.PerLane() {
+		threshold := cfg.Alarms.OldestMessageThreshold()
+		l.Alarms.EventAge = alarm("EventAgeAlarm", awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+			Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(metrics.EventAge),
+			DimensionsMap: &map[string]*string{metrics.DimDestination: jsii.String(name)}, Statistic: maximum, Period: five,
+		}), float64(threshold.Milliseconds()), fmt.Sprintf("Hookfan destination %s: a paced event was delivered more than %s after it was accepted; the lane's backlog may not clear at its rate before the queue's retention (docs/operations.md#paced-lanes).", name, threshold))
 	}
 	l.Alarms.Errors = alarm("ErrorsAlarm",
 		l.Function.MetricErrors(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}), 0,

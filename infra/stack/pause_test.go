@@ -196,6 +196,10 @@ func TestPausingLane(t *testing.T) {
 		if strings.Count(body, metrics.LanePaused) < 3 {
 			t.Errorf("dashboard mentions %s %d times, want the overview search and one series per lane row", metrics.LanePaused, strings.Count(body, metrics.LanePaused))
 		}
+		// No destination is paced: no pacing widget (TestPacedLane).
+		if strings.Contains(body, metrics.DeliveryPaced) {
+			t.Errorf("a stack without rateLimit graphs %s", metrics.DeliveryPaced)
+		}
 	})
 }
 

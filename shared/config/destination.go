@@ -85,6 +85,10 @@ type Destination struct {
 	// Ordering, when set, makes the lane ordered: a FIFO lane delivering
 	// each key's events in the order they were accepted (ordering.go).
 	Ordering *Ordering `json:"ordering,omitempty"`
+	// RateLimit, when set, paces the lane: a limit on requests a second
+	// or a minute that holds across all its deliver functions
+	// (ratelimit.go).
+	RateLimit *RateLimit `json:"rateLimit,omitempty"`
 }
 
 // Timeout is the whole-request deadline of one delivery.
@@ -147,6 +151,13 @@ func (d *Destination) validate(p *problems, at string, seen map[string]int, inde
 	}
 	if d.Ordering != nil {
 		d.Ordering.validate(p, at+".ordering", d)
+	}
+	if d.RateLimit != nil {
+		d.RateLimit.validate(p, at+".rateLimit")
+		if d.Ordering != nil && d.Attempts()*d.Batch() > PacedOrderedRoom {
+			p.add(at+".rateLimit", "paces an ordered lane whose attempts (%d) × batchSize (%d) = %d leave too few receives for pacing holds; keep the product at most %d (fewer retries or a smaller batchSize)",
+				d.Attempts(), d.Batch(), d.Attempts()*d.Batch(), PacedOrderedRoom)
+		}
 	}
 }
 

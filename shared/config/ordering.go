@@ -269,8 +269,31 @@ const MaxFIFOReceiveCount = 1000
 // lane's attempts by its delivery record, not by the receive count
 // (shared/delivery/ordered.go), and releases a message whose attempts are
 // spent until SQS moves it to the DLQ.
+//
+// A paced ordered lane gets SQS's ceiling instead: a message its rate limit
+// holds in place spends a receive per hold, and the receives above
+// Attempts() × Batch() are the pacing holds' room (PacingRoom; see
+// docs/decisions.md#paced-ordered-lanes).
 func (d Destination) orderedReceiveCount() int {
+	if _, paced := d.Pace(); paced {
+		return MaxFIFOReceiveCount
+	}
 	return min(MaxFIFOReceiveCount, d.Attempts()*d.Batch())
+}
+
+// PacedOrderedRoom is the most receives a paced ordered lane's attempts
+// may need (Attempts() × Batch()), so that at least half of
+// MaxFIFOReceiveCount is left for pacing holds.
+const PacedOrderedRoom = MaxFIFOReceiveCount / 2
+
+// PacingRoom is how many receives of a paced ordered lane's message are
+// its rate limit's to spend on holds: MaxFIFOReceiveCount less the
+// receives its attempts may need; 0 on any other lane.
+func (d Destination) PacingRoom() int {
+	if _, paced := d.Pace(); !paced || !d.Ordered() {
+		return 0
+	}
+	return MaxFIFOReceiveCount - d.Attempts()*d.Batch()
 }
 
 // Value reads an event's key: the header's first value (headers gives a

@@ -138,6 +138,9 @@ type Outcome struct {
 	Latency time.Duration
 	// NextAttemptAt is when a FAILED attempt's message is due again.
 	NextAttemptAt time.Time
+	// Paced is how often the lane's rate limit deferred the message before
+	// this attempt (0 when never).
+	Paced int
 }
 
 // Attempt is one entry of a record's history.
@@ -150,6 +153,9 @@ type Attempt struct {
 	Error      string
 	ClaimedBy  string
 	Replay     string
+	// Paced is how often the lane's rate limit deferred the message before
+	// this attempt.
+	Paced int
 }
 
 // Record is a delivery record as stored.
@@ -244,6 +250,7 @@ func extended(lease Lease, out Outcome) (history []Attempt, replays []string) {
 	a := Attempt{
 		At: lease.At, Outcome: out.Status, HTTPStatus: out.HTTPStatus, Latency: out.Latency,
 		Error: shorten(out.Error, MaxHistoryErrorLen), ClaimedBy: shorten(lease.ClaimedBy, MaxClaimedByLen), Replay: lease.Replay,
+		Paced: out.Paced,
 	}
 	if out.Status == StatusDelivered {
 		a.Error = ""

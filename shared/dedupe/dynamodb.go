@@ -40,6 +40,7 @@ const (
 	histError     = "error"
 	histBy        = "by"
 	histReplay    = "replay"
+	histPaced     = "paced"
 )
 
 // timeLayout is the layout of the audit timestamps.
@@ -314,6 +315,9 @@ func encodeHistory(history []Attempt) types.AttributeValue {
 			histStatus:    ddbitem.N(int64(a.HTTPStatus)),
 			histLatencyMS: ddbitem.N(a.Latency.Milliseconds()),
 		}
+		if a.Paced > 0 {
+			m[histPaced] = ddbitem.N(int64(a.Paced))
+		}
 		for k, v := range map[string]string{histError: a.Error, histBy: a.ClaimedBy, histReplay: a.Replay} {
 			if v != "" {
 				m[k] = ddbitem.S(v)
@@ -340,7 +344,7 @@ func decodeAttempt(v types.AttributeValue) (Attempt, error) {
 	}
 	it := ddbitem.NewMapReader(m.Value)
 	a := Attempt{Outcome: Status(it.String(histOutcome)), HTTPStatus: int(it.Int(histStatus)), Latency: time.Duration(it.Int(histLatencyMS)) * time.Millisecond,
-		Error: it.String(histError), ClaimedBy: it.String(histBy), Replay: it.String(histReplay)}
+		Error: it.String(histError), ClaimedBy: it.String(histBy), Replay: it.String(histReplay), Paced: int(it.Int(histPaced))}
 	a.At = it.Time(histAt)
 	return a, it.Err()
 }

@@ -8,9 +8,11 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/delivery/sender/https"
 	"github.com/hookfan/hookfan/shared/loglevel"
 	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/pacing"
 	"github.com/hookfan/hookfan/shared/pausing"
 )
 
@@ -42,6 +44,9 @@ type Clients struct {
 	// source mapping off and on: both required when the destination pauses.
 	Lanes  pausing.Store
 	Switch pausing.Switch
+	// Pace keeps the lanes' rate limit buckets (pacing.DynamoDB on
+	// Env.TableName): required when the destination has a rateLimit.
+	Pace pacing.Store
 	// Metrics is the sink Env.MetricsSink names.
 	Metrics metrics.Sink
 	Logger  *slog.Logger
@@ -79,6 +84,10 @@ func Assemble(env Env, c Clients) (*Handler, error) {
 	if pauses && (c.Lanes == nil || c.Switch == nil) {
 		errs = append(errs, fmt.Errorf("deliver %s: the destination pauses but the lane's store or event source mapping switch was not given", env.Destination.Name))
 	}
+	pace, paced := env.Destination.Pace()
+	if paced && c.Pace == nil {
+		errs = append(errs, fmt.Errorf("deliver %s: the destination has a rateLimit but no pacing store was given", env.Destination.Name))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -104,9 +113,30 @@ func Assemble(env Env, c Clients) (*Handler, error) {
 		}
 		o.Lane, o.Requeue, o.HoldFor = l, c.SQS, c.HoldFor
 	}
+	if paced {
+		// One pacer per process: its leases and adaptive state are this
+		// instance's share of the lane's bucket.
+		p, err := pacing.New(pacing.Options{Destination: env.Destination.Name, Pace: withMargin(pace), Store: c.Pace})
+		if err != nil {
+			return nil, fmt.Errorf("deliver %s: %w", env.Destination.Name, err)
+		}
+		o.Pacer, o.Requeue = p, c.SQS
+	}
 	h, err := NewHandler(o)
 	if err != nil {
 		return nil, fmt.Errorf("deliver %s: %w", env.Destination.Name, err)
 	}
 	return h, nil
+}
+
+// withMargin is the pace the lane's bucket runs at: its burst less one
+// token (when it has more than one), a margin for the spread between a
+// token and its request's arrival (the scheduling of the send, the
+// network), so that the destination itself sees at most rate × t + burst
+// in any t seconds (docs/decisions.md#pacing-in-the-pipeline).
+func withMargin(p config.Pace) config.Pace {
+	if p.Burst > 1 {
+		p.Burst--
+	}
+	return p
 }

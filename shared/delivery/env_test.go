@@ -16,6 +16,7 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/metrics"
+	"github.com/hookfan/hookfan/shared/pacing"
 	"github.com/hookfan/hookfan/shared/pausing"
 	"github.com/hookfan/hookfan/shared/payload"
 	"github.com/hookfan/hookfan/shared/secrets"
@@ -104,7 +105,7 @@ func TestAssemble(t *testing.T) {
 			Payloads: payload.NewMemory("payloads"), Lanes: pausing.NewMemory(), Switch: &pausing.MemorySwitch{},
 			Metrics: metrics.NewEMF(io.Discard), Logger: slog.New(slog.DiscardHandler)}
 	}
-	if h, err := Assemble(env, complete()); err != nil || h.lane == nil || h.lane.requeue == nil || h.shape.payloads == nil || h.ttl != 40*24*time.Hour {
+	if h, err := Assemble(env, complete()); err != nil || h.lane == nil || h.requeue == nil || h.shape.payloads == nil || h.ttl != 40*24*time.Hour {
 		t.Fatalf("Assemble = %+v, %v; want a handler with the lane, the requeue, the payloads and 40 days of records", h, err)
 	}
 	signed := contractConfig(t, `{"name": "orders", "url": "https://orders.example.com/hooks", "auth": {"sigv4": {"service": "lambda", "region": "eu-west-1"}}}`)
@@ -124,5 +125,33 @@ func TestAssemble(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Assemble without payloads, switch and metrics = %v, want an error naming the %s", err, want)
 		}
+	}
+}
+
+// TestAssemblePacedLane: a destination with rateLimit gets its pacer (the
+// bucket run one token short of its burst) and the requeue client its
+// deferrals need; without a pacing store it is refused; an unpaced one
+// builds no pacer.
+func TestAssemblePacedLane(t *testing.T) {
+	cfg := contractConfig(t, `{"name": "slack", "url": "https://hooks.example.com/x", "rateLimit": {"perSecond": 5}}`)
+	env := LaneEnv(cfg, cfg.Destinations[0], LaneResources{Table: "records", QueueURL: "https://sqs/queue", QueueARN: "arn:aws:sqs:us-east-1:1:queue", SecretID: "slack-secret"})
+	c := Clients{Store: dedupe.NewMemory(), SQS: sqs.New(sqs.Options{Region: "us-east-1"}),
+		Secrets: secrets.NewCache(secretsmanager.New(secretsmanager.Options{Region: "us-east-1"})),
+		Metrics: metrics.NewEMF(io.Discard), Logger: slog.New(slog.DiscardHandler)}
+	if _, err := Assemble(env, c); err == nil || !strings.Contains(err.Error(), "rateLimit but no pacing store") {
+		t.Errorf("Assemble without a pacing store = %v, want it refused", err)
+	}
+	c.Pace = pacing.NewMemory()
+	h, err := Assemble(env, c)
+	if err != nil || h.pacer == nil || h.requeue == nil {
+		t.Fatalf("Assemble = %+v, %v; want a pacer and a requeue client", h, err)
+	}
+	if got := h.pacer.Effective(); got != 5 {
+		t.Errorf("effective rate %v, want 5", got)
+	}
+	plain := contractConfig(t, `{"name": "orders", "url": "https://orders.example.com/hooks"}`)
+	penv := LaneEnv(plain, plain.Destinations[0], LaneResources{Table: "records", QueueURL: "https://sqs/queue", QueueARN: "arn:aws:sqs:us-east-1:1:queue", SecretID: "orders-secret"})
+	if h, err := Assemble(penv, c); err != nil || h.pacer != nil {
+		t.Errorf("an unpaced lane: pacer %v, %v; want none", h.pacer, err)
 	}
 }

@@ -83,6 +83,9 @@ type Handler struct {
 	ttl         time.Duration
 	queue       queue // the lane's queue (visibility.go)
 	lane        *lane // the pause machinery; nil when the destination does not pause (pause.go)
+	pacer       Pacer // the lane's rate limit; nil when it is not paced (pace.go)
+	requeue     RequeueAPI
+	sleep       func(ctx context.Context, d time.Duration) error
 	metrics     meter // the lane's metrics (lanemetrics.go)
 	log         *slog.Logger
 	timeouts    CallTimeouts
@@ -111,6 +114,9 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	started := h.now()
 	h.order.deliver(ctx, h, started, ev, parsed, failed, &tally)
 	h.observe(ctx, tally.get())
+	if h.pacer != nil {
+		h.metrics.add(metrics.LaneEffectiveRate, metrics.CountPerSecond, h.pacer.Effective())
+	}
 	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
 	for i, f := range failed {
 		if f {
@@ -229,6 +235,9 @@ type decision struct {
 	// counted is what the attempt counts for the lane's pause rule: only
 	// attempts that reached the destination or failed to.
 	counted pausing.Outcome
+	// paced: the lane's rate limit held the message back, unattempted
+	// (an ordered lane holds its key's later records behind it as long).
+	paced bool
 }
 
 var ack = decision{}
@@ -240,10 +249,17 @@ func retryIn(d time.Duration) decision { return decision{release: true, visibili
 // there that way, so a DLQ redrive returns it to its queue).
 func toDLQ() decision { return decision{release: true, dead: true} }
 
-// deliver runs prepare → claim → send → record for one record.
+// deliver runs prepare → pace → claim → send → record for one record.
 func (h *Handler) deliver(ctx context.Context, started time.Time, rec parsedRecord) decision {
 	p, stop, ok := h.prepare(ctx, started, rec)
 	if !ok {
+		return stop
+	}
+	tokenAt, stop, ok := h.pace(ctx, p)
+	if !ok {
+		return stop
+	}
+	if stop, ok := h.schedule(ctx, &p); !ok {
 		return stop
 	}
 	lease, sendTimeout, stop, ok := h.claim(ctx, p)
@@ -257,11 +273,15 @@ func (h *Handler) deliver(ctx context.Context, started time.Time, rec parsedReco
 	if stop, ok := h.reshape(ctx, &p, lease); !ok {
 		return stop
 	}
+	if sendTimeout, ok = h.alignToToken(ctx, p, tokenAt, sendTimeout); !ok {
+		return h.releaseUnsent(ctx, p, lease, "no token in time", errors.New("the claim outlasted the rate limit's token and no fresh one fits the POST's budget"))
+	}
 	res := h.sender.Send(ctx, p.msg.delivery(sendTimeout))
 	h.count(metrics.DeliveryAttempts)
 	if !res.Unsent {
 		h.metrics.add(metrics.DeliveryLatency, metrics.Milliseconds, float64(res.Latency.Milliseconds()))
 	}
+	h.observePace(ctx, p, res)
 	return h.record(ctx, p, lease, res)
 }
 
@@ -317,12 +337,17 @@ func (h *Handler) prepare(ctx context.Context, started time.Time, rec parsedReco
 		}
 		return p, h.notAttempted(ctx, p, reason, cause), false
 	}
+	return p, ack, true
+}
+
+// schedule gets the time the attempt may take, from now.
+func (h *Handler) schedule(ctx context.Context, p *prepared) (stop decision, ok bool) {
 	p.now = h.now()
 	if p.send, p.leaseUntil, ok = h.budget(ctx, p.now); !ok {
 		p.log.WarnContext(ctx, LogMessage, "outcome", "released", "reason", "no time left to attempt")
-		return p, retryIn(0), false
+		return retryIn(0), false
 	}
-	return p, ack, true
+	return ack, true
 }
 
 // claim takes the event's lease, within ClaimTimeout, and returns how long
@@ -465,7 +490,7 @@ func (h *Handler) record(ctx context.Context, p prepared, lease dedupe.Lease, re
 // and the message's fate, and counts it.
 func (h *Handler) judge(p prepared, res sender.Result) (out dedupe.Outcome, outcome string, d decision) {
 	msg, now := p.msg, h.now()
-	out = dedupe.Outcome{HTTPStatus: res.Status, Error: res.Describe(), At: now, Latency: res.Latency}
+	out = dedupe.Outcome{HTTPStatus: res.Status, Error: res.Describe(), At: now, Latency: res.Latency, Paced: msg.Paced}
 	switch v := res.Verdict(); {
 	case v == sender.Delivered:
 		h.count(metrics.DeliverySucceeded)

@@ -49,6 +49,9 @@ type Message struct {
 	// a paused lane held it and sent this one as a copy (AttrAttempted);
 	// 0 for a message as ingest, a redrive or a replay sent it.
 	Carried int
+	// Paced is how often the lane's rate limit deferred the event before
+	// this receive (AttrPaced); 0 when never.
+	Paced int
 	// SentAt is when SQS accepted the message (zero if unknown); queue
 	// retention counts from it.
 	SentAt time.Time
@@ -72,7 +75,7 @@ func ParseMessage(r events.SQSMessage) (Message, error) {
 	ev, err := message.Decode(r.Body, sqsattr.FromLambda(r.MessageAttributes))
 	problems := message.Problems(err)
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(format, args...)) }
-	m.ID, m.Source, m.Type, m.ContentType, m.ReceivedAt, m.Replay = ev.ID, ev.Source, ev.Type, ev.ContentType, ev.ReceivedAt, ev.Replay
+	m.ID, m.Source, m.Type, m.ContentType, m.ReceivedAt, m.Replay, m.Paced = ev.ID, ev.Source, ev.Type, ev.ContentType, ev.ReceivedAt, ev.Replay, ev.Paced
 
 	switch ev.Encoding {
 	case message.Stored:

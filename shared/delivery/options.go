@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -39,8 +40,15 @@ type Options struct {
 	// Lane is the lane's pause machinery (*pausing.Controller), and Requeue
 	// the queue a paused lane sends fresh copies to: both required when the
 	// destination pauses (Destination.Pause), and unused otherwise.
+	//
+	// Requeue is also required on a paced standard lane: a message its rate
+	// limit defers is sent again as a fresh copy.
 	Lane    Pauser
 	Requeue RequeueAPI
+	// Pacer is the lane's rate limit (*pacing.Pacer, one per process):
+	// required when the destination has a rateLimit, and nil otherwise
+	// (an unpaced lane costs nothing).
+	Pacer Pacer
 	// HoldFor is how long a message received while the lane is paused
 	// waits before it can be received again (default the pause's
 	// probeEvery; a copy waits at most MaxHoldDelay).
@@ -49,9 +57,11 @@ type Options struct {
 	// for AWS (the local stack lengthens them for an emulator on a busy
 	// machine).
 	Timeouts CallTimeouts
-	// Now and Random replace the clock and the jitter source, for tests.
+	// Now and Random replace the clock and the jitter source, and Sleep
+	// the wait for a token, for tests.
 	Now    func() time.Time
 	Random func() float64
+	Sleep  func(ctx context.Context, d time.Duration) error
 }
 
 // NewHandler checks the options and returns a Handler.
@@ -86,9 +96,13 @@ func NewHandler(o Options) (*Handler, error) {
 		store: o.Store, ttl: o.RecordTTL, queue: queue{url: o.QueueURL, api: o.SQS},
 		metrics: meter{m: o.Metrics, dim: metrics.Dimension{Name: metrics.DimDestination, Value: o.Destination.Name}},
 		log:     o.Logger, timeouts: o.Timeouts.withDefaults(), concurrency: concurrency, now: o.Now, random: o.Random,
+		requeue: o.Requeue, pacer: o.Pacer, sleep: o.Sleep,
+	}
+	if h.sleep == nil {
+		h.sleep = sleepCtx
 	}
 	if o.Lane != nil {
-		h.lane = &lane{Pauser: o.Lane, requeue: o.Requeue, holdFor: o.HoldFor}
+		h.lane = &lane{Pauser: o.Lane, holdFor: o.HoldFor}
 		if h.lane.holdFor <= 0 {
 			rule, _ := o.Destination.PauseRule()
 			h.lane.holdFor = rule.ProbeEvery
@@ -112,11 +126,12 @@ func NewHandler(o Options) (*Handler, error) {
 
 // CallTimeouts bound the handler's calls to AWS. Each zero field takes its
 // default: ClaimTimeout, FinishTimeout, VisibilityCallTimeout,
-// LaneReadTimeout, LaneTimeout and RequeueTimeout. The lease and the POST's
+// LaneReadTimeout, LaneTimeout, RequeueTimeout, PaceTimeout and
+// PaceAlign (a paced request's send after its token, not a call's bound). The lease and the POST's
 // budget leave room for them within the function's deadline, so longer
 // ones leave less of it for the POST.
 type CallTimeouts struct {
-	Claim, Finish, Visibility, LaneRead, Lane, Requeue time.Duration
+	Claim, Finish, Visibility, LaneRead, Lane, Requeue, Pace, PaceAlign time.Duration
 }
 
 // withDefaults fills the zero fields.
@@ -125,7 +140,7 @@ func (t CallTimeouts) withDefaults() CallTimeouts {
 		v   *time.Duration
 		def time.Duration
 	}{{&t.Claim, ClaimTimeout}, {&t.Finish, FinishTimeout}, {&t.Visibility, VisibilityCallTimeout},
-		{&t.LaneRead, LaneReadTimeout}, {&t.Lane, LaneTimeout}, {&t.Requeue, RequeueTimeout}} {
+		{&t.LaneRead, LaneReadTimeout}, {&t.Lane, LaneTimeout}, {&t.Requeue, RequeueTimeout}, {&t.Pace, PaceTimeout}, {&t.PaceAlign, PaceAlign}} {
 		if *f.v <= 0 {
 			*f.v = f.def
 		}

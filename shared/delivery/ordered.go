@@ -53,6 +53,11 @@ type ordering interface {
 	// it to the DLQ at once (an ordered lane's message gets there by
 	// SQS's count alone).
 	numbersByReceives() bool
+	// paceWaitLimit is the longest a record waits in the function for a
+	// token before it is deferred.
+	paceWaitLimit() time.Duration
+	// deferPaced defers a record the lane's rate limit holds back (pace.go).
+	deferPaced(ctx context.Context, h *Handler, p prepared, wait time.Duration) decision
 }
 
 func orderingOf(d config.Destination) ordering {
@@ -81,6 +86,13 @@ func (noOrder) spent(context.Context, *Handler, prepared, dedupe.Lease) (decisio
 
 func (noOrder) numbersByReceives() bool { return true }
 
+// A standard lane defers for free (a fresh copy), so it waits little.
+func (noOrder) paceWaitLimit() time.Duration { return MaxPaceWait }
+
+func (noOrder) deferPaced(ctx context.Context, h *Handler, p prepared, wait time.Duration) decision {
+	return h.deferPacedCopy(ctx, p, wait)
+}
+
 // keyOrder is an ordered lane's ordering: each key's events in order.
 type keyOrder struct{}
 
@@ -93,6 +105,14 @@ func (keyOrder) hold(ctx context.Context, h *Handler, ev events.SQSEvent) events
 }
 
 func (keyOrder) numbersByReceives() bool { return false }
+
+// An ordered lane's deferral holds its key and spends a receive, so it
+// waits as long as the invocation allows.
+func (keyOrder) paceWaitLimit() time.Duration { return config.MaxVisibility }
+
+func (keyOrder) deferPaced(ctx context.Context, h *Handler, p prepared, wait time.Duration) decision {
+	return h.deferPacedInPlace(ctx, p, wait)
+}
 
 // MessageGroupIDAttribute is the system attribute of an SQS FIFO record
 // naming its message group.
@@ -118,7 +138,7 @@ func (h *Handler) deliverOrdered(ctx context.Context, started time.Time, ev even
 		wg.Go(func() {
 			defer func() { <-sem }()
 			blocked := ""
-			for _, i := range groups[g] {
+			for k, i := range groups[g] {
 				rec := &ev.Records[i]
 				switch {
 				case carrier[i] != i:
@@ -137,6 +157,9 @@ func (h *Handler) deliverOrdered(ctx context.Context, started time.Time, ev even
 					if d.release && !d.dead {
 						blocked = rec.MessageId
 					}
+					if d.paced {
+						h.holdForFollowers(ctx, started, rec, d.visibility, groups[g][k+1:], parsed)
+					}
 				}
 			}
 		})
@@ -151,6 +174,23 @@ func (h *Handler) waitBehind(ctx context.Context, started time.Time, rec *events
 	h.log.InfoContext(ctx, LogMessage, "outcome", "waiting", "reason", "an earlier event of its key comes back first",
 		"message_id", rec.MessageId, "group", group, "behind_message_id", behind)
 	h.changeVisibility(ctx, started, rec, 0)
+}
+
+// holdForFollowers lengthens the hold of a record the rate limit held
+// back so that its key's later records of the batch are covered too:
+// they come back visible at once (waitBehind), kept behind it by the
+// group's lock, and spend a receive on each of its holds, so the hold
+// lasts at least the longest pacedHold among them.
+func (h *Handler) holdForFollowers(ctx context.Context, started time.Time, rec *events.SQSMessage, hold time.Duration, followers []int, parsed []parsedRecord) {
+	longest := hold
+	for _, j := range followers {
+		if parsed[j].err == nil {
+			longest = max(longest, h.pacedHold(parsed[j].msg, hold))
+		}
+	}
+	if longest > hold {
+		h.changeVisibility(ctx, started, rec, longest)
+	}
 }
 
 // attemptOf is the attempt a claimed record makes. On a standard lane it

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -30,7 +31,6 @@ type Pauser interface {
 // sends fresh copies to, and how long a held message waits.
 type lane struct {
 	Pauser
-	requeue RequeueAPI
 	holdFor time.Duration
 }
 
@@ -56,7 +56,14 @@ const (
 
 func checkPauseOptions(o Options) []error {
 	_, pauses := o.Destination.PauseRule()
+	_, paced := o.Destination.Pace()
 	switch {
+	case paced && o.Pacer == nil:
+		return []error{errors.New("delivery: option Pacer is required when the destination is paced (destination.rateLimit)")}
+	case !paced && o.Pacer != nil:
+		return []error{errors.New("delivery: option Pacer is set but the destination has no rateLimit")}
+	case paced && !o.Destination.Ordered() && o.Requeue == nil:
+		return []error{errors.New("delivery: option Requeue is required when a standard lane is paced (destination.rateLimit): a deferred message is sent again as a fresh copy")}
 	case pauses && (o.Lane == nil || o.Requeue == nil):
 		return []error{errors.New("delivery: options Lane and Requeue are required when the destination pauses (destination.pause)")}
 	case !pauses && o.Lane != nil:
@@ -157,7 +164,8 @@ func (h *Handler) holdOne(ctx context.Context, started time.Time, rec *events.SQ
 		h.changeVisibility(ctx, started, rec, 0)
 		return spent
 	case perr == nil:
-		err := h.requeueCopy(ctx, rec, msg.Attempt-1)
+		err := h.requeueCopy(ctx, rec, requeue{attempted: msg.Attempt - 1, paced: msg.Paced, delay: min(h.lane.holdFor, MaxHoldDelay),
+			why: "held while the lane is paused; the copy keeps the rest of the schedule"})
 		if err == nil {
 			return requeued
 		}
@@ -170,14 +178,26 @@ func (h *Handler) holdOne(ctx context.Context, started time.Time, rec *events.SQ
 	return hidden
 }
 
+// requeue is a fresh copy of a message: the attempts the event's message
+// made so far, how often the rate limit deferred it, how long the copy
+// waits (at most MaxHoldDelay) and why, for the log.
+type requeue struct {
+	attempted, paced int
+	delay            time.Duration
+	why              string
+}
+
 // requeueCopy sends a message's body and attributes to the queue as a new
-// message, delayed by HoldFor (at most MaxHoldDelay), carrying attempted,
-// the attempts the event's message made so far.
-func (h *Handler) requeueCopy(ctx context.Context, rec *events.SQSMessage, attempted int) error {
+// message, delayed by r.delay, carrying r.attempted and r.paced.
+func (h *Handler) requeueCopy(ctx context.Context, rec *events.SQSMessage, r requeue) error {
 	attrs := sqsattr.FromLambda(rec.MessageAttributes)
 	delete(attrs, message.AttrAttempted)
-	if attempted > 0 {
-		attrs[message.AttrAttempted] = message.Attribute{Type: message.TypeString, Value: FormatAttempted(attempted, h.now())}
+	delete(attrs, message.AttrPaced)
+	if r.attempted > 0 {
+		attrs[message.AttrAttempted] = message.Attribute{Type: message.TypeString, Value: FormatAttempted(r.attempted, h.now())}
+	}
+	if r.paced > 0 {
+		attrs[message.AttrPaced] = message.Attribute{Type: message.TypeString, Value: strconv.Itoa(min(r.paced, message.MaxPaced))}
 	}
 	sqsAttrs, err := sqsattr.ToSQS(attrs)
 	if err != nil {
@@ -186,13 +206,17 @@ func (h *Handler) requeueCopy(ctx context.Context, rec *events.SQSMessage, attem
 	sctx, cancel := context.WithTimeout(ctx, h.timeouts.Requeue)
 	defer cancel()
 	body := rec.Body
-	out, err := h.lane.requeue.SendMessage(sctx, &sqs.SendMessageInput{QueueUrl: &h.queue.url, MessageBody: &body, MessageAttributes: sqsAttrs,
-		DelaySeconds: visibilitySeconds(min(h.lane.holdFor, MaxHoldDelay))})
+	out, err := h.requeue.SendMessage(sctx, &sqs.SendMessageInput{QueueUrl: &h.queue.url, MessageBody: &body, MessageAttributes: sqsAttrs,
+		DelaySeconds: visibilitySeconds(min(r.delay, MaxHoldDelay))})
 	if err != nil {
 		return fmt.Errorf("send a fresh copy of %s: %w", rec.MessageId, err)
 	}
-	h.log.InfoContext(ctx, LogMessage, "outcome", "requeued", "reason", "held while the lane is paused; the copy keeps the rest of the schedule",
-		"message_id", rec.MessageId, "copy_message_id", aws.ToString(out.MessageId), "attempted", attempted)
+	attrsLog := []any{"outcome", "requeued", "reason", r.why, "message_id", rec.MessageId, "copy_message_id", aws.ToString(out.MessageId),
+		"attempted", r.attempted, "delay_s", visibilitySeconds(min(r.delay, MaxHoldDelay))}
+	if r.paced > 0 {
+		attrsLog = append(attrsLog, "paced", r.paced)
+	}
+	h.log.InfoContext(ctx, LogMessage, attrsLog...)
 	return nil
 }
 

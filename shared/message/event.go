@@ -135,6 +135,9 @@ type Event struct {
 	OrderingKey string
 	// Attempted is set on a paused lane's copy (AttrAttempted).
 	Attempted Attempted
+	// Paced is set on a paced lane's copy (AttrPaced): how often the rate
+	// limit deferred the event; 0 when never.
+	Paced int
 	// Extra are the attributes this codec does not know, carried through
 	// unchanged; nil when there are none.
 	Extra Attributes
@@ -182,6 +185,9 @@ func (e Event) Encode() (string, Attributes) {
 	if e.Attempted != (Attempted{}) {
 		str(AttrAttempted, e.Attempted.String())
 	}
+	if e.Paced > 0 {
+		str(AttrPaced, strconv.Itoa(e.Paced))
+	}
 	return e.Body, attrs
 }
 
@@ -227,7 +233,7 @@ func Problems(err error) []error {
 // known are the attributes Decode reads into an Event's fields.
 var known = map[string]bool{
 	AttrSource: true, AttrType: true, AttrID: true, AttrReceivedAt: true, AttrContentType: true,
-	AttrEncoding: true, AttrPayload: true, AttrReplay: true, AttrOrderingKey: true, AttrAttempted: true,
+	AttrEncoding: true, AttrPayload: true, AttrReplay: true, AttrOrderingKey: true, AttrAttempted: true, AttrPaced: true,
 }
 
 // Decode reads a message: its body and attributes. The body is not
@@ -313,6 +319,14 @@ func Decode(body string, attrs Attributes) (Event, error) {
 			bad("attribute attempted is not <attempts>@<Unix milliseconds>")
 		}
 		e.Attempted = a
+	}
+	if v := str(AttrPaced, false); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || !isDigits(v) || n < 1 || n > MaxPaced {
+			bad("attribute paced is not a whole number from 1 to " + strconv.Itoa(MaxPaced))
+		} else {
+			e.Paced = n
+		}
 	}
 
 	for _, name := range sortedExtra(attrs) {

@@ -189,6 +189,10 @@ func TestDecodeBad(t *testing.T) {
 		{"ordering_key of invalid UTF-8", set("ordering_key", str("body:\xff")), "attribute ordering_key is not 1 to 256 bytes of UTF-8 text without control characters"},
 		{"attempted without its time", set("attempted", str("3")), "attribute attempted is not <attempts>@<Unix milliseconds>"},
 		{"attempted oversized", set("attempted", str("12345@1")), "attribute attempted is not <attempts>@<Unix milliseconds>"},
+		{"paced zero", set("paced", str("0")), "attribute paced is not a whole number from 1 to 999999"},
+		{"paced negative", set("paced", str("-2")), "attribute paced is not a whole number from 1 to 999999"},
+		{"paced too large", set("paced", str("1000000")), "attribute paced is not a whole number from 1 to 999999"},
+		{"paced not a number", set("paced", str("twice")), "attribute paced is not a whole number from 1 to 999999"},
 		{"extra of an unknown type", set("x", message.Attribute{Type: "Blob", Value: "1"}), `attribute x has unknown type "Blob"`},
 		{"extra binary not base64", set("x", message.Attribute{Type: "Binary", Value: "%%"}), "attribute x: binary value is not base64"},
 	}
@@ -301,4 +305,23 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("round trip (-decoded +again):\n%s", diff)
 		}
 	})
+}
+
+// A paced lane's copy carries how often the event was deferred, through
+// Encode and Decode.
+func TestPacedRoundTrips(t *testing.T) {
+	ev := message.Event{ID: "evt_1", Source: "stripe", Type: "t", ContentType: "application/json",
+		ReceivedAt: time.Date(2026, 5, 1, 13, 0, 0, 0, time.UTC), Body: "{}", Paced: 3}
+	body, attrs := ev.Encode()
+	if got := attrs[message.AttrPaced]; got.Value != "3" || got.Type != message.TypeString {
+		t.Fatalf("paced attribute = %+v, want String 3", got)
+	}
+	back, err := message.Decode(body, attrs)
+	if err != nil || back.Paced != 3 {
+		t.Fatalf("decoded paced = %d (%v), want 3", back.Paced, err)
+	}
+	ev.Paced = 0
+	if _, attrs := ev.Encode(); len(attrs[message.AttrPaced].Value) != 0 {
+		t.Fatalf("an unpaced event carries paced=%q", attrs[message.AttrPaced].Value)
+	}
 }

@@ -35,7 +35,14 @@ const (
 	// and when the copy was sent (Unix milliseconds), as "<attempts>@<ms>".
 	// The copy goes on with the rest of the schedule.
 	AttrAttempted = "attempted"
+	// AttrPaced is set only on a copy the deliverer sent of a message its
+	// lane's rate limit deferred: how often the event was deferred so far,
+	// a whole number from 1 to MaxPaced. The delivery record keeps it.
+	AttrPaced = "paced"
 )
+
+// MaxPaced bounds AttrPaced.
+const MaxPaced = 999999
 
 // ReplayIDPrefix starts every replay id.
 const ReplayIDPrefix = "rpl_"

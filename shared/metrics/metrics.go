@@ -44,6 +44,12 @@ const (
 	// LanePauses and LaneResumes count the lane's pauses and resumes.
 	LanePauses  = "LanePauses"
 	LaneResumes = "LaneResumes"
+	// DeliveryPaced counts messages a paced lane held back (deferred
+	// until a token is due, no attempt spent); LaneEffectiveRate is the
+	// lane's rate in force, in requests a second (rateLimit lowered by the
+	// adaptive level and an operator's override).
+	DeliveryPaced     = "DeliveryPaced"
+	LaneEffectiveRate = "LaneEffectiveRate"
 )
 
 // Dimension names.
@@ -60,6 +66,8 @@ type Unit string
 const (
 	Count        Unit = "Count"
 	Milliseconds Unit = "Milliseconds"
+	// CountPerSecond is a rate (LaneEffectiveRate).
+	CountPerSecond Unit = "Count/Second"
 )
 
 // Dimension is one name/value pair.

@@ -8,6 +8,7 @@ import (
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/delivery"
 	"github.com/hookfan/hookfan/shared/ingest"
+	"github.com/hookfan/hookfan/shared/pacing"
 	"github.com/hookfan/hookfan/shared/pausing"
 	"github.com/hookfan/hookfan/shared/replayguard"
 )
@@ -130,4 +131,46 @@ func (s *laneLocked) StartProbe(ctx context.Context, dest string, at, until time
 func (s *laneLocked) FinishProbe(ctx context.Context, dest string, r pausing.ProbeResult) error {
 	defer s.lock(dest)()
 	return s.next.FinishProbe(ctx, dest, r)
+}
+
+// paceLocked serializes the pacing calls of a lane with its other lane
+// calls (they share the lane's item, and moto applies each update to a copy
+// of the whole item it read), so the bucket's conditional takes hold the
+// lane's bound on moto as they do on DynamoDB.
+type paceLocked struct {
+	next  pacing.Store
+	locks *sync.Map
+}
+
+// NewPaceLocked returns next with each call holding the lock of its lane's
+// item in locks (the map the stack's lane and record calls lock in).
+func NewPaceLocked(next pacing.Store, locks *sync.Map) pacing.Store {
+	return &paceLocked{next: next, locks: locks}
+}
+
+func (s *paceLocked) lock(dest string) func() { return lockKey(s.locks, pausing.Key(dest)) }
+
+func (s *paceLocked) Take(ctx context.Context, dest string, in pacing.TakeInput) (pacing.Grant, error) {
+	defer s.lock(dest)()
+	return s.next.Take(ctx, dest, in)
+}
+
+func (s *paceLocked) Adjust(ctx context.Context, dest string, in pacing.AdjustInput) (pacing.State, bool, error) {
+	defer s.lock(dest)()
+	return s.next.Adjust(ctx, dest, in)
+}
+
+func (s *paceLocked) SetOverride(ctx context.Context, dest string, o pacing.Override) (pacing.State, error) {
+	defer s.lock(dest)()
+	return s.next.SetOverride(ctx, dest, o)
+}
+
+func (s *paceLocked) ClearOverride(ctx context.Context, dest string) (pacing.State, error) {
+	defer s.lock(dest)()
+	return s.next.ClearOverride(ctx, dest)
+}
+
+func (s *paceLocked) Get(ctx context.Context, dest string) (pacing.State, error) {
+	defer s.lock(dest)()
+	return s.next.Get(ctx, dest)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/metrics/putmetricdata"
+	"github.com/hookfan/hookfan/shared/pacing"
 	"github.com/hookfan/hookfan/shared/pausing"
 	"github.com/hookfan/hookfan/shared/payload"
 	"github.com/hookfan/hookfan/shared/replayguard"
@@ -107,11 +108,14 @@ type Stack struct {
 	// their event source mapping switches (a queue tag each).
 	Lanes    pausing.Store
 	Mappings map[string]devstate.TagSwitch
-	pollers  []*Poller
-	tickers  []ticker
-	opts     Options
-	locks    sync.Map              // per-record locks shared by every deliver instance (see itemLocked)
-	gates    map[string]*GroupGate // per ordered lane's queue URL, shared by its instances
+	// Pace keeps the paced lanes' buckets on the table, through the same
+	// per-item locks as Lanes (see NewPaceLocked).
+	Pace    pacing.Store
+	pollers []*Poller
+	tickers []ticker
+	opts    Options
+	locks   sync.Map              // per-record locks shared by every deliver instance (see itemLocked)
+	gates   map[string]*GroupGate // per ordered lane's queue URL, shared by its instances
 }
 
 // New provisions the topology and builds the functions with the assembly
@@ -144,6 +148,7 @@ func New(ctx context.Context, o Options) (*Stack, error) {
 	s := &Stack{Topology: topo, Deliver: map[string]*delivery.Handler{}, Store: dedupe.NewDynamoDB(o.Clients.DynamoDB, topo.TableName),
 		Mappings: map[string]devstate.TagSwitch{}, opts: o}
 	s.Lanes = newLaneLocked(pausing.NewDynamoDB(o.Clients.DynamoDB, topo.TableName), &s.locks)
+	s.Pace = NewPaceLocked(pacing.NewDynamoDB(o.Clients.DynamoDB, topo.TableName), &s.locks)
 	for _, l := range topo.Lanes {
 		if _, pauses := l.Destination.PauseRule(); pauses {
 			s.Mappings[l.Destination.Name] = devstate.TagSwitch{SQS: o.Clients.SQS, QueueURL: l.QueueURL}
@@ -277,7 +282,7 @@ func (s *Stack) newDeliver(ln Lane) (*delivery.Handler, error) {
 		store = s.opts.WrapStore(store)
 	}
 	c := delivery.Clients{Store: store, SQS: s.opts.Clients.SQS, Secrets: s.newSecretCache(),
-		Lanes: s.Lanes, Metrics: sink, Logger: s.opts.Log.With("function", "deliver-"+d.Name),
+		Lanes: s.Lanes, Pace: s.Pace, Metrics: sink, Logger: s.opts.Log.With("function", "deliver-"+d.Name),
 		// A held message waits for the next tick, as in AWS it waits for
 		// the next probe.
 		Timeouts: s.callTimeouts(), HoldFor: s.opts.ProbeInterval, Credentials: s.opts.Clients.Credentials}
@@ -310,8 +315,14 @@ func (s *Stack) newSecretCache() *secrets.Cache {
 // callTimeouts are the deliver function's call timeouts on the emulator.
 func (s *Stack) callTimeouts() delivery.CallTimeouts {
 	c := s.opts.CallTimeout
-	return delivery.CallTimeouts{Claim: c, Finish: c, Visibility: c, LaneRead: c, Lane: c, Requeue: c}
+	// The emulator's claims take far longer, and vary far more, than
+	// DynamoDB's: a paced request waits longer after its token.
+	return delivery.CallTimeouts{Claim: c, Finish: c, Visibility: c, LaneRead: c, Lane: c, Requeue: c, Pace: c, PaceAlign: LocalPaceAlign}
 }
+
+// LocalPaceAlign is delivery.PaceAlign on the local stack, where a claim
+// on the emulator takes up to a few hundred milliseconds.
+const LocalPaceAlign = 600 * time.Millisecond
 
 // FunctionTimeout is a deliver function's timeout on the local stack: as
 // deployed, plus what the claim, record and visibility calls gained over

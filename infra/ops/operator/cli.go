@@ -22,6 +22,7 @@ import (
 	"github.com/hookfan/hookfan/shared/awsconfig"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
+	"github.com/hookfan/hookfan/shared/pacing"
 	"github.com/hookfan/hookfan/shared/pausing"
 	"github.com/hookfan/hookfan/shared/payload"
 )
@@ -53,6 +54,9 @@ Commands:
       [--reason TEXT]          resume it) until resume, or its bound (pause.maxPause)
   resume DESTINATION           resume a paused lane (its event source mapping on)
       [--reason TEXT]
+  pace DESTINATION             lower a paced lane's rate for a while, without a deploy; it
+      (--per-second N | --per-minute N) --for D   returns to rateLimit by itself after D
+      | --clear                (at most 168h); --clear ends it now
 
 Which stack (default: the local stack of make dev):
   --stack NAME [--region R]    a deployed stack, found through its index in SSM Parameter Store
@@ -236,6 +240,48 @@ var commands = map[string]func(name string) command{
 			},
 		}
 	},
+	"pace": func(name string) command {
+		fs := newFlags(name)
+		perSecond := fs.Int("per-second", 0, "the rate in force: N requests a second")
+		perMinute := fs.Int("per-minute", 0, "or N requests a minute")
+		forD := fs.Duration("for", 0, "how long the override lasts (at most 168h)")
+		clear := fs.Bool("clear", false, "end the override in force now")
+		return command{
+			flags: fs,
+			check: func(args []string) error {
+				if err := oneDestination(name)(args); err != nil {
+					return err
+				}
+				if *clear {
+					if *perSecond != 0 || *perMinute != 0 || *forD != 0 {
+						return usagef("--clear takes no rate and no --for")
+					}
+					return nil
+				}
+				switch {
+				case (*perSecond != 0) == (*perMinute != 0):
+					return usagef("give one of --per-second N and --per-minute N (or --clear)")
+				case *perSecond < 0 || *perMinute < 0:
+					return usagef("the rate must be at least 1")
+				case *forD <= 0 || *forD > MaxPaceFor:
+					return usagef("--for %s: give how long the override lasts, 1s to %s (it ends by itself)", *forD, MaxPaceFor)
+				}
+				return nil
+			},
+			run: func(ctx context.Context, op *Operator, args []string) error {
+				if *clear {
+					_, err := op.ClearPace(ctx, args[0])
+					return err
+				}
+				in := PaceInput{N: *perSecond, Per: time.Second, For: *forD}
+				if *perMinute != 0 {
+					in.N, in.Per = *perMinute, time.Minute
+				}
+				_, err := op.PaceLane(ctx, args[0], in)
+				return err
+			},
+		}
+	},
 	"resume": func(name string) command {
 		fs := newFlags(name)
 		reason := fs.String("reason", "resumed by an operator", "why, as the lane records it")
@@ -397,7 +443,7 @@ func Build(ctx context.Context, g Global, stdout, stderr io.Writer) (*Operator, 
 	ddb := dynamodb.NewFromConfig(awsCfg)
 	op := &Operator{
 		Resources: res, SQS: sqsClient, Records: dedupe.NewDynamoDB(ddb, res.Table),
-		LaneStore: pausing.NewDynamoDB(ddb, res.Table), Switch: switchFor, Recent: scanner(ddb, res.Table, g.Stack != ""),
+		LaneStore: pausing.NewDynamoDB(ddb, res.Table), PaceStore: pacing.NewDynamoDB(ddb, res.Table), Switch: switchFor, Recent: scanner(ddb, res.Table, g.Stack != ""),
 		Out: stdout, Progress: stderr,
 	}
 	s3Client := archive.NewS3Client(awsCfg)

@@ -79,6 +79,9 @@ func (r Deployed) Resolve(ctx context.Context) (Resources, error) {
 			if rule, pauses := l.Pause.Rule(); pauses {
 				ln.Pause = &pausing.Rule{PauseRule: rule, Retention: ln.Retention}
 			}
+			if pace, paced := (config.Destination{RateLimit: l.RateLimit}).Pace(); paced && pace.N > 0 {
+				ln.Pace = &pace
+			}
 			res.Lanes = append(res.Lanes, ln)
 		}
 		if page.NextToken == nil {

@@ -71,6 +71,9 @@ func (o *Operator) Lanes(ctx context.Context) ([]LaneStatus, error) {
 	if err := tw.Flush(); err != nil {
 		return out, err
 	}
+	if err := o.printPacing(ctx); err != nil {
+		return out, err
+	}
 	o.printEgress()
 	return out, nil
 }

@@ -53,6 +53,9 @@ func (r Local) Resolve(ctx context.Context) (Resources, error) {
 		if policy, pauses := pausing.RuleFor(d); pauses {
 			l.Pause = &policy
 		}
+		if pace, paced := d.Pace(); paced {
+			l.Pace = &pace
+		}
 		var err error
 		if l.QueueURL, l.QueueARN, err = r.queue(ctx, devstate.LaneQueueName(r.Prefix, d)); err != nil {
 			return res, err

@@ -2,7 +2,7 @@
 // (events), find what happened to an event (status), look into a
 // destination's DLQ (dlq), move it back to the destination's queue
 // (redrive), send archived events to a destination again (replay), and
-// show, pause and resume lanes (lanes, lane, pause, resume). The same
+// show, pause, resume and pace lanes (lanes, lane, pause, resume, pace). The same
 // commands work on a deployed stack, whose resources are read from its
 // index in SSM Parameter Store (Deployed; the stack's IndexParameter
 // output names it), and on the local stack (make dev), whose resources are
@@ -23,6 +23,7 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/ingest"
+	"github.com/hookfan/hookfan/shared/pacing"
 	"github.com/hookfan/hookfan/shared/pausing"
 )
 
@@ -47,6 +48,9 @@ type Lane struct {
 	// OrderingKey is an ordered lane's ordering.key, "" on a standard
 	// lane (ordered.go).
 	OrderingKey string
+	// Pace is the lane's rate limit (rateLimit with its defaults); nil
+	// when the lane is not paced.
+	Pace *config.Pace
 }
 
 // Resources are a Hookfan stack's parts the commands work on.
@@ -131,6 +135,9 @@ type Operator struct {
 	// mapping itself, or the local stack's queue tag).
 	LaneStore pausing.Store
 	Switch    func(Lane) pausing.Switch
+	// PaceStore keeps the paced lanes' buckets, adaptive levels and
+	// overrides (pacing.DynamoDB on the lane items).
+	PaceStore pacing.Store
 	// Out receives the results; Progress receives progress lines on long runs.
 	Out, Progress io.Writer
 	// Now replaces the clock, for tests.

@@ -103,6 +103,10 @@ type Lane struct {
 	// OrderingKey is an ordered lane's ordering.key ("" on a standard
 	// lane): replays to its FIFO queue are grouped by it.
 	OrderingKey string `json:"orderingKey,omitempty"`
+	// RateLimit is the lane's rateLimit as configured; an empty object
+	// (no rate), or absent in an index written before pacing, when the
+	// lane is not paced (ops lanes shows it beside the rate in force).
+	RateLimit *config.RateLimit `json:"rateLimit"`
 }
 
 // LanePause is a lane's pause rule with its defaults applied; Enabled is

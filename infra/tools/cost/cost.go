@@ -178,7 +178,8 @@ var Assumed = struct {
 // Counts are the resources of a deployment that cost money or that the
 // model relies on, each as the synthesized templates hold them.
 type Counts struct {
-	// Alarms: 4 per destination and 1 more per destination that pauses, 4
+	// Alarms: 4 per destination, 1 more per destination that pauses and 1
+	// per paced destination with per-lane metrics (its event age), 4
 	// per source (3 without api.detailedMetrics, and 1 on the stage's 5xx
 	// for all of them), 2 on the ingest function, 2 for the archive (its
 	// subscription's DLQ, its stream's writes to the bucket).
@@ -245,10 +246,13 @@ func Resources(cfg *config.Config) Counts {
 			c.WAFRules++
 		}
 	}
-	pausing := 0
+	pausing, paced := 0, 0
 	for i, dst := range cfg.Destinations {
 		if _, ok := dst.PauseRule(); ok {
 			pausing++
+		}
+		if _, ok := dst.Pace(); ok && cfg.Metrics.PerLane() {
+			paced++ // its EventAgeAlarm
 		}
 		switch {
 		case !dst.Signs(): // an AWS target: no signing secret
@@ -271,7 +275,7 @@ func Resources(cfg *config.Config) Counts {
 	if !cfg.API.Detailed() {
 		serverErrors = 1
 	}
-	c.Alarms = 4*d + pausing + 3*s + serverErrors + 2 + 2*b(archive)
+	c.Alarms = 4*d + pausing + paced + 3*s + serverErrors + 2 + 2*b(archive)
 	c.AlarmMetrics = c.Alarms - s
 	for _, src := range cfg.Sources {
 		c.AlarmMetrics += len(ingest.ServerErrorCodes(cfg, src))

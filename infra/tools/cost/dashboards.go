@@ -24,6 +24,9 @@ const (
 	LaneRowMetrics = 14
 	// LaneRowMetricsAggregate: the row without the lane's delivery metrics.
 	LaneRowMetricsAggregate = 7
+	// OverviewPacedMetrics: with a paced destination, two searches more
+	// (messages held back, the rate in force).
+	OverviewPacedMetrics = 2
 )
 
 // DashboardMetrics are the metrics of each dashboard the stack makes for
@@ -38,6 +41,9 @@ func DashboardMetrics(cfg *config.Config) []int {
 	}
 	d := len(cfg.Destinations)
 	out := []int{OverviewSourceMetrics*len(cfg.Sources) + OverviewFixedMetrics + row*min(d, LanesPerDashboard)}
+	if cfg.Paced() {
+		out[0] += OverviewPacedMetrics
+	}
 	for i := LanesPerDashboard; i < d; i += LanesPerDashboard {
 		out = append(out, row*min(LanesPerDashboard, d-i))
 	}

@@ -183,6 +183,8 @@ func Render() string {
 
 	renderOrdered(&b) // fifo.go
 
+	renderPacing(&b) // pacing.go
+
 	renderTargets(w)
 
 	w("\n### The alternatives, a month\n\n")
