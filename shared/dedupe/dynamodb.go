@@ -22,8 +22,9 @@ const (
 	AttrAttempts       = "attempts"
 	AttrLastStatus     = "last_status"
 	AttrLastError      = "last_error"
-	AttrFirstAttemptAt = "first_attempt_at" // RFC 3339, UTC, milliseconds
-	AttrDeliveredAt    = "delivered_at"     // RFC 3339, UTC, milliseconds
+	AttrFirstAttemptAt = ddbitem.FirstAttemptAt // RFC 3339, UTC, milliseconds; the time index's sort key
+	AttrTimeBucket     = ddbitem.TimeBucket     // the time index's partition key, written with the first attempt (TimeBucket)
+	AttrDeliveredAt    = "delivered_at"         // RFC 3339, UTC, milliseconds
 	AttrSource         = "source"
 	AttrType           = "type"
 	AttrNextAttemptAt  = "next_attempt_at" // RFC 3339, UTC, milliseconds; while FAILED
@@ -76,7 +77,7 @@ const (
 	// ended there; a live lease refuses.
 	replayCondition = "attribute_not_exists(#pk) OR ((attribute_not_exists(#until) OR #until < :now) AND NOT contains(#replays, :replay))"
 	claimUpdate     = "SET #status = :in_progress, #token = :token, #until = :until, #source = :source, #type = :type, " +
-		"#expires = :expires, #first = if_not_exists(#first, :now_text) ADD #attempts :one"
+		"#expires = :expires, #first = if_not_exists(#first, :now_text), #bucket = if_not_exists(#bucket, :bucket) ADD #attempts :one"
 	finishCondition = "#token = :token"
 	finishDelivered = "SET #status = :status, #last_status = :code, #delivered_at = :at_text, #history = :history, #replays = :replays REMOVE #token, #until, #last_error, #next"
 	finishRetry     = "SET #status = :status, #last_status = :code, #last_error = :error, #history = :history, #next = :next_text REMOVE #token, #until"
@@ -87,7 +88,7 @@ var (
 	claimNames = map[string]string{
 		"#pk": ddbitem.PartitionKey, "#status": AttrStatus, "#token": AttrLeaseToken, "#until": AttrLeaseUntil,
 		"#source": AttrSource, "#type": AttrType, "#expires": ddbitem.ExpiresAt, "#first": AttrFirstAttemptAt,
-		"#attempts": AttrAttempts,
+		"#attempts": AttrAttempts, "#bucket": AttrTimeBucket,
 	}
 	finishDeliveredNames = map[string]string{
 		"#status": AttrStatus, "#last_status": AttrLastStatus, "#delivered_at": AttrDeliveredAt,
@@ -117,6 +118,7 @@ func (d *DynamoDB) claimInput(in ClaimInput, token string) *dynamodb.UpdateItemI
 		":in_progress": ddbitem.S(string(StatusInProgress)),
 		":now":         ddbitem.N(in.Now.UnixMilli()),
 		":now_text":    ddbitem.S(in.Now.UTC().Format(timeLayout)),
+		":bucket":      ddbitem.S(TimeBucket(in.PK, in.Now)),
 		":token":       ddbitem.S(token),
 		":until":       ddbitem.N(in.LeaseUntil.UnixMilli()),
 		":source":      ddbitem.S(in.Source),
