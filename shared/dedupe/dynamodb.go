@@ -42,6 +42,7 @@ const (
 	histBy        = "by"
 	histReplay    = "replay"
 	histPaced     = "paced"
+	histAnswer    = "answer" // binary, the receiver's first bytes
 )
 
 // timeLayout is the layout of the audit timestamps.
@@ -320,6 +321,9 @@ func encodeHistory(history []Attempt) types.AttributeValue {
 		if a.Paced > 0 {
 			m[histPaced] = ddbitem.N(int64(a.Paced))
 		}
+		if len(a.Answer) > 0 {
+			m[histAnswer] = &types.AttributeValueMemberB{Value: a.Answer}
+		}
 		for k, v := range map[string]string{histError: a.Error, histBy: a.ClaimedBy, histReplay: a.Replay} {
 			if v != "" {
 				m[k] = ddbitem.S(v)
@@ -348,5 +352,12 @@ func decodeAttempt(v types.AttributeValue) (Attempt, error) {
 	a := Attempt{Outcome: Status(it.String(histOutcome)), HTTPStatus: int(it.Int(histStatus)), Latency: time.Duration(it.Int(histLatencyMS)) * time.Millisecond,
 		Error: it.String(histError), ClaimedBy: it.String(histBy), Replay: it.String(histReplay), Paced: int(it.Int(histPaced))}
 	a.At = it.Time(histAt)
+	switch v := m.Value[histAnswer].(type) {
+	case nil:
+	case *types.AttributeValueMemberB:
+		a.Answer = v.Value
+	default:
+		it.Fail(fmt.Errorf("%s: want binary", histAnswer))
+	}
 	return a, it.Err()
 }
