@@ -699,8 +699,8 @@ func TestBase(t *testing.T) {
 		tableID = id
 		p := tb.Properties
 		wantProps := map[string]any{
-			"BillingMode":          "PAY_PER_REQUEST",
-			"KeySchema": []any{map[string]any{"AttributeName": "pk", "KeyType": "HASH"}},
+			"BillingMode": "PAY_PER_REQUEST",
+			"KeySchema":   []any{map[string]any{"AttributeName": "pk", "KeyType": "HASH"}},
 			"AttributeDefinitions": []any{map[string]any{"AttributeName": "pk", "AttributeType": "S"},
 				map[string]any{"AttributeName": ddbitem.TimeBucket, "AttributeType": "S"},
 				map[string]any{"AttributeName": ddbitem.FirstAttemptAt, "AttributeType": "S"}},
