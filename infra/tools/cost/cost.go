@@ -238,6 +238,7 @@ func Resources(cfg *config.Config) Counts {
 	d, s := len(cfg.Destinations), len(cfg.Sources)
 	var c Counts
 	archive, email, waf := cfg.Archive.Enabled(), cfg.Alarms.Email != "", cfg.API.WAF.Enabled
+	notified := cfg.Alarms.Notified() // the alarm topic
 	secrets := map[string]bool{}
 	for _, src := range cfg.Sources {
 		secrets["source:"+src.Verify.SecretName] = true
@@ -293,8 +294,8 @@ func Resources(cfg *config.Config) Counts {
 	c.Queues = 3*d + b(archive)
 	c.Functions = 1 + d + b(c.EnsuredSecrets > 0)
 	c.EventSourceMappings = d
-	c.Subscriptions = d + b(archive) + b(email)
-	c.Topics = 1 + b(email) + b(cfg.AnyOrdered()) // the FIFO topic (fifo.go)
+	c.Subscriptions = d + b(archive) + b(email) + len(cfg.Alarms.HTTPS)
+	c.Topics = 1 + b(notified) + b(cfg.AnyOrdered()) // the FIFO topic (fifo.go)
 	c.Tables = 1
 	c.Buckets = b(archive) + b(cfg.LargePayloads())
 	c.DeliveryStreams = b(archive)
