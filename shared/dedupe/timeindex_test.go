@@ -229,6 +229,12 @@ func TestTimeIndexWindowErrors(t *testing.T) {
 	if !errors.As(err, &throttled) || !strings.Contains(err.Error(), ddbitem.TimeIndex) {
 		t.Errorf("a failed query: %v, want the SDK's error, naming the index", err)
 	}
+	missing := &types.ResourceNotFoundException{Message: aws.String("Invalid index")}
+	f = &fakeIndex{queryErr: sdkError(missing)}
+	err = dedupe.NewTimeIndex(f, "records").Window(ctx, since, since.Add(time.Hour), func(dedupe.IndexEntry) error { return nil })
+	if !errors.As(err, &missing) || !strings.Contains(err.Error(), "the table predates the index: deploy this version") {
+		t.Errorf("a table without the index: %v, want the fix named", err)
+	}
 	f = &fakeIndex{entries: map[string][]string{"2026-05-01T10#0": {"2026-05-01T10:00:00.000Z"}}}
 	stop := errors.New("stop")
 	err = dedupe.NewTimeIndex(f, "records").Window(ctx, since, since.Add(time.Hour), func(dedupe.IndexEntry) error { return stop })
