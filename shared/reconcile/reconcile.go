@@ -150,7 +150,8 @@ type Watermarks interface {
 // Clients are what a run calls, built once per process.
 type Clients struct {
 	// HTTP calls the providers' APIs; its own timeout bounds each call
-	// too (default: an *http.Client with DefaultHTTPTimeout).
+	// too (default: NewHTTPClient(DefaultHTTPTimeout); a client of your
+	// own should not follow redirects either).
 	HTTP       Doer
 	Secrets    Secrets
 	Records    Records
@@ -163,6 +164,17 @@ type Clients struct {
 	Logger *slog.Logger
 	// Now replaces time.Now, for tests.
 	Now func() time.Time
+}
+
+// NewHTTPClient is the HTTP client a run should call the APIs with: it
+// follows no redirect (an API that answers with one is answered as a
+// failure, and the credential never travels to where it points), and
+// bounds each call by timeout.
+func NewHTTPClient(timeout time.Duration) *http.Client {
+	return &http.Client{
+		Timeout:       timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 }
 
 // DefaultHTTPTimeout bounds one call to a provider's API when Clients.HTTP
@@ -186,7 +198,7 @@ func Assemble(cfg *config.Config, c Clients) (*Reconciler, error) {
 		errs = append(errs, errors.New("reconcile: Secrets, Records, Watermarks and Metrics are required"))
 	}
 	if c.HTTP == nil {
-		c.HTTP = &http.Client{Timeout: DefaultHTTPTimeout}
+		c.HTTP = NewHTTPClient(DefaultHTTPTimeout)
 	}
 	r := &Reconciler{cfg: cfg, sources: map[string]*source{}, c: c, log: c.Logger, now: c.Now}
 	if r.log == nil {
