@@ -157,7 +157,8 @@ type Clients struct {
 	Records    Records
 	Publisher  Publisher
 	Watermarks Watermarks
-	// Metrics receives the run's counts (Reconcile* by Source).
+	// Metrics receives the run's counts (Reconcile* by Source); nil sends
+	// none (an operator's run).
 	Metrics metrics.Sink
 	// Logger gets one line per run and one per event brought in, skipped
 	// or past the lookback (default: discard).
@@ -194,8 +195,8 @@ type Reconciler struct {
 // reconcile block; cfg is expected to be validated.
 func Assemble(cfg *config.Config, c Clients) (*Reconciler, error) {
 	var errs []error
-	if c.Secrets == nil || c.Records == nil || c.Watermarks == nil || c.Metrics == nil {
-		errs = append(errs, errors.New("reconcile: Secrets, Records, Watermarks and Metrics are required"))
+	if c.Secrets == nil || c.Records == nil || c.Watermarks == nil {
+		errs = append(errs, errors.New("reconcile: Secrets, Records and Watermarks are required"))
 	}
 	if c.HTTP == nil {
 		c.HTTP = NewHTTPClient(DefaultHTTPTimeout)
