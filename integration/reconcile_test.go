@@ -15,6 +15,7 @@ import (
 
 	"github.com/hookfan/hookfan/infra/local/devstack"
 	"github.com/hookfan/hookfan/infra/local/fakeprovider"
+	"github.com/hookfan/hookfan/infra/ops/operator"
 	"github.com/hookfan/hookfan/shared/ingest"
 	"github.com/hookfan/hookfan/shared/reconcile"
 	"github.com/hookfan/hookfan/shared/secrets"
@@ -203,6 +204,15 @@ func TestReconcileStripe(t *testing.T) {
 	rep, err = r.Run(ctx, "stripe", reconcile.Options{})
 	if err != nil || rep.BroughtIn != 0 || rep.Present != n+2 {
 		t.Errorf("last run %+v, %v; want all %d present, none brought in", rep, err, n+2)
+	}
+	// ops reconcile on the local stack assembles the same run from the
+	// configuration and the emulator: nothing is missing.
+	lr, err := operator.LocalReconciler(ctx, awsCfg, e.cfg, e.prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := lr.Run(ctx, "stripe", reconcile.Options{Since: time.Now().Add(-30 * time.Minute), DryRun: true}); err != nil || rep.Listed != n+2 || rep.Missing != 0 {
+		t.Errorf("ops reconcile --dry-run: %+v, %v; want %d listed, none missing", rep, err, n+2)
 	}
 	for d, rc := range rcs {
 		want := 0

@@ -536,3 +536,25 @@ func TestStripeListsOnlyWantedTypes(t *testing.T) {
 		t.Errorf("queries %v; want types[] of both", queries)
 	}
 }
+
+// TestHandle: the function answers a stopped run with its report, and an
+// unknown source with an error.
+func TestHandle(t *testing.T) {
+	srv := hostile(t, func(w http.ResponseWriter, _ *http.Request) { http.Error(w, `{}`, http.StatusUnauthorized) })
+	rg := newRig(t, stripeConfig(srv.URL, ""), nil)
+	rep, err := rg.r.Handle(context.Background(), reconcile.Invocation{Source: "stripe", DryRun: true})
+	if err != nil || rep.Stopped != reconcile.ReasonUnauthorized || !rep.DryRun {
+		t.Errorf("report %+v, %v; want the stopped report, no error", rep, err)
+	}
+	b, _ := json.Marshal(rep)
+	if !strings.Contains(string(b), `"stopped":"unauthorized"`) || !strings.Contains(string(b), `"dryRun":true`) {
+		t.Errorf("report JSON %s", b)
+	}
+	if _, err := rg.r.Handle(context.Background(), reconcile.Invocation{Source: "nope"}); !errors.Is(err, reconcile.ErrUnknownSource) {
+		t.Errorf("unknown source: %v", err)
+	}
+	var inv reconcile.Invocation
+	if err := json.Unmarshal([]byte(`{"source": "stripe", "since": "2026-12-01T10:00:00Z", "dryRun": true}`), &inv); err != nil || !inv.Since.Equal(now.Add(-2*time.Hour)) || !inv.DryRun {
+		t.Errorf("invocation %+v, %v", inv, err)
+	}
+}
