@@ -75,7 +75,8 @@ func (r Deployed) Resolve(ctx context.Context) (Resources, error) {
 				}
 			}
 			ln := Lane{Destination: l.Destination, Filter: l.Filter, OrderingKey: l.OrderingKey, QueueURL: l.QueueURL, QueueARN: l.QueueARN, DLQURL: l.DLQURL, DLQARN: l.DLQARN,
-				FunctionName: l.FunctionName, Retention: time.Duration(l.RetentionSeconds) * time.Second, Egress: l.Egress}
+				FunctionName: l.FunctionName, Retention: time.Duration(l.RetentionSeconds) * time.Second, Egress: l.Egress,
+				Target: target(l.URL, l.Target, l.URLSecretName)}
 			if rule, pauses := l.Pause.Rule(); pauses {
 				ln.Pause = &pausing.Rule{PauseRule: rule, Retention: ln.Retention}
 			}

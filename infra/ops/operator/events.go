@@ -41,35 +41,78 @@ type RecentEvent struct {
 }
 
 // Events lists the events first attempted since opt.Since, newest first,
-// each with its state at every destination, read from the delivery records
-// (a Scan of the record table: docs/operations.md#recent-events). An
-// event a destination never attempted (filtered out, still queued) has no
-// record there.
+// each with its state at every destination (ListEvents), and prints them.
+// An event a destination never attempted (filtered out, still queued) has
+// no record there.
 func (o *Operator) Events(ctx context.Context, opt EventsOptions) ([]RecentEvent, error) {
+	list, err := o.ListEvents(ctx, EventsQuery{Since: opt.Since, Source: opt.Source, Type: opt.Type, Destination: opt.Destination, Limit: opt.Max})
+	if err != nil {
+		return nil, err
+	}
+	o.printEvents(opt, list.Lanes, list.Events, list.Total)
+	return list.Events, nil
+}
+
+// EventsQuery selects a window of events, as the console and the events
+// command ask for them.
+type EventsQuery struct {
+	// Since and Until bound when the events were first attempted (Until
+	// zero: now).
+	Since, Until time.Time
+	// Source, Type and Destination narrow the list (Type: exact, or a
+	// prefix "x.*"); State keeps the events whose record at some
+	// destination (at Destination, when set) is in that state.
+	Source, Type, Destination string
+	State                     dedupe.Status
+	// Offset skips that many events, newest first; Limit bounds the events
+	// returned (0: all).
+	Offset, Limit int
+}
+
+// EventList is a window of events, newest first.
+type EventList struct {
+	Events []RecentEvent
+	// Total is how many events the window holds (before Offset and Limit).
+	Total int
+	// Lanes are the lanes the events' records were read from.
+	Lanes []Lane
+	// Read is how many delivery records the window's read returned.
+	Read int
+}
+
+// ListEvents reads the events first attempted in q's window, newest first,
+// each with its record at every destination. Both the events command and
+// the console list events through it. It reads the delivery records
+// (o.Recent: a Scan of the record table, docs/operations.md#recent-events).
+func (o *Operator) ListEvents(ctx context.Context, q EventsQuery) (EventList, error) {
+	var list EventList
 	if o.Recent == nil {
-		return nil, errors.New("this stack's delivery records cannot be listed")
+		return list, errors.New("this stack's delivery records cannot be listed")
 	}
 	lanes := o.Resources.Lanes
-	if opt.Destination != "" {
-		l, err := o.Resources.Lane(opt.Destination)
+	if q.Destination != "" {
+		l, err := o.Resources.Lane(q.Destination)
 		if err != nil {
-			return nil, err
+			return list, err
 		}
 		lanes = []Lane{l}
 	}
+	list.Lanes = lanes
 	known := map[string]bool{}
 	for _, l := range lanes {
 		known[l.Destination] = true
 	}
 	var mu sync.Mutex
 	byID := map[string]*RecentEvent{}
-	err := o.Recent.Since(ctx, opt.Since, func(r dedupe.Record) error {
-		destination, id, ok := strings.Cut(r.PK, "#")
-		if !ok || !known[destination] || !typeMatches(opt.Type, r.Type) || opt.Source != "" && r.Source != opt.Source {
-			return nil
-		}
+	err := o.Recent.Since(ctx, q.Since, func(r dedupe.Record) error {
 		mu.Lock()
 		defer mu.Unlock()
+		list.Read++
+		destination, id, ok := strings.Cut(r.PK, "#")
+		if !ok || !known[destination] || !typeMatches(q.Type, r.Type) || q.Source != "" && r.Source != q.Source ||
+			!q.Until.IsZero() && !r.FirstAttemptAt.Before(q.Until) {
+			return nil
+		}
 		ev := byID[id]
 		if ev == nil {
 			ev = &RecentEvent{ID: id, Source: r.Source, Type: r.Type, FirstAttemptAt: r.FirstAttemptAt, Records: map[string]dedupe.Record{}}
@@ -82,11 +125,13 @@ func (o *Operator) Events(ctx context.Context, opt EventsOptions) ([]RecentEvent
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return list, err
 	}
 	events := make([]RecentEvent, 0, len(byID))
 	for _, ev := range byID {
-		events = append(events, *ev)
+		if q.State == "" || ev.inState(q.State) {
+			events = append(events, *ev)
+		}
 	}
 	slices.SortFunc(events, func(a, b RecentEvent) int {
 		if c := b.FirstAttemptAt.Compare(a.FirstAttemptAt); c != 0 {
@@ -94,12 +139,23 @@ func (o *Operator) Events(ctx context.Context, opt EventsOptions) ([]RecentEvent
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
-	total := len(events)
-	if opt.Max > 0 && len(events) > opt.Max {
-		events = events[:opt.Max]
+	list.Total = len(events)
+	events = events[min(max(q.Offset, 0), len(events)):]
+	if q.Limit > 0 && len(events) > q.Limit {
+		events = events[:q.Limit]
 	}
-	o.printEvents(opt, lanes, events, total)
-	return events, nil
+	list.Events = events
+	return list, nil
+}
+
+// inState reports whether any of the event's records is in state s.
+func (ev RecentEvent) inState(s dedupe.Status) bool {
+	for _, r := range ev.Records {
+		if r.Status == s {
+			return true
+		}
+	}
+	return false
 }
 
 func typeMatches(want, typ string) bool {

@@ -2,7 +2,9 @@
 // (events), find what happened to an event (status), look into a
 // destination's DLQ (dlq), move it back to the destination's queue
 // (redrive), send archived events to a destination again (replay), and
-// show, pause, resume and pace lanes (lanes, lane, pause, resume, pace). The same
+// show, pause, resume and pace lanes (lanes, lane, pause, resume, pace);
+// the web console (console, served by infra/ops/console) shows and does
+// the same through this package's views (view.go). The same
 // commands work on a deployed stack, whose resources are read from its
 // index in SSM Parameter Store (Deployed; the stack's IndexParameter
 // output names it), and on the local stack (make dev), whose resources are
@@ -51,6 +53,9 @@ type Lane struct {
 	// Pace is the lane's rate limit (rateLimit with its defaults); nil
 	// when the lane is not paced.
 	Pace *config.Pace
+	// Target is where the lane delivers: the URL's scheme and host (never
+	// its path), an AWS target's ARN, or the secret the URL is read from.
+	Target string
 }
 
 // Resources are a Hookfan stack's parts the commands work on.
@@ -138,6 +143,12 @@ type Operator struct {
 	// PaceStore keeps the paced lanes' buckets, adaptive levels and
 	// overrides (pacing.DynamoDB on the lane items).
 	PaceStore pacing.Store
+	// Metrics reads the lanes' delivery metrics (the console's charts);
+	// Actions keeps what operators did through the console; Identity is
+	// the operator's AWS identity (STS GetCallerIdentity).
+	Metrics  MetricsAPI
+	Actions  ActionLog
+	Identity func(ctx context.Context) (string, error)
 	// Out receives the results; Progress receives progress lines on long runs.
 	Out, Progress io.Writer
 	// Now replaces the clock, for tests.
