@@ -119,7 +119,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	shot("events-dead")
 	b.do(chromedp.Click(chromedp.CSS(`a[href="/events/`+first.id+`"]`)), chromedp.WaitVisible(chromedp.ID("at-d")))
 	at := b.text("#at-d")
-	for _, want := range []string{"DEAD", "500"} {
+	for _, want := range []string{"DEAD", "500", "card processor down <script>alert(1)</script>"} {
 		if !strings.Contains(at, want) {
 			t.Errorf("the event's record at d lacks %q: %q", want, at)
 		}

@@ -442,13 +442,7 @@ func allowTopic(ctx context.Context, api *sqs.Client, url, arn, topicARN string)
 }
 
 func createTable(ctx context.Context, api *dynamodb.Client, name string) error {
-	attrs, key := ddbitem.KeySchema()
-	_, err := api.CreateTable(ctx, &dynamodb.CreateTableInput{
-		TableName:            &name,
-		BillingMode:          ddbtypes.BillingModePayPerRequest,
-		AttributeDefinitions: attrs,
-		KeySchema:            key,
-	})
+	_, err := api.CreateTable(ctx, ddbitem.CreateTableInput(name))
 	var inUse *ddbtypes.ResourceInUseException
 	if err != nil && !errors.As(err, &inUse) {
 		return fmt.Errorf("create table %s: %w", name, err)

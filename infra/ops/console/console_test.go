@@ -50,11 +50,12 @@ var testNow = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 
 // hostile is what an event may carry: markup that must show as text.
 const (
-	hostileBody  = `{"note":"</pre><script>alert(1)</script>","attr":"\" onmouseover=\"alert(2)"}`
-	hostileType  = `charge"><script>alert(4)</script>`
-	hostileError = `HTTP 500 (<img src=x onerror=alert(3)>)`
-	eventID      = "evt_hostile"
-	host         = "127.0.0.1:8123"
+	hostileBody   = `{"note":"</pre><script>alert(1)</script>","attr":"\" onmouseover=\"alert(2)"}`
+	hostileType   = `charge"><script>alert(4)</script>`
+	hostileError  = `HTTP 500 (<img src=x onerror=alert(3)>)`
+	hostileAnswer = `<html><script>alert(5)</script></html>`
+	eventID       = "evt_hostile"
+	host          = "127.0.0.1:8123"
 )
 
 type fixture struct {
@@ -74,7 +75,8 @@ func newFixture(t *testing.T, readOnly bool) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := records.Finish(ctx, lease, dedupe.Outcome{Status: dedupe.StatusDead, HTTPStatus: 500, Error: hostileError, At: testNow.Add(-30 * time.Minute)}); err != nil {
+	if err := records.Finish(ctx, lease, dedupe.Outcome{Status: dedupe.StatusDead, HTTPStatus: 500, Error: hostileError, At: testNow.Add(-30 * time.Minute),
+		Answer: []byte(hostileAnswer)}); err != nil {
 		t.Fatal(err)
 	}
 	bucket := archive.NewMemoryBucket()
@@ -381,7 +383,7 @@ func TestHostileEventShowsAsText(t *testing.T) {
 		}
 	}
 	page := f.do("GET", "/events/"+eventID, auth, nil).Body.String()
-	for _, want := range []string{"&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;img src=x onerror=alert(3)&gt;", "onmouseover=\\&#34;alert(2)", "DEAD"} {
+	for _, want := range []string{"&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;img src=x onerror=alert(3)&gt;", "onmouseover=\\&#34;alert(2)", "&lt;html&gt;&lt;script&gt;alert(5)&lt;/script&gt;&lt;/html&gt;", "DEAD"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the event page lacks %q (the hostile values as text)", want)
 		}

@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -180,32 +179,34 @@ func (s *Server) actionsPage(w http.ResponseWriter, r *http.Request, sess *sessi
 
 // eventsView is the events page: its filter, and a page of events.
 type eventsView struct {
-	Filter                           url.Values
 	Source, Type, Destination, State string
 	Since, Until                     string
 	Lanes                            []operator.Lane
 	States                           []dedupe.Status
 	Events                           []operator.RecentEvent
-	Total, Read, Page, Pages         int
-	PrevURL, NextURL                 string
-	From, To                         time.Time
-	Error                            string
+	// InWindow counts the window's events from this page on; IndexItems
+	// and RecordsRead are what the page read.
+	InWindow, IndexItems, RecordsRead int
+	FirstURL, NextURL                 string
+	Paged                             bool
+	From, To                          time.Time
+	Error                             string
 }
 
 var states = []dedupe.Status{dedupe.StatusInProgress, dedupe.StatusDelivered, dedupe.StatusFailed, dedupe.StatusDead, dedupe.StatusGone}
 
 func (s *Server) eventsPage(w http.ResponseWriter, r *http.Request, sess *session) {
 	q := r.URL.Query()
-	v := eventsView{Filter: q, Source: q.Get("source"), Type: q.Get("type"), Destination: q.Get("destination"), State: q.Get("state"),
+	v := eventsView{Source: q.Get("source"), Type: q.Get("type"), Destination: q.Get("destination"), State: q.Get("state"),
 		Since: q.Get("since"), Until: q.Get("until"), Lanes: s.op.Resources.Lanes, States: states}
 	if v.Since == "" {
 		v.Since = "1h"
 	}
 	now := s.now()
-	query := operator.EventsQuery{Source: v.Source, Type: v.Type, Destination: v.Destination, State: dedupe.Status(v.State), Limit: EventsPage}
+	opt := operator.EventsOptions{Source: v.Source, Type: v.Type, Destination: v.Destination, State: dedupe.Status(v.State), Max: EventsPage, After: q.Get("after")}
 	var err error
-	if query.Since, err = operator.ParseTime(v.Since, now); err == nil && v.Until != "" {
-		query.Until, err = operator.ParseTime(v.Until, now)
+	if opt.Since, err = operator.ParseTime(v.Since, now); err == nil && v.Until != "" {
+		opt.Until, err = operator.ParseTime(v.Until, now)
 	}
 	if err == nil && v.State != "" && !validState(v.State) {
 		err = fmt.Errorf("state %q: use one of %v", v.State, states)
@@ -215,34 +216,38 @@ func (s *Server) eventsPage(w http.ResponseWriter, r *http.Request, sess *sessio
 		s.render(w, r, sess, http.StatusBadRequest, "events", "Events", v)
 		return
 	}
-	v.From, v.To = query.Since, query.Until
+	v.From, v.To = opt.Since, opt.Until
 	if v.To.IsZero() {
 		v.To = now
 	}
-	v.Page, _ = strconv.Atoi(q.Get("page"))
-	v.Page = max(v.Page, 1)
-	query.Offset = (v.Page - 1) * EventsPage
-	list, err := s.op.ListEvents(r.Context(), query)
+	if v.Destination != "" {
+		if l, err := s.op.Resources.Lane(v.Destination); err == nil {
+			v.Lanes = []operator.Lane{l}
+		}
+	}
+	page, err := s.op.ListEvents(r.Context(), opt)
 	if err != nil {
 		v.Error = err.Error()
 		s.render(w, r, sess, http.StatusBadGateway, "events", "Events", v)
 		return
 	}
-	v.Events, v.Total, v.Read, v.Lanes = list.Events, list.Total, list.Read, list.Lanes
-	v.Pages = max(1, (list.Total+EventsPage-1)/EventsPage)
-	pageURL := func(n int) string {
+	v.Events, v.InWindow, v.IndexItems, v.RecordsRead = page.Events, page.InWindow, page.IndexItems, page.RecordsRead
+	pageURL := func(after string) string {
 		c := url.Values{}
 		for k, vs := range q {
 			c[k] = vs
 		}
-		c.Set("page", strconv.Itoa(n))
+		c.Del("after")
+		if after != "" {
+			c.Set("after", after)
+		}
 		return "/events?" + c.Encode()
 	}
-	if v.Page > 1 {
-		v.PrevURL = pageURL(v.Page - 1)
+	if opt.After != "" {
+		v.Paged, v.FirstURL = true, pageURL("")
 	}
-	if v.Page < v.Pages {
-		v.NextURL = pageURL(v.Page + 1)
+	if page.Next != "" {
+		v.NextURL = pageURL(page.Next)
 	}
 	s.render(w, r, sess, http.StatusOK, "events", "Events", v)
 }
@@ -364,6 +369,11 @@ var funcs = template.FuncMap{
 		return t.UTC().Format("2006-01-02 15:04:05 UTC")
 	},
 	"ms": func(d time.Duration) int64 { return d.Milliseconds() },
+	// answerText is a receiver's answer as the body is shown (showBody).
+	"answerText": func(b []byte) string {
+		shown, _ := showBody(b)
+		return shown
+	},
 	"stateClass": func(s dedupe.Status) string {
 		switch s {
 		case dedupe.StatusDelivered:
