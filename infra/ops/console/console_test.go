@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -387,5 +388,48 @@ func TestHostileEventShowsAsText(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("the event page lacks %q (the hostile values as text)", want)
 		}
+	}
+}
+
+// TestReplayManyCountsThenSendsAtMostTheCount: a dry run counts what a
+// filter selects; the replay sends at most the count confirmed, and
+// refuses a count above the hard cap or none at all.
+func TestReplayManyCountsThenSendsAtMostTheCount(t *testing.T) {
+	f := newFixture(t, false)
+	auth := f.login(t)
+	w := f.do("GET", "/replay?count=1&destination=d&since=2h", auth, nil)
+	page := w.Body.String()
+	if w.Code != http.StatusOK || !strings.Contains(page, "1 event(s) would be replayed to d") {
+		t.Fatalf("dry run: %d\n%s", w.Code, page)
+	}
+	if acts, _ := f.actions.Since(context.Background(), time.Time{}); len(acts) != 0 {
+		t.Errorf("a dry run was recorded as an action: %+v", acts)
+	}
+	fixed := regexp.MustCompile(`name="since" value="([^"]+)"><input type="hidden" name="until" value="([^"]+)"`).FindStringSubmatch(page)
+	if fixed == nil || fixed[1] != "2026-05-01T10:00:00Z" || fixed[2] != "2026-05-01T12:00:00Z" {
+		t.Fatalf("the confirm form does not fix the counted window: %q", fixed)
+	}
+	post := func(max string) (int, []operator.Action) {
+		h := http.Header{"Origin": {"http://" + host}}
+		for k, v := range auth {
+			h[k] = v
+		}
+		form := url.Values{"csrf": {csrf(t, page)}, "destination": {"d"}, "since": {fixed[1]}, "until": {fixed[2]}, "max": {max}}
+		code := f.do("POST", "/replay", h, form).Code
+		acts, _ := f.actions.Since(context.Background(), time.Time{})
+		return code, acts
+	}
+	for _, max := range []string{"", "0", "-1", strconv.Itoa(HardCap + 1), "many"} {
+		code, acts := post(max)
+		if code != http.StatusSeeOther || len(acts) == 0 || !acts[0].Failed || !strings.Contains(acts[0].Result, "confirm a count") {
+			t.Errorf("max %q: %d, last action %+v; want a refusal recorded as failed", max, code, acts)
+		}
+	}
+	code, acts := post("1")
+	if code != http.StatusSeeOther || acts[0].Failed || !strings.Contains(acts[0].Result, "1 sent, 0 not sent") || acts[0].Kind != "replay-many" {
+		t.Errorf("the confirmed replay: %d, action %+v; want 1 sent", code, acts[0])
+	}
+	if w := f.do("GET", "/replay?count=1&destination=d&since=yesterday", auth, nil); w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "is not a time") {
+		t.Errorf("a bad since: %d", w.Code)
 	}
 }

@@ -305,11 +305,14 @@ func showBody(b []byte) (shown, kind string) {
 type replayView struct {
 	Destination, Since, Until, Source, Type string
 	Lanes                                   []operator.Lane
-	Counted                                 bool
-	Count                                   int
-	Capped                                  bool
-	Cap                                     int
-	Error                                   string
+	// RunSince and RunUntil are the counted window, fixed: the replay
+	// the count confirms covers the same events.
+	RunSince, RunUntil string
+	Counted            bool
+	Count              int
+	Capped             bool
+	Cap                int
+	Error              string
 }
 
 // HardCap is the most events one replay-many sends.
@@ -326,6 +329,10 @@ func (s *Server) replayPage(w http.ResponseWriter, r *http.Request, sess *sessio
 	opt, err := s.replayOptions(v.Destination, v.Since, v.Until, v.Source, v.Type)
 	if err == nil {
 		opt.DryRun, opt.Max = true, HardCap+1
+		if opt.Until.IsZero() {
+			opt.Until = s.now()
+		}
+		v.RunSince, v.RunUntil = opt.Since.UTC().Format(time.RFC3339Nano), opt.Until.UTC().Format(time.RFC3339Nano)
 		quiet := *s.op
 		quiet.Out, quiet.Progress = &bytes.Buffer{}, nil
 		var res operator.ReplayResult
