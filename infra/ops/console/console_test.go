@@ -19,6 +19,7 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/message"
+	"github.com/hookfan/hookfan/shared/pacing"
 	"github.com/hookfan/hookfan/shared/pausing"
 )
 
@@ -431,5 +432,32 @@ func TestReplayManyCountsThenSendsAtMostTheCount(t *testing.T) {
 	}
 	if w := f.do("GET", "/replay?count=1&destination=d&since=yesterday", auth, nil); w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "is not a time") {
 		t.Errorf("a bad since: %d", w.Code)
+	}
+}
+
+// TestLanesPageShowsEachLane: the lanes page shows a lane's state, queues,
+// target, configured and effective rate, and static egress addresses;
+// a paused lane shows who paused it and why.
+func TestLanesPageShowsEachLane(t *testing.T) {
+	f := newFixture(t, false)
+	op := f.s.op
+	op.Resources.Lanes[0].Pace = &config.Pace{N: 5, Per: time.Second, Burst: 5}
+	op.Resources.Lanes[0].Egress = config.EgressStatic
+	op.Resources.EgressAddresses = []string{"203.0.113.7", "203.0.113.8"}
+	op.PaceStore = pacing.NewMemory()
+	if _, err := op.PaceStore.SetOverride(context.Background(), "d", pacing.Override{N: 2, Per: time.Second, At: testNow, Until: testNow.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	op.Out = &strings.Builder{}
+	if _, err := op.PauseLane(context.Background(), "d", `<b>receiver</b> down`); err != nil {
+		t.Fatal(err)
+	}
+	auth := f.login(t)
+	page := f.do("GET", "/", auth, nil).Body.String()
+	for _, want := range []string{`id="lane-d"`, "paused by the operator", "&lt;b&gt;receiver&lt;/b&gt; down", "https://example.com", "5/s, burst 5",
+		"capped at 2/s by an operator", "static: from 203.0.113.7, 203.0.113.8", "0 waiting", "empty"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the lanes page lacks %q", want)
+		}
 	}
 }
