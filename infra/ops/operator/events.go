@@ -280,7 +280,15 @@ func (o *Operator) printEvents(opt EventsOptions, lanes []Lane, page EventsPage)
 		o.printf("no event first attempted %s\n", window)
 		return
 	}
-	o.printf("%d event(s) first attempted %s, newest first:\n", len(events), window)
+	narrowed := opt.Source != "" || opt.Type != "" || opt.State != ""
+	switch {
+	case page.Next != "" && !narrowed && opt.After == "":
+		o.printf("%d events first attempted %s; the newest %d (--max):\n", page.InWindow, window, len(events))
+	case page.Next != "":
+		o.printf("%d event(s) first attempted %s, newest first; more follow (--after):\n", len(events), window)
+	default:
+		o.printf("%d event(s) first attempted %s, newest first:\n", len(events), window)
+	}
 	width := 0
 	for _, l := range lanes {
 		width = max(width, len(l.Destination))

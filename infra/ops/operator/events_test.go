@@ -65,6 +65,10 @@ func TestEventsNewestFirstWithEachDestination(t *testing.T) {
 			t.Errorf("%s: %v, want %v\n%s", c.name, got, c.want, out)
 		}
 	}
+	if _, out := run(EventsOptions{Max: 1}); !strings.Contains(out, "2 events first attempted since 2026-05-01T13:00:00.000Z; the newest 1 (--max):") ||
+		!strings.Contains(out, "more: the next 1 with --after ") {
+		t.Errorf("--max 1 says neither how many there are nor how to see the rest:\n%s", out)
+	}
 	_, out := run(EventsOptions{})
 	for _, want := range []string{"2 event(s) first attempted since 2026-05-01T13:00:00.000Z, newest first:",
 		"2026-05-01T13:01:00.000Z  evt_1  stripe  invoice.paid\n  a  IN_PROGRESS 1 attempt(s)\n  b  IN_PROGRESS 1 attempt(s)",
