@@ -138,7 +138,7 @@ func (f fixture) login(t *testing.T) http.Header {
 	}
 	var cookie *http.Cookie
 	for _, c := range w.Result().Cookies() {
-		if c.Name == CookieName {
+		if c.Name == CookieName+"_8123" {
 			cookie = c
 		}
 	}
@@ -206,7 +206,7 @@ func TestTokenIsExchangedOnceForAStrictCookie(t *testing.T) {
 	if w := f.do("GET", "/", nil, nil); w.Code != http.StatusUnauthorized {
 		t.Errorf("no cookie: %d, want 401", w.Code)
 	}
-	if w := f.do("GET", "/", http.Header{"Cookie": {CookieName + "=guess"}}, nil); w.Code != http.StatusUnauthorized {
+	if w := f.do("GET", "/", http.Header{"Cookie": {CookieName + "_8123=guess"}}, nil); w.Code != http.StatusUnauthorized {
 		t.Errorf("a made-up cookie: %d, want 401", w.Code)
 	}
 	if w := f.do("GET", "/login?token=wrong", nil, nil); w.Code != http.StatusForbidden || len(w.Result().Cookies()) != 0 {
@@ -458,6 +458,22 @@ func TestLanesPageShowsEachLane(t *testing.T) {
 		"capped at 2/s by an operator", "static: from 203.0.113.7, 203.0.113.8", "0 waiting", "empty"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the lanes page lacks %q", want)
+		}
+	}
+}
+
+func TestShowBody(t *testing.T) {
+	for _, c := range []struct {
+		name, body, kind, shown string
+	}{
+		{"JSON indented", `{"a":[1,2]}`, "JSON", "{\n  \"a\": [\n    1,\n    2\n  ]\n}"},
+		{"text as is", "a=1&b=<x>", "text", "a=1&b=<x>"},
+		{"binary as a hex dump", "\x00\xff\x10PK", "binary, 5 bytes", "00000000  00 ff 10 50 4b                                    |...PK|\n"},
+		{"empty", "", "empty", ""},
+	} {
+		shown, kind := showBody([]byte(c.body))
+		if shown != c.shown || kind != c.kind {
+			t.Errorf("%s: %q as %q, want %q as %q", c.name, shown, kind, c.shown, c.kind)
 		}
 	}
 }

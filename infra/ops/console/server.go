@@ -39,8 +39,15 @@ import (
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
 	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
-// CookieName is the session cookie's name.
+// CookieName starts the session cookie's name, which ends with the
+// console's port: browsers keep cookies by host, not port, so two consoles
+// on one machine must not overwrite each other's.
 const CookieName = "hookfan_console"
+
+func cookieName(r *http.Request) string {
+	_, port, _ := net.SplitHostPort(r.Host)
+	return CookieName + "_" + port
+}
 
 // csrfField is the form field carrying the session's CSRF token.
 const csrfField = "csrf"
@@ -208,12 +215,12 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "refused: this sign-in link is wrong or was used already; run ops console again for a new one", http.StatusForbidden)
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: id, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	http.SetCookie(w, &http.Cookie{Name: cookieName(r), Value: id, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
 func (s *Server) session(r *http.Request) *session {
-	c, err := r.Cookie(CookieName)
+	c, err := r.Cookie(cookieName(r))
 	if err != nil || c.Value == "" {
 		return nil
 	}
