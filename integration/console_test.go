@@ -4,7 +4,9 @@ package integration
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -60,35 +62,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	})
 
 	// ops console, as the command line runs it.
-	cfgFile := filepath.Join(t.TempDir(), "config.json")
-	if err := os.WriteFile(cfgFile, []byte(e.cfgJSON), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	var out, errOut syncBuffer
-	served := make(chan int, 1)
-	go func() {
-		served <- operator.MainWith(ctx, []string{"--endpoint", os.Getenv("AWS_ENDPOINT_URL"), "--prefix", e.prefix, "--config", cfgFile, "console"}, &out, &errOut, console.Run)
-	}()
-	t.Cleanup(func() {
-		stop()
-		if code := <-served; code != 0 {
-			t.Errorf("ops console exited %d: %s", code, errOut.String())
-		}
-	})
-	urlRE := regexp.MustCompile(`open: (http://127\.0\.0\.1:\d+/login\?token=\S+)`)
-	var login string
-	waitFor(t, 20*time.Second, "ops console to print its URL", func() bool {
-		if m := urlRE.FindStringSubmatch(out.String()); m != nil {
-			login = m[1]
-		}
-		return login != "" || errOut.String() != ""
-	})
-	if login == "" {
-		t.Fatalf("ops console printed no URL: %s%s", out.String(), errOut.String())
-	}
-	base := login[:strings.Index(login, "/login")]
-	t.Logf("ops console:\n%s", out.String())
+	login, base := startConsole(t, "--endpoint", os.Getenv("AWS_ENDPOINT_URL"), "--prefix", e.prefix, "--config", e.configFile())
 
 	b := newBrowser(t)
 	shots := 0
@@ -207,6 +181,86 @@ func TestConsoleInABrowser(t *testing.T) {
 		t.Errorf("at 390 px wide the lane page is %d px wide", width)
 	}
 	shot("lane-narrow")
+}
+
+// configFile writes the env's configuration to a file, as ops reads it.
+func (e *env) configFile() string {
+	e.t.Helper()
+	file := filepath.Join(e.t.TempDir(), "config.json")
+	if err := os.WriteFile(file, []byte(e.cfgJSON), 0o600); err != nil {
+		e.t.Fatal(err)
+	}
+	return file
+}
+
+// startConsole runs ops GLOBAL-FLAGS console until the test ends and
+// returns the sign-in URL it printed and the console's base URL.
+func startConsole(t *testing.T, global ...string) (login, base string) {
+	t.Helper()
+	ctx, stop := context.WithCancel(context.Background())
+	var out, errOut syncBuffer
+	served := make(chan int, 1)
+	go func() {
+		served <- operator.MainWith(ctx, append(global, "console"), &out, &errOut, console.Run)
+	}()
+	t.Cleanup(func() {
+		stop()
+		if code := <-served; code != 0 {
+			t.Errorf("ops console exited %d: %s", code, errOut.String())
+		}
+	})
+	urlRE := regexp.MustCompile(`open: (http://127\.0\.0\.1:\d+/login\?token=\S+)`)
+	waitFor(t, 20*time.Second, "ops console to print its URL", func() bool {
+		if m := urlRE.FindStringSubmatch(out.String()); m != nil {
+			login = m[1]
+		}
+		return login != "" || errOut.String() != ""
+	})
+	if login == "" {
+		t.Fatalf("ops console printed no URL: %s%s", out.String(), errOut.String())
+	}
+	t.Logf("ops console:\n%s", out.String())
+	return login, login[:strings.Index(login, "/login")]
+}
+
+// TestConsoleOnADeployedStack: ops --stack NAME console finds the stack
+// through its SSM index, as on AWS, and shows its lanes; the sign-in link
+// works once.
+func TestConsoleOnADeployedStack(t *testing.T) {
+	rc := newReceiver(t, nil)
+	e := startEnv(t, []string{destJSON("d", rc, "")}, map[string]*receiver{"d": rc})
+	stack := e.prefix + "-stack"
+	e.publishIndex(stack)
+	login, base := startConsole(t, "--stack", stack)
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Jar: jar}
+	get := func(url string) (int, string) {
+		resp, err := client.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	code, page := get(login)
+	if code != http.StatusOK || !strings.Contains(page, `id="lane-d"`) || !strings.Contains(page, "stack "+stack) {
+		t.Fatalf("signed in: %d\n%s", code, page)
+	}
+	if code, _ := get(base + "/events"); code != http.StatusOK {
+		t.Errorf("events page: %d", code)
+	}
+	again, err := http.Get(login)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again.Body.Close()
+	if again.StatusCode != http.StatusForbidden {
+		t.Errorf("the sign-in link a second time: %d, want 403", again.StatusCode)
+	}
 }
 
 // browser is a headless Chromium driven over the DevTools protocol, that
