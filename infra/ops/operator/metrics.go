@@ -26,16 +26,18 @@ const ChartHours = 24
 // under the lane's Destination dimension), with the age of its queue's
 // oldest message (AWS/SQS ApproximateAgeOfOldestMessage).
 type Chart struct {
-	Start                 time.Time
-	Succeeded, Failed     [ChartHours]float64
-	OldestAge             time.Duration
-	HasOldestAge, HasData bool
+	Start             time.Time
+	Succeeded, Failed [ChartHours]float64
+	// LastHourSucceeded and LastHourFailed are the hour up to now.
+	LastHourSucceeded, LastHourFailed float64
+	OldestAge                         time.Duration
+	HasOldestAge, HasData             bool
 }
 
 // FailureRate is the share of the last hour's attempts that failed, and
 // whether there were any.
 func (c Chart) FailureRate() (float64, bool) {
-	s, f := c.Succeeded[ChartHours-1], c.Failed[ChartHours-1]
+	s, f := c.LastHourSucceeded, c.LastHourFailed
 	if s+f == 0 {
 		return 0, false
 	}
@@ -99,8 +101,26 @@ func (o *Operator) DeliveryChart(ctx context.Context, destination string) (Chart
 			}
 		}
 		if out.NextToken == nil {
-			return c, nil
+			break
 		}
 		in.NextToken = out.NextToken
 	}
+	// The last hour up to now, in one period of its own (the chart's bars
+	// are clock hours).
+	now := o.now().UTC().Truncate(time.Minute).Add(time.Minute)
+	from := now.Add(-time.Hour)
+	out, err := o.Metrics.GetMetricData(ctx, &cloudwatch.GetMetricDataInput{StartTime: &from, EndTime: &now, MetricDataQueries: queries[:2]})
+	if err != nil {
+		return c, fmt.Errorf("read %s's metrics from CloudWatch: %w", destination, err)
+	}
+	for _, r := range out.MetricDataResults {
+		for _, v := range r.Values {
+			if aws.ToString(r.Id) == "ok" {
+				c.LastHourSucceeded += v
+			} else {
+				c.LastHourFailed += v
+			}
+		}
+	}
+	return c, nil
 }
