@@ -3,9 +3,9 @@ package operator
 import (
 	"bytes"
 	"context"
-	"io"
 	"go/parser"
 	"go/token"
+	"io"
 	"maps"
 	"slices"
 	"strings"
