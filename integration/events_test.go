@@ -14,7 +14,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/hookfan/hookfan/infra/local/devstack"
+	"github.com/hookfan/hookfan/infra/local/devstate"
 	"github.com/hookfan/hookfan/infra/ops/operator"
+	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/ddbitem"
 	"github.com/hookfan/hookfan/shared/dedupe"
 )
@@ -199,4 +202,32 @@ func BenchmarkEventsOneHourOf100kRecords(b *testing.B) {
 	b.ReportMetric(float64(count.fetched), "records/op")
 	b.ReportMetric(float64(count.queries), "queries/op")
 	b.ReportMetric(count.capacity, "RCU/op")
+}
+
+// TestProvisionAddsTheTimeIndexToAnOlderTable: make dev on an emulator
+// whose record table an earlier version made (no time index) adds the
+// index, so ops events can query it.
+func TestProvisionAddsTheTimeIndexToAnOlderTable(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	prefix := uniquePrefix(t)
+	table := devstate.TableName(prefix)
+	attrs, key := ddbitem.KeySchema()
+	if _, err := clients.DynamoDB.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName: &table, BillingMode: ddbtypes.BillingModePayPerRequest, AttributeDefinitions: attrs, KeySchema: key,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse([]byte(`{"sources": [{"name": "stripe", "verify": {"kind": "stripe", "secretName": "s1"}}],
+	  "destinations": [{"name": "a", "url": "http://127.0.0.1:1/x", "allowPrivateNetworks": true}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := devstack.Provision(ctx, clients, cfg, nil, prefix); err != nil {
+		t.Fatal(err)
+	}
+	err = dedupe.NewTimeIndex(clients.DynamoDB, table).Window(ctx, time.Now().Add(-time.Hour), time.Now(), func(dedupe.IndexEntry) error { return nil })
+	if err != nil {
+		t.Errorf("the time index after provisioning an older table: %v", err)
+	}
 }

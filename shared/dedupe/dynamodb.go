@@ -81,9 +81,11 @@ const (
 		"#expires = :expires, #first = if_not_exists(#first, :now_text), #bucket = if_not_exists(#bucket, :bucket) ADD #attempts :one"
 	finishCondition = "#token = :token"
 	// releaseUpdate gives a lease back unused (Release); releaseFirstUpdate
-	// also forgets the first attempt's time when the claim made it.
+	// also forgets the first attempt's time when the claim made it, and
+	// with it the time index's bucket, so that the next claim writes both
+	// for its own time.
 	releaseUpdate      = "SET #status = :status ADD #attempts :minus_one REMOVE #token, #until"
-	releaseFirstUpdate = releaseUpdate + ", #first"
+	releaseFirstUpdate = releaseUpdate + ", #first, #bucket"
 	finishDelivered    = "SET #status = :status, #last_status = :code, #delivered_at = :at_text, #history = :history, #replays = :replays REMOVE #token, #until, #last_error, #next"
 	finishRetry        = "SET #status = :status, #last_status = :code, #last_error = :error, #history = :history, #next = :next_text REMOVE #token, #until"
 	finishFailed       = "SET #status = :status, #last_status = :code, #last_error = :error, #history = :history, #replays = :replays REMOVE #token, #until, #next"
@@ -254,7 +256,7 @@ func (d *DynamoDB) Release(ctx context.Context, lease Lease) error {
 	update, names := releaseUpdate, map[string]string{"#status": AttrStatus, "#attempts": AttrAttempts, "#token": AttrLeaseToken, "#until": AttrLeaseUntil}
 	if lease.Attempts <= 1 {
 		update = releaseFirstUpdate
-		names["#first"] = AttrFirstAttemptAt
+		names["#first"], names["#bucket"] = AttrFirstAttemptAt, AttrTimeBucket
 	}
 	_, err := d.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(d.table),

@@ -2,6 +2,7 @@ package dedupe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -140,7 +141,11 @@ func (x *TimeIndex) query(ctx context.Context, bucket string, since, until time.
 	}
 	for {
 		out, err := x.api.Query(ctx, in)
-		if err != nil {
+		var missing *types.ResourceNotFoundException
+		switch {
+		case errors.As(err, &missing):
+			return fmt.Errorf("query %s index %s: %w; the table predates the index: deploy this version of the stack (or run make dev again)", x.table, ddbitem.TimeIndex, err)
+		case err != nil:
 			return fmt.Errorf("query %s index %s (%s): %w", x.table, ddbitem.TimeIndex, bucket, err)
 		}
 		for _, item := range out.Items {

@@ -88,6 +88,23 @@ func TestIndexKeysAreWrittenOnce(t *testing.T) {
 	if bucket != 8 {
 		t.Errorf("%d writes set the bucket, want 8 (4 lease claims, 4 check finishes)", bucket)
 	}
+
+	// A release of a record's first claim (a paced lane holding it back)
+	// forgets its first attempt and its bucket together, so the next
+	// claim files the record under its own hour.
+	s := dedupe.NewDynamoDB(f, "deliveries")
+	lease, err := s.Claim(ctx, claimAt("orders#e2", t0, time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Release(ctx, lease); err != nil {
+		t.Fatal(err)
+	}
+	release := f.updates[len(f.updates)-1]
+	checkExpressions(t, release)
+	if u := aws.ToString(release.UpdateExpression); !strings.Contains(u, "REMOVE") || !strings.Contains(u, "#first") || !strings.Contains(u, "#bucket") {
+		t.Errorf("release of a first claim: %q, want first_attempt_at and time_bucket removed", u)
+	}
 }
 
 // fakeIndex answers Query from entries by bucket, two per page, and
@@ -211,6 +228,12 @@ func TestTimeIndexWindowErrors(t *testing.T) {
 	err := dedupe.NewTimeIndex(f, "records").Window(ctx, since, since.Add(time.Hour), func(dedupe.IndexEntry) error { return nil })
 	if !errors.As(err, &throttled) || !strings.Contains(err.Error(), ddbitem.TimeIndex) {
 		t.Errorf("a failed query: %v, want the SDK's error, naming the index", err)
+	}
+	missing := &types.ResourceNotFoundException{Message: aws.String("Invalid index")}
+	f = &fakeIndex{queryErr: sdkError(missing)}
+	err = dedupe.NewTimeIndex(f, "records").Window(ctx, since, since.Add(time.Hour), func(dedupe.IndexEntry) error { return nil })
+	if !errors.As(err, &missing) || !strings.Contains(err.Error(), "the table predates the index: deploy this version") {
+		t.Errorf("a table without the index: %v, want the fix named", err)
 	}
 	f = &fakeIndex{entries: map[string][]string{"2026-05-01T10#0": {"2026-05-01T10:00:00.000Z"}}}
 	stop := errors.New("stop")

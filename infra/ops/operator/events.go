@@ -19,6 +19,10 @@ type RecordIndex interface {
 	Records(ctx context.Context, pks []string) (map[string]dedupe.Record, error)
 }
 
+// MaxEventsWindow bounds the window events lists: each of its hours is
+// dedupe.TimeShards index queries (a month is about 6,000, some seconds).
+const MaxEventsWindow = 31 * 24 * time.Hour
+
 // DefaultEventsMax is how many events the events command prints.
 const DefaultEventsMax = 50
 
@@ -83,6 +87,12 @@ func (o *Operator) ListEvents(ctx context.Context, opt EventsOptions) (EventsPag
 	until := opt.Until
 	if until.IsZero() {
 		until = o.now()
+	}
+	switch {
+	case opt.Since.IsZero():
+		return EventsPage{}, usagef("events need the start of their window (--since)")
+	case until.Sub(opt.Since) > MaxEventsWindow:
+		return EventsPage{}, usagef("the window from %s to %s is longer than %s (each hour of it is %d index queries); narrow --since or --until", stamp(opt.Since), stamp(until), MaxEventsWindow, dedupe.TimeShards)
 	}
 	after, err := parseCursor(opt.After)
 	if err != nil {

@@ -37,7 +37,7 @@ func TestEventsNewestFirstWithEachDestination(t *testing.T) {
 	run := func(opt EventsOptions) ([]string, string) {
 		t.Helper()
 		var out bytes.Buffer
-		op := &Operator{Resources: Resources{Where: "test", Lanes: []Lane{{Destination: "a"}, {Destination: "b"}}}, Recent: m, Out: &out}
+		op := &Operator{Resources: Resources{Where: "test", Lanes: []Lane{{Destination: "a"}, {Destination: "b"}}}, Recent: m, Out: &out, Now: func() time.Time { return t0.Add(time.Hour) }}
 		opt.Since = t0
 		evs, err := op.Events(ctx, opt)
 		if err != nil {
@@ -78,7 +78,7 @@ func TestEventsNewestFirstWithEachDestination(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	op := &Operator{Resources: Resources{Where: "test", Lanes: []Lane{{Destination: "a"}}}, Recent: m, Out: &buf}
+	op := &Operator{Resources: Resources{Where: "test", Lanes: []Lane{{Destination: "a"}}}, Recent: m, Out: &buf, Now: func() time.Time { return t0.Add(time.Hour) }}
 	if _, err := op.Events(ctx, EventsOptions{Since: t0, Destination: "nope"}); err == nil || !strings.Contains(err.Error(), "destinations: a") {
 		t.Errorf("an unknown destination: %v, want the destinations named", err)
 	}
@@ -162,6 +162,12 @@ func TestEventsPagesThroughTheWindow(t *testing.T) {
 	older, err := op.ListEvents(ctx, EventsOptions{Since: end.Add(-2 * time.Hour), Until: end.Add(-time.Hour), Max: 1})
 	if err != nil || len(older.Events) != 1 || !older.Events[0].FirstAttemptAt.Before(end.Add(-time.Hour)) {
 		t.Errorf("--until: %+v %v, want the hour before", older.Events, err)
+	}
+	if _, err := op.ListEvents(ctx, EventsOptions{}); !errors.Is(err, ErrUsage) {
+		t.Errorf("no --since: %v, want a usage error", err)
+	}
+	if _, err := op.ListEvents(ctx, EventsOptions{Since: end.Add(-32 * 24 * time.Hour)}); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "longer than 744h0m0s") {
+		t.Errorf("a 32-day window: %v, want a usage error naming the bound", err)
 	}
 	for _, bad := range []string{"yesterday", "2026-05-01T00:00:00Z", "2026-05-01T00:00:00Z/"} {
 		if _, err := op.ListEvents(ctx, EventsOptions{Since: end.Add(-time.Hour), After: bad}); !errors.Is(err, ErrUsage) {
