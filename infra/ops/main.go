@@ -1,7 +1,7 @@
 // Command ops is Hookfan's operator command: status, events, dlq,
-// redrive, replay, lanes, lane, pause, resume, pace and the web console,
-// against a deployed stack (--stack NAME) or the local stack of make dev
-// (the default). go run ./infra/ops --help lists the commands.
+// redrive, replay, lanes, lane, pause, resume, pace, reconcile and the web
+// console, against a deployed stack (--stack NAME) or the local stack of
+// make dev (the default). go run ./infra/ops --help lists the commands.
 package main
 
 import (

@@ -50,6 +50,16 @@ const (
 	// adaptive level and an operator's override).
 	DeliveryPaced     = "DeliveryPaced"
 	LaneEffectiveRate = "LaneEffectiveRate"
+	// Reconciliation's counts per run, by Source (shared/reconcile):
+	// events listed at the provider, found missing (the alarm's), brought
+	// in or redelivered, missing but past the lookback, skipped; and 1
+	// when the run stopped before its end, else 0.
+	ReconcileListed         = "ReconcileListed"
+	ReconcileMissing        = "ReconcileMissing"
+	ReconcileBroughtIn      = "ReconcileBroughtIn"
+	ReconcileOutOfRetention = "ReconcileOutOfRetention"
+	ReconcileSkipped        = "ReconcileSkipped"
+	ReconcileStopped        = "ReconcileStopped"
 )
 
 // Dimension names.

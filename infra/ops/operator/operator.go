@@ -2,9 +2,10 @@
 // (events), find what happened to an event (status), look into a
 // destination's DLQ (dlq), move it back to the destination's queue
 // (redrive), send archived events to a destination again (replay), and
-// show, pause, resume and pace lanes (lanes, lane, pause, resume, pace);
-// the web console (console, served by infra/ops/console) shows and does
-// the same through this package's views (view.go). The same
+// show, pause, resume and pace lanes (lanes, lane, pause, resume, pace), and
+// reconcile a source with its provider (reconcile); the web console
+// (console, served by infra/ops/console) shows and does the same through
+// this package's views (view.go). The same
 // commands work on a deployed stack, whose resources are read from its
 // index in SSM Parameter Store (Deployed; the stack's IndexParameter
 // output names it), and on the local stack (make dev), whose resources are
@@ -144,6 +145,9 @@ type Operator struct {
 	// PaceStore keeps the paced lanes' buckets, adaptive levels and
 	// overrides (pacing.DynamoDB on the lane items).
 	PaceStore pacing.Store
+	// Reconciler runs the reconcile command; nil when no source
+	// reconciles (the local stack's config has no reconcile block).
+	Reconciler Reconciler
 	// Metrics reads the lanes' delivery metrics (the console's charts);
 	// Actions keeps what operators did through the console; Identity is
 	// the operator's AWS identity (STS GetCallerIdentity).
