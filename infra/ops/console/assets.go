@@ -37,7 +37,7 @@ func serveAsset(w http.ResponseWriter, r *http.Request) {
 // page's content).
 type pages map[string]*template.Template
 
-var pageNames = []string{"lanes", "lane", "events", "event", "actions", "replay", "error"}
+var pageNames = []string{"lanes", "lane", "events", "event", "actions", "replay", "reconcile", "error"}
 
 func parsePages() (pages, error) {
 	p := pages{}

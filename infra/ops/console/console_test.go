@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookfan/hookfan/infra/ops/operator"
@@ -21,6 +24,7 @@ import (
 	"github.com/hookfan/hookfan/shared/message"
 	"github.com/hookfan/hookfan/shared/pacing"
 	"github.com/hookfan/hookfan/shared/pausing"
+	"github.com/hookfan/hookfan/shared/reconcile"
 )
 
 // emptyQueues is an SQS whose queues are all empty.
@@ -342,7 +346,7 @@ func TestEveryPageIsLocked(t *testing.T) {
 	f := newFixture(t, false)
 	auth := f.login(t)
 	inline := regexp.MustCompile(`(?i)<script(?:\s[^>]*)?>\s*[^<\s]|<[^>]*\son[a-z]+\s*=|javascript:|(?:src|href)="(?:https?:)?//`)
-	for _, path := range []string{"/", "/lanes/d", "/events", "/events?since=2h&state=DEAD", "/events/" + eventID, "/actions", "/replay", "/replay?count=1&destination=d&since=2h", "/nowhere"} {
+	for _, path := range []string{"/", "/lanes/d", "/events", "/events?since=2h&state=DEAD", "/events/" + eventID, "/actions", "/reconcile", "/replay", "/replay?count=1&destination=d&since=2h", "/nowhere"} {
 		w := f.do("GET", path, auth, nil)
 		if got := w.Header().Get("Content-Security-Policy"); got != CSP {
 			t.Errorf("%s: Content-Security-Policy %q, want %q", path, got, CSP)
@@ -474,6 +478,49 @@ func TestShowBody(t *testing.T) {
 		shown, kind := showBody([]byte(c.body))
 		if shown != c.shown || kind != c.kind {
 			t.Errorf("%s: %q as %q, want %q as %q", c.name, shown, kind, c.shown, c.kind)
+		}
+	}
+}
+
+// reconcileMetrics answers the reconcile metrics of two runs.
+type reconcileMetrics struct{ runs []time.Time }
+
+func (m reconcileMetrics) GetMetricData(_ context.Context, in *cloudwatch.GetMetricDataInput, _ ...func(*cloudwatch.Options)) (*cloudwatch.GetMetricDataOutput, error) {
+	values := map[string][]float64{"listed": {40, 38}, "missing": {0, 2}, "brought": {0, 2}, "old": {0, 0}, "skipped": {0, 0}, "stopped": {1, 0}}
+	var out cloudwatch.GetMetricDataOutput
+	for _, q := range in.MetricDataQueries {
+		out.MetricDataResults = append(out.MetricDataResults, cwtypes.MetricDataResult{Id: q.Id, Timestamps: m.runs, Values: values[aws.ToString(q.Id)]})
+	}
+	return &out, nil
+}
+
+// TestReconcilePageShowsRuns: each reconciling source's watermark and its
+// runs, newest first, with what each found.
+func TestReconcilePageShowsRuns(t *testing.T) {
+	f := newFixture(t, false)
+	auth := f.login(t)
+	if page := f.do("GET", "/reconcile", auth, nil).Body.String(); !strings.Contains(page, "No source of this stack reconciles") {
+		t.Errorf("without reconciling sources the page says:\n%s", page)
+	}
+	f.s.op.Resources.Reconciling = []string{"stripe"}
+	wm := &reconcile.MemoryWatermarks{}
+	if err := wm.Save(context.Background(), "stripe", testNow.Add(-20*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	f.s.op.Watermarks = wm
+	f.s.op.Metrics = reconcileMetrics{runs: []time.Time{testNow.Add(-15 * time.Minute), testNow.Add(-30 * time.Minute)}}
+	w := f.do("GET", "/reconcile", auth, nil)
+	page := w.Body.String()
+	if w.Code != http.StatusOK {
+		t.Fatalf("%d %s", w.Code, page)
+	}
+	first, second := strings.Index(page, "2026-05-01 11:45:00 UTC"), strings.Index(page, "2026-05-01 11:30:00 UTC")
+	if first < 0 || second < 0 || first > second {
+		t.Errorf("the runs are not listed newest first:\n%s", page)
+	}
+	for _, want := range []string{`id="reconcile-stripe"`, "Watermark: <time datetime=\"2026-05-01T11:40:00Z\"", "stopped", "found missing events", "<td>38</td><td>2</td><td>2</td>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the reconcile page lacks %q", want)
 		}
 	}
 }

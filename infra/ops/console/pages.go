@@ -39,6 +39,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, sess *session) {
 		s.eventPage(w, r, sess, p[1])
 	case len(p) == 3 && p[0] == "events" && p[2] == "replay" && post:
 		s.replayOne(w, r, sess, p[1])
+	case r.URL.Path == "/reconcile" && !post:
+		s.reconcilePage(w, r, sess)
 	case r.URL.Path == "/actions" && !post:
 		s.actionsPage(w, r, sess)
 	case r.URL.Path == "/replay" && !post:
@@ -156,6 +158,15 @@ func (s *Server) lanePage(w http.ResponseWriter, r *http.Request, sess *session,
 		}
 	}
 	s.render(w, r, sess, http.StatusOK, "lane", "Lane "+destination, page)
+}
+
+func (s *Server) reconcilePage(w http.ResponseWriter, r *http.Request, sess *session) {
+	views, err := s.op.ReconcileViews(r.Context())
+	if err != nil {
+		s.fail(w, r, sess, http.StatusBadGateway, err)
+		return
+	}
+	s.render(w, r, sess, http.StatusOK, "reconcile", "Reconciliation", views)
 }
 
 // actionsShown is how far back the actions page reaches.

@@ -28,6 +28,7 @@ import (
 	"github.com/hookfan/hookfan/shared/pacing"
 	"github.com/hookfan/hookfan/shared/pausing"
 	"github.com/hookfan/hookfan/shared/payload"
+	"github.com/hookfan/hookfan/shared/reconcile"
 )
 
 // Usage is the command's help.
@@ -549,6 +550,9 @@ func Build(ctx context.Context, g Global, stdout, stderr io.Writer) (*Operator, 
 		Reconciler: reconciler, Out: stdout, Progress: stderr,
 	}
 	op.Metrics, op.Actions = awsconfig.NewCloudWatch(awsCfg), ActionTable{API: ddb, Table: res.Table}
+	if len(res.Reconciling) > 0 {
+		op.Watermarks = &reconcile.DynamoDBWatermarks{API: ddb, Table: res.Table}
+	}
 	identities := sts.NewFromConfig(awsCfg)
 	op.Identity = func(ctx context.Context) (string, error) {
 		out, err := identities.GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})

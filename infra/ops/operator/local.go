@@ -44,6 +44,9 @@ func (r Local) Resolve(ctx context.Context) (Resources, error) {
 	}
 	for _, src := range r.Config.Sources {
 		res.Sources = append(res.Sources, src.Name)
+		if src.Reconcile != nil {
+			res.Reconciling = append(res.Reconciling, src.Name)
+		}
 	}
 	for _, d := range r.Config.Destinations {
 		l := Lane{Destination: d.Name, Filter: d.Filter, Retention: d.Retention(), Egress: d.Egress, Target: target(d.URLHost(), d.Target, d.URLSecretName)}

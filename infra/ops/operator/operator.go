@@ -83,6 +83,8 @@ type Resources struct {
 	// deployed stack's: those its lanes' filters name, as its index lists
 	// no sources).
 	Sources []string
+	// Reconciling are the sources that reconcile with their provider.
+	Reconciling []string
 }
 
 // Lane finds a destination's lane, or says which exist.
@@ -148,6 +150,9 @@ type Operator struct {
 	// Reconciler runs the reconcile command; nil when no source
 	// reconciles (the local stack's config has no reconcile block).
 	Reconciler Reconciler
+	// Watermarks reads the reconciling sources' watermarks (the console's
+	// reconciliation page); nil when none reconciles.
+	Watermarks WatermarkReader
 	// Metrics reads the lanes' delivery metrics (the console's charts);
 	// Actions keeps what operators did through the console; Identity is
 	// the operator's AWS identity (STS GetCallerIdentity).
