@@ -405,22 +405,21 @@ var funcs = template.FuncMap{
 	},
 	"laneWord": laneWord,
 	"answer":   operator.Answer,
-	"record":   func(ev operator.RecentEvent, dest string) (dedupe.Record, error) { return ev.Records[dest], nil },
+	"record":   func(ev operator.RecentEvent, dest string) dedupe.Record { return ev.Records[dest] },
 	"has": func(ev operator.RecentEvent, dest string) bool {
 		_, ok := ev.Records[dest]
 		return ok
 	},
 	"paused":   func(st pausing.State) bool { return st.IsPaused() },
-	"byOp":     func(st pausing.State) bool { return st.By == pausing.ByOperator },
 	"sel":      func(a, b string) bool { return a == b },
 	"add":      func(a, b int) int { return a + b },
 	"stateStr": func(s dedupe.Status) string { return string(s) },
 }
 
-// laneWord is a lane's state in a word, and the class that colours it.
-func laneWord(st pausing.State) (string, error) {
+// laneWord is a lane's state in words.
+func laneWord(st pausing.State) string {
 	if st.IsPaused() {
-		return "paused by the " + string(st.By), nil
+		return "paused by the " + string(st.By)
 	}
-	return "active", nil
+	return "active"
 }
