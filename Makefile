@@ -18,7 +18,7 @@ CDK_OUT     ?= cdk.out
 # The CDK's jsii runtime warns on every run under Node 20 (this machine's); silence only that version.
 JSII_ENV    := JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION=20
 
-.PHONY: help build test unit integration integration-bin load lint receive send fuzz synth deploy dev dev-stop ops bench coldstart clean $(FUNCTIONS:%=build-%)
+.PHONY: help build test unit integration integration-bin chromium load lint receive send fuzz synth deploy dev dev-stop ops console bench coldstart clean $(FUNCTIONS:%=build-%)
 
 help: ## list the targets
 	@grep -E '^[a-z%-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | sed -e 's|$$(CDK_OUT)|$(CDK_OUT)|g' | expand -t 16
@@ -54,7 +54,23 @@ integration-bin: ## the Lambda RIE, both functions and the lambda targets' test 
 # 180 s at 4, and 204 s at 8 with two CPU-bound processes beside it.
 INTEGRATION_PARALLEL ?= 6
 
-integration: integration-bin ## end-to-end tests against an AWS emulator (starts moto_server unless AWS_ENDPOINT_URL is set), the built functions among them under the Lambda RIE
+# The console's browser test (integration/console_test.go) drives Debian's
+# chromium. make integration (and so make test) installs it with apt-get
+# where it is missing, as root or through sudo, and stops with the reason
+# when it cannot: the test never skips.
+CHROMIUM ?= /usr/bin/chromium
+
+chromium: ## make sure Debian's chromium is at CHROMIUM (/usr/bin/chromium) for the console's browser test: installs it with apt-get when missing, fails when it cannot
+	@if [ -x "$(CHROMIUM)" ]; then echo "chromium: $(CHROMIUM)"; exit 0; fi; \
+	if ! command -v apt-get >/dev/null; then \
+	  echo "chromium: $(CHROMIUM) is missing and this machine has no apt-get: install Chromium there (the console's browser test needs it; README: prerequisites)"; exit 1; fi; \
+	if [ "$$(id -u)" = 0 ]; then sudo=""; elif command -v sudo >/dev/null; then sudo="sudo"; else \
+	  echo "chromium: $(CHROMIUM) is missing; installing it needs root: run apt-get install chromium as root (README: prerequisites)"; exit 1; fi; \
+	echo "chromium: $(CHROMIUM) is missing; installing Debian's chromium with apt-get (a minute or two)"; \
+	$$sudo apt-get update -q && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q chromium; \
+	if [ ! -x "$(CHROMIUM)" ]; then echo "chromium: apt-get ran but $(CHROMIUM) is still missing"; exit 1; fi
+
+integration: integration-bin chromium ## end-to-end tests against an AWS emulator (starts moto_server unless AWS_ENDPOINT_URL is set), the built functions among them under the Lambda RIE
 	@echo "integration tests on moto_server (started here unless AWS_ENDPOINT_URL is set): several minutes"
 	@$(STILL) "integration tests" env HOOKFAN_LAMBDA_BIN=$(abspath $(INTEGRATION_BIN)) $(GO) test -tags integration -count=1 -parallel $(INTEGRATION_PARALLEL) -timeout 20m ./integration/...
 
@@ -139,6 +155,9 @@ dev-stop: $(BIN)/local ## stop the persistent emulator make dev uses (everything
 
 ops: $(BIN)/ops ## the operator command against make dev, e.g. make ops ARGS="events --since 10m" (deployed: ARGS="--stack Hookfan …")
 	@$(BIN)/ops --config $(DEV_CONFIG) $(ARGS)
+
+console: $(BIN)/ops ## the web console against make dev: prints one URL (one-time token) to open in your browser; ARGS="--read-only" or ARGS="--listen 127.0.0.1:8081" (a deployed stack: make ops ARGS="--stack Hookfan console")
+	@$(BIN)/ops --config $(DEV_CONFIG) console $(ARGS)
 
 receive: $(BIN)/receive ## a local subscriber that verifies and prints deliveries (second terminal); ANSWER=500|410|429 RETRY_AFTER=30 DELAY=2s FAIL_FIRST=3 make it misbehave
 	@$(BIN)/receive --secrets $(DEV_SECRETS) --secret-name hookfan/dev/destinations/receiver $(RECEIVE_FLAGS)

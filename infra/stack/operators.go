@@ -33,8 +33,8 @@ type OperatorRoleProps struct {
 // lane's queue policies give it the queue calls (guardQueues); its own
 // policy gives the rest of what ops does: read the stack's index, read and
 // write delivery and lane records, read the archive, read and write the
-// large bodies (with the data key), and turn a lane's event source mapping
-// off and on.
+// large bodies (with the data key), turn a lane's event source mapping
+// off and on, and read the lanes' metrics (the console's charts).
 type OperatorRole struct {
 	constructs.Construct
 	Role awsiam.Role
@@ -82,11 +82,13 @@ func NewOperatorRole(scope constructs.Construct, id string, props *OperatorRoleP
 		ArnFormat: awscdk.ArnFormat_COLON_RESOURCE_NAME,
 	})
 	allow([]string{"lambda:ListEventSourceMappings"}, jsii.String("*"))
+	// The console's charts: deliveries and failures by lane, the queues' oldest message.
+	allow([]string{"cloudwatch:GetMetricData"}, jsii.String("*"))
 	allow([]string{"lambda:UpdateEventSourceMapping"}, mappings)
 	suppress(o.Role, suppression{
 		id: "AwsSolutions-IAM5",
 		reason: "The operator reads the stack's index parameters under /hookfan/<stack>/*, the archive's objects (keys Firehose generates) and the payload objects under " + payload.Prefix +
-			" (keys derived from event ids); lambda:ListEventSourceMappings has no resource-level permissions, and ops pause/resume updates the mapping of any lane, whose ids are known only at run time.",
+			" (keys derived from event ids); lambda:ListEventSourceMappings and cloudwatch:GetMetricData (the console's charts) have no resource-level permissions, and ops pause/resume updates the mapping of any lane, whose ids are known only at run time.",
 		appliesToRegex: []string{`/^Resource::arn:<AWS::Partition>:ssm:.*:parameter\/hookfan\/.*\*$/`, `/^Resource::.*\/\*$/`, `/^Resource::\*$/`,
 			`/^Resource::arn:<AWS::Partition>:lambda:<AWS::Region>:<AWS::AccountId>:event-source-mapping:\*$/`},
 	})

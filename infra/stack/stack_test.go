@@ -891,6 +891,8 @@ var starAllowed = map[string]string{
 	"cloudwatch:PutMetricData": "no resource-level permissions; limited by the cloudwatch:namespace condition",
 	// The operator role's (ops pause/resume), and a pausing lane's switch.
 	"lambda:ListEventSourceMappings": "no resource-level permissions",
+	// The operator role's: the console's charts read the lanes' metrics.
+	"cloudwatch:GetMetricData": "no resource-level permissions",
 	// A lane with static egress: Lambda manages its network interfaces.
 	"ec2:DescribeNetworkInterfaces": "no resource-level permissions",
 	"ec2:DescribeSubnets":           "no resource-level permissions",
