@@ -382,8 +382,8 @@ func TestBatchOrdered(t *testing.T) {
 	if v := hs.sqs.visibility()["rh-c4"]; !slices.Equal(v, []int32{0}) {
 		t.Errorf("c4's visibility %v; want 0, behind c3", v)
 	}
-	if r := record(t, hs, "c4"); r.Status != dedupe.StatusFailed || !strings.Contains(r.LastError, "not sent") {
-		t.Errorf("c4: %s %q; want its lease given back unsent", r.Status, r.LastError)
+	if r := record(t, hs, "c4"); r.Attempts != 0 || len(r.History) != 0 || !r.LeaseUntil.IsZero() {
+		t.Errorf("c4: %+v; want its lease given back unsent and uncounted", r)
 	}
 	if r := record(t, hs, "d1"); r.Status != dedupe.StatusDelivered {
 		t.Errorf("d1: %s, want DELIVERED", r.Status)
@@ -554,5 +554,39 @@ func TestBatchTransformsBounded(t *testing.T) {
 	}
 	if n := len(batchesOf(t, sub)[0].Events); n != 30 {
 		t.Errorf("%d events in the batch, want 30", n)
+	}
+}
+
+// TestBatchPacedSecondBatchHeldAfterItsClaims: a paced lane's invocation
+// split in two batches takes a token for the second at its send; when
+// none is due within its budget, each of its events gives its lease back
+// uncounted and is deferred as a copy, and none is sent.
+func TestBatchPacedSecondBatchHeldAfterItsClaims(t *testing.T) {
+	secret := newSecret(t)
+	sub := newSubscriber(t, secret, nil)
+	hs, pl := newPacedHarness(t, sub.URL, secret, config.RateLimit{PerMinute: 6, Burst: 1}, batched(config.Batch{MaxEvents: 10, MaxBytes: 400}))
+	resp, _ := hs.h.Handle(context.Background(), records("e1", "e2", "e3", "e4"))
+	if len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("failures %v", failures(resp))
+	}
+	bs := batchesOf(t, sub)
+	if len(bs) != 1 || !slices.Equal(bs[0].ids(), []string{"e1", "e2"}) {
+		t.Fatalf("batches %v; want only e1, e2 sent", bs)
+	}
+	var copies []string
+	for _, c := range pl.requeue.calls() {
+		copies = append(copies, attr(c, "id"))
+	}
+	slices.Sort(copies)
+	if !slices.Equal(copies, []string{"e3", "e4"}) {
+		t.Errorf("copies %v; want e3 and e4 deferred", copies)
+	}
+	for _, id := range []string{"e3", "e4"} {
+		if r := record(t, hs, id); r.Attempts != 0 || len(r.History) != 0 {
+			t.Errorf("%s: %+v; want its claim given back uncounted", id, r)
+		}
+	}
+	if hs.sink.sum(metrics.DeliveryPaced) != 2 {
+		t.Errorf("DeliveryPaced = %v, want 2", hs.sink.sum(metrics.DeliveryPaced))
 	}
 }
