@@ -57,7 +57,7 @@ type batchItem struct {
 	i int // the record's index in the invocation
 	p prepared
 	// unclaimed is p as its claim found it, should the lease be given
-	// back uncounted (unpaced, giveBack).
+	// back uncounted (unpaced, release).
 	unclaimed prepared
 	lease     dedupe.Lease
 	sendBy    time.Time // the latest its POST may end: its lease's budget
@@ -101,7 +101,12 @@ func (h *Handler) deliverBatched(ctx context.Context, started time.Time, ev even
 			return
 		}
 		preps[i] = &p
-	}, func(i int) { settle(i, decision{release: true}) })
+	}, func(i int) {
+		settle(i, decision{release: true})
+		if ordered {
+			blocked[ev.Records[i].Attributes[MessageGroupIDAttribute]] = ev.Records[i].MessageId
+		}
+	})
 	var ready []int
 	for i, p := range preps {
 		if p != nil {
@@ -208,7 +213,13 @@ func (h *Handler) claimBatch(ctx context.Context, ev events.SQSEvent, preps []*p
 		}
 		it.i, it.key = i, key
 		out[k] = &it
-	}, func(k int) { settle(ready[k], decision{release: true}) })
+	}, func(k int) {
+		i := ready[k]
+		settle(i, decision{release: true})
+		if ordered {
+			blocked[ev.Records[i].Attributes[MessageGroupIDAttribute]] = ev.Records[i].MessageId
+		}
+	})
 	var items []batchItem
 	for _, it := range out {
 		if it != nil {

@@ -630,3 +630,18 @@ func BenchmarkBatchedLane(b *testing.B) {
 		})
 	}
 }
+
+// TestBatchSenderPanics: a batch whose send panics fails each of its
+// records alone; the invocation answers.
+func TestBatchSenderPanics(t *testing.T) {
+	fs := &fakeBatchSender{results: func([]sender.Delivery) []sender.Result { panic("boom") }}
+	hs := newHarness(t, "http://127.0.0.1:1", newSecret(t), batched(config.Batch{MaxEvents: 2}))
+	hs.h.sender = fs
+	resp, err := hs.h.Handle(context.Background(), records("e1", "e2", "e3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"msg-e1-1", "msg-e2-1", "msg-e3-1"}, failures(resp)); diff != "" {
+		t.Errorf("failures (-want +got):\n%s", diff)
+	}
+}
