@@ -52,13 +52,15 @@ type batchItem struct {
 	Source      string `json:"source"`
 	AcceptedAt  string `json:"accepted_at,omitempty"`
 	ContentType string `json:"content_type,omitempty"`
+	// Reconciled is what hookfan-reconciled says of one event alone.
+	Reconciled bool `json:"reconciled,omitempty"`
 }
 
 // BatchItem is d's item in a batch envelope, the exact bytes BatchBody
 // writes for it: its size, with BatchOverhead and a comma between items,
 // is what a batch's body weighs.
 func BatchItem(d Delivery) ([]byte, error) {
-	it := batchItem{ID: d.ID, Type: d.Type, Source: d.Source, ContentType: d.ContentType}
+	it := batchItem{ID: d.ID, Type: d.Type, Source: d.Source, ContentType: d.ContentType, Reconciled: d.Reconciled}
 	if !d.ReceivedAt.IsZero() {
 		it.AcceptedAt = d.ReceivedAt.UTC().Format(message.ReceivedAtLayout)
 	}

@@ -13,7 +13,7 @@ func TestBatchBody(t *testing.T) {
 	ds := []Delivery{
 		{ID: "e1", Source: "stripe", Type: "invoice.paid", ContentType: "application/json; charset=utf-8", Body: []byte("{ \"a\": 1 }\n"), ReceivedAt: at},
 		{ID: "e2", Source: "gh", Type: "push", ContentType: "application/x-www-form-urlencoded", Body: []byte("a=1"), ReceivedAt: at},
-		{ID: "e3", Source: "s", Type: "t", ContentType: "application/json", Body: []byte(`{"broken"`)},
+		{ID: "e3", Source: "s", Type: "t", ContentType: "application/json", Body: []byte(`{"broken"`), Reconciled: true},
 		{ID: "e4", Source: "s", Type: "t", ContentType: "application/cloudevents+json", Body: []byte(`[1,"\u00e9"]`)},
 		{ID: "e5", Source: "s", Type: "t", ContentType: "application/json", Body: []byte{'"', 0xff, '"'}},
 	}
@@ -24,7 +24,7 @@ func TestBatchBody(t *testing.T) {
 	want := `{"events":[` +
 		`{"id":"e1","type":"invoice.paid","source":"stripe","accepted_at":"2026-12-03T10:00:00.123Z","content_type":"application/json; charset=utf-8","data":{ "a": 1 }` + "\n" + `},` +
 		`{"id":"e2","type":"push","source":"gh","accepted_at":"2026-12-03T10:00:00.123Z","content_type":"application/x-www-form-urlencoded","data_base64":"YT0x"},` +
-		`{"id":"e3","type":"t","source":"s","content_type":"application/json","data_base64":"eyJicm9rZW4i"},` +
+		`{"id":"e3","type":"t","source":"s","content_type":"application/json","reconciled":true,"data_base64":"eyJicm9rZW4i"},` +
 		`{"id":"e4","type":"t","source":"s","content_type":"application/cloudevents+json","data":[1,"\u00e9"]},` +
 		`{"id":"e5","type":"t","source":"s","content_type":"application/json","data_base64":"Iv8i"}]}`
 	if string(b) != want {
