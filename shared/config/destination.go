@@ -92,6 +92,8 @@ type Destination struct {
 	// Batch, when set, sends several events in one signed POST (one
 	// attempt) instead of one POST each (batch.go). Off by default.
 	Batch *Batch `json:"batch,omitempty"`
+	// Alarms are the lane's own alarm settings (alarms.go).
+	Alarms *DestinationAlarms `json:"alarms,omitempty"`
 }
 
 // Timeout is the whole-request deadline of one delivery.
@@ -160,6 +162,9 @@ func (d *Destination) validate(p *problems, at string, seen map[string]int, inde
 	}
 	d.validateQueueTiming(p, at)
 	d.validateEgress(p, at)
+	if d.Alarms != nil && d.Alarms.DLQ != nil {
+		d.Alarms.DLQ.validate(p, at+".alarms.dlq")
+	}
 	if d.Pause != nil {
 		d.Pause.validate(p, at+".pause", d)
 	}

@@ -226,7 +226,7 @@ func TestBatchAllOrNothing(t *testing.T) {
 	}
 	first := sub.requests()[0].header.Get(https.HeaderID)
 	for _, e := range []string{"e1", "e2"} {
-		if r := record(t, hs, e); r.Status != dedupe.StatusFailed || r.History[0].Batch != first || r.History[0].HTTPStatus != 500 {
+		if r := record(t, hs, e); r.Status != dedupe.StatusFailed || r.History[0].Batch != first || r.History[0].HTTPStatus != 500 || string(r.History[0].Answer) != `{"ok":true}` {
 			t.Errorf("%s: %s %+v", e, r.Status, r.History)
 		}
 	}
