@@ -41,6 +41,9 @@ const (
 	// HeaderAcceptedAt is when ingest accepted the event (RFC 3339, UTC,
 	// milliseconds): the same on every attempt, redrive and replay.
 	HeaderAcceptedAt = "hookfan-accepted-at"
+	// HeaderBatchSize is the number of events in a batch's POST (a
+	// batched lane's); its webhook-id is the batch's (sender.BatchID).
+	HeaderBatchSize = "hookfan-batch-size"
 )
 
 // MaxResponseBody is how much of a response body is read (then discarded).
