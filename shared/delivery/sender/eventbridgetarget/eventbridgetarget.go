@@ -177,3 +177,5 @@ func (t Sender) SendBatch(ctx context.Context, ds []sender.Delivery) []sender.Re
 		}
 	})
 }
+
+var _ sender.BatchSender = Sender{}

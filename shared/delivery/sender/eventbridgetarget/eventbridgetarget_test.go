@@ -46,18 +46,13 @@ func (f *fakeBus) PutEvents(_ context.Context, in *eventbridge.PutEventsInput, _
 	return out, nil
 }
 
-type batchSender interface {
-	sender.Sender
-	SendBatch(ctx context.Context, ds []sender.Delivery) []sender.Result
-}
-
-func newSender(t *testing.T, f *fakeBus, tracing bool) batchSender {
+func newSender(t *testing.T, f *fakeBus, tracing bool) sender.BatchSender {
 	t.Helper()
 	s, err := eventbridgetarget.New(f, config.Destination{Name: "b", Type: config.TypeEventBridge, Target: bus}, tracing)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, ok := s.(batchSender)
+	b, ok := s.(sender.BatchSender)
 	if !ok {
 		t.Fatalf("%T has no SendBatch", s)
 	}

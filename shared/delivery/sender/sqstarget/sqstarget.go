@@ -209,3 +209,5 @@ func entryIndex(id *string, entries []int) (int, bool) {
 	}
 	return i, true
 }
+
+var _ sender.BatchSender = Sender{}

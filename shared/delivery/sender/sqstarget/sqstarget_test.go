@@ -69,13 +69,9 @@ func newSender(t *testing.T, f *fakeSQS, queue string) sender.Sender {
 }
 
 // batchSender is the sender's batch path; the test fails when it has none.
-func batchSender(t *testing.T, s sender.Sender) interface {
-	SendBatch(ctx context.Context, ds []sender.Delivery) []sender.Result
-} {
+func batchSender(t *testing.T, s sender.Sender) sender.BatchSender {
 	t.Helper()
-	b, ok := s.(interface {
-		SendBatch(ctx context.Context, ds []sender.Delivery) []sender.Result
-	})
+	b, ok := s.(sender.BatchSender)
 	if !ok {
 		t.Fatalf("%T has no SendBatch", s)
 	}
