@@ -105,8 +105,11 @@ func group(d sender.Delivery) string {
 	return d.Source
 }
 
-// What one SendMessageBatch takes: 10 entries, and 256 KiB of bodies and
-// attributes in all.
+// What one SendMessageBatch is given: 10 entries, and 256 KiB of bodies
+// and attributes in all. SQS has taken 1 MiB per call since 2025, but a
+// queue whose MaximumMessageSize is lower (256 KiB, the former default,
+// on many) refuses a call over it; 256 KiB suits every queue, and a
+// message larger on its own goes alone (config.MaxBatchMaxBytesAWS).
 const (
 	MaxBatchEntries = 10
 	MaxBatchBytes   = 256 * 1024
