@@ -3,6 +3,8 @@ package cost
 import (
 	"math"
 	"strconv"
+
+	"github.com/hookfan/hookfan/shared/config"
 )
 
 // Batched lanes (batch: maxEvents, windowSeconds): the event source
@@ -19,11 +21,38 @@ import (
 
 // BatchAssumed are the figures only batched lanes use.
 var BatchAssumed = struct {
-	ItemBytes, EnvelopeBytes Figure
+	ItemBytes, EnvelopeBytes    Figure
+	RecordBytes, LogBytes       Figure
+	ClaimsAtOnce, RecordsAtOnce Figure
 }{
 	ItemBytes:     Figure{180, "bytes per event", "measured: what the batch envelope adds around the data of a Stripe event (its id, type, source, accepted time, content type and a comma: 173 bytes; TestBatchFiguresHoldTheEnvelope)"},
 	EnvelopeBytes: Figure{60, "bytes per POST", "estimated: the envelope's own object and array, and the count header"},
+	RecordBytes:   Figure{45, "bytes per event", "estimated: the record's batch attribute (the batch's webhook-id, 38 characters, and its name); a record stays within one write unit"},
+	LogBytes:      Figure{50, "bytes per event", "estimated: the attempt line's batch field"},
+	ClaimsAtOnce:  Figure{64, "claims at a time", "shared/delivery: a batched invocation claims its events 64 at a time"},
+	RecordsAtOnce: Figure{1, "record at a time", "shared/delivery: a batch's records are written one after another once its answer came"},
 }
+
+// invocationWaitMs is what one deliver invocation waits for: a claim and
+// a record around a wait of waitMs (the subscriber's answer, a target's
+// call), the batch's messages delivered at once; on a batched lane its
+// claims ClaimsAtOnce at a time, one wait, and its records RecordsAtOnce
+// at a time.
+func invocationWaitMs(sc Scenario, o Options, waitMs float64) float64 {
+	a, b := Assumed, BatchAssumed
+	if o.BatchEvents == 0 {
+		return 2*a.DynamoMs.Value + waitMs
+	}
+	n := Batch(sc, o)
+	return (math.Ceil(n/b.ClaimsAtOnce.Value)+math.Ceil(n/b.RecordsAtOnce.Value))*a.DynamoMs.Value + waitMs
+}
+
+// batchRecordBytes and batchLogBytes are what a batched lane adds to each
+// event's record and attempt line: the batch's id.
+func batchRecordBytes(o Options) float64 {
+	return b2f(o.BatchEvents > 0) * BatchAssumed.RecordBytes.Value
+}
+func batchLogBytes(o Options) float64 { return b2f(o.BatchEvents > 0) * BatchAssumed.LogBytes.Value }
 
 // invocationCPU is the CPU of one deliver invocation: each message's
 // delivery (deliverCPU), or on a batched lane each event's share of the
@@ -75,15 +104,21 @@ func BatchSaving(events float64, b BatchConfig) (usd, share float64) {
 // renderBatch writes the page's section on batched lanes.
 func renderBatch(w func(format string, args ...any)) {
 	def := Defaults()
+	alone := func(b BatchConfig) Options {
+		o := def
+		o.BatchWindow = b.WindowSeconds
+		return o
+	}
 	w("\n### Batched lanes\n\n")
 	w("A destination with `batch` sends the events of an invocation in one signed POST. Per million 1 KB events, each destination (every event reaching it), with the defaults otherwise, against one POST per event; *per POST* is the events a batch holds at that rate (the lane's five pollers share its messages, as in *The batching window*), and *adds up to* the latency the window costs every event. ")
-	w("Per event the lane still pays SNS's send, the claim and the record, the attempt's lines and the body's bytes; per batch the invocation, the receives and deletes (ten messages a call), one POST and one wait for the subscriber.\n\n")
-	w("| `batch` | adds up to | 1 M: per POST | 1 M: each destination | 1 M: saving | 100 M: per POST | 100 M: each destination | 100 M: saving |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	w("Per event the lane still pays SNS's send, the claim and the record, the attempt's lines and the body's bytes; per batch the invocation, the receives and deletes (ten messages a call), one POST and one wait for the subscriber. ")
+	w("The last column is the same window without `batch` (`batchWindowSeconds`: up to %d messages an invocation, each POSTed).\n\n", config.DefaultBatchSize)
+	w("| `batch` | adds up to | 1 M: per POST | 1 M: each destination | 1 M: saving | 100 M: per POST | 100 M: each destination | 100 M: saving | 100 M: the window alone |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	w("| none: one POST per event | 0 s |")
 	for _, n := range []float64{million, 100 * million} {
 		w(" 1 | %s | — |", usd(PerExtraDestination(n, 1, def)))
 	}
-	w("\n")
+	w(" — |\n")
 	for _, b := range BatchConfigs {
 		o := Batched(def, b)
 		w("| `maxEvents` %d, `windowSeconds` %s | %s s |", b.MaxEvents, num(b.WindowSeconds), num(b.WindowSeconds))
@@ -91,19 +126,21 @@ func renderBatch(w func(format string, args ...any)) {
 			saving, share := BatchSaving(n, b)
 			w(" %s | %s | %s |", num(Batch(Scenario{Events: n, BodyKB: 1, Destinations: 1}, o)), usd(PerExtraDestination(n, 1, o)), savingOf(saving, share))
 		}
-		w("\n")
+		w(" %s |\n", usd(PerExtraDestination(100*million, 1, alone(b))))
 	}
-	win := BatchConfigs[1]
-	alone := def
-	alone.BatchWindow = win.WindowSeconds
-	w("\nThe window alone (`batchWindowSeconds` %s without `batch`) gathers up to %d messages an invocation (the batch size) and still POSTs each: %s each destination at 100 M, against %s batched; most of the saving is the window's (fewer invocations, receives and deletes), and the rest the batch's (fewer invocations still, one POST's connection and overhead). ",
-		num(win.WindowSeconds), int(Batch(Scenario{Events: 100 * million, BodyKB: 1, Destinations: 1}, alone)), usd(PerExtraDestination(100*million, 1, alone)), usd(PerExtraDestination(100*million, 1, Batched(def, win))))
+	big := BatchConfigs[len(BatchConfigs)-1]
+	sc := Scenario{Events: 100 * million, BodyKB: 1, Destinations: 1}
+	w("\nWhat lowers the lane's bill is the window: it fills invocations, and with them the receives and deletes, whether or not the events then share a POST. ")
+	w("The batch adds one POST's connection and request overhead instead of many, and costs in return its envelope's bytes, the batch id in each record and line, and the records written one after another once the answer came (%s billed ms an invocation of %s events at 100 M, `maxEvents` %d); ",
+		num(DeliverMs(sc, Batched(def, big))), num(Batch(sc, Batched(def, big))), big.MaxEvents)
+	w("its gain is the subscriber's, which takes one request where it took %s. ", num(Batch(sc, Batched(def, big))))
 	w("Where the window fills no batch (a million events a month over five pollers is 0.08 a second each), a batched lane POSTs one event at a time in the envelope, pays its bytes and only adds the latency.\n")
 	w("\n| batch figure | value | where it comes from |\n|---|---:|---|\n")
 	for _, f := range []struct {
 		name string
 		f    Figure
-	}{{"ItemBytes", BatchAssumed.ItemBytes}, {"EnvelopeBytes", BatchAssumed.EnvelopeBytes}} {
+	}{{"ItemBytes", BatchAssumed.ItemBytes}, {"EnvelopeBytes", BatchAssumed.EnvelopeBytes}, {"RecordBytes", BatchAssumed.RecordBytes},
+		{"LogBytes", BatchAssumed.LogBytes}, {"ClaimsAtOnce", BatchAssumed.ClaimsAtOnce}, {"RecordsAtOnce", BatchAssumed.RecordsAtOnce}} {
 		w("| `%s` | %s %s | %s |\n", f.name, strconv.FormatFloat(f.f.Value, 'f', -1, 64), f.f.Unit, f.f.Source)
 	}
 }

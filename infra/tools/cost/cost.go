@@ -522,7 +522,7 @@ func Batch(sc Scenario, o Options) float64 {
 // (the batch's messages are delivered at once; a batched lane's in one
 // POST).
 func DeliverMs(sc Scenario, o Options) float64 {
-	return billedMs(o.DeliverMB, invocationCPU(sc, o), 2*Assumed.DynamoMs.Value+Assumed.SubscriberMs.Value)
+	return billedMs(o.DeliverMB, invocationCPU(sc, o), invocationWaitMs(sc, o, Assumed.SubscriberMs.Value))
 }
 
 const (
@@ -621,7 +621,7 @@ func Variable(sc Scenario, o Options) []Line {
 		Line{"SQS requests", sqsRequests(sc, deliveries, batch) / million * p.SQSRequest.USD},
 		Line{"Lambda deliver: requests and GB-s", invocations/million*p.LambdaRequest.USD + invocations*DeliverMs(sc, o)/1000*gbs(o.DeliverMB)*p.LambdaGBSecond.USD},
 		Line{recordItem, deliveries * recordPerDelivery},
-		Line{"DynamoDB: records kept (and PITR)", deliveries * (a.RecordBytes.Value + a.ItemOverheadBytes.Value) / gb * (p.DynamoStorage.USD + b2f(o.PITR)*p.PITR.USD) * a.RecordDays.Value / 30},
+		Line{"DynamoDB: records kept (and PITR)", deliveries * (a.RecordBytes.Value + batchRecordBytes(o) + a.ItemOverheadBytes.Value) / gb * (p.DynamoStorage.USD + b2f(o.PITR)*p.PITR.USD) * a.RecordDays.Value / 30},
 	)
 	if o.Archive {
 		lines = append(lines,
@@ -630,7 +630,7 @@ func Variable(sc Scenario, o Options) []Line {
 		)
 	}
 	lines = append(lines,
-		Line{"CloudWatch Logs: deliver lines", (deliveries*(appLogBytes(o, a.DeliverLogBytes.Value)+a.DeliverEMFBytes.Value) + invocations*platformBytes(o)) / gb * p.LogsIngest.USD},
+		Line{"CloudWatch Logs: deliver lines", (deliveries*(appLogBytes(o, a.DeliverLogBytes.Value+batchLogBytes(o))+a.DeliverEMFBytes.Value) + invocations*platformBytes(o)) / gb * p.LogsIngest.USD},
 		Line{"X-Ray: deliver traces", invocations * sampledShare(sc, o.Tracing) / million * p.XRayTrace.USD},
 		Line{"Data transfer out to subscribers", bytesOut(sc, o, deliveries) / gb * p.DataOut.USD},
 	)
