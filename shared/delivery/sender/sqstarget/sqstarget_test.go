@@ -59,7 +59,7 @@ func allSuccessful(in *sqs.SendMessageBatchInput) *sqs.SendMessageBatchOutput {
 	return out
 }
 
-func newSender(t *testing.T, f *fakeSQS, queue string) sender.Sender {
+func newSender(t testing.TB, f *fakeSQS, queue string) sender.Sender {
 	t.Helper()
 	s, err := sqstarget.New(f, config.Destination{Name: "q", Type: config.TypeSQS, Target: "arn:aws:sqs:us-east-1:123456789012:" + queue}, false)
 	if err != nil {
@@ -69,7 +69,7 @@ func newSender(t *testing.T, f *fakeSQS, queue string) sender.Sender {
 }
 
 // batchSender is the sender's batch path; the test fails when it has none.
-func batchSender(t *testing.T, s sender.Sender) sender.BatchSender {
+func batchSender(t testing.TB, s sender.Sender) sender.BatchSender {
 	t.Helper()
 	b, ok := s.(sender.BatchSender)
 	if !ok {
