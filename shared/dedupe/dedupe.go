@@ -141,6 +141,9 @@ type Outcome struct {
 	// Paced is how often the lane's rate limit deferred the message before
 	// this attempt (0 when never).
 	Paced int
+	// Batch is the webhook-id of the batch the attempt sent the event in
+	// ("" when it went alone).
+	Batch string
 }
 
 // Attempt is one entry of a record's history.
@@ -156,6 +159,8 @@ type Attempt struct {
 	// Paced is how often the lane's rate limit deferred the message before
 	// this attempt.
 	Paced int
+	// Batch is the webhook-id of the batch the event went in ("" alone).
+	Batch string
 }
 
 // Record is a delivery record as stored.
@@ -250,7 +255,7 @@ func extended(lease Lease, out Outcome) (history []Attempt, replays []string) {
 	a := Attempt{
 		At: lease.At, Outcome: out.Status, HTTPStatus: out.HTTPStatus, Latency: out.Latency,
 		Error: shorten(out.Error, MaxHistoryErrorLen), ClaimedBy: shorten(lease.ClaimedBy, MaxClaimedByLen), Replay: lease.Replay,
-		Paced: out.Paced,
+		Paced: out.Paced, Batch: out.Batch,
 	}
 	if out.Status == StatusDelivered {
 		a.Error = ""

@@ -41,6 +41,7 @@ const (
 	histBy        = "by"
 	histReplay    = "replay"
 	histPaced     = "paced"
+	histBatch     = "batch"
 )
 
 // timeLayout is the layout of the audit timestamps.
@@ -318,7 +319,7 @@ func encodeHistory(history []Attempt) types.AttributeValue {
 		if a.Paced > 0 {
 			m[histPaced] = ddbitem.N(int64(a.Paced))
 		}
-		for k, v := range map[string]string{histError: a.Error, histBy: a.ClaimedBy, histReplay: a.Replay} {
+		for k, v := range map[string]string{histError: a.Error, histBy: a.ClaimedBy, histReplay: a.Replay, histBatch: a.Batch} {
 			if v != "" {
 				m[k] = ddbitem.S(v)
 			}
@@ -344,7 +345,7 @@ func decodeAttempt(v types.AttributeValue) (Attempt, error) {
 	}
 	it := ddbitem.NewMapReader(m.Value)
 	a := Attempt{Outcome: Status(it.String(histOutcome)), HTTPStatus: int(it.Int(histStatus)), Latency: time.Duration(it.Int(histLatencyMS)) * time.Millisecond,
-		Error: it.String(histError), ClaimedBy: it.String(histBy), Replay: it.String(histReplay), Paced: int(it.Int(histPaced))}
+		Error: it.String(histError), ClaimedBy: it.String(histBy), Replay: it.String(histReplay), Paced: int(it.Int(histPaced)), Batch: it.String(histBatch)}
 	a.At = it.Time(histAt)
 	return a, it.Err()
 }

@@ -296,6 +296,9 @@ type prepared struct {
 	// the POST and the outcome's write.
 	send       time.Duration
 	leaseUntil time.Time
+	// batch is the webhook-id of the batch the event is sent in, on a
+	// batched lane (batch.go).
+	batch string
 }
 
 // prepare parses the record, readies the sender and gets the time the
@@ -458,7 +461,11 @@ func (h *Handler) budget(ctx context.Context, now time.Time) (send time.Duration
 // message's fate.
 func (h *Handler) record(ctx context.Context, p prepared, lease dedupe.Lease, res sender.Result) decision {
 	out, outcome, d := h.judge(p, res)
+	out.Batch = p.batch
 	attrs := []any{"outcome", outcome, "status", res.Status, "latency_ms", res.Latency.Milliseconds()}
+	if p.batch != "" {
+		attrs = append(attrs, "batch", p.batch)
+	}
 	if out.Error != "" {
 		attrs = append(attrs, "error", out.Error)
 	}

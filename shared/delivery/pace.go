@@ -45,8 +45,21 @@ const (
 // lane's ordering. When it returns !ok, stop says what happens to the
 // message.
 func (h *Handler) pace(ctx context.Context, p prepared) (tokenAt time.Time, stop decision, ok bool) {
+	tokenAt, held, stop, ok := h.takeToken(ctx, p)
+	if held > 0 {
+		h.count(metrics.DeliveryPaced)
+		return time.Time{}, h.order.deferPaced(ctx, h, p, held), false
+	}
+	return tokenAt, stop, ok
+}
+
+// takeToken takes a token for p (on a batched lane: for a batch p leads),
+// waiting in the function as pace describes. When it returns !ok, held is
+// how long the rate limit holds the message back (to defer it by the
+// lane's ordering), or, when 0, stop says what happens to the message.
+func (h *Handler) takeToken(ctx context.Context, p prepared) (tokenAt time.Time, held time.Duration, stop decision, ok bool) {
 	if h.pacer == nil {
-		return time.Time{}, ack, true
+		return time.Time{}, 0, ack, true
 	}
 	for {
 		// The bucket charges a token at the time its take starts: the send
@@ -59,18 +72,17 @@ func (h *Handler) pace(ctx context.Context, p prepared) (tokenAt time.Time, stop
 			wait := h.hide(p.started, PaceUnavailableBackoff)
 			p.log.ErrorContext(ctx, LogMessage, "outcome", "not_attempted", "reason", "the lane's rate limit could not be read; never sent unpaced",
 				"error", err.Error(), "retry_in_s", visibilitySeconds(wait))
-			return time.Time{}, retryIn(wait), false
+			return time.Time{}, 0, retryIn(wait), false
 		}
 		if wait <= 0 {
-			return at, ack, true
+			return at, 0, ack, true
 		}
 		if wait > h.paceSpare(ctx, h.order.paceWaitLimit()) {
-			h.count(metrics.DeliveryPaced)
-			return time.Time{}, h.order.deferPaced(ctx, h, p, wait), false
+			return time.Time{}, wait, ack, false
 		}
 		if err := h.sleep(ctx, wait); err != nil {
 			p.log.WarnContext(ctx, LogMessage, "outcome", "released", "reason", "the invocation ended while waiting for the rate limit")
-			return time.Time{}, retryIn(0), false
+			return time.Time{}, 0, retryIn(0), false
 		}
 	}
 }

@@ -50,6 +50,12 @@ const (
 	// adaptive level and an operator's override).
 	DeliveryPaced     = "DeliveryPaced"
 	LaneEffectiveRate = "LaneEffectiveRate"
+	// DeliveryBatches counts a batched lane's batches sent (one request
+	// each); DeliveryBatchSize is each one's number of events. The
+	// per-event metrics (DeliveryAttempts, DeliverySucceeded, …) count
+	// every event of a batch; DeliveryLatency is the batch's request.
+	DeliveryBatches   = "DeliveryBatches"
+	DeliveryBatchSize = "DeliveryBatchSize"
 )
 
 // Dimension names.

@@ -222,6 +222,9 @@ func (o *Operator) printRecord(r dedupe.Record) {
 			if a.Replay != "" {
 				line += "  replay " + a.Replay
 			}
+			if a.Batch != "" {
+				line += "  batch " + a.Batch
+			}
 			o.printf("%s\n", line)
 		}
 	}

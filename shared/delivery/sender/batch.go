@@ -83,8 +83,8 @@ func BatchItem(d Delivery) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// BatchSize is the bytes of the envelope of items of the given sizes.
-func BatchSize(itemSizes ...int) int {
+// BatchBytes is the bytes of the envelope of items of the given sizes.
+func BatchBytes(itemSizes ...int) int {
 	n := BatchOverhead
 	for i, s := range itemSizes {
 		if i > 0 {
