@@ -212,3 +212,72 @@ func TestEventBridgeTargetBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchedTargetLanes: on the local stack, a batched sqs lane and a
+// batched eventbridge lane deliver 12 events each exactly once through
+// the batch calls, every record DELIVERED with the batch it went in.
+func TestBatchedTargetLanes(t *testing.T) {
+	t.Parallel()
+	prefix := uniquePrefix(t)
+	ctx := context.Background()
+	queue := targetQueue(t, prefix+"-lane")
+	bus := prefix + "-bus"
+	if _, err := clients.EventBridge.CreateEventBus(ctx, &eventbridge.CreateEventBusInput{Name: aws.String(bus)}); err != nil {
+		t.Fatal(err)
+	}
+	seen := targetQueue(t, prefix+"-seen")
+	if _, err := clients.EventBridge.PutRule(ctx, &eventbridge.PutRuleInput{Name: aws.String(prefix + "-all"), EventBusName: aws.String(bus),
+		EventPattern: aws.String(`{"source": [{"prefix": "hookfan."}]}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := clients.EventBridge.PutTargets(ctx, &eventbridge.PutTargetsInput{Rule: aws.String(prefix + "-all"), EventBusName: aws.String(bus),
+		Targets: []ebtypes.Target{{Id: aws.String("seen"), Arn: aws.String(arnOf("sqs", prefix+"-seen"))}}}); err != nil {
+		t.Fatal(err)
+	}
+	e := startEnv(t, []string{
+		fmt.Sprintf(`{"name": "queue", "type": "sqs", "target": %q, "batch": {"maxEvents": 10}}`, arnOf("sqs", prefix+"-lane")),
+		fmt.Sprintf(`{"name": "bus", "type": "eventbridge", "target": %q, "batch": {"maxEvents": 10}}`, arnOf("events", "event-bus/"+bus)),
+	}, nil)
+	var ids []string
+	for i := range 12 {
+		ids = append(ids, e.send("stripe", "stripe", "payment_intent.succeeded", fmt.Sprintf("evt_batched_target_%02d", i), nil).id)
+	}
+	for _, lane := range []string{"queue", "bus"} {
+		for _, id := range ids {
+			delivered(t, e, lane, id)
+			if r, _ := e.record(lane, id); len(r.History) != 1 || !strings.HasPrefix(r.History[0].Batch, sender.BatchIDPrefix) {
+				t.Errorf("%s %s: history %+v, want one attempt in a batch", lane, id, r.History)
+			}
+		}
+	}
+	var onQueue, onBus []string
+	for _, m := range drainAll(t, queue, 12) {
+		onQueue = append(onQueue, aws.ToString(m.MessageAttributes["id"].StringValue))
+	}
+	for _, m := range drainAll(t, seen, 12) {
+		var ev struct {
+			Detail struct {
+				ID string `json:"id"`
+			} `json:"detail"`
+		}
+		_ = json.Unmarshal([]byte(aws.ToString(m.Body)), &ev)
+		onBus = append(onBus, ev.Detail.ID)
+	}
+	if extra := queueIDs(t, queue, 2*time.Second); len(extra) > 0 {
+		t.Errorf("the queue got more: %v", extra)
+	}
+	want := slices.Clone(ids)
+	slices.Sort(want)
+	slices.Sort(onQueue)
+	if diff := cmp.Diff(want, onQueue); diff != "" {
+		t.Errorf("on the target queue (-sent +arrived):\n%s", diff)
+	}
+	var providerIDs []string
+	for i := range 12 {
+		providerIDs = append(providerIDs, fmt.Sprintf("evt_batched_target_%02d", i))
+	}
+	slices.Sort(onBus)
+	if diff := cmp.Diff(providerIDs, onBus); diff != "" {
+		t.Errorf("through the bus (-sent +arrived):\n%s", diff)
+	}
+}
