@@ -10,16 +10,16 @@ import (
 	"github.com/hookfan/hookfan/shared/delivery/sender"
 )
 
-// callMs is an in-region SendMessage's or SendMessageBatch's round trip
+// callTime is an in-region SendMessage's or SendMessageBatch's round trip
 // (the cost model's SQSSendMs).
-const callMs = 10 * time.Millisecond
+const callTime = 10 * time.Millisecond
 
 // BenchmarkSendBatch: 100 events of 1 KiB to a queue answering each call
-// after callMs, in one SendBatch: ten calls, four at a time. Budget: the
+// after callTime, in one SendBatch: ten calls, four at a time. Budget: the
 // batch within 5 calls' time (one call per event would take 100).
 func BenchmarkSendBatch(b *testing.B) {
 	slow := func(_ int, in *sqs.SendMessageBatchInput) (*sqs.SendMessageBatchOutput, error) {
-		time.Sleep(callMs)
+		time.Sleep(callTime)
 		return allSuccessful(in), nil
 	}
 	ds := deliveries(100, 1024, nil)
@@ -33,8 +33,8 @@ func BenchmarkSendBatch(b *testing.B) {
 		}
 	}
 	per := time.Since(start) / time.Duration(b.N)
-	b.ReportMetric(float64(per)/float64(callMs), "calls-time")
-	if per > 5*callMs {
-		b.Errorf("a batch of 100 took %v, over the budget of 5 calls (%v)", per, 5*callMs)
+	b.ReportMetric(float64(per)/float64(callTime), "calls-time")
+	if per > 5*callTime {
+		b.Errorf("a batch of 100 took %v, over the budget of 5 calls (%v)", per, 5*callTime)
 	}
 }
