@@ -144,7 +144,10 @@ func (d *Destination) validateBatch(p *problems, dest string) {
 		p.add(at+".windowSeconds", "%g is not a whole number of seconds; the event source mapping's window is whole seconds: use %d", b.Window.Seconds(), int((b.Window+time.Second-1)/time.Second))
 		windowOK = false
 	}
-	if windowOK && b.MaxEvents > MaxBatchEventsNoWindow && b.Window < time.Second {
+	if windowOK && d.Ordered() && b.Window != 0 {
+		p.add(at+".windowSeconds", "is %d on an ordered lane; the event source mapping of a FIFO queue takes no batching window: remove windowSeconds (an ordered lane's batch fills from what is waiting)", int(b.Window/time.Second))
+	}
+	if windowOK && !d.Ordered() && b.MaxEvents > MaxBatchEventsNoWindow && b.Window < time.Second {
 		p.add(at+".windowSeconds", "is %d with maxEvents %d; the event source mapping takes a batch size over %d only with a window of at least 1 second: set windowSeconds to 1 or more, or maxEvents to %d or fewer", int(b.Window/time.Second), b.MaxEvents, MaxBatchEventsNoWindow, MaxBatchEventsNoWindow)
 	}
 	if ceiling := d.batchBytesCeiling(); b.MaxBytes != 0 && (b.MaxBytes < MinBatchMaxBytes || b.MaxBytes > ceiling) {

@@ -69,8 +69,11 @@ func TestBatchInvalidByType(t *testing.T) {
 		name, dest string
 		want       []string
 	}{
-		{"ordered lane over FIFO's 10", `{"name": "d", "url": "https://d.example.com", "ordering": {"key": "body:customer"}, "batch": {"maxEvents": 11, "windowSeconds": 1}}`, []string{
+		{"ordered lane over FIFO's 10", `{"name": "d", "url": "https://d.example.com", "ordering": {"key": "body:customer"}, "batch": {"maxEvents": 11}}`, []string{
 			`destinations[0].batch.maxEvents: 11 is more than an ordered lane's FIFO queue hands one invocation; use 1 to 10`,
+		}},
+		{"ordered lane with a window", `{"name": "d", "url": "https://d.example.com", "ordering": {"key": "body:customer"}, "batch": {"maxEvents": 10, "windowSeconds": 2}}`, []string{
+			`destinations[0].batch.windowSeconds: is 2 on an ordered lane; the event source mapping of a FIFO queue takes no batching window: remove windowSeconds (an ordered lane's batch fills from what is waiting)`,
 		}},
 		{"lambda target", `{"name": "d", "type": "lambda", "target": "arn:aws:lambda:us-east-1:123456789012:function:orders", "batch": {"maxEvents": 5}}`, []string{
 			`destinations[0].batch: is set on a lambda destination; Lambda has no batch API, each event is one invocation: remove batch (or deliver to an https, sqs or eventbridge destination)`,

@@ -239,7 +239,12 @@ func (h *Handler) claimOne(ctx context.Context, p prepared) (it batchItem, stop 
 	if stop, ok := h.order.spent(ctx, h, p, lease); ok {
 		return it, stop, false
 	}
-	if stop, ok := h.reshape(ctx, &p, lease); !ok {
+	// The transform's memory budget is shared among the handler's
+	// concurrency (compileTransform), fewer than the claims at once.
+	h.shapeSlots <- struct{}{}
+	stop, ok = h.reshape(ctx, &p, lease)
+	<-h.shapeSlots
+	if !ok {
 		return it, stop, false
 	}
 	item, err := sender.BatchItem(p.msg.delivery(send))

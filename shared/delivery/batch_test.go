@@ -504,3 +504,55 @@ func TestBatchPerEntryResults(t *testing.T) {
 		t.Errorf("f1: %s %q", r.Status, r.LastError)
 	}
 }
+
+// TestBatchReplay: an operator's replay of a delivered event goes in a
+// batch again (its claim is the replay's), and a copy of the replayed
+// message is not sent twice.
+func TestBatchReplay(t *testing.T) {
+	secret := newSecret(t)
+	sub := newSubscriber(t, secret, nil)
+	hs := newHarness(t, sub.URL, secret, batched(config.Batch{MaxEvents: 10}))
+	ctx := context.Background()
+	if resp, _ := hs.h.Handle(ctx, records("e1", "e2")); len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("failures %v", failures(resp))
+	}
+	hs.clock.Advance(time.Minute)
+	if resp, _ := hs.h.Handle(ctx, batch(replayOf("e1", "rpl_a", "r1"), sqsRecord("e2", 1), sqsRecord("e3", 1))); len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("failures %v", failures(resp))
+	}
+	hs.clock.Advance(time.Minute)
+	if resp, _ := hs.h.Handle(ctx, batch(replayOf("e1", "rpl_a", "r1-copy"))); len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("failures %v", failures(resp))
+	}
+	var got [][]string
+	for _, b := range batchesOf(t, sub) {
+		got = append(got, b.ids())
+	}
+	if diff := cmp.Diff([][]string{{"e1", "e2"}, {"e1", "e3"}}, got); diff != "" {
+		t.Errorf("batches (-want +got):\n%s", diff)
+	}
+	if r := record(t, hs, "e1"); !slices.Contains(r.Replays, "rpl_a") || r.History[len(r.History)-1].Replay != "rpl_a" || r.History[len(r.History)-1].Batch == "" {
+		t.Errorf("e1's record %+v; want the replay's attempt in a batch", r)
+	}
+}
+
+// TestBatchTransformsBounded: a batched lane claims many records at once
+// but runs at most its concurrency's transforms at once.
+func TestBatchTransformsBounded(t *testing.T) {
+	secret := newSecret(t)
+	sub := newSubscriber(t, secret, nil)
+	hs := newHarness(t, sub.URL, secret, batched(config.Batch{MaxEvents: 100, Window: time.Second}), withTransform(`.`), func(o *laneOptions) { o.Concurrency = 2 })
+	if cap(hs.h.shapeSlots) != 2 {
+		t.Fatalf("%d transform slots, want the concurrency, 2", cap(hs.h.shapeSlots))
+	}
+	var ids []string
+	for i := range 30 {
+		ids = append(ids, "e"+strconv.Itoa(i))
+	}
+	if resp, _ := hs.h.Handle(context.Background(), records(ids...)); len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("failures %v", failures(resp))
+	}
+	if n := len(batchesOf(t, sub)[0].Events); n != 30 {
+		t.Errorf("%d events in the batch, want 30", n)
+	}
+}

@@ -90,8 +90,11 @@ type Handler struct {
 	log         *slog.Logger
 	timeouts    CallTimeouts
 	concurrency int
-	now         func() time.Time
-	random      func() float64
+	// shapeSlots bounds the transforms a batched lane runs at once to
+	// concurrency (batch.go).
+	shapeSlots chan struct{}
+	now        func() time.Time
+	random     func() float64
 }
 
 // Handle delivers the records of a batch concurrently and returns the ones

@@ -96,7 +96,7 @@ func NewHandler(o Options) (*Handler, error) {
 		store: o.Store, ttl: o.RecordTTL, queue: queue{url: o.QueueURL, api: o.SQS},
 		metrics: meter{m: o.Metrics, dim: metrics.Dimension{Name: metrics.DimDestination, Value: o.Destination.Name}},
 		log:     o.Logger, timeouts: o.Timeouts.withDefaults(), concurrency: concurrency, now: o.Now, random: o.Random,
-		requeue: o.Requeue, pacer: o.Pacer, sleep: o.Sleep,
+		requeue: o.Requeue, pacer: o.Pacer, sleep: o.Sleep, shapeSlots: make(chan struct{}, concurrency),
 	}
 	if h.sleep == nil {
 		h.sleep = sleepCtx
