@@ -59,6 +59,10 @@ type Batch struct {
 	MaxBytes int `json:"maxBytes,omitempty"`
 }
 
+// maxWindowRead is the most seconds a windowSeconds is read as (about 31
+// years, far outside its range, well inside a Duration's).
+const maxWindowRead = 1e9
+
 // batchJSON is a batch block as the configuration spells it.
 type batchJSON struct {
 	MaxEvents     int     `json:"maxEvents,omitempty"`
@@ -80,7 +84,10 @@ func (b *Batch) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	if err := jsonv2.UnmarshalDecode(dec, &v); err != nil {
 		return err
 	}
-	*b = Batch{MaxEvents: v.MaxEvents, Window: time.Duration(v.WindowSeconds * float64(time.Second)), MaxBytes: v.MaxBytes}
+	// Clamped where a Duration still holds it, so that validation refuses
+	// an absurd window instead of reading an overflow.
+	secs := max(-maxWindowRead, min(v.WindowSeconds, maxWindowRead))
+	*b = Batch{MaxEvents: v.MaxEvents, Window: time.Duration(secs * float64(time.Second)), MaxBytes: v.MaxBytes}
 	return nil
 }
 

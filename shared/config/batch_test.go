@@ -31,6 +31,9 @@ func TestBatchInvalid(t *testing.T) {
 		{"negative window", `, "batch": {"maxEvents": 5, "windowSeconds": -1}`, []string{
 			`destinations[0].batch.windowSeconds: -1 is out of range; use 0 to 300 seconds`,
 		}},
+		{"window past a Duration", `, "batch": {"maxEvents": 5, "windowSeconds": 1e300}`, []string{
+			`destinations[0].batch.windowSeconds: 1e+09 is out of range; use 0 to 300 seconds`,
+		}},
 		{"fractional window", `, "batch": {"maxEvents": 5, "windowSeconds": 1.5}`, []string{
 			`destinations[0].batch.windowSeconds: 1.5 is not a whole number of seconds; the event source mapping's window is whole seconds: use 2`,
 		}},

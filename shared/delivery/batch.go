@@ -54,12 +54,15 @@ func (b batchOrder) deliver(ctx context.Context, h *Handler, started time.Time, 
 
 // batchItem is a claimed event ready to go in a batch.
 type batchItem struct {
-	i      int // the record's index in the invocation
-	p      prepared
-	lease  dedupe.Lease
-	sendBy time.Time // the latest its POST may end: its lease's budget
-	size   int       // its envelope item's bytes
-	key    string    // its message group, on an ordered lane
+	i int // the record's index in the invocation
+	p prepared
+	// unclaimed is p as its claim found it, should the lease be given
+	// back uncounted (unpaced, release).
+	unclaimed prepared
+	lease     dedupe.Lease
+	sendBy    time.Time // the latest its POST may end: its lease's budget
+	size      int       // its envelope item's bytes
+	key       string    // its message group, on an ordered lane
 }
 
 // deliverBatched delivers an invocation of a batched lane, setting
@@ -98,7 +101,12 @@ func (h *Handler) deliverBatched(ctx context.Context, started time.Time, ev even
 			return
 		}
 		preps[i] = &p
-	}, func(i int) { settle(i, decision{release: true}) })
+	}, func(i int) {
+		settle(i, decision{release: true})
+		if ordered {
+			blocked[ev.Records[i].Attributes[MessageGroupIDAttribute]] = ev.Records[i].MessageId
+		}
+	})
 	var ready []int
 	for i, p := range preps {
 		if p != nil {
@@ -205,7 +213,13 @@ func (h *Handler) claimBatch(ctx context.Context, ev events.SQSEvent, preps []*p
 		}
 		it.i, it.key = i, key
 		out[k] = &it
-	}, func(k int) { settle(ready[k], decision{release: true}) })
+	}, func(k int) {
+		i := ready[k]
+		settle(i, decision{release: true})
+		if ordered {
+			blocked[ev.Records[i].Attributes[MessageGroupIDAttribute]] = ev.Records[i].MessageId
+		}
+	})
 	var items []batchItem
 	for _, it := range out {
 		if it != nil {
@@ -234,7 +248,7 @@ func (h *Handler) claimOne(ctx context.Context, p prepared) (it batchItem, stop 
 	if !ok {
 		return it, stop, false
 	}
-	claimed := h.now()
+	claimed, unclaimed := h.now(), p
 	p.msg.Attempt = h.order.attemptOf(p.msg, lease)
 	if stop, ok := h.order.spent(ctx, h, p, lease); ok {
 		return it, stop, false
@@ -251,7 +265,7 @@ func (h *Handler) claimOne(ctx context.Context, p prepared) (it batchItem, stop 
 	if err != nil {
 		return it, h.releaseUnsent(ctx, p, lease, "batch item not encoded", err), false
 	}
-	return batchItem{p: p, lease: lease, sendBy: claimed.Add(send), size: len(item)}, ack, true
+	return batchItem{p: p, unclaimed: unclaimed, lease: lease, sendBy: claimed.Add(send), size: len(item)}, ack, true
 }
 
 // packBatches packs the claimed events, in batch order, into batches of at
@@ -337,7 +351,7 @@ func (h *Handler) sendOrdered(ctx context.Context, started time.Time, ev events.
 		var send []batchItem
 		for _, it := range b {
 			if behind, ok := blocked[it.key]; ok {
-				h.giveBack(ctx, it, "an earlier event of its key came back")
+				h.release(ctx, it)
 				h.waitBehind(ctx, started, &ev.Records[it.i], it.key, behind)
 				settleNoVisibility(settle, it.i)
 				continue
@@ -386,11 +400,14 @@ func (h *Handler) recoverBatch(ctx context.Context, b []batchItem, settle func(i
 	}
 }
 
-// giveBack releases a claimed event's lease unsent, its record FAILED
-// with why: no attempt was made, and its message comes back.
-func (h *Handler) giveBack(ctx context.Context, it batchItem, why string) {
-	if err := h.finish(ctx, it.lease, dedupe.Outcome{Status: dedupe.StatusFailed, Error: "not sent: " + why, At: h.now()}); err != nil {
-		it.p.log.WarnContext(ctx, LogMessage, "outcome", "lease_not_released", "reason", "the lease ends on its own", "error", err.Error())
+// release gives back a claimed event's lease unsent and uncounted: its
+// record reads as the claim found it, and the next claim makes the same
+// attempt.
+func (h *Handler) release(ctx context.Context, it batchItem) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.timeouts.Finish)
+	defer cancel()
+	if err := h.store.Release(rctx, it.lease); err != nil {
+		it.p.log.WarnContext(ctx, LogMessage, "outcome", "lease_not_released", "reason", "the lease ends on its own and the claim counts as an attempt", "error", err.Error())
 	}
 }
 
@@ -410,16 +427,23 @@ func (h *Handler) sendBatch(ctx context.Context, b []batchItem, tokenAt time.Tim
 		sendBy = minTime(sendBy, it.sendBy)
 	}
 	send := sendBy.Sub(h.now())
-	ok := send >= MinSendTime
-	why, cause := "delivery record slow", errors.New("the batch's claims took so long that too little of the earliest lease is left for a POST")
-	if ok {
-		if send, ok = h.alignToToken(ctx, b[0].p, tokenAt, send); !ok {
-			why, cause = "no token in time", errors.New("no token of the rate limit fits the POST's budget")
-		}
-	}
-	if !ok {
+	if send < MinSendTime {
+		// Given back uncounted: another event's slow claim is not this
+		// one's attempt.
+		err := errors.New("the batch's claims took so long that too little of the earliest lease is left for a POST")
 		for j, it := range b {
-			out[j] = h.releaseUnsent(ctx, it.p, it.lease, why, cause)
+			h.release(ctx, it)
+			out[j] = h.notAttempted(ctx, it.unclaimed, "delivery record slow", err)
+		}
+		return done()
+	}
+	send, held, ok, err := h.align(ctx, b[0].p, tokenAt, send)
+	if !ok {
+		// The rate limit holds the batch back after its claims: each
+		// lease is given back uncounted and each message deferred, as
+		// one event's would be.
+		for j, it := range b {
+			out[j] = h.unpaced(ctx, it.unclaimed, it.lease, held, err)
 		}
 		return done()
 	}
