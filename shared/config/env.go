@@ -28,11 +28,12 @@ const (
 func EncodeSources(s []Source) string { return mustJSON(IngestSources(s)) }
 
 // IngestSources returns a copy of sources as ingest receives them: without
-// their limits.
+// their limits and reconciliation.
 func IngestSources(sources []Source) []Source {
 	out := slices.Clone(sources)
 	for i := range out {
 		out[i].Limits = SourceLimits{}
+		out[i].Reconcile = nil
 	}
 	return out
 }

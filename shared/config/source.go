@@ -45,6 +45,9 @@ type Source struct {
 	// copy is answered as the original: on by default for the kinds that
 	// sign no timestamp.
 	ReplayProtection ReplayProtection `json:"replayProtection,omitzero"`
+	// Reconcile, when set, reconciles the source with its provider's API
+	// on a schedule (reconcile.go; shared/reconcile).
+	Reconcile *Reconcile `json:"reconcile,omitempty"`
 }
 
 // Verify says how a source's requests are authenticated.
@@ -156,6 +159,9 @@ func (s *Source) validate(p *problems, at string, seen map[string]int, index int
 	}
 	s.Event.validate(p, at+".event", v.Kind, k.Places)
 	s.ReplayProtection.validate(p, at+".replayProtection", v.Kind, k, known)
+	if s.Reconcile != nil {
+		s.Reconcile.validate(p, at+".reconcile", v.Kind, known)
+	}
 }
 
 // kindList names the kinds for which keep is true, for a message: "a, b

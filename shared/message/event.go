@@ -138,6 +138,9 @@ type Event struct {
 	// Paced is set on a paced lane's copy (AttrPaced): how often the rate
 	// limit deferred the event; 0 when never.
 	Paced int
+	// Reconciled marks an event a reconciliation run brought in
+	// (AttrReconciled).
+	Reconciled bool
 	// Extra are the attributes this codec does not know, carried through
 	// unchanged; nil when there are none.
 	Extra Attributes
@@ -188,6 +191,9 @@ func (e Event) Encode() (string, Attributes) {
 	if e.Paced > 0 {
 		str(AttrPaced, strconv.Itoa(e.Paced))
 	}
+	if e.Reconciled {
+		str(AttrReconciled, ReconciledTrue)
+	}
 	return e.Body, attrs
 }
 
@@ -234,6 +240,7 @@ func Problems(err error) []error {
 var known = map[string]bool{
 	AttrSource: true, AttrType: true, AttrID: true, AttrReceivedAt: true, AttrContentType: true,
 	AttrEncoding: true, AttrPayload: true, AttrReplay: true, AttrOrderingKey: true, AttrAttempted: true, AttrPaced: true,
+	AttrReconciled: true,
 }
 
 // Decode reads a message: its body and attributes. The body is not
@@ -327,6 +334,14 @@ func Decode(body string, attrs Attributes) (Event, error) {
 		} else {
 			e.Paced = n
 		}
+	}
+
+	switch v := str(AttrReconciled, false); v {
+	case "":
+	case ReconciledTrue:
+		e.Reconciled = true
+	default:
+		bad("attribute reconciled is " + strconv.Quote(truncate(v, 32)) + "; want " + ReconciledTrue + " or none")
 	}
 
 	for _, name := range sortedExtra(attrs) {

@@ -39,7 +39,15 @@ const (
 	// lane's rate limit deferred: how often the event was deferred so far,
 	// a whole number from 1 to MaxPaced. The delivery record keeps it.
 	AttrPaced = "paced"
+	// AttrReconciled is ReconciledTrue only on an event a reconciliation
+	// run brought in (shared/reconcile): the provider sent it but it never
+	// reached ingest. Its id is the one the provider's delivery would have
+	// had, so a destination that got it some other way deduplicates it.
+	AttrReconciled = "reconciled"
 )
+
+// ReconciledTrue is the only AttrReconciled value.
+const ReconciledTrue = "true"
 
 // MaxPaced bounds AttrPaced.
 const MaxPaced = 999999

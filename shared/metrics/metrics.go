@@ -56,6 +56,16 @@ const (
 	// every event of a batch; DeliveryLatency is the batch's request.
 	DeliveryBatches   = "DeliveryBatches"
 	DeliveryBatchSize = "DeliveryBatchSize"
+	// Reconciliation's counts per run, by Source (shared/reconcile):
+	// events listed at the provider, found missing (the alarm's), brought
+	// in or redelivered, missing but past the lookback, skipped; and 1
+	// when the run stopped before its end, else 0.
+	ReconcileListed         = "ReconcileListed"
+	ReconcileMissing        = "ReconcileMissing"
+	ReconcileBroughtIn      = "ReconcileBroughtIn"
+	ReconcileOutOfRetention = "ReconcileOutOfRetention"
+	ReconcileSkipped        = "ReconcileSkipped"
+	ReconcileStopped        = "ReconcileStopped"
 )
 
 // Dimension names.

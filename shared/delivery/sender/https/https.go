@@ -44,6 +44,9 @@ const (
 	// HeaderBatchSize is the number of events in a batch's POST (a
 	// batched lane's); its webhook-id is the batch's (sender.BatchID).
 	HeaderBatchSize = "hookfan-batch-size"
+	// HeaderReconciled is "true" on an event a reconciliation run brought
+	// in (the provider sent it; it never reached ingest), absent otherwise.
+	HeaderReconciled = "hookfan-reconciled"
 )
 
 // MaxResponseBody is how much of a response body is read (then discarded).
@@ -256,6 +259,9 @@ func (s *Sender) post(ctx context.Context, to string, d sender.Delivery, signer 
 	}
 	if !d.ReceivedAt.IsZero() {
 		req.Header[http.CanonicalHeaderKey(HeaderAcceptedAt)] = []string{d.ReceivedAt.UTC().Format(message.ReceivedAtLayout)}
+	}
+	if d.Reconciled {
+		req.Header[http.CanonicalHeaderKey(HeaderReconciled)] = []string{message.ReconciledTrue}
 	}
 	// The destination's own headers; config validation keeps them off
 	// every name set above.

@@ -81,7 +81,7 @@ func (t Sender) Send(ctx context.Context, d sender.Delivery) sender.Result {
 
 // message is d as the queue gets it, alone or in a batch (Id unset).
 func (t Sender) message(d sender.Delivery) types.SendMessageBatchRequestEntry {
-	ev := message.Event{ID: d.ID, Source: d.Source, Type: d.Type, ContentType: d.ContentType, ReceivedAt: d.ReceivedAt, Replay: d.Replay}
+	ev := message.Event{ID: d.ID, Source: d.Source, Type: d.Type, ContentType: d.ContentType, ReceivedAt: d.ReceivedAt, Replay: d.Replay, Reconciled: d.Reconciled}
 	ev.Body, ev.Encoding = message.EncodeBody(d.Body)
 	body, attrs := ev.Encode()
 	sqsAttrs, _ := sqsattr.ToSQS(attrs) // all strings: it cannot fail

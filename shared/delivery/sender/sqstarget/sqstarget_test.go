@@ -107,6 +107,7 @@ func TestSendBatchSendsWhatSendSends(t *testing.T) {
 	s := newSender(t, f, "orders.fifo")
 	ds := deliveries(23, 100, nil)
 	ds[4].Replay = "rpl_1"
+	ds[6].Reconciled = true
 	results := batchSender(t, s).SendBatch(context.Background(), ds)
 	if len(f.batches) != 3 || len(f.batches[0].Entries) != 10 || len(f.batches[1].Entries) != 10 || len(f.batches[2].Entries) != 3 {
 		t.Fatalf("%d calls, want 10 + 10 + 3 entries", len(f.batches))
