@@ -187,6 +187,8 @@ func Render() string {
 
 	renderTargets(w)
 
+	renderBatch(w) // batch.go
+
 	w("\n### The alternatives, a month\n\n")
 	w("Whole monthly bills (the fixed part included), with the defaults' ingest in front of each.\n\n")
 	header("")
