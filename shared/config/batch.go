@@ -121,9 +121,6 @@ func (d Destination) batchBytesCeiling() int {
 // at is the destination's path.
 func (d *Destination) validateBatch(p *problems, dest string) {
 	b, at := d.Batch, dest+".batch"
-	if d.TargetType() == TypeLambda {
-		p.add(at, "is set on a lambda destination; Lambda has no batch API, each event is one invocation: remove batch (or deliver to an https, sqs or eventbridge destination)")
-	}
 	if d.BatchSize != 0 {
 		p.add(dest+".batchSize", "%d is set beside batch; on a batched lane batch.maxEvents is the batch size: remove batchSize", d.BatchSize)
 	}

@@ -78,8 +78,8 @@ func TestBatchInvalidByType(t *testing.T) {
 		{"ordered lane with a window", `{"name": "d", "url": "https://d.example.com", "ordering": {"key": "body:customer"}, "batch": {"maxEvents": 10, "windowSeconds": 2}}`, []string{
 			`destinations[0].batch.windowSeconds: is 2 on an ordered lane; the event source mapping of a FIFO queue takes no batching window: remove windowSeconds (an ordered lane's batch fills from what is waiting)`,
 		}},
-		{"lambda target", `{"name": "d", "type": "lambda", "target": "arn:aws:lambda:us-east-1:123456789012:function:orders", "batch": {"maxEvents": 5}}`, []string{
-			`destinations[0].batch: is set on a lambda destination; Lambda has no batch API, each event is one invocation: remove batch (or deliver to an https, sqs or eventbridge destination)`,
+		{"lambda target over its payload", `{"name": "d", "type": "lambda", "target": "arn:aws:lambda:us-east-1:123456789012:function:orders", "batch": {"maxEvents": 5, "maxBytes": 7000000}}`, []string{
+			`destinations[0].batch.maxBytes: 7000000 is out of range; use 1024 to 6291456 (Lambda's 6 MB synchronous payload, what a receiver on Lambda accepts), or leave it out (default 6291456)`,
 		}},
 		{"sqs target over one request", `{"name": "d", "type": "sqs", "target": "arn:aws:sqs:us-east-1:123456789012:orders", "batch": {"maxEvents": 5, "maxBytes": 300000}}`, []string{
 			`destinations[0].batch.maxBytes: 300000 is out of range; use 1024 to 262144 (what one SendMessageBatch request carries), or leave it out (default 262144)`,
@@ -126,5 +126,19 @@ func TestBatchDefaultsAndRoundTrip(t *testing.T) {
 	}
 	if !c.Batched() {
 		t.Error("Batched() = false")
+	}
+}
+
+// TestBatchOnALambdaTarget: a lambda destination takes a batch, one
+// invocation with the envelope per batch, up to Lambda's payload.
+func TestBatchOnALambdaTarget(t *testing.T) {
+	doc := `{"sources": [{"name": "s", "verify": {"kind": "github", "secretName": "s"}}], "destinations": [` +
+		`{"name": "d", "type": "lambda", "target": "arn:aws:lambda:us-east-1:123456789012:function:orders", "batch": {"maxEvents": 50, "windowSeconds": 2}}]}`
+	cfg, err := Parse([]byte(doc))
+	if err != nil {
+		t.Fatalf("a batched lambda destination refused: %v", err)
+	}
+	if n := cfg.Destinations[0].ReceiveBatch(); n != 50 {
+		t.Errorf("receive batch %d, want 50", n)
 	}
 }

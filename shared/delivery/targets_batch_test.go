@@ -167,3 +167,57 @@ func TestBatchedEventBridgeTargetLane(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchedLambdaTargetLane: a batched lambda lane invokes its function
+// once with the batch's envelope, every event in it; a function error
+// fails every event of the batch, and when they come again they go in
+// one invocation once more and are delivered.
+func TestBatchedLambdaTargetLane(t *testing.T) {
+	f := &MemoryTargets{FunctionError: true}
+	hs := batchedTargetHarness(t, config.TypeLambda, "arn:aws:lambda:us-east-1:210987654321:function:orders", f, config.Batch{MaxEvents: 50, Window: time.Second})
+	ids := eventIDs(12)
+	resp, err := hs.h.Handle(context.Background(), records(ids...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Invoked) != 1 {
+		t.Fatalf("%d invocations, want 1 for the batch", len(f.Invoked))
+	}
+	var env struct {
+		Events []struct {
+			ID string `json:"id"`
+		} `json:"events"`
+	}
+	if err := json.Unmarshal(f.Invoked[0].Payload, &env); err != nil {
+		t.Fatalf("the payload is not the envelope: %v", err)
+	}
+	var got []string
+	for _, e := range env.Events {
+		got = append(got, e.ID)
+	}
+	if diff := cmp.Diff(ids, got); diff != "" {
+		t.Errorf("events in the invocation (-want +got):\n%s", diff)
+	}
+	if len(resp.BatchItemFailures) != len(ids) {
+		t.Errorf("%d failures, want every event of the failed batch", len(resp.BatchItemFailures))
+	}
+	for _, id := range ids {
+		if r := recordOf(t, hs, id); r.Status != dedupe.StatusFailed || len(r.History) != 1 || !strings.HasPrefix(r.History[0].Batch, "batch_") {
+			t.Errorf("%s: %s, history %+v; want FAILED, one attempt naming its batch", id, r.Status, r.History)
+		}
+	}
+
+	f.FunctionError = false
+	again := records(ids...)
+	for i := range again.Records {
+		again.Records[i] = sqsRecord(ids[i], 2)
+	}
+	if resp, _ = hs.h.Handle(context.Background(), again); len(resp.BatchItemFailures) != 0 || len(f.Invoked) != 2 {
+		t.Fatalf("failures %v after %d invocations; want none after 2", failures(resp), len(f.Invoked))
+	}
+	for _, id := range ids {
+		if r := recordOf(t, hs, id); r.Status != dedupe.StatusDelivered {
+			t.Errorf("%s: %s after its retry", id, r.Status)
+		}
+	}
+}
