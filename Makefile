@@ -3,7 +3,9 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 
 GO          ?= go
-FUNCTIONS   := ingest deliver
+FUNCTIONS   := ingest deliver reconcile
+# The functions with a cold-start budget or floor (infra/tools/coldstart/sdkfloor).
+COLDSTART_FUNCTIONS := ingest deliver
 BUILD_DIR   ?= build
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Reproducible Lambda binaries: no cgo, no paths, no build id, no VCS stamp.
@@ -36,11 +38,11 @@ unit: ## unit tests (with the race detector) and fuzz seed corpora
 	@echo "unit tests with -race: compiles every package with the race detector first (minutes on a cold Go cache), then prints each package as it passes"
 	@$(STILL) "unit tests" $(GO) test -race -count=1 ./...
 
-# The Lambda RIE and both functions built for this machine (the RIE runs them
+# The Lambda RIE and the functions built for this machine (the RIE runs them
 # here), with the Lambda flags, for the integration test of the built binaries.
 INTEGRATION_BIN := $(BUILD_DIR)/integration
 
-integration-bin: ## the Lambda RIE, both functions and the lambda targets' test function (infra/local/targetfn) built for this machine into build/integration (make integration does it first)
+integration-bin: ## the Lambda RIE, the functions and the lambda targets' test function (infra/local/targetfn) built for this machine into build/integration (make integration does it first)
 	@mkdir -p $(INTEGRATION_BIN)
 	GOBIN=$(abspath $(INTEGRATION_BIN)) $(GO) install $(RIE_MODULE)@$(RIE_VERSION)
 	for f in $(FUNCTIONS); do \
@@ -161,7 +163,7 @@ coldstart: ## cold start of both functions and a hello-world baseline under the 
 	GOBIN=$(abspath $(COLDSTART_DIR)) $(GO) install $(RIE_MODULE)@$(RIE_VERSION)
 	@# This machine's architecture: the emulator runs the functions here.
 	CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(COLDSTART_DIR)/hello ./infra/tools/coldstart/hello
-	for f in $(FUNCTIONS); do \
+	for f in $(COLDSTART_FUNCTIONS); do \
 	  CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(COLDSTART_DIR)/$$f ./functions/$$f; \
 	  CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(COLDSTART_DIR)/sdk-$$f ./infra/tools/coldstart/sdkfloor/$$f; \
 	done
