@@ -60,6 +60,21 @@ type Stack struct {
 	// "static" deliver from (or, with allocation ids brought by the
 	// configuration, those ids); empty without static addresses.
 	EgressAddresses []string `json:"egressAddresses"`
+	// Reconcilers are the reconciled sources' functions, in configuration
+	// order; empty (or absent in an index written before reconciliation)
+	// without a reconcile block.
+	Reconcilers []Reconciler `json:"reconcilers"`
+}
+
+// Reconciler is one reconciled source's scheduled function: an operator
+// invokes it ({"source", "since", "dryRun"}) or reads its log group.
+type Reconciler struct {
+	Source       string `json:"source"`
+	FunctionName string `json:"functionName"`
+	FunctionARN  string `json:"functionArn"`
+	LogGroup     string `json:"logGroup"`
+	// EverySeconds is the schedule's period.
+	EverySeconds int `json:"everySeconds"`
 }
 
 // Lane is a destination lane's parameter value.
