@@ -185,6 +185,8 @@ func Render() string {
 
 	renderPacing(&b) // pacing.go
 
+	renderReconcile(&b) // reconcile.go
+
 	renderTargets(w)
 
 	w("\n### The alternatives, a month\n\n")
