@@ -1,5 +1,5 @@
 // Command ops is Hookfan's operator command: status, events, dlq,
-// redrive, replay, lanes, lane, pause, resume and pace, against a deployed stack
+// redrive, replay, lanes, lane, pause, resume, pace and reconcile, against a deployed stack
 // (--stack NAME) or the local stack of make dev (the default). go run
 // ./infra/ops --help lists the commands.
 package main

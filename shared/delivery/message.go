@@ -58,6 +58,9 @@ type Message struct {
 	// Replay is the id of the operator's replay that sent this message
 	// ("" for an event as ingest published it).
 	Replay string
+	// Reconciled marks an event a reconciliation run brought in
+	// (message.AttrReconciled).
+	Reconciled bool
 	// Group is the SQS FIFO message group the record was received in (an
 	// ordered lane's key group); "" on a standard lane.
 	Group string
@@ -76,6 +79,7 @@ func ParseMessage(r events.SQSMessage) (Message, error) {
 	problems := message.Problems(err)
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(format, args...)) }
 	m.ID, m.Source, m.Type, m.ContentType, m.ReceivedAt, m.Replay, m.Paced = ev.ID, ev.Source, ev.Type, ev.ContentType, ev.ReceivedAt, ev.Replay, ev.Paced
+	m.Reconciled = ev.Reconciled
 
 	switch ev.Encoding {
 	case message.Stored:

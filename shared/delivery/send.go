@@ -11,7 +11,7 @@ import (
 func (m Message) delivery(timeout time.Duration) sender.Delivery {
 	return sender.Delivery{
 		ID: m.ID, Source: m.Source, Type: m.Type, ContentType: m.ContentType, Body: m.Body,
-		Attempt: m.Attempt, Replay: m.Replay, ReceivedAt: m.ReceivedAt, TraceHeader: m.TraceHeader, Group: m.Group,
+		Attempt: m.Attempt, Replay: m.Replay, Reconciled: m.Reconciled, ReceivedAt: m.ReceivedAt, TraceHeader: m.TraceHeader, Group: m.Group,
 		Timeout: timeout,
 	}
 }

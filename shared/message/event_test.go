@@ -325,3 +325,26 @@ func TestPacedRoundTrips(t *testing.T) {
 		t.Fatalf("an unpaced event carries paced=%q", attrs[message.AttrPaced].Value)
 	}
 }
+
+// A reconciled event carries reconciled=true through Encode and Decode;
+// any other value is refused.
+func TestReconciledRoundTrips(t *testing.T) {
+	ev := message.Event{ID: "evt_1", Source: "stripe", Type: "t", ContentType: "application/json",
+		ReceivedAt: time.Date(2026, 5, 1, 13, 0, 0, 0, time.UTC), Body: "{}", Reconciled: true}
+	body, attrs := ev.Encode()
+	if got := attrs[message.AttrReconciled]; got.Value != "true" || got.Type != message.TypeString {
+		t.Fatalf("reconciled attribute = %+v, want String true", got)
+	}
+	back, err := message.Decode(body, attrs)
+	if err != nil || !back.Reconciled || back.Extra != nil {
+		t.Fatalf("decoded reconciled = %v, extra %v (%v), want true and no extra", back.Reconciled, back.Extra, err)
+	}
+	attrs[message.AttrReconciled] = message.Attribute{Type: message.TypeString, Value: "yes"}
+	if _, err := message.Decode(body, attrs); err == nil || !strings.Contains(err.Error(), `attribute reconciled is "yes"; want true or none`) {
+		t.Fatalf("reconciled=yes decoded with %v", err)
+	}
+	ev.Reconciled = false
+	if _, attrs := ev.Encode(); len(attrs[message.AttrReconciled].Value) != 0 {
+		t.Fatalf("an ingested event carries reconciled=%q", attrs[message.AttrReconciled].Value)
+	}
+}

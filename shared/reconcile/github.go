@@ -213,14 +213,14 @@ func nextLink(h http.Header, api *url.URL) (*url.URL, error) {
 			}
 			target = strings.TrimSpace(target)
 			if !strings.HasPrefix(target, "<") || !strings.HasSuffix(target, ">") {
-				return nil, fmt.Errorf("Link header %q is not <url>; rel=\"next\"", truncate(part, 100))
+				return nil, fmt.Errorf("the Link header %q is not <url>; rel=\"next\"", truncate(part, 100))
 			}
 			u, err := url.Parse(target[1 : len(target)-1])
 			if err != nil || !u.IsAbs() {
-				return nil, fmt.Errorf("Link header's next %q is not an absolute URL", truncate(target, 100))
+				return nil, fmt.Errorf("the Link header's next %q is not an absolute URL", truncate(target, 100))
 			}
 			if !sameOrigin(api, u) {
-				return nil, fmt.Errorf("Link header's next %s leaves the API (%s://%s)", redact(u), api.Scheme, api.Host)
+				return nil, fmt.Errorf("the Link header's next %s leaves the API (%s://%s)", redact(u), api.Scheme, api.Host)
 			}
 			return u, nil
 		}

@@ -60,38 +60,65 @@ type Options struct {
 	DryRun bool
 }
 
-// Report is what one run found and did.
+// Report is what one run found and did. It is the reconcile function's
+// answer too (JSON).
 type Report struct {
-	Source string
-	Kind   string
+	Source string `json:"source"`
+	Kind   string `json:"kind"`
 	// Since and Until are the window the run listed.
-	Since, Until time.Time
+	Since time.Time `json:"since"`
+	Until time.Time `json:"until"`
 	// Listed events in the window (GitHub: distinct deliveries by guid);
 	// Present ones Hookfan has a trace of; Missing ones it has none of
 	// (brought in, redelivered, past the lookback, or failed to).
-	Listed, Present, Missing int
+	Listed  int `json:"listed"`
+	Present int `json:"present"`
+	Missing int `json:"missing"`
 	// BroughtIn were published (Stripe), Redelivered asked of the
 	// provider (GitHub).
-	BroughtIn, Redelivered int
+	BroughtIn   int `json:"broughtIn"`
+	Redelivered int `json:"redelivered"`
 	// OutOfRetention were missing but older than the lookback: reported,
 	// never brought in.
-	OutOfRetention int
+	OutOfRetention int `json:"outOfRetention"`
 	// Unwanted events match no destination: nothing would be delivered,
 	// so nothing is missing.
-	Unwanted int
+	Unwanted int `json:"unwanted"`
 	// Skipped events could not be read or brought in (Reasons says why).
-	Skipped int
+	Skipped int `json:"skipped"`
 	// Reasons say why events were skipped or the run stopped: a stable
 	// short code, a colon, and the detail (ReasonTimeout…).
-	Reasons []string
+	Reasons []string `json:"reasons,omitempty"`
 	// Stopped is the code of what stopped the run before its end; ""
 	// when it went through.
-	Stopped string
+	Stopped string `json:"stopped,omitempty"`
 	// Watermark is the end of the window saved for the next run; zero
 	// when none was saved (a dry run, or one that stopped).
-	Watermark time.Time
+	Watermark time.Time `json:"watermark,omitzero"`
 	// DryRun is the run's option.
-	DryRun bool
+	DryRun bool `json:"dryRun,omitempty"`
+}
+
+// Invocation is the reconcile function's event: the scheduled rule's
+// input names the source; an operator's (ops reconcile on a deployed
+// stack) adds since and dryRun.
+type Invocation struct {
+	Source string    `json:"source"`
+	Since  time.Time `json:"since,omitzero"`
+	DryRun bool      `json:"dryRun,omitempty"`
+}
+
+// Handle is the reconcile function's handler: it runs the invocation and
+// answers its report. A run that stopped is answered with its report
+// (Stopped says why; ReconcileStopped counts it for the alarm), not an
+// error, so that an operator's invocation sees what happened; the error
+// is for an invocation that names no reconciled source.
+func (r *Reconciler) Handle(ctx context.Context, inv Invocation) (Report, error) {
+	rep, err := r.Run(ctx, inv.Source, Options{Since: inv.Since, DryRun: inv.DryRun})
+	if errors.Is(err, ErrStopped) {
+		return rep, nil
+	}
+	return rep, err
 }
 
 // Reason codes, stable: logs, metrics and ops print them.
@@ -150,19 +177,32 @@ type Watermarks interface {
 // Clients are what a run calls, built once per process.
 type Clients struct {
 	// HTTP calls the providers' APIs; its own timeout bounds each call
-	// too (default: an *http.Client with DefaultHTTPTimeout).
+	// too (default: NewHTTPClient(DefaultHTTPTimeout); a client of your
+	// own should not follow redirects either).
 	HTTP       Doer
 	Secrets    Secrets
 	Records    Records
 	Publisher  Publisher
 	Watermarks Watermarks
-	// Metrics receives the run's counts (Reconcile* by Source).
+	// Metrics receives the run's counts (Reconcile* by Source); nil sends
+	// none (an operator's run).
 	Metrics metrics.Sink
 	// Logger gets one line per run and one per event brought in, skipped
 	// or past the lookback (default: discard).
 	Logger *slog.Logger
 	// Now replaces time.Now, for tests.
 	Now func() time.Time
+}
+
+// NewHTTPClient is the HTTP client a run should call the APIs with: it
+// follows no redirect (an API that answers with one is answered as a
+// failure, and the credential never travels to where it points), and
+// bounds each call by timeout.
+func NewHTTPClient(timeout time.Duration) *http.Client {
+	return &http.Client{
+		Timeout:       timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 }
 
 // DefaultHTTPTimeout bounds one call to a provider's API when Clients.HTTP
@@ -182,11 +222,11 @@ type Reconciler struct {
 // reconcile block; cfg is expected to be validated.
 func Assemble(cfg *config.Config, c Clients) (*Reconciler, error) {
 	var errs []error
-	if c.Secrets == nil || c.Records == nil || c.Watermarks == nil || c.Metrics == nil {
-		errs = append(errs, errors.New("reconcile: Secrets, Records, Watermarks and Metrics are required"))
+	if c.Secrets == nil || c.Records == nil || c.Watermarks == nil {
+		errs = append(errs, errors.New("reconcile: Secrets, Records and Watermarks are required"))
 	}
 	if c.HTTP == nil {
-		c.HTTP = &http.Client{Timeout: DefaultHTTPTimeout}
+		c.HTTP = NewHTTPClient(DefaultHTTPTimeout)
 	}
 	r := &Reconciler{cfg: cfg, sources: map[string]*source{}, c: c, log: c.Logger, now: c.Now}
 	if r.log == nil {

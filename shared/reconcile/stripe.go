@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hookfan/hookfan/shared/ingest"
+	"github.com/hookfan/hookfan/shared/message"
 	"github.com/hookfan/hookfan/shared/provider"
 )
 
@@ -183,6 +184,9 @@ func parseStripeEvent(raw []byte, kind provider.Kind, params provider.Params, so
 	}
 	if !validStripeID(ident.ID) {
 		return found{}, fmt.Errorf("id %q is not a Stripe event id (evt_ and letters or digits)", truncate(ident.ID, 64))
+	}
+	if !message.ValidAttribute(ident.Type) {
+		return found{}, fmt.Errorf("event %s: type %q is not 1 to %d bytes of text without control characters", ident.ID, truncate(ident.Type, 64), message.MaxAttributeBytes)
 	}
 	var e stripeEvent
 	if err := json.Unmarshal(raw, &e); err != nil {

@@ -142,6 +142,14 @@ func Provision(ctx context.Context, c Clients, cfg *config.Config, secrets map[s
 				return nil, err
 			}
 		}
+		// The reconciliation's API credential (a fake's, locally).
+		if r := s.Reconcile; r != nil {
+			if values, ok := secrets[r.SecretName]; ok {
+				if err := putSecret(ctx, c.Secrets, r.SecretName, values); err != nil {
+					return nil, err
+				}
+			}
+		}
 	}
 	if cfg.LargePayloads() {
 		t.PayloadBucket = devstate.PayloadBucketName(prefix)

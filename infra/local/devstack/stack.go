@@ -23,6 +23,7 @@ import (
 	"github.com/hookfan/hookfan/shared/pacing"
 	"github.com/hookfan/hookfan/shared/pausing"
 	"github.com/hookfan/hookfan/shared/payload"
+	"github.com/hookfan/hookfan/shared/reconcile"
 	"github.com/hookfan/hookfan/shared/replayguard"
 	"github.com/hookfan/hookfan/shared/secrets"
 )
@@ -87,6 +88,12 @@ type Options struct {
 	// function under the Lambda RIE (RIEInvoker); without it a lambda
 	// target's client is the emulator's own.
 	Lambda lambdatarget.API
+	// ReconcileNow replaces the reconciliation's clock (tests); nil is
+	// time.Now.
+	ReconcileNow func() time.Time
+	// NoReconcileSchedule leaves reconciliation to explicit Runs (tests):
+	// Run does not schedule it every its every.
+	NoReconcileSchedule bool
 }
 
 // Stack is the whole topology on an emulator with the functions running
@@ -110,12 +117,15 @@ type Stack struct {
 	Mappings map[string]devstate.TagSwitch
 	// Pace keeps the paced lanes' buckets on the table, through the same
 	// per-item locks as Lanes (see NewPaceLocked).
-	Pace    pacing.Store
-	pollers []*Poller
-	tickers []ticker
-	opts    Options
-	locks   sync.Map              // per-record locks shared by every deliver instance (see itemLocked)
-	gates   map[string]*GroupGate // per ordered lane's queue URL, shared by its instances
+	Pace pacing.Store
+	// Reconciler reconciles the sources with a reconcile block (Run
+	// schedules each every its every); nil when none has one.
+	Reconciler *reconcile.Reconciler
+	pollers    []*Poller
+	tickers    []ticker
+	opts       Options
+	locks      sync.Map              // per-record locks shared by every deliver instance (see itemLocked)
+	gates      map[string]*GroupGate // per ordered lane's queue URL, shared by its instances
 }
 
 // New provisions the topology and builds the functions with the assembly
@@ -212,6 +222,9 @@ func New(ctx context.Context, o Options) (*Stack, error) {
 		}
 		s.pollers = append(s.pollers, s.newPoller(lane, h, pollers))
 	}
+	if s.Reconciler, err = s.newReconciler(); err != nil {
+		return nil, fmt.Errorf("reconcile: %w", err)
+	}
 	if a := topo.Archive; a.QueueURL != "" {
 		s.Archiver = &Archiver{
 			SQS: o.Clients.SQS, QueueURL: a.QueueURL, Writer: archive.NewWriter(o.Clients.S3, a.Bucket, devstate.ArchiveQueueName(topo.Prefix)),
@@ -250,6 +263,12 @@ func (s *Stack) Run(ctx context.Context) {
 	}
 	for _, t := range s.tickers {
 		wg.Go(func() { t.run(ctx) })
+	}
+	if s.Reconciler != nil && !s.opts.NoReconcileSchedule {
+		for _, src := range s.opts.Config.Reconciled() {
+			rs := reconcileSchedule{r: s.Reconciler, source: src.Name, every: src.Reconcile.Interval(), log: s.opts.Log}
+			wg.Go(func() { rs.run(ctx) })
+		}
 	}
 	for _, p := range s.pollers {
 		wg.Add(1)

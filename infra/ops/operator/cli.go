@@ -57,6 +57,10 @@ Commands:
   pace DESTINATION             lower a paced lane's rate for a while, without a deploy; it
       (--per-second N | --per-minute N) --for D   returns to rateLimit by itself after D
       | --clear                (at most 168h); --clear ends it now
+  reconcile SOURCE             ask the source's provider what it sent since TIME (default: the
+      [--since TIME] [--dry-run]   watermark less the overlap) and bring in what never reached Hookfan;
+                               prints listed, present, missing, brought in or redelivered, and out of
+                               the lookback; --dry-run brings nothing in; TIME as for replay
 
 Which stack (default: the local stack of make dev):
   --stack NAME [--region R]    a deployed stack, found through its index in SSM Parameter Store
@@ -294,6 +298,35 @@ var commands = map[string]func(name string) command{
 			},
 		}
 	},
+	"reconcile": func(name string) command {
+		fs := newFlags(name)
+		since := fs.String("since", "", "list from this time (default: the watermark less the overlap)")
+		dryRun := fs.Bool("dry-run", false, "list and compare; bring nothing in, leave the watermark")
+		parse := func(now time.Time) (time.Time, error) {
+			if *since == "" {
+				return time.Time{}, nil
+			}
+			return ParseTime(*since, now)
+		}
+		return command{
+			flags: fs,
+			check: func(args []string) error {
+				if len(args) != 1 {
+					return usagef("%s takes one SOURCE", name)
+				}
+				_, err := parse(time.Now())
+				return err
+			},
+			run: func(ctx context.Context, op *Operator, args []string) error {
+				t, err := parse(op.now())
+				if err != nil {
+					return err
+				}
+				_, err = op.Reconcile(ctx, args[0], t, *dryRun)
+				return err
+			},
+		}
+	},
 	"replay": func(name string) command {
 		fs := newFlags(name)
 		var o ReplayOptions
@@ -392,6 +425,7 @@ func Build(ctx context.Context, g Global, stdout, stderr io.Writer) (*Operator, 
 	var sqsClient *sqs.Client
 	var resolver Resolver
 	var switchFor func(Lane) pausing.Switch
+	var reconciler Reconciler
 	var err error
 	if g.Stack != "" {
 		opts := []func(*awscfg.LoadOptions) error{awscfg.WithLogger(logging.Nop{})}
@@ -404,6 +438,7 @@ func Build(ctx context.Context, g Global, stdout, stderr io.Writer) (*Operator, 
 		sqsClient = sqs.NewFromConfig(awsCfg)
 		resolver = Deployed{SSM: ssm.NewFromConfig(awsCfg), Stack: g.Stack, Region: awsCfg.Region}
 		functions := lambdasvc.NewFromConfig(awsCfg)
+		reconciler = FunctionReconciler{SSM: ssm.NewFromConfig(awsCfg), Lambda: functions, Stack: g.Stack}
 		switchFor = func(l Lane) pausing.Switch {
 			return &pausing.EventSourceMapping{API: functions, FunctionName: l.FunctionName, QueueARN: l.QueueARN}
 		}
@@ -435,6 +470,13 @@ func Build(ctx context.Context, g Global, stdout, stderr io.Writer) (*Operator, 
 		resolver = Local{SQS: sqsClient, Config: cfg, Prefix: g.Prefix, Endpoint: endpoint}
 		queues := sqsClient
 		switchFor = func(l Lane) pausing.Switch { return devstate.TagSwitch{SQS: queues, QueueURL: l.QueueURL} }
+		r, err := LocalReconciler(ctx, awsCfg, cfg, g.Prefix)
+		if err != nil {
+			return nil, err
+		}
+		if r != nil {
+			reconciler = r
+		}
 	}
 	res, err := resolver.Resolve(ctx)
 	if err != nil {
@@ -444,7 +486,7 @@ func Build(ctx context.Context, g Global, stdout, stderr io.Writer) (*Operator, 
 	op := &Operator{
 		Resources: res, SQS: sqsClient, Records: dedupe.NewDynamoDB(ddb, res.Table),
 		LaneStore: pausing.NewDynamoDB(ddb, res.Table), PaceStore: pacing.NewDynamoDB(ddb, res.Table), Switch: switchFor, Recent: scanner(ddb, res.Table, g.Stack != ""),
-		Out: stdout, Progress: stderr,
+		Reconciler: reconciler, Out: stdout, Progress: stderr,
 	}
 	s3Client := archive.NewS3Client(awsCfg)
 	if res.ArchiveBucket != "" {

@@ -2,7 +2,8 @@
 // (events), find what happened to an event (status), look into a
 // destination's DLQ (dlq), move it back to the destination's queue
 // (redrive), send archived events to a destination again (replay), and
-// show, pause, resume and pace lanes (lanes, lane, pause, resume, pace). The same
+// show, pause, resume and pace lanes (lanes, lane, pause, resume, pace), and
+// reconcile a source with its provider (reconcile). The same
 // commands work on a deployed stack, whose resources are read from its
 // index in SSM Parameter Store (Deployed; the stack's IndexParameter
 // output names it), and on the local stack (make dev), whose resources are
@@ -138,6 +139,9 @@ type Operator struct {
 	// PaceStore keeps the paced lanes' buckets, adaptive levels and
 	// overrides (pacing.DynamoDB on the lane items).
 	PaceStore pacing.Store
+	// Reconciler runs the reconcile command; nil when no source
+	// reconciles (the local stack's config has no reconcile block).
+	Reconciler Reconciler
 	// Out receives the results; Progress receives progress lines on long runs.
 	Out, Progress io.Writer
 	// Now replaces the clock, for tests.

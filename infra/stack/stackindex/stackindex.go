@@ -166,3 +166,20 @@ func Fields(v any) []string {
 	}
 	return keys
 }
+
+// ReconcilePath is the path of the reconcile functions' parameters.
+func ReconcilePath(stackName string) string { return Prefix(stackName) + "reconcile/" }
+
+// ReconcileParameter names the parameter of a source's reconcile
+// function: /hookfan/<stack>/reconcile/<source>, holding a Reconciler.
+func ReconcileParameter(stackName, source string) string {
+	return ReconcilePath(stackName) + source
+}
+
+// Reconciler is a reconcile function's parameter value: the function
+// ops reconcile invokes with a reconcile.Invocation (it answers a
+// reconcile.Report).
+type Reconciler struct {
+	Source       string `json:"source"`
+	FunctionName string `json:"functionName"`
+}

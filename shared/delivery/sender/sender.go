@@ -38,6 +38,9 @@ type Delivery struct {
 	Attempt int
 	// Replay is the operator's replay id, when the event is replayed.
 	Replay string
+	// Reconciled marks an event a reconciliation run brought in: the
+	// provider sent it, but it never reached ingest.
+	Reconciled bool
 	// ReceivedAt is when ingest accepted the event.
 	ReceivedAt time.Time
 	// TraceHeader is the X-Ray trace header the event's message carries.

@@ -41,6 +41,9 @@ const (
 	// HeaderAcceptedAt is when ingest accepted the event (RFC 3339, UTC,
 	// milliseconds): the same on every attempt, redrive and replay.
 	HeaderAcceptedAt = "hookfan-accepted-at"
+	// HeaderReconciled is "true" on an event a reconciliation run brought
+	// in (the provider sent it; it never reached ingest), absent otherwise.
+	HeaderReconciled = "hookfan-reconciled"
 )
 
 // MaxResponseBody is how much of a response body is read (then discarded).
@@ -220,6 +223,9 @@ func (s *Sender) post(ctx context.Context, to string, d sender.Delivery, signer 
 	}
 	if !d.ReceivedAt.IsZero() {
 		req.Header[http.CanonicalHeaderKey(HeaderAcceptedAt)] = []string{d.ReceivedAt.UTC().Format(message.ReceivedAtLayout)}
+	}
+	if d.Reconciled {
+		req.Header[http.CanonicalHeaderKey(HeaderReconciled)] = []string{message.ReconciledTrue}
 	}
 	// The destination's own headers; config validation keeps them off
 	// every name set above.

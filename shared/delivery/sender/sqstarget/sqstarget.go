@@ -66,7 +66,7 @@ func (Sender) Prepare(context.Context) error { return nil }
 
 // Send sends the event.
 func (t Sender) Send(ctx context.Context, d sender.Delivery) sender.Result {
-	ev := message.Event{ID: d.ID, Source: d.Source, Type: d.Type, ContentType: d.ContentType, ReceivedAt: d.ReceivedAt, Replay: d.Replay}
+	ev := message.Event{ID: d.ID, Source: d.Source, Type: d.Type, ContentType: d.ContentType, ReceivedAt: d.ReceivedAt, Replay: d.Replay, Reconciled: d.Reconciled}
 	ev.Body, ev.Encoding = message.EncodeBody(d.Body)
 	body, attrs := ev.Encode()
 	sqsAttrs, _ := sqsattr.ToSQS(attrs) // all strings: it cannot fail
