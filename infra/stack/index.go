@@ -254,15 +254,6 @@ func newStackIndex(scope constructs.Construct, h *Hookfan, dashboards []*string)
 	if h.Egress != nil {
 		value["egressAddresses"] = h.Egress.Shown()
 	}
-	// The reconciled sources' functions, with stackindex.Reconciler's keys.
-	reconcilers := []map[string]any{}
-	for _, r := range h.Reconcilers {
-		reconcilers = append(reconcilers, map[string]any{
-			"source": r.Source.Name, "functionName": r.Function.FunctionName(), "functionArn": r.Function.FunctionArn(),
-			"logGroup": r.LogGroup.LogGroupName(), "everySeconds": int(r.Source.Reconcile.Interval().Seconds()),
-		})
-	}
-	value["reconcilers"] = reconcilers
 	return awsssm.NewStringParameter(scope, jsii.String("Index"), &awsssm.StringParameterProps{
 		ParameterName: jsii.String(StackParameterName(stackName)),
 		Description:   jsii.String("Hookfan stack " + stackName + ": API URL, topic, table, dashboards, and where each lane's parameter is (JSON)"),

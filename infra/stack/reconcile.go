@@ -16,9 +16,11 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsschedulertargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsssm"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/hookfan/hookfan/infra/stack/stackindex"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/metrics"
@@ -105,6 +107,9 @@ type Reconciler struct {
 	// Env is the function's environment contract; its Render is the
 	// function's Environment.
 	Env reconcilejob.Env
+	// Index is the source's parameter in the stack's index
+	// (stackindex.ReconcileParameter): the function ops reconcile invokes.
+	Index awsssm.StringParameter
 }
 
 // NewReconciler builds one source's reconciliation.
@@ -172,7 +177,7 @@ func NewReconciler(scope constructs.Construct, id string, props *ReconcilerProps
 		Description: jsii.String(fmt.Sprintf("Hookfan source %s: reconciles with the provider every %s", src.Name, shortDuration(every))),
 		Schedule:    awsscheduler.ScheduleExpression_Rate(seconds(every)),
 		Target: awsschedulertargets.NewLambdaInvoke(r.Function, &awsschedulertargets.ScheduleTargetBaseProps{
-			Input: awsscheduler.ScheduleTargetInput_FromObject(reconcilejob.Input{Source: src.Name}),
+			Input: awsscheduler.ScheduleTargetInput_FromObject(map[string]any{"source": src.Name}),
 			// A run that fails is not retried: the next one, every later,
 			// lists the same window again (the watermark has not moved).
 			RetryAttempts: jsii.Number(0),
@@ -190,7 +195,24 @@ func NewReconciler(scope constructs.Construct, id string, props *ReconcilerProps
 		suppression{id: "Serverless-LambdaAsyncFailureDestination", reason: reasonReconcileRun},
 	)
 	r.addAlarms(every, props.AlarmAction)
+	stackName := *awscdk.Stack_Of(r.Construct).StackName()
+	r.Index = awsssm.NewStringParameter(r.Construct, jsii.String("Index"), &awsssm.StringParameterProps{
+		ParameterName: jsii.String(stackindex.ReconcileParameter(stackName, src.Name)),
+		Description:   jsii.String("Hookfan source " + src.Name + ": its reconcile function, which ops reconcile invokes, and its log group (JSON)"),
+		StringValue: awscdk.Stack_Of(r.Construct).ToJsonString(map[string]any{
+			"source": src.Name, "functionName": r.Function.FunctionName(), "logGroup": r.LogGroup.LogGroupName(), "everySeconds": int(every.Seconds()),
+		}, nil),
+		Tier: awsssm.ParameterTier_STANDARD,
+	})
 	return r, nil
+}
+
+// GrantInvoke lets role run the function by hand (ops reconcile): the
+// function's unqualified ARN only.
+func (r *Reconciler) GrantInvoke(role awsiam.IRole) {
+	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions: jsii.Strings("lambda:InvokeFunction"), Resources: &[]*string{r.Function.FunctionArn()},
+	}))
 }
 
 // reasonReconcileRun is why a failed run keeps nothing.

@@ -179,24 +179,43 @@ func TestReconcilers(t *testing.T) {
 		})
 	}
 
-	// The stack's index names each function and log group (an operator
-	// invokes the one or reads the other).
-	var index stackindex.Stack
+	// Each source's index parameter names its function and log group
+	// (ops reconcile invokes the one; an operator reads the other).
+	params := map[string]stackindex.Reconciler{}
 	for _, p := range ofType(res, "AWS::SSM::Parameter") {
-		if p.Properties["Name"] == stackindex.StackParameter("Hookfan") {
-			if err := json.Unmarshal([]byte(joined(p.Properties["Value"])), &index); err != nil {
+		name := fmt.Sprint(p.Properties["Name"])
+		if strings.HasPrefix(name, stackindex.ReconcilePath("Hookfan")) {
+			var v stackindex.Reconciler
+			if err := json.Unmarshal([]byte(joined(p.Properties["Value"])), &v); err != nil {
 				t.Fatal(err)
+			}
+			params[name] = v
+		}
+	}
+	for _, r := range h.Reconcilers {
+		got := params[stackindex.ReconcileParameter("Hookfan", r.Source.Name)]
+		if got.Source != r.Source.Name || got.EverySeconds != int(r.Source.Reconcile.Interval().Seconds()) || got.FunctionName == "" || got.LogGroup == "" {
+			t.Errorf("%s's index: %+v (all: %v)", r.Source.Name, got, params)
+		}
+	}
+	// The operator role may invoke each function (ops reconcile), and
+	// nothing else of Lambda's but the lanes' mappings.
+	operator := rolePolicy(t, res, logical(h.Operator.Role.Node().DefaultChild().(awscdk.CfnElement)))
+	var invokes, fns []string
+	for _, st := range operator {
+		if slices.Contains(anyStrings(st["Action"]), "lambda:InvokeFunction") {
+			for _, r := range asSlice(st["Resource"]) {
+				invokes = append(invokes, refID(r))
 			}
 		}
 	}
-	if len(index.Reconcilers) != 2 {
-		t.Fatalf("the index's reconcilers: %+v", index.Reconcilers)
+	for _, r := range h.Reconcilers {
+		fns = append(fns, logical(r.Function.Node().DefaultChild().(awscdk.CfnElement)))
 	}
-	for i, want := range []stackindex.Reconciler{{Source: "stripe", EverySeconds: 900}, {Source: "github", EverySeconds: 3600}} {
-		got := index.Reconcilers[i]
-		if got.Source != want.Source || got.EverySeconds != want.EverySeconds || got.FunctionName == "" || got.FunctionARN == "" || got.LogGroup == "" {
-			t.Errorf("the index's reconciler %d: %+v, want %s every %d s with its function and log group", i, got, want.Source, want.EverySeconds)
-		}
+	slices.Sort(invokes)
+	slices.Sort(fns)
+	if !slices.Equal(invokes, fns) {
+		t.Errorf("the operator may invoke %v, want the reconcile functions %v", invokes, fns)
 	}
 
 	// Only ingest and the Stripe reconciler may publish to the topic.

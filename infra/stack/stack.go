@@ -252,6 +252,9 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 	h.Operator = NewOperatorRole(stack, "Operator", &OperatorRoleProps{
 		Config: cfg, Table: h.Table, Payloads: h.Payloads, Archive: h.Archive, Key: h.DataKey,
 	})
+	for _, r := range h.Reconcilers {
+		r.GrantInvoke(h.Operator.Role) // ops reconcile
+	}
 
 	if cfg.Egress.StaticAddresses {
 		if h.Egress, err = NewEgressNetwork(stack, "Egress", &EgressProps{Egress: cfg.Egress, LogRetention: retention}); err != nil {

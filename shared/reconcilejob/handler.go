@@ -12,36 +12,17 @@ import (
 )
 
 // Input is what the function is invoked with: the source's schedule sends
-// {"source": "<name>"}; an operator invoking the function by hand may add
-// since and dryRun.
+// {"source": "<name>"}, ops reconcile a reconcile.Invocation, and an
+// operator invoking it by hand may give since as a duration.
 type Input struct {
 	// Source names the source; it must be the function's own.
 	Source string `json:"source"`
 	// Since starts the window instead of the watermark less the overlap:
-	// a Go duration back from now ("24h") or an RFC 3339 time.
+	// an RFC 3339 time (reconcile.Invocation's) or a Go duration back from
+	// now ("24h").
 	Since string `json:"since,omitempty"`
 	// DryRun lists and compares, brings nothing in, saves no watermark.
 	DryRun bool `json:"dryRun,omitempty"`
-}
-
-// Output is what an invocation returns: the run's report, and the code of
-// what stopped it ("" when it went through).
-type Output struct {
-	Source         string    `json:"source"`
-	Since          time.Time `json:"since"`
-	Until          time.Time `json:"until"`
-	Listed         int       `json:"listed"`
-	Present        int       `json:"present"`
-	Missing        int       `json:"missing"`
-	BroughtIn      int       `json:"broughtIn"`
-	Redelivered    int       `json:"redelivered"`
-	OutOfRetention int       `json:"outOfRetention"`
-	Unwanted       int       `json:"unwanted"`
-	Skipped        int       `json:"skipped"`
-	Reasons        []string  `json:"reasons"`
-	Stopped        string    `json:"stopped"`
-	Watermark      time.Time `json:"watermark"`
-	DryRun         bool      `json:"dryRun"`
 }
 
 // Runner runs one reconciliation: *reconcile.Reconciler.
@@ -74,16 +55,16 @@ func NewHandler(source string, run Runner, log *slog.Logger) *Handler {
 // ErrInput is the error of an invocation whose input is refused.
 var ErrInput = errors.New("reconcile input")
 
-// Handle runs one reconciliation. A run that stopped (the provider
-// refused, timed out, paged forever) is not an error of the invocation:
-// its report says why, and its ReconcileStopped metric and log line carry
-// it to the alarm; the error is for an input refused or a run that could
-// not start.
-func (h *Handler) Handle(ctx context.Context, in Input) (Output, error) {
+// Handle runs one reconciliation and answers its report (what ops
+// reconcile prints). A run that stopped (the provider refused, timed out,
+// paged forever) is not an error of the invocation: its report says why,
+// and its ReconcileStopped metric and log line carry it to the alarm; the
+// error is for an input refused or a run that could not start.
+func (h *Handler) Handle(ctx context.Context, in Input) (reconcile.Report, error) {
 	opts, err := h.options(in)
 	if err != nil {
 		h.log.Error("reconcile", slog.String("outcome", "refused"), slog.String("source", in.Source), slog.String("error", err.Error()))
-		return Output{Source: in.Source}, err
+		return reconcile.Report{Source: in.Source}, err
 	}
 	if deadline, ok := ctx.Deadline(); ok {
 		var cancel context.CancelFunc
@@ -92,9 +73,9 @@ func (h *Handler) Handle(ctx context.Context, in Input) (Output, error) {
 	}
 	rep, err := h.run.Run(ctx, h.source, opts)
 	if err != nil && !errors.Is(err, reconcile.ErrStopped) {
-		return output(rep), err
+		return rep, err
 	}
-	return output(rep), nil
+	return rep, nil
 }
 
 // options checks the input against the function's source.
@@ -115,7 +96,7 @@ func (h *Handler) options(in Input) (reconcile.Options, error) {
 		opts.Since = h.now().Add(-d)
 		return opts, nil
 	}
-	t, err := time.Parse(time.RFC3339, since)
+	t, err := time.Parse(time.RFC3339Nano, since)
 	if err != nil {
 		return opts, fmt.Errorf("%w: since %q is neither a duration nor an RFC 3339 time; use e.g. \"24h\" or \"2026-12-01T00:00:00Z\"", ErrInput, in.Since)
 	}
@@ -124,12 +105,4 @@ func (h *Handler) options(in Input) (reconcile.Options, error) {
 	}
 	opts.Since = t
 	return opts, nil
-}
-
-func output(r reconcile.Report) Output {
-	return Output{
-		Source: r.Source, Since: r.Since, Until: r.Until, Listed: r.Listed, Present: r.Present, Missing: r.Missing,
-		BroughtIn: r.BroughtIn, Redelivered: r.Redelivered, OutOfRetention: r.OutOfRetention, Unwanted: r.Unwanted,
-		Skipped: r.Skipped, Reasons: r.Reasons, Stopped: r.Stopped, Watermark: r.Watermark, DryRun: r.DryRun,
-	}
 }

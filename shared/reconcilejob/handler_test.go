@@ -2,6 +2,7 @@ package reconcilejob
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -36,6 +37,21 @@ func handler(r *fakeRunner) *Handler {
 	return h
 }
 
+// invocation is what the function receives when ops reconcile invokes it
+// with inv.
+func invocation(t *testing.T, inv reconcile.Invocation) Input {
+	t.Helper()
+	b, err := json.Marshal(inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in Input
+	if err := json.Unmarshal(b, &in); err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
 func TestHandleOptions(t *testing.T) {
 	for _, tt := range []struct {
 		in   Input
@@ -45,6 +61,9 @@ func TestHandleOptions(t *testing.T) {
 		{Input{Source: "stripe", Since: "24h"}, reconcile.Options{Since: now.Add(-24 * time.Hour)}},
 		{Input{Source: "stripe", Since: " 90m ", DryRun: true}, reconcile.Options{Since: now.Add(-90 * time.Minute), DryRun: true}},
 		{Input{Source: "stripe", Since: "2026-12-01T00:00:00Z"}, reconcile.Options{Since: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}},
+		// reconcile.Invocation's since, as ops reconcile sends it.
+		{invocation(t, reconcile.Invocation{Source: "stripe", Since: time.Date(2026, 12, 2, 11, 30, 0, 5, time.UTC), DryRun: true}),
+			reconcile.Options{Since: time.Date(2026, 12, 2, 11, 30, 0, 5, time.UTC), DryRun: true}},
 	} {
 		r := &fakeRunner{report: reconcile.Report{Source: "stripe", Listed: 3}}
 		out, err := handler(r).Handle(context.Background(), tt.in)

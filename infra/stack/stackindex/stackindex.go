@@ -60,21 +60,6 @@ type Stack struct {
 	// "static" deliver from (or, with allocation ids brought by the
 	// configuration, those ids); empty without static addresses.
 	EgressAddresses []string `json:"egressAddresses"`
-	// Reconcilers are the reconciled sources' functions, in configuration
-	// order; empty (or absent in an index written before reconciliation)
-	// without a reconcile block.
-	Reconcilers []Reconciler `json:"reconcilers"`
-}
-
-// Reconciler is one reconciled source's scheduled function: an operator
-// invokes it ({"source", "since", "dryRun"}) or reads its log group.
-type Reconciler struct {
-	Source       string `json:"source"`
-	FunctionName string `json:"functionName"`
-	FunctionARN  string `json:"functionArn"`
-	LogGroup     string `json:"logGroup"`
-	// EverySeconds is the schedule's period.
-	EverySeconds int `json:"everySeconds"`
 }
 
 // Lane is a destination lane's parameter value.
@@ -182,4 +167,8 @@ func ReconcileParameter(stackName, source string) string {
 type Reconciler struct {
 	Source       string `json:"source"`
 	FunctionName string `json:"functionName"`
+	// LogGroup is the function's log group (its run lines), EverySeconds
+	// its schedule's period; absent in a parameter written before them.
+	LogGroup     string `json:"logGroup,omitempty"`
+	EverySeconds int    `json:"everySeconds,omitempty"`
 }
