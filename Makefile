@@ -101,7 +101,7 @@ CFN_LINT_IGNORE := W3005
 
 synth: ## synthesize the stack into $(CDK_OUT) (functions built on the way; CONFIG=file for another configuration) and cfn-lint every template
 	rm -rf $(CDK_OUT)
-	@echo "synthesizing: builds both functions, then runs the CDK app (jsii starts Node); about 30 s on a warm Go cache, several minutes on a cold one (it compiles the CDK's Go bindings)"
+	@echo "synthesizing: builds the functions, then runs the CDK app (jsii starts Node); about 30 s on a warm Go cache, several minutes on a cold one (it compiles the CDK's Go bindings)"
 	$(STILL) synthesizing env $(JSII_ENV) CDK_OUTDIR=$(CDK_OUT) $(if $(CONFIG),CDK_CONTEXT_JSON='{"hookfanConfig":"$(CONFIG)"}') $(GO) run ./infra
 	cfn-lint --non-zero-exit-code error --ignore-checks $(CFN_LINT_IGNORE) -- $(CDK_OUT)/*.template.json
 	@for f in $(CDK_OUT)/*.template.json; do printf '%-60s %8d bytes\n' "$$f" "$$(stat -c %s $$f)"; done
