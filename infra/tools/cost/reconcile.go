@@ -50,7 +50,7 @@ var ReconcileFigures = struct {
 	BatchReadKeys:    Figure{100, "keys a BatchGetItem", "Amazon DynamoDB: BatchGetItem reads at most 100 items a call"},
 	ReadUnitsPerKey:  Figure{0.5, "read request units per record looked up", "Amazon DynamoDB: an eventually consistent read (BatchGetItem's, as shared/reconcile reads) of an item up to 4 KB is half a read request unit (a record is under 1 KB)"},
 	WatermarkCalls:   Figure{1, "read and 1 write a run", "the run's watermark: a consistent GetItem at the start (1 read unit), a conditional UpdateItem when the run ends (shared/reconcile)"},
-	RunLogBytes:      Figure{1200, "bytes a run", "estimated: the run's summary line and its EMF line (no platform lines at WARN)"},
+	RunLogBytes:      Figure{1000, "bytes a run", "measured: a Stripe run's summary line and its EMF line (six metrics) with the requestId Lambda's JSON format adds, 930 bytes with one-digit counts (TestBuiltReconcileFunctionUnderRIE holds it); no platform lines at WARN, and a line more per event brought in"},
 	ReconcileMetrics: Figure{6, "metrics per reconciled source", "ReconcileListed, ReconcileMissing, ReconcileBroughtIn, ReconcileOutOfRetention, ReconcileSkipped and ReconcileStopped by Source, a point each per run (shared/reconcile)"},
 	ReconcileAlarms:  Figure{4, "alarms per reconciled source", "MissingAlarm, SkippedAlarm, StoppedAlarm and ErrorsAlarm (docs/operations.md)"},
 	ReconcileMB:      Figure{128, "MB", "the reconcile function's memory (infra/stack)"},
