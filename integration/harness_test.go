@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -256,11 +257,28 @@ func startEnvAt(t *testing.T, prefix, sources string, destinations []string, rec
 	t.Cleanup(func() {
 		e.stop()
 		e.gateway.Close()
-		if t.Failed() && os.Getenv("HOOKFAN_TEST_LOGS") != "" {
-			t.Logf("stack logs:\n%s", logs.String())
+		if t.Failed() {
+			keepLogs(t, logs.String())
 		}
 	})
 	return e
+}
+
+// keepLogs keeps a failed test's stack logs: printed with
+// HOOKFAN_TEST_LOGS set, and always written to
+// build/integration-logs/<test>.log (CI's output names the file).
+func keepLogs(t *testing.T, logs string) {
+	if os.Getenv("HOOKFAN_TEST_LOGS") != "" {
+		t.Logf("stack logs:\n%s", logs)
+	}
+	dir := filepath.Join("..", "build", "integration-logs")
+	name := filepath.Join(dir, strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())+".log")
+	if err := os.MkdirAll(dir, 0o755); err == nil {
+		if err := os.WriteFile(name, []byte(logs), 0o644); err == nil {
+			abs, _ := filepath.Abs(name)
+			t.Logf("stack logs kept in %s", abs)
+		}
+	}
 }
 
 // stop ends the pollers and waits for the batches in flight.

@@ -34,6 +34,7 @@ import (
 
 	"github.com/hookfan/hookfan/infra/local/devstack"
 	"github.com/hookfan/hookfan/infra/local/devstate"
+	"github.com/hookfan/hookfan/infra/local/fakeprovider"
 	"github.com/hookfan/hookfan/infra/local/foreground"
 	"github.com/hookfan/hookfan/shared/awsconfig"
 	"github.com/hookfan/hookfan/shared/awsconfig/lambdaenv"
@@ -84,6 +85,7 @@ func run(log *slog.Logger) error {
 	stateDir := flag.String("state-dir", devstate.DefaultStateDir, "where the persistent emulator is recorded")
 	stopEmulator := flag.Bool("stop-emulator", false, "stop the persistent emulator of --state-dir (losing everything it holds) and exit")
 	callTimeout := flag.Duration("call-timeout", devstack.DefaultCallTimeout, "deadline of each call the functions make to the emulator (AWS's are 1-4 s; an emulator on a busy machine needs more)")
+	fakes := flag.Bool("fake-providers", true, "serve a Stripe- or GitHub-shaped API at the apiUrl of each reconciled source that points to loopback over http (infra/local/fakeprovider)")
 	ingestTimeout := flag.Duration("ingest-timeout", devstack.DefaultLocalIngestTimeout, "deadline of each request to the gateway (deployed: 10s)")
 	flag.Parse()
 	warning, err := checkListen(*listen, *allowNonLoopback, *secretsPath)
@@ -159,9 +161,16 @@ func run(log *slog.Logger) error {
 			stop()
 		}
 	}()
+	var served []fakeprovider.Served
+	if *fakes {
+		if served, err = fakeprovider.Serve(ctx, cfg, secretValues, "http://"+ln.Addr().String()); err != nil {
+			return err
+		}
+	}
 	printBanner(os.Stderr, banner{
 		stack: stack, cfg: cfg, base: "http://" + ln.Addr().String(), emulator: emulator, region: awsCfg.Region,
 		secretsFile: *secretsPath, secretsInFile: secretValues, configFile: *cfgPath, prefix: *prefix, stateDir: *stateDir,
+		fakes: served,
 	})
 	if warning != "" {
 		// Last, under the banner, where it is read.
@@ -215,6 +224,7 @@ type banner struct {
 	configFile    string
 	prefix        string
 	stateDir      string
+	fakes         []fakeprovider.Served
 }
 
 // printBanner tells a developer where everything is and the commands that
@@ -304,6 +314,19 @@ func printBanner(w io.Writer, b banner) {
 	p("  dlq %-33s what waits in a DLQ", dest)
 	p("  redrive %-29s move the DLQ back to the queue", dest)
 	p("  replay --destination %s --since 1h   send archived events again (--event ID, --dry-run)", dest)
+	for _, s := range b.cfg.Reconciled() {
+		p("  reconcile %-27s bring in what %s sent and Hookfan never got (--since 1h, --dry-run); also every %s", s.Name, s.Name, s.Reconcile.Interval())
+	}
+	if len(b.fakes) > 0 {
+		p("\nFake provider APIs (reconciliation lists and redelivers through them):")
+		for _, f := range b.fakes {
+			what := "event=issues -d action=opened"
+			if f.Kind == "stripe" {
+				what = "type=payment_intent.succeeded"
+			}
+			p("  %-12s %s; an event Hookfan never got: curl -d %s -d send=false -d ago=5m %s", f.Source, f.URL, what, f.Control)
+		}
+	}
 	p("\nStop with Ctrl-C: batches in flight finish and nothing is lost; the next make dev picks up where this one stopped.\n")
 }
 

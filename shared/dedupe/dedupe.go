@@ -265,6 +265,17 @@ func extended(lease Lease, out Outcome) (history []Attempt, replays []string) {
 	return history, replays
 }
 
+// released is the state a Release restores: the outcome of the record's
+// last finished attempt as the claim found it (a replay's lease gives a
+// DELIVERED record back as DELIVERED), or, for a record no attempt has
+// finished, IN_PROGRESS with no lease — claimable, as after a crash.
+func released(lease Lease) Status {
+	if n := len(lease.History); n > 0 {
+		return lease.History[n-1].Outcome
+	}
+	return StatusInProgress
+}
+
 func newToken() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand panics on an unusable source)

@@ -78,9 +78,13 @@ const (
 	claimUpdate     = "SET #status = :in_progress, #token = :token, #until = :until, #source = :source, #type = :type, " +
 		"#expires = :expires, #first = if_not_exists(#first, :now_text) ADD #attempts :one"
 	finishCondition = "#token = :token"
-	finishDelivered = "SET #status = :status, #last_status = :code, #delivered_at = :at_text, #history = :history, #replays = :replays REMOVE #token, #until, #last_error, #next"
-	finishRetry     = "SET #status = :status, #last_status = :code, #last_error = :error, #history = :history, #next = :next_text REMOVE #token, #until"
-	finishFailed    = "SET #status = :status, #last_status = :code, #last_error = :error, #history = :history, #replays = :replays REMOVE #token, #until, #next"
+	// releaseUpdate gives a lease back unused (Release); releaseFirstUpdate
+	// also forgets the first attempt's time when the claim made it.
+	releaseUpdate      = "SET #status = :status ADD #attempts :minus_one REMOVE #token, #until"
+	releaseFirstUpdate = releaseUpdate + ", #first"
+	finishDelivered    = "SET #status = :status, #last_status = :code, #delivered_at = :at_text, #history = :history, #replays = :replays REMOVE #token, #until, #last_error, #next"
+	finishRetry        = "SET #status = :status, #last_status = :code, #last_error = :error, #history = :history, #next = :next_text REMOVE #token, #until"
+	finishFailed       = "SET #status = :status, #last_status = :code, #last_error = :error, #history = :history, #replays = :replays REMOVE #token, #until, #next"
 )
 
 var (
@@ -231,6 +235,38 @@ func (d *DynamoDB) Finish(ctx context.Context, lease Lease, out Outcome) error {
 		return fmt.Errorf("finish %s: %w", lease.PK, ErrLeaseLost)
 	case err != nil:
 		return fmt.Errorf("finish %s: %w", lease.PK, err)
+	}
+	return nil
+}
+
+// Release gives back a lease no attempt used, with an UpdateItem
+// conditional on its token: the claim's attempt is uncounted and the
+// record's state is what the claim found (released); ErrLeaseLost when
+// another claim took the record. A ModeCheck lease wrote nothing, so
+// nothing is given back.
+func (d *DynamoDB) Release(ctx context.Context, lease Lease) error {
+	if lease.Token == "" {
+		return nil
+	}
+	update, names := releaseUpdate, map[string]string{"#status": AttrStatus, "#attempts": AttrAttempts, "#token": AttrLeaseToken, "#until": AttrLeaseUntil}
+	if lease.Attempts <= 1 {
+		update = releaseFirstUpdate
+		names["#first"] = AttrFirstAttemptAt
+	}
+	_, err := d.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(d.table),
+		Key:                       ddbitem.Key(lease.PK),
+		UpdateExpression:          aws.String(update),
+		ConditionExpression:       aws.String(finishCondition),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: map[string]types.AttributeValue{":token": ddbitem.S(lease.Token), ":status": ddbitem.S(string(released(lease))), ":minus_one": ddbitem.N(-1)},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &ccf):
+		return fmt.Errorf("release %s: %w", lease.PK, ErrLeaseLost)
+	case err != nil:
+		return fmt.Errorf("release %s: %w", lease.PK, err)
 	}
 	return nil
 }

@@ -40,7 +40,10 @@ func (m *Memory) Claim(_ context.Context, in ClaimInput) (Lease, error) {
 		return checked(r, in), nil
 	}
 	if !exists {
-		r = Record{PK: in.PK, FirstAttemptAt: in.Now}
+		r = Record{PK: in.PK}
+	}
+	if r.FirstAttemptAt.IsZero() { // if_not_exists, as the DynamoDB claim
+		r.FirstAttemptAt = in.Now
 	}
 	r.Status = StatusInProgress
 	r.LeaseToken = newToken()
@@ -79,6 +82,27 @@ func (m *Memory) Finish(_ context.Context, lease Lease, out Outcome) error {
 		return fmt.Errorf("finish %s: %w", lease.PK, ErrLeaseLost)
 	}
 	m.records[lease.PK] = finished(r, lease, out)
+	return nil
+}
+
+// Release gives back a lease no attempt used, as the DynamoDB store does.
+func (m *Memory) Release(_ context.Context, lease Lease) error {
+	if lease.Token == "" {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, exists := m.records[lease.PK]
+	if !exists || r.LeaseToken != lease.Token {
+		return fmt.Errorf("release %s: %w", lease.PK, ErrLeaseLost)
+	}
+	r.Status = released(lease)
+	r.Attempts--
+	r.LeaseToken, r.LeaseUntil = "", time.Time{}
+	if lease.Attempts <= 1 {
+		r.FirstAttemptAt = time.Time{}
+	}
+	m.records[lease.PK] = r
 	return nil
 }
 

@@ -32,10 +32,13 @@ const (
 // written.
 var ErrSettled = errors.New("another attempt already ended the event")
 
-// Store is the protocol a deliverer follows: Claim, then Finish.
+// Store is the protocol a deliverer follows: Claim, then Finish — or,
+// when the claim cannot be used for reasons that are not the attempt's
+// (the lane's rate limit has no token for it in time), Release.
 type Store interface {
 	Claim(ctx context.Context, in ClaimInput) (Lease, error)
 	Finish(ctx context.Context, lease Lease, out Outcome) error
+	Release(ctx context.Context, lease Lease) error
 }
 
 // Modal is a Store that keeps its records in either mode (DynamoDB,

@@ -31,6 +31,7 @@ import (
 type Store interface {
 	Claim(ctx context.Context, in dedupe.ClaimInput) (dedupe.Lease, error)
 	Finish(ctx context.Context, lease dedupe.Lease, out dedupe.Outcome) error
+	Release(ctx context.Context, lease dedupe.Lease) error
 }
 
 // VisibilityAPI is the part of the SQS client the handler uses.
@@ -266,6 +267,7 @@ func (h *Handler) deliver(ctx context.Context, started time.Time, rec parsedReco
 	if !ok {
 		return stop
 	}
+	unclaimed := p // as the claim found it, should the rate limit hold it back after all
 	p.msg.Attempt = h.order.attemptOf(p.msg, lease)
 	if stop, ok := h.order.spent(ctx, h, p, lease); ok {
 		return stop
@@ -273,8 +275,8 @@ func (h *Handler) deliver(ctx context.Context, started time.Time, rec parsedReco
 	if stop, ok := h.reshape(ctx, &p, lease); !ok {
 		return stop
 	}
-	if sendTimeout, ok = h.alignToToken(ctx, p, tokenAt, sendTimeout); !ok {
-		return h.releaseUnsent(ctx, p, lease, "no token in time", errors.New("the claim outlasted the rate limit's token and no fresh one fits the POST's budget"))
+	if sendTimeout, stop, ok = h.alignToToken(ctx, unclaimed, lease, tokenAt, sendTimeout); !ok {
+		return stop
 	}
 	res := h.sender.Send(ctx, p.msg.delivery(sendTimeout))
 	h.count(metrics.DeliveryAttempts)

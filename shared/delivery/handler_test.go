@@ -641,6 +641,10 @@ func (brokenStore) Finish(context.Context, dedupe.Lease, dedupe.Outcome) error {
 	return errors.New("RequestLimitExceeded")
 }
 
+func (brokenStore) Release(context.Context, dedupe.Lease) error {
+	return errors.New("dynamodb: service unavailable")
+}
+
 // TestVisibilityCallFails: the item is still reported failed.
 func TestVisibilityCallFails(t *testing.T) {
 	secret := newSecret(t)

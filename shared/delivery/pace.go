@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/delivery/sender"
 	"github.com/hookfan/hookfan/shared/metrics"
 )
@@ -83,30 +84,38 @@ func (h *Handler) pace(ctx context.Context, p prepared) (tokenAt time.Time, stop
 // fixed time after its token, each request keeps its token's spacing.
 // When the claim outlasted PaceAlign the token is stale: a fresh one is
 // taken (the stale one is forfeited, which only slows the lane) and the
-// request is sent PaceAlign after it. !ok when no token fits what the
-// POST's budget leaves: the request must not go.
-func (h *Handler) alignToToken(ctx context.Context, p prepared, tokenAt time.Time, send time.Duration) (time.Duration, bool) {
+// request is sent PaceAlign after it. When no fresh token fits what the
+// POST's budget leaves, or the bucket cannot be read, the request must
+// not go: ok is false and stop says what becomes of the message, the
+// lease given back uncounted (unpaced), so that waiting spends no attempt.
+func (h *Handler) alignToToken(ctx context.Context, p prepared, lease dedupe.Lease, tokenAt time.Time, send time.Duration) (time.Duration, decision, bool) {
 	if tokenAt.IsZero() {
-		return send, true
+		return send, ack, true
 	}
 	for {
 		d := tokenAt.Add(h.timeouts.PaceAlign).Sub(h.now())
 		if d >= 0 {
-			if send-d < MinSendTime || h.sleep(ctx, d) != nil {
-				return 0, false
+			if send-d < MinSendTime {
+				return 0, h.unpaced(ctx, p, lease, d, nil), false
 			}
-			return send - d, true
+			if h.sleep(ctx, d) != nil {
+				return 0, h.unpaced(ctx, p, lease, 0, ctx.Err()), false
+			}
+			return send - d, ack, true
 		}
 		at := h.now()
 		tctx, cancel := context.WithTimeout(ctx, h.timeouts.Pace)
 		wait, err := h.pacer.Take(tctx)
 		cancel()
-		if err != nil || send-wait-h.timeouts.PaceAlign < MinSendTime {
-			return 0, false
+		if err != nil {
+			return 0, h.unpaced(ctx, p, lease, 0, err), false
+		}
+		if send-wait-h.timeouts.PaceAlign < MinSendTime {
+			return 0, h.unpaced(ctx, p, lease, wait, nil), false
 		}
 		if wait > 0 {
 			if h.sleep(ctx, wait) != nil {
-				return 0, false
+				return 0, h.unpaced(ctx, p, lease, 0, ctx.Err()), false
 			}
 			send -= wait
 			continue // take again
@@ -114,6 +123,35 @@ func (h *Handler) alignToToken(ctx context.Context, p prepared, tokenAt time.Tim
 		p.log.DebugContext(ctx, LogMessage, "outcome", "token_renewed", "reason", "the claim outlasted the token's alignment")
 		tokenAt = at
 	}
+}
+
+// unpaced gives back the lease of a claimed record the rate limit holds
+// back after its claim (alignToToken), uncounted: the record reads as the
+// claim found it and the next claim makes the same attempt. Then the
+// message goes as pace sends one it holds back before its claim: deferred
+// until the token is due when wait > 0, backed off unattempted when the
+// bucket could not be read (err), released at once when the invocation
+// ended. A lease that cannot be given back ends on its own; the claim's
+// attempt then counts.
+func (h *Handler) unpaced(ctx context.Context, p prepared, lease dedupe.Lease, wait time.Duration, err error) decision {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.timeouts.Finish)
+	rerr := h.store.Release(rctx, lease)
+	cancel()
+	if rerr != nil {
+		p.log.WarnContext(ctx, LogMessage, "outcome", "lease_not_released", "reason", "the lease ends on its own and the claim counts as an attempt", "error", rerr.Error())
+	}
+	switch {
+	case ctx.Err() != nil:
+		p.log.WarnContext(ctx, LogMessage, "outcome", "released", "reason", "the invocation ended while waiting for the rate limit")
+		return retryIn(0)
+	case err != nil:
+		wait := h.hide(p.started, PaceUnavailableBackoff)
+		p.log.ErrorContext(ctx, LogMessage, "outcome", "not_attempted", "reason", "the lane's rate limit could not be read; never sent unpaced",
+			"error", err.Error(), "retry_in_s", visibilitySeconds(wait))
+		return retryIn(wait)
+	}
+	h.count(metrics.DeliveryPaced)
+	return h.order.deferPaced(ctx, h, p, wait)
 }
 
 // paceSpare is how long a record may wait in the function for a token:

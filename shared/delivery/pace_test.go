@@ -393,3 +393,109 @@ func TestPacedHoldCoversItsFollowers(t *testing.T) {
 		t.Errorf("a2 hidden %v; want 10, then the longer hold a3's receives need", v)
 	}
 }
+
+// slowFirstClaim is the harness's record store whose first claim takes
+// claimTook on the harness's clock: a claim that outlasts PaceAlign.
+type slowFirstClaim struct {
+	*dedupe.Memory
+	hs        **harness
+	claimTook time.Duration
+	slowed    bool
+}
+
+func (s *slowFirstClaim) Claim(ctx context.Context, in dedupe.ClaimInput) (dedupe.Lease, error) {
+	l, err := s.Memory.Claim(ctx, in)
+	if !s.slowed {
+		s.slowed = true
+		(*s.hs).clock.Advance(s.claimTook)
+	}
+	return l, err
+}
+
+// TestPacedClaimOutlastingItsTokenSpendsNoAttempt: a claim that outlasts
+// its token's alignment needs a fresh token; when none fits the POST's
+// budget, the lease is given back uncounted and the message deferred as a
+// copy, as before a claim: no POST, no attempt, paced once. Its copy is
+// then delivered as attempt 1. On the code before, the lease was finished
+// FAILED and the copy came back as attempt 2.
+func TestPacedClaimOutlastingItsTokenSpendsNoAttempt(t *testing.T) {
+	secret := newSecret(t)
+	sub := newSubscriber(t, secret, nil)
+	var hsp *harness
+	store := &slowFirstClaim{Memory: dedupe.NewMemory(), hs: &hsp, claimTook: 3 * time.Second}
+	// 6 a minute: the fresh token is 7 s away, past the 2 s POST budget.
+	hs, pl := newPacedHarness(t, sub.URL, secret, config.RateLimit{PerMinute: 6}, func(o *laneOptions) { o.Store = store })
+	hsp = hs
+	hs.store = store.Memory
+
+	resp, err := hs.h.Handle(context.Background(), batch(sqsRecord("a", 1)))
+	if err != nil || len(resp.BatchItemFailures) != 0 || sub.posts("a") != 0 {
+		t.Fatalf("answered %v (%v), %d POSTs; want a deferred unsent and acknowledged", failures(resp), err, sub.posts("a"))
+	}
+	r, found, _ := store.Get(context.Background(), dedupe.Key("orders", "a"))
+	if !found || r.Attempts != 0 || r.LeaseToken != "" || len(r.History) != 0 {
+		t.Errorf("a's record %+v; want its claim given back: no attempt, no lease, no history", r)
+	}
+	copies := pl.requeue.calls()
+	if len(copies) != 1 || attr(copies[0], message.AttrPaced) != "1" || attr(copies[0], message.AttrAttempted) != "" || copies[0].DelaySeconds != 7 {
+		t.Fatalf("copies %d (paced %q, attempted %q, delay %d); want one, paced once, no attempt carried, due in 7 s",
+			len(copies), attr(copies[0], message.AttrPaced), attr(copies[0], message.AttrAttempted), copies[0].DelaySeconds)
+	}
+	if got := hs.sink.sum(metrics.DeliveryAttempts); got != 0 {
+		t.Errorf("DeliveryAttempts %v, want 0", got)
+	}
+	if got := hs.sink.sum(metrics.DeliveryPaced); got != 1 {
+		t.Errorf("DeliveryPaced %v, want 1", got)
+	}
+
+	hs.clock.Advance(7 * time.Second)
+	if resp, err := hs.h.Handle(context.Background(), batch(copyAsRecord(copies[0]))); err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("the copy answered %v (%v)", failures(resp), err)
+	}
+	r, _, _ = store.Get(context.Background(), dedupe.Key("orders", "a"))
+	if r.Status != dedupe.StatusDelivered || r.Attempts != 1 || len(r.History) != 1 || r.History[0].Paced != 1 {
+		t.Errorf("a's record %+v; want DELIVERED at attempt 1, paced once", r)
+	}
+	if got := sub.requests(); len(got) != 1 || got[0].header.Get("hookfan-attempt") != "1" {
+		t.Errorf("%d POSTs; want one, attempt 1", len(got))
+	}
+}
+
+// secondTakeFails is a pacer whose first take gives a token and whose
+// later ones fail.
+type secondTakeFails struct{ takes int }
+
+func (p *secondTakeFails) Take(context.Context) (time.Duration, error) {
+	p.takes++
+	if p.takes > 1 {
+		return 0, errors.New("throttled")
+	}
+	return 0, nil
+}
+func (*secondTakeFails) Observe(context.Context, int, bool) (bool, error) { return false, nil }
+func (*secondTakeFails) Effective() float64                               { return 5 }
+
+// TestPaceUnreadableAfterTheClaimSpendsNoAttempt: when the fresh token a
+// slow claim needs cannot be read, the lease is given back uncounted and
+// the message backed off unattempted, never sent unpaced.
+func TestPaceUnreadableAfterTheClaimSpendsNoAttempt(t *testing.T) {
+	secret := newSecret(t)
+	sub := newSubscriber(t, secret, nil)
+	var hsp *harness
+	store := &slowFirstClaim{Memory: dedupe.NewMemory(), hs: &hsp, claimTook: time.Second}
+	hs := newHarness(t, sub.URL, secret, func(o *laneOptions) {
+		o.Destination.RateLimit = &config.RateLimit{PerSecond: 5}
+		o.Pacer, o.Requeue, o.Store = &secondTakeFails{}, &fakeRequeue{}, store
+	})
+	hsp = hs
+	resp, err := hs.h.Handle(context.Background(), batch(sqsRecord("a", 1)))
+	if err != nil || !slices.Equal(failures(resp), []string{"msg-a-1"}) || sub.posts("a") != 0 {
+		t.Fatalf("answered %v (%v), %d POSTs; want a backed off unsent", failures(resp), err, sub.posts("a"))
+	}
+	if v := hs.sqs.visibility()["rh-a"]; !slices.Equal(v, []int32{int32(PaceUnavailableBackoff / time.Second)}) {
+		t.Errorf("a hidden %v, want [%d]", v, int32(PaceUnavailableBackoff/time.Second))
+	}
+	if r, _, _ := store.Get(context.Background(), dedupe.Key("orders", "a")); r.Attempts != 0 || r.LeaseToken != "" {
+		t.Errorf("a's record %+v; want its claim given back", r)
+	}
+}

@@ -60,6 +60,11 @@ func (s *itemLocked) Finish(ctx context.Context, lease dedupe.Lease, out dedupe.
 	return s.next.Finish(ctx, lease, out)
 }
 
+func (s *itemLocked) Release(ctx context.Context, lease dedupe.Lease) error {
+	defer s.lock(lease.PK)()
+	return s.next.Release(ctx, lease)
+}
+
 // replayLocked serializes ingest's replay calls per key, for the same
 // reason: two copies of one request racing must not both claim it. Its
 // keys ("replay:…") never meet a delivery record's, so it shares the

@@ -163,8 +163,19 @@ func (g *GitHub) Backdate(guid string, d time.Duration) {
 	}
 }
 
-// ServeHTTP serves the hook's deliveries and redeliveries.
+// ControlGitHubDeliveries is the fake's own endpoint that delivers a new
+// event.
+const ControlGitHubDeliveries = "/_fake/deliveries"
+
+// ServeHTTP serves the hook's deliveries and redeliveries, and POST
+// /_fake/deliveries (form: event, action, send=false for a delivery that
+// never reached the target: status 0, ago=10m to record it that long
+// ago), which delivers a new event.
 func (g *GitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == ControlGitHubDeliveries && r.Method == http.MethodPost {
+		g.control(w, r)
+		return
+	}
 	if r.Header.Get("Authorization") != "Bearer "+g.Token || g.Token == "" {
 		githubError(w, http.StatusUnauthorized, "Bad credentials")
 		return
@@ -263,4 +274,52 @@ func (g *GitHub) redeliver(w http.ResponseWriter, r *http.Request, id int64) {
 
 func githubError(w http.ResponseWriter, status int, message string) {
 	writeJSON(w, status, map[string]string{"message": message, "documentation_url": "https://docs.github.com/rest"})
+}
+
+func (g *GitHub) control(w http.ResponseWriter, r *http.Request) {
+	event, action := r.FormValue("event"), r.FormValue("action")
+	if event == "" {
+		event, action = "issues", "opened"
+	}
+	payload := []byte(`{"action":` + strconv.Quote(action) + `,"sender":{"login":"octocat"}}`)
+	if action == "" {
+		payload = []byte(`{"sender":{"login":"octocat"}}`)
+	}
+	ago, err := agoParam(r)
+	if err != nil {
+		githubError(w, http.StatusUnprocessableEntity, err.Error())
+		return
+	}
+	var a Attempt
+	if r.FormValue("send") == "false" {
+		a = g.lost(event, action, payload)
+	} else if a, err = g.Deliver(r.Context(), event, action, payload); err != nil {
+		githubError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	if ago > 0 {
+		g.Backdate(a.GUID, ago)
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"id": a.ID, "guid": a.GUID, "status_code": a.StatusCode})
+}
+
+// lost records a delivery that never reached the target (GitHub's
+// "Couldn't connect to server", status 0) without sending it.
+func (g *GitHub) lost(event, action string, payload []byte) Attempt {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	h := hex.EncodeToString(b[:])
+	d := &delivery{GUID: h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], Event: event, payload: payload,
+		Status: "Couldn't connect to server"}
+	if action != "" {
+		d.Action = &action
+	}
+	d.at = g.now()
+	d.DeliveredAt = d.at.UTC().Format(time.RFC3339)
+	g.mu.Lock()
+	g.nextID++
+	d.ID = g.nextID
+	g.deliveries = append(g.deliveries, d)
+	g.mu.Unlock()
+	return Attempt{ID: d.ID, GUID: d.GUID}
 }

@@ -40,6 +40,9 @@ type Stripe struct {
 	Key string
 	// Now is the fake's clock (default time.Now).
 	Now func() time.Time
+	// WebhookURL and WebhookSecret are the endpoint POST /_fake/events
+	// sends to (Hookfan's /webhooks/{source}) and its whsec_ secret.
+	WebhookURL, WebhookSecret string
 
 	mu     sync.Mutex
 	events []stripeEvent // in creation order
@@ -111,9 +114,15 @@ func (s *Stripe) Send(ctx context.Context, client *http.Client, url, secret stri
 	return resp.StatusCode, nil
 }
 
-// ServeHTTP serves GET /v1/events.
+// ServeHTTP serves GET /v1/events, and POST /_fake/events (form: type,
+// send=false to create an event whose webhook never leaves, ago=10m to
+// create it that long ago: reconciliation leaves events younger than
+// reconcile.Settle to the next run), which makes an event and sends it to
+// WebhookURL as Stripe would.
 func (s *Stripe) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
+	case r.URL.Path == ControlStripeEvents && r.Method == http.MethodPost:
+		s.control(w, r)
 	case r.URL.Path != "/v1/events":
 		stripeError(w, http.StatusNotFound, "invalid_request_error", "Unrecognized request URL ("+r.Method+": "+r.URL.Path+").")
 	case r.Method != http.MethodGet:
@@ -254,4 +263,43 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// ControlStripeEvents is the fake's own endpoint that makes an event.
+const ControlStripeEvents = "/_fake/events"
+
+func (s *Stripe) control(w http.ResponseWriter, r *http.Request) {
+	typ := r.FormValue("type")
+	if typ == "" {
+		typ = "payment_intent.succeeded"
+	}
+	ago, err := agoParam(r)
+	if err != nil {
+		stripeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+		return
+	}
+	ev := s.NewEvent(typ, s.now().Add(-ago), nil)
+	out := map[string]any{"id": ev.ID, "type": ev.Type, "sent": false}
+	if r.FormValue("send") != "false" && s.WebhookURL != "" {
+		status, err := s.Send(r.Context(), http.DefaultClient, s.WebhookURL, s.WebhookSecret, ev)
+		out["sent"], out["status"] = true, status
+		if err != nil {
+			out["error"] = err.Error()
+		}
+	}
+	writeJSON(w, http.StatusCreated, out)
+}
+
+// agoParam reads the control endpoints' ago: a duration before now, 0
+// when absent.
+func agoParam(r *http.Request) (time.Duration, error) {
+	v := r.FormValue("ago")
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("ago=%q is not a duration such as 10m", v)
+	}
+	return d, nil
 }

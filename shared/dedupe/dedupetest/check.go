@@ -99,6 +99,13 @@ func runCheck(t *testing.T, s Store, o Options) {
 		if _, ok, err := s.Get(ctx, pk); ok || err != nil {
 			t.Errorf("after a claim the record exists (%v, %v); want it written only after the attempt", ok, err)
 		}
+		// Nothing was written, so a release writes nothing either.
+		if err := s.Release(ctx, l); err != nil {
+			t.Errorf("release of a check lease: %v", err)
+		}
+		if _, ok, err := s.Get(ctx, pk); ok || err != nil {
+			t.Errorf("after a release the record exists (%v, %v); want nothing written", ok, err)
+		}
 	})
 
 	t.Run("the attempt is written once, and its copies are duplicates", func(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 type Store interface {
 	Claim(ctx context.Context, in dedupe.ClaimInput) (dedupe.Lease, error)
 	Finish(ctx context.Context, lease dedupe.Lease, out dedupe.Outcome) error
+	Release(ctx context.Context, lease dedupe.Lease) error
 	Get(ctx context.Context, pk string) (dedupe.Record, bool, error)
 }
 
@@ -241,6 +242,63 @@ func Run(t *testing.T, s Store, o Options) {
 		}
 		if diff := cmp.Diff(want, get(t, pk)); diff != "" {
 			t.Errorf("delivered record (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("a release uncounts the claim and restores what it found", func(t *testing.T) {
+		// A new record: nothing attempted, claimable at once, no first attempt.
+		pk := key()
+		l := mustClaim(t, pk, 0, "")
+		if err := s.Release(ctx, l); err != nil {
+			t.Fatalf("release: %v", err)
+		}
+		want := dedupe.Record{PK: pk, Status: dedupe.StatusInProgress, Source: "stripe", Type: "invoice.paid", ExpiresAt: start.Add(30 * 24 * time.Hour)}
+		if diff := cmp.Diff(want, get(t, pk)); diff != "" {
+			t.Errorf("released new record (-want +got):\n%s", diff)
+		}
+		if again := mustClaim(t, pk, time.Second, ""); again.Attempts != 1 {
+			t.Errorf("the claim after a release is attempt %d, want 1", again.Attempts)
+		}
+		if r := get(t, pk); !r.FirstAttemptAt.Equal(start.Add(time.Second)) {
+			t.Errorf("first attempt at %s, want the claim after the release's", r.FirstAttemptAt)
+		}
+
+		// A failed record: FAILED again, its attempt and history kept.
+		pk = key()
+		mustFinish(t, mustClaim(t, pk, 0, ""), dedupe.StatusFailed, 503)
+		l = mustClaim(t, pk, 2*time.Second, "")
+		if err := s.Release(ctx, l); err != nil {
+			t.Fatalf("release: %v", err)
+		}
+		r := wantStatus(t, pk, dedupe.StatusFailed, 1)
+		if r.LeaseToken != "" || !r.LeaseUntil.IsZero() || len(r.History) != 1 || !r.FirstAttemptAt.Equal(start) || !r.NextAttemptAt.Equal(start.Add(time.Minute)) {
+			t.Errorf("released failed record = %+v, want no lease, one attempt in the history, the first attempt and next attempt kept", r)
+		}
+		if err := s.Release(ctx, l); !errors.Is(err, dedupe.ErrLeaseLost) {
+			t.Errorf("a second release = %v, want %v", err, dedupe.ErrLeaseLost)
+		}
+		wantStatus(t, pk, dedupe.StatusFailed, 1)
+
+		// A replay of a delivered event: DELIVERED again, its copies duplicates.
+		pk = key()
+		mustFinish(t, mustClaim(t, pk, 0, ""), dedupe.StatusDelivered, 204)
+		l = mustClaim(t, pk, time.Hour, "replay-1")
+		if err := s.Release(ctx, l); err != nil {
+			t.Fatalf("release: %v", err)
+		}
+		wantStatus(t, pk, dedupe.StatusDelivered, 1)
+		_, err := claim(t, pk, 2*time.Hour, "")
+		refused(t, err, dedupe.ErrDuplicate, dedupe.StatusDelivered)
+
+		// A lease another claim took after it expired is not given back.
+		pk = key()
+		stale := mustClaim(t, pk, 0, "")
+		current := mustClaim(t, pk, lease+time.Second, "")
+		if err := s.Release(ctx, stale); !errors.Is(err, dedupe.ErrLeaseLost) {
+			t.Errorf("release of an expired lease another claim took = %v, want %v", err, dedupe.ErrLeaseLost)
+		}
+		if r := wantStatus(t, pk, dedupe.StatusInProgress, 2); r.LeaseToken != current.Token {
+			t.Errorf("the stale release changed the lease")
 		}
 	})
 
