@@ -28,9 +28,12 @@ import (
 	"github.com/hookfan/hookfan/shared/reconcilejob"
 )
 
-// ReconcileMemoryMB is the reconcile function's memory: a run waits on the
-// provider's pages and DynamoDB, and holds a page of events at a time.
-const ReconcileMemoryMB = 128
+// ReconcileMemoryMB is the reconcile function's memory. A run mostly waits
+// on the provider's pages and DynamoDB, but holds one answer at a time,
+// which reconcile.MaxBodyBytes lets reach 16 MB, while it decodes it:
+// 256 MB keeps a page that large a recorded stop or a skip, not an
+// out-of-memory crash (a page of 100 Stripe events is a few hundred KB).
+const ReconcileMemoryMB = 256
 
 // MaxReconcileTimeout is the longest a run may take: Lambda's limit.
 const MaxReconcileTimeout = 15 * time.Minute

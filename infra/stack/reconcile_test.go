@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookfan/hookfan/infra/stack"
 	"github.com/hookfan/hookfan/infra/stack/stackindex"
+	"github.com/hookfan/hookfan/infra/tools/cost"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/reconcilejob"
@@ -66,6 +67,9 @@ func TestReconcilers(t *testing.T) {
 			fn := res[fnID]
 			if fn.Properties["Runtime"] != "provided.al2023" || fmt.Sprint(fn.Properties["Architectures"]) != "[arm64]" || fn.Properties["Handler"] != "bootstrap" {
 				t.Errorf("function: runtime %v, architectures %v, handler %v", fn.Properties["Runtime"], fn.Properties["Architectures"], fn.Properties["Handler"])
+			}
+			if got := fn.Properties["MemorySize"]; got != float64(stack.ReconcileMemoryMB) || got != cost.ReconcileFigures.ReconcileMB.Value {
+				t.Errorf("memory %v MB, want stack.ReconcileMemoryMB %d, which the cost model prices (%v)", got, stack.ReconcileMemoryMB, cost.ReconcileFigures.ReconcileMB.Value)
 			}
 			if got, want := fn.Properties["Timeout"], stack.ReconcileTimeout(every).Seconds(); got != want {
 				t.Errorf("timeout %v, want %v (one run apart, at most 15 min)", got, want)

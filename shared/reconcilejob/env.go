@@ -133,6 +133,10 @@ func (e Env) Render() map[string]string {
 	env := map[string]string{}
 	if e.Ingest != nil {
 		env = e.Ingest.Render()
+		// Ingest's GC target trades memory for its hot path; a run holds
+		// a provider's page (up to reconcile's answer cap) in a 256 MB
+		// function, so it keeps Go's default.
+		delete(env, ingest.EnvGOGC)
 	}
 	env[EnvSource] = mustJSON(e.Source)
 	env[EnvDestinations] = mustJSON(e.Destinations)

@@ -92,6 +92,9 @@ func TestEnvRoundTrip(t *testing.T) {
 				if got.Ingest.TopicARN != resources.TopicARN || got.Ingest.PayloadBucket != resources.PayloadBucket || len(got.Ingest.Sources) != 1 || got.Ingest.Sources[0].Reconcile != nil {
 					t.Errorf("ingest's contract: %+v", got.Ingest)
 				}
+				if _, ok := vars[ingest.EnvGOGC]; ok {
+					t.Errorf("%s = %s: a run keeps Go's default GC target", ingest.EnvGOGC, vars[ingest.EnvGOGC])
+				}
 			} else if vars[ingest.EnvTopicARN] != "" {
 				t.Errorf("a GitHub source's function gets the topic %q: it publishes nothing", vars[ingest.EnvTopicARN])
 			}

@@ -53,7 +53,7 @@ var ReconcileFigures = struct {
 	RunLogBytes:      Figure{1000, "bytes a run", "measured: a Stripe run's summary line and its EMF line (six metrics) with the requestId Lambda's JSON format adds, 930 bytes with one-digit counts (TestBuiltReconcileFunctionUnderRIE holds it); no platform lines at WARN, and a line more per event brought in"},
 	ReconcileMetrics: Figure{6, "metrics per reconciled source", "ReconcileListed, ReconcileMissing, ReconcileBroughtIn, ReconcileOutOfRetention, ReconcileSkipped and ReconcileStopped by Source, a point each per run (shared/reconcile)"},
 	ReconcileAlarms:  Figure{4, "alarms per reconciled source", "MissingAlarm, SkippedAlarm, StoppedAlarm and ErrorsAlarm (docs/operations.md)"},
-	ReconcileMB:      Figure{128, "MB", "the reconcile function's memory (infra/stack)"},
+	ReconcileMB:      Figure{256, "MB", "the reconcile function's memory (stack.ReconcileMemoryMB: room for one answer of up to 16 MB being decoded)"},
 }
 
 // ReconcileScenario is one reconciled source's month: its events, the
