@@ -9,9 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/hookfan/hookfan/infra/local/devstack"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/ddbitem"
@@ -28,10 +25,7 @@ func TestDedupeStoreOnDynamoDB(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	table := uniquePrefix(t) + "-records"
-	attrs, key := ddbitem.KeySchema()
-	if _, err := clients.DynamoDB.CreateTable(ctx, &dynamodb.CreateTableInput{
-		TableName: &table, BillingMode: ddbtypes.BillingModePayPerRequest, AttributeDefinitions: attrs, KeySchema: key,
-	}); err != nil {
+	if _, err := clients.DynamoDB.CreateTable(ctx, ddbitem.CreateTableInput(table)); err != nil {
 		t.Fatal(err)
 	}
 	dedupetest.Run(t, dedupe.NewDynamoDB(clients.DynamoDB, table), dedupetest.Options{Destination: "orders"})
@@ -45,10 +39,7 @@ func TestDedupeCheckStoreOnDynamoDB(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	table := uniquePrefix(t) + "-records"
-	attrs, key := ddbitem.KeySchema()
-	if _, err := clients.DynamoDB.CreateTable(ctx, &dynamodb.CreateTableInput{
-		TableName: &table, BillingMode: ddbtypes.BillingModePayPerRequest, AttributeDefinitions: attrs, KeySchema: key,
-	}); err != nil {
+	if _, err := clients.DynamoDB.CreateTable(ctx, ddbitem.CreateTableInput(table)); err != nil {
 		t.Fatal(err)
 	}
 	store := dedupe.NewDynamoDB(clients.DynamoDB, table).InMode(dedupe.ModeCheck).(dedupetest.Store)

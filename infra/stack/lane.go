@@ -54,6 +54,9 @@ type LaneProps struct {
 	Code awslambda.Code
 	// AlarmAction receives the lane's alarms; nil: alarms without actions.
 	AlarmAction awscloudwatch.IAlarmAction
+	// StackName is the stack the alarms' descriptions tell operators to
+	// open with ops --stack; "": the lane's own stack's name.
+	StackName string
 	// MemoryMB is the deliver function's memory; nil: functions.deliverMemoryMB.
 	MemoryMB *float64
 	// LogRetention of the function's logs; "": the config's api.logRetentionDays.
@@ -352,7 +355,7 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 		l.addPause(rule)
 	}
 	l.guardQueues(topic.TopicArn(), props.OperatorRoleArn, requeues(d))
-	l.addAlarms(cfg, props.AlarmAction)
+	l.addAlarms(cfg, props.AlarmAction, props.StackName)
 	return l, nil
 }
 
@@ -462,41 +465,68 @@ func (l *Lane) addPause(rule config.PauseRule) {
 // reasonTick is why a probe tick keeps nothing when it fails.
 const reasonTick = "The probe schedule's ticks carry no data (a constant input); one that is not delivered or fails is followed by the next within probeEvery, so a DLQ or failure destination would only collect copies of that constant. A failing tick shows in the function's Errors alarm."
 
-func (l *Lane) addAlarms(cfg *config.Config, action awscloudwatch.IAlarmAction) {
+func (l *Lane) addAlarms(cfg *config.Config, action awscloudwatch.IAlarmAction, stackName string) {
 	name := l.Destination.Name
+	if stackName == "" {
+		stackName = *awscdk.Stack_Of(l.Construct).StackName()
+	}
 	minute := awscdk.Duration_Minutes(jsii.Number(1))
 	five := awscdk.Duration_Minutes(jsii.Number(5))
 	maximum := jsii.String("Maximum")
 	alarm := func(id string, m awscloudwatch.IMetric, threshold float64, desc string) awscloudwatch.Alarm {
 		return newAlarm(l.Construct, id, m, threshold, desc, action)
 	}
-	l.Alarms.DeadLetters = alarm("DeadLettersAlarm",
-		l.DeadLetterQueue.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: minute, Statistic: maximum}), 0,
-		fmt.Sprintf("Hookfan destination %s: messages in its DLQ. Fix the subscriber, then redrive the DLQ from the SQS console (docs/operations.md#redrive-a-dlq-from-the-console).", name))
+	lane, dlq := LaneView(stackName, "lane", name), LaneView(stackName, "dlq", name)
+	if rule, ok := cfg.DLQAlarm(l.Destination); ok {
+		// The DLQ's depth rises by what reached it: the rise from one
+		// window's highest depth to the next's counts the arrivals (less
+		// what a redrive took away meanwhile).
+		window := seconds(rule.Window())
+		depth := l.DeadLetterQueue.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: window, Statistic: maximum})
+		arrived := awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+			Expression:   jsii.String("DIFF(depth)"),
+			UsingMetrics: &map[string]awscloudwatch.IMetric{"depth": depth},
+			Period:       window,
+			Label:        jsii.String("messages that reached the DLQ in the window"),
+		})
+		l.Alarms.DeadLetters = alarm("DeadLettersAlarm", arrived, float64(rule.Threshold),
+			fmt.Sprintf("Hookfan destination %s: more than %d messages reached its DLQ within %d minutes. Fix the subscriber, then redrive the DLQ (ops redrive %s).%s", name, rule.Threshold, int(rule.Window().Minutes()), name, dlq))
+	} else {
+		l.Alarms.DeadLetters = alarm("DeadLettersAlarm",
+			l.DeadLetterQueue.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: minute, Statistic: maximum}), 0,
+			fmt.Sprintf("Hookfan destination %s: messages in its DLQ. Fix the subscriber, then redrive the DLQ (ops redrive %s, or the SQS console: docs/operations.md#redrive-a-dlq-from-the-console).%s", name, name, dlq))
+	}
 	l.Alarms.SubscriptionDeadLetters = alarm("SubscriptionDeadLettersAlarm",
 		l.SubscriptionDeadLetterQueue.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: minute, Statistic: maximum}), 0,
-		fmt.Sprintf("Hookfan destination %s: SNS could not deliver to the lane's queue (check the queue and its policy).", name))
+		fmt.Sprintf("Hookfan destination %s: SNS could not deliver to the lane's queue (check the queue and its policy).%s", name, lane))
 	l.Alarms.OldestMessage = alarm("OldestMessageAlarm",
 		l.Queue.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Period: five, Statistic: maximum}),
 		cfg.Alarms.OldestMessageThreshold().Seconds(),
-		fmt.Sprintf("Hookfan destination %s: the oldest queued event waits longer than %s; the subscriber is slow or failing.", name, cfg.Alarms.OldestMessageThreshold()))
+		fmt.Sprintf("Hookfan destination %s: the oldest queued event waits longer than %s; the subscriber is slow or failing.%s", name, cfg.Alarms.OldestMessageThreshold(), lane))
 	if rule, pauses := l.Destination.PauseRule(); pauses {
 		period := seconds(rule.ProbeEvery)
 		l.Alarms.Paused = alarm("PausedAlarm", awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
 			Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(metrics.LanePaused),
 			DimensionsMap: &map[string]*string{metrics.DimDestination: jsii.String(name)}, Statistic: maximum, Period: period,
-		}), 0, fmt.Sprintf("Hookfan destination %s: the lane is paused (its destination kept failing); events wait in its queue and a probe every %s resumes it once the destination answers 2xx (docs/operations.md#paused-lanes).", name, rule.ProbeEvery))
+		}), 0, fmt.Sprintf("Hookfan destination %s: the lane is paused (its destination kept failing); events wait in its queue and a probe every %s resumes it once the destination answers 2xx (docs/operations.md#paused-lanes).%s", name, rule.ProbeEvery, lane))
 	}
 	if _, paced := l.Destination.Pace(); paced && cfg.Metrics.PerLane() {
 		threshold := cfg.Alarms.OldestMessageThreshold()
 		l.Alarms.EventAge = alarm("EventAgeAlarm", awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
 			Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(metrics.EventAge),
 			DimensionsMap: &map[string]*string{metrics.DimDestination: jsii.String(name)}, Statistic: maximum, Period: five,
-		}), float64(threshold.Milliseconds()), fmt.Sprintf("Hookfan destination %s: a paced event was delivered more than %s after it was accepted; the lane's backlog may not clear at its rate before the queue's retention (docs/operations.md#paced-lanes).", name, threshold))
+		}), float64(threshold.Milliseconds()), fmt.Sprintf("Hookfan destination %s: a paced event was delivered more than %s after it was accepted; the lane's backlog may not clear at its rate before the queue's retention (docs/operations.md#paced-lanes).%s", name, threshold, lane))
 	}
 	l.Alarms.Errors = alarm("ErrorsAlarm",
 		l.Function.MetricErrors(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}), 0,
-		fmt.Sprintf("Hookfan destination %s: the deliver function failed invocations (crash or timeout).", name))
+		fmt.Sprintf("Hookfan destination %s: the deliver function failed invocations (crash or timeout); its log group has the errors.%s", name, lane))
+}
+
+// LaneView is the sentence a lane alarm's description ends with: the ops
+// command that shows what the alarm is about, and the console's page of
+// the lane (ops console serves it).
+func LaneView(stackName, command, destination string) string {
+	return fmt.Sprintf(" Open: ops --stack %s %s %s, or /lanes/%s in ops --stack %s console.", stackName, command, destination, destination, stackName)
 }
 
 // importSecret references an existing secret by name or ARN. A complete ARN

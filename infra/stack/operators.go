@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookfan/hookfan/infra/stack/stackindex"
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/ddbitem"
 	"github.com/hookfan/hookfan/shared/payload"
 	"github.com/hookfan/hookfan/shared/reconcilejob"
 )
@@ -65,7 +66,8 @@ func NewOperatorRole(scope constructs.Construct, id string, props *OperatorRoleP
 	index := stack.FormatArn(&awscdk.ArnComponents{Service: jsii.String("ssm"), Resource: jsii.String("parameter"),
 		ResourceName: jsii.String(stackindex.Prefix(*stack.StackName())[1:] + "*")})
 	allow([]string{"ssm:GetParameter", "ssm:GetParametersByPath"}, index)
-	allow([]string{"dynamodb:GetItem", "dynamodb:Scan", "dynamodb:UpdateItem"}, props.Table.TableArn()) // Scan: ops events
+	allow([]string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:UpdateItem"}, props.Table.TableArn()) // BatchGetItem: ops events' page
+	allow([]string{"dynamodb:Query"}, jsii.String(*props.Table.TableArn()+"/index/"+ddbitem.TimeIndex))         // ops events' window
 	if props.Archive != nil {
 		allow([]string{"s3:ListBucket"}, props.Archive.Bucket.BucketArn())
 		allow([]string{"s3:GetObject"}, props.Archive.Bucket.ArnForObjects(jsii.String("*")))

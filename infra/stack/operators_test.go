@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/ddbitem"
 )
 
 // TestOperatorRoleGuardsTheQueues: the stack makes an operator role,
@@ -48,10 +49,16 @@ func TestOperatorRoleGuardsTheQueues(t *testing.T) {
 	}
 	// Its own policy: the index, records, mappings; no SQS (the queues'
 	// policies give that, lane by lane), nothing on the topic.
+	query := false
 	for _, st := range roleStatements(parent)[operatorID] {
-		if strings.HasPrefix(st, "sqs:") || strings.HasPrefix(st, "sns:") {
+		if strings.HasPrefix(st, "sqs:") || strings.HasPrefix(st, "sns:") || strings.Contains(st, "dynamodb:Scan") {
 			t.Errorf("operator role's own policy grants %s", st)
 		}
+		// ops events queries the time index, never scans the table.
+		query = query || strings.HasPrefix(st, "dynamodb:Query on ") && strings.HasSuffix(st, "/index/"+ddbitem.TimeIndex)
+	}
+	if !query {
+		t.Errorf("operator role's own policy %v: no dynamodb:Query on the time index", roleStatements(parent)[operatorID])
 	}
 
 	// Only ingest publishes to the fan-out topic.

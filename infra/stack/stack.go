@@ -60,7 +60,8 @@ type Hookfan struct {
 	// Reconcilers reconcile the sources with a reconcile block, in
 	// configuration order (reconcile.go); none without one.
 	Reconcilers []*Reconciler
-	// AlarmTopic receives every alarm; nil when config.alarms.email is unset.
+	// AlarmTopic receives every alarm; nil when neither alarms.email nor
+	// alarms.https is set.
 	AlarmTopic awssns.Topic
 	// Lanes are the destinations' lanes, in configuration order; each lives
 	// in its own nested stack, LaneStacks[i].
@@ -183,14 +184,24 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 	h.Sources = NewSourceSecrets(stack, "SourceSecrets", &SourceSecretsProps{Sources: cfg.Sources, LogRetention: retention})
 
 	var action awscloudwatch.IAlarmAction
-	if cfg.Alarms.Email != "" {
+	if cfg.Alarms.Notified() {
 		h.AlarmTopic = awssns.NewTopic(stack, jsii.String("AlarmTopic"), &awssns.TopicProps{
 			DisplayName: jsii.String("Hookfan alarms"),
 			MasterKey:   h.TopicKey,
 			EnforceSSL:  jsii.Bool(true),
 		})
-		email := h.AlarmTopic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(cfg.Alarms.Email), nil))
-		suppress(email, suppression{id: "Serverless-SNSRedrivePolicy", reason: "The alarm e-mail subscription: a notification SNS cannot e-mail has no reader in a DLQ, and the alarm's state and history stay in CloudWatch."})
+		if cfg.Alarms.Email != "" {
+			email := h.AlarmTopic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(cfg.Alarms.Email), nil))
+			suppress(email, suppression{id: "Serverless-SNSRedrivePolicy", reason: "The alarm e-mail subscription: a notification SNS cannot e-mail has no reader in a DLQ, and the alarm's state and history stay in CloudWatch."})
+		}
+		// Incident tools' endpoints: SNS posts each a SubscriptionConfirmation,
+		// which the tool confirms (docs/operations.md#alarms).
+		for _, endpoint := range cfg.Alarms.HTTPS {
+			sub := h.AlarmTopic.AddSubscription(awssnssubscriptions.NewUrlSubscription(jsii.String(endpoint), &awssnssubscriptions.UrlSubscriptionProps{
+				Protocol: awssns.SubscriptionProtocol_HTTPS,
+			}))
+			suppress(sub, suppression{id: "Serverless-SNSRedrivePolicy", reason: "An alarm https subscription: SNS retries an endpoint by its delivery policy; a notification it then drops would wait unread in a DLQ, and the alarm's state and history stay in CloudWatch."})
+		}
 		// CloudWatch publishes alarms to the encrypted topic, so it needs
 		// the key; the condition limits that to this account's alarms.
 		h.TopicKey.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
@@ -271,7 +282,7 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 		// reference to the topic keeps it from depending on the parent stack
 		// (which CloudFormation cannot express for a nested stack).
 		topic := awssns.Topic_FromTopicArn(ns, jsii.String("Topic"), h.Topic.TopicArn())
-		lp := &LaneProps{Destination: d, Config: cfg, Topic: topic, Table: h.Table, Code: code("deliver"), AlarmAction: action,
+		lp := &LaneProps{Destination: d, Config: cfg, Topic: topic, Table: h.Table, Code: code("deliver"), AlarmAction: action, StackName: *stack.StackName(),
 			OperatorRoleArn: h.Operator.Role.RoleArn(), Egress: h.Egress}
 		if d.Ordered() {
 			lp.OrderedTopic = orderedTopicRef(ns, h.OrderedTopic)

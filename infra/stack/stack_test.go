@@ -699,9 +699,18 @@ func TestBase(t *testing.T) {
 		tableID = id
 		p := tb.Properties
 		wantProps := map[string]any{
-			"BillingMode":          "PAY_PER_REQUEST",
-			"KeySchema":            []any{map[string]any{"AttributeName": "pk", "KeyType": "HASH"}},
-			"AttributeDefinitions": []any{map[string]any{"AttributeName": "pk", "AttributeType": "S"}},
+			"BillingMode": "PAY_PER_REQUEST",
+			"KeySchema":   []any{map[string]any{"AttributeName": "pk", "KeyType": "HASH"}},
+			"AttributeDefinitions": []any{map[string]any{"AttributeName": "pk", "AttributeType": "S"},
+				map[string]any{"AttributeName": ddbitem.TimeBucket, "AttributeType": "S"},
+				map[string]any{"AttributeName": ddbitem.FirstAttemptAt, "AttributeType": "S"}},
+			// The records by first attempt (ops events): sparse, keys only.
+			"GlobalSecondaryIndexes": []any{map[string]any{
+				"IndexName": ddbitem.TimeIndex,
+				"KeySchema": []any{map[string]any{"AttributeName": ddbitem.TimeBucket, "KeyType": "HASH"},
+					map[string]any{"AttributeName": ddbitem.FirstAttemptAt, "KeyType": "RANGE"}},
+				"Projection": map[string]any{"ProjectionType": "KEYS_ONLY"},
+			}},
 			// The delivery records' and the replay records' expiry.
 			"TimeToLiveSpecification":          map[string]any{"AttributeName": ddbitem.ExpiresAt, "Enabled": true},
 			"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},

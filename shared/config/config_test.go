@@ -437,6 +437,23 @@ func TestParseInvalid(t *testing.T) {
 			},
 		},
 		{
+			name: "alarm endpoints and DLQ thresholds",
+			json: `{"sources": [{"name": "s", "verify": {"kind": "github", "secretName": "s"}}],
+			  "destinations": [{"name": "a", "url": "https://a.example.com", "alarms": {"dlq": {"threshold": 5, "windowMinutes": 61}}}],
+			  "alarms": {"https": ["http://events.example.com/sns", "https://u:pw@events.example.com/sns", "https://10.0.0.1/sns", "events.example.com", "https://events.example.com/x#y",
+			    "https://events.example.com/ok", "https://events.example.com/ok"], "dlq": {"threshold": 0}}}`,
+			want: []string{
+				`destinations[0].alarms.dlq.windowMinutes: 61 is out of range; use 1 to 60 minutes (default 5)`,
+				`alarms.https[0]: "http://events.example.com/sns" does not use https; SNS sends alarms to https endpoints here (use the tool's https URL)`,
+				`alarms.https[1]: "https://REDACTED@events.example.com/sns" carries credentials; remove user:password@ (the configuration holds no credentials: use the tool's integration URL, which carries its routing key)`,
+				`alarms.https[2]: "https://10.0.0.1/sns": host 10.0.0.1 is a private-use address; SNS reaches public hosts only`,
+				`alarms.https[3]: "events.example.com" is not an absolute URL; use the https URL your incident tool gives for Amazon SNS`,
+				`alarms.https[4]: "https://events.example.com/x#y" has a fragment; remove the #part`,
+				`alarms.https[6]: "https://events.example.com/ok" is alarms.https[5] again; list each endpoint once`,
+				`alarms.dlq.threshold: 0: give the number of messages (1 or more) that may reach the DLQ within the window before it alarms; leave out alarms.dlq to alarm on any message in the DLQ`,
+			},
+		},
+		{
 			name: "record days shorter than retention plus DLQ",
 			json: `{"sources": [{"name": "s", "verify": {"kind": "github", "secretName": "s"}}], "dedupe": {"recordDays": 10}}`,
 			want: []string{`dedupe.recordDays: 10 days is shorter than the longest queue retention plus the DLQ's 14 days; use at least 14 so a redriven message is still deduplicated`},
@@ -794,5 +811,31 @@ func TestFilterMatches(t *testing.T) {
 				t.Errorf("%s: %v matches, want none", tt.name, m)
 			}
 		}
+	}
+}
+
+// TestDLQAlarmPrecedence: a destination's alarms.dlq wins over the top
+// level's, which applies to the rest; neither leaves the alarm on any
+// message. An https endpoint alone makes the alarm topic, and with it the
+// customer key.
+func TestDLQAlarmPrecedence(t *testing.T) {
+	c, err := Parse([]byte(`{"sources": [{"name": "s", "verify": {"kind": "github", "secretName": "s"}}],
+	  "topicKey": "aws-managed",
+	  "destinations": [{"name": "a", "url": "https://a.example.com", "alarms": {"dlq": {"threshold": 3}}}, {"name": "b", "url": "https://b.example.com"}],
+	  "alarms": {"https": ["https://events.example.com/sns"], "dlq": {"threshold": 10, "windowMinutes": 15}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, okA := c.DLQAlarm(c.Destinations[0])
+	b, okB := c.DLQAlarm(c.Destinations[1])
+	if !okA || a.Threshold != 3 || a.Window() != 5*time.Minute || !okB || b.Threshold != 10 || b.Window() != 15*time.Minute {
+		t.Errorf("a %+v %v (window %s), b %+v %v (window %s); want a's own 3 in 5m, b the top level's 10 in 15m", a, okA, a.Window(), b, okB, b.Window())
+	}
+	if !c.Alarms.Notified() || !c.CustomerKey() {
+		t.Errorf("an https endpoint alone: notified %v, customer key %v; want both", c.Alarms.Notified(), c.CustomerKey())
+	}
+	c.Alarms.DLQ = nil
+	if _, ok := c.DLQAlarm(c.Destinations[1]); ok {
+		t.Error("no alarms.dlq anywhere: a threshold, want the alarm on any message")
 	}
 }

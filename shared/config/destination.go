@@ -89,6 +89,8 @@ type Destination struct {
 	// or a minute that holds across all its deliver functions
 	// (ratelimit.go).
 	RateLimit *RateLimit `json:"rateLimit,omitempty"`
+	// Alarms are the lane's own alarm settings (alarms.go).
+	Alarms *DestinationAlarms `json:"alarms,omitempty"`
 }
 
 // Timeout is the whole-request deadline of one delivery.
@@ -146,6 +148,9 @@ func (d *Destination) validate(p *problems, at string, seen map[string]int, inde
 	}
 	d.validateQueueTiming(p, at)
 	d.validateEgress(p, at)
+	if d.Alarms != nil && d.Alarms.DLQ != nil {
+		d.Alarms.DLQ.validate(p, at+".alarms.dlq")
+	}
 	if d.Pause != nil {
 		d.Pause.validate(p, at+".pause", d)
 	}

@@ -88,7 +88,7 @@ func (c *Config) TopicKeyKind() string {
 // for the fan-out topic, or for the alarm topic (CloudWatch alarms cannot
 // publish to a topic under an AWS managed key).
 func (c *Config) CustomerKey() bool {
-	return c.TopicKeyKind() == TopicKeyCustomer || c.Alarms.Email != ""
+	return c.TopicKeyKind() == TopicKeyCustomer || c.Alarms.Notified()
 }
 
 // TracingMode is the tracing mode in force.

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
@@ -26,6 +27,17 @@ const (
 	PartitionKey = "pk"
 	// ExpiresAt is the table's TTL attribute, in epoch seconds.
 	ExpiresAt = "expires_at"
+	// TimeIndex is the table's one global secondary index: the delivery
+	// records by the hour of their first attempt (shared/dedupe's
+	// TimeIndex reads it). It is sparse (only items carrying TimeBucket
+	// are in it) and keeps the keys only.
+	TimeIndex = "by_first_attempt"
+	// TimeBucket is TimeIndex's partition key, a string: the hour of the
+	// first attempt and a shard, "2026-12-03T14#5".
+	TimeBucket = "time_bucket"
+	// FirstAttemptAt is TimeIndex's sort key, a string: RFC 3339 in UTC
+	// with milliseconds, whose one width sorts as time does.
+	FirstAttemptAt = "first_attempt_at"
 )
 
 // Key is the key of the item whose partition key is pk.
@@ -38,6 +50,31 @@ func KeySchema() ([]types.AttributeDefinition, []types.KeySchemaElement) {
 	name := PartitionKey
 	return []types.AttributeDefinition{{AttributeName: &name, AttributeType: types.ScalarAttributeTypeS}},
 		[]types.KeySchemaElement{{AttributeName: &name, KeyType: types.KeyTypeHash}}
+}
+
+// CreateTableInput creates the table named name as the stack does: on
+// demand, keyed by PartitionKey, with TimeIndex.
+func CreateTableInput(name string) *dynamodb.CreateTableInput {
+	attrs, key := KeySchema()
+	bucket, first := TimeBucket, FirstAttemptAt
+	attrs = append(attrs,
+		types.AttributeDefinition{AttributeName: &bucket, AttributeType: types.ScalarAttributeTypeS},
+		types.AttributeDefinition{AttributeName: &first, AttributeType: types.ScalarAttributeTypeS})
+	index := TimeIndex
+	return &dynamodb.CreateTableInput{
+		TableName:            &name,
+		BillingMode:          types.BillingModePayPerRequest,
+		AttributeDefinitions: attrs,
+		KeySchema:            key,
+		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{
+			IndexName: &index,
+			KeySchema: []types.KeySchemaElement{
+				{AttributeName: &bucket, KeyType: types.KeyTypeHash},
+				{AttributeName: &first, KeyType: types.KeyTypeRange},
+			},
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly},
+		}},
+	}
 }
 
 // S is a string attribute value.

@@ -15,7 +15,8 @@
 //
 // Each finish appends the attempt to the record's history (the last
 // MaxHistory attempts: when, outcome, HTTP status, latency, short error, who
-// claimed, which replay); the summary fields (last status and error,
+// claimed, which replay, and for the latest MaxAnswers failed ones the
+// first MaxAnswer bytes of the receiver's answer); the summary fields (last status and error,
 // attempts) stay as they were. A FAILED attempt records when the next one is
 // due.
 //
@@ -51,9 +52,10 @@ const (
 	StatusGone Status = "GONE"
 )
 
-// Bounds that keep a record small: under 5 KB at every bound (DynamoDB
-// items hold 400 KB), about 340 bytes delivered at the first attempt (one
-// write unit).
+// Bounds that keep a record small: under 10 KB at every bound (DynamoDB
+// items hold 400 KB; a write costs a unit per KB of the item), under 5 KB
+// without the receivers' answers, about 340 bytes delivered at the first
+// attempt (one write unit).
 const (
 	// MaxErrorLen bounds the last_error attribute.
 	MaxErrorLen = 256
@@ -63,6 +65,13 @@ const (
 	MaxHistoryErrorLen = 128
 	// MaxClaimedByLen bounds who claimed an attempt.
 	MaxClaimedByLen = 64
+	// MaxAnswer bounds the receiver's answer an attempt keeps (the first
+	// bytes of a failed attempt's response body).
+	MaxAnswer = 1 << 10
+	// MaxAnswers is how many of the latest attempts keep their answer;
+	// older ones lose it (their status and error stay), so a record that
+	// keeps failing stays under its bound.
+	MaxAnswers = 4
 	// MaxReplays is how many finished replays a record remembers, the
 	// latest last (replay ids start with their time, so they sort by it).
 	MaxReplays = 10
@@ -141,6 +150,9 @@ type Outcome struct {
 	// Paced is how often the lane's rate limit deferred the message before
 	// this attempt (0 when never).
 	Paced int
+	// Answer is the first bytes of the receiver's answer to a failed
+	// attempt (kept up to MaxAnswer; ignored for DELIVERED).
+	Answer []byte
 }
 
 // Attempt is one entry of a record's history.
@@ -156,6 +168,9 @@ type Attempt struct {
 	// Paced is how often the lane's rate limit deferred the message before
 	// this attempt.
 	Paced int
+	// Answer is the first bytes of the receiver's answer (at most
+	// MaxAnswer), kept on the latest MaxAnswers attempts that had one.
+	Answer []byte
 }
 
 // Record is a delivery record as stored.
@@ -250,13 +265,22 @@ func extended(lease Lease, out Outcome) (history []Attempt, replays []string) {
 	a := Attempt{
 		At: lease.At, Outcome: out.Status, HTTPStatus: out.HTTPStatus, Latency: out.Latency,
 		Error: shorten(out.Error, MaxHistoryErrorLen), ClaimedBy: shorten(lease.ClaimedBy, MaxClaimedByLen), Replay: lease.Replay,
-		Paced: out.Paced,
+		Paced: out.Paced, Answer: slices.Clone(out.Answer[:min(len(out.Answer), MaxAnswer)]),
 	}
 	if out.Status == StatusDelivered {
-		a.Error = ""
+		a.Error, a.Answer = "", nil
 	}
 	history = append(slices.Clone(lease.History), a)
 	history = history[max(0, len(history)-MaxHistory):]
+	kept := 0
+	for i := len(history) - 1; i >= 0; i-- {
+		if len(history[i].Answer) == 0 {
+			continue
+		}
+		if kept++; kept > MaxAnswers {
+			history[i].Answer = nil
+		}
+	}
 	replays = slices.Clone(lease.Replays)
 	if lease.Replay != "" && (out.Status == StatusDelivered || out.Status == StatusGone) && !slices.Contains(replays, lease.Replay) {
 		replays = append(replays, lease.Replay)

@@ -22,8 +22,9 @@ const (
 	AttrAttempts       = "attempts"
 	AttrLastStatus     = "last_status"
 	AttrLastError      = "last_error"
-	AttrFirstAttemptAt = "first_attempt_at" // RFC 3339, UTC, milliseconds
-	AttrDeliveredAt    = "delivered_at"     // RFC 3339, UTC, milliseconds
+	AttrFirstAttemptAt = ddbitem.FirstAttemptAt // RFC 3339, UTC, milliseconds; the time index's sort key
+	AttrTimeBucket     = ddbitem.TimeBucket     // the time index's partition key, written with the first attempt (TimeBucket)
+	AttrDeliveredAt    = "delivered_at"         // RFC 3339, UTC, milliseconds
 	AttrSource         = "source"
 	AttrType           = "type"
 	AttrNextAttemptAt  = "next_attempt_at" // RFC 3339, UTC, milliseconds; while FAILED
@@ -41,6 +42,7 @@ const (
 	histBy        = "by"
 	histReplay    = "replay"
 	histPaced     = "paced"
+	histAnswer    = "answer" // binary, the receiver's first bytes
 )
 
 // timeLayout is the layout of the audit timestamps.
@@ -76,12 +78,14 @@ const (
 	// ended there; a live lease refuses.
 	replayCondition = "attribute_not_exists(#pk) OR ((attribute_not_exists(#until) OR #until < :now) AND NOT contains(#replays, :replay))"
 	claimUpdate     = "SET #status = :in_progress, #token = :token, #until = :until, #source = :source, #type = :type, " +
-		"#expires = :expires, #first = if_not_exists(#first, :now_text) ADD #attempts :one"
+		"#expires = :expires, #first = if_not_exists(#first, :now_text), #bucket = if_not_exists(#bucket, :bucket) ADD #attempts :one"
 	finishCondition = "#token = :token"
 	// releaseUpdate gives a lease back unused (Release); releaseFirstUpdate
-	// also forgets the first attempt's time when the claim made it.
+	// also forgets the first attempt's time when the claim made it, and
+	// with it the time index's bucket, so that the next claim writes both
+	// for its own time.
 	releaseUpdate      = "SET #status = :status ADD #attempts :minus_one REMOVE #token, #until"
-	releaseFirstUpdate = releaseUpdate + ", #first"
+	releaseFirstUpdate = releaseUpdate + ", #first, #bucket"
 	finishDelivered    = "SET #status = :status, #last_status = :code, #delivered_at = :at_text, #history = :history, #replays = :replays REMOVE #token, #until, #last_error, #next"
 	finishRetry        = "SET #status = :status, #last_status = :code, #last_error = :error, #history = :history, #next = :next_text REMOVE #token, #until"
 	finishFailed       = "SET #status = :status, #last_status = :code, #last_error = :error, #history = :history, #replays = :replays REMOVE #token, #until, #next"
@@ -91,7 +95,7 @@ var (
 	claimNames = map[string]string{
 		"#pk": ddbitem.PartitionKey, "#status": AttrStatus, "#token": AttrLeaseToken, "#until": AttrLeaseUntil,
 		"#source": AttrSource, "#type": AttrType, "#expires": ddbitem.ExpiresAt, "#first": AttrFirstAttemptAt,
-		"#attempts": AttrAttempts,
+		"#attempts": AttrAttempts, "#bucket": AttrTimeBucket,
 	}
 	finishDeliveredNames = map[string]string{
 		"#status": AttrStatus, "#last_status": AttrLastStatus, "#delivered_at": AttrDeliveredAt,
@@ -121,6 +125,7 @@ func (d *DynamoDB) claimInput(in ClaimInput, token string) *dynamodb.UpdateItemI
 		":in_progress": ddbitem.S(string(StatusInProgress)),
 		":now":         ddbitem.N(in.Now.UnixMilli()),
 		":now_text":    ddbitem.S(in.Now.UTC().Format(timeLayout)),
+		":bucket":      ddbitem.S(TimeBucket(in.PK, in.Now)),
 		":token":       ddbitem.S(token),
 		":until":       ddbitem.N(in.LeaseUntil.UnixMilli()),
 		":source":      ddbitem.S(in.Source),
@@ -251,7 +256,7 @@ func (d *DynamoDB) Release(ctx context.Context, lease Lease) error {
 	update, names := releaseUpdate, map[string]string{"#status": AttrStatus, "#attempts": AttrAttempts, "#token": AttrLeaseToken, "#until": AttrLeaseUntil}
 	if lease.Attempts <= 1 {
 		update = releaseFirstUpdate
-		names["#first"] = AttrFirstAttemptAt
+		names["#first"], names["#bucket"] = AttrFirstAttemptAt, AttrTimeBucket
 	}
 	_, err := d.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(d.table),
@@ -354,6 +359,9 @@ func encodeHistory(history []Attempt) types.AttributeValue {
 		if a.Paced > 0 {
 			m[histPaced] = ddbitem.N(int64(a.Paced))
 		}
+		if len(a.Answer) > 0 {
+			m[histAnswer] = &types.AttributeValueMemberB{Value: a.Answer}
+		}
 		for k, v := range map[string]string{histError: a.Error, histBy: a.ClaimedBy, histReplay: a.Replay} {
 			if v != "" {
 				m[k] = ddbitem.S(v)
@@ -382,5 +390,12 @@ func decodeAttempt(v types.AttributeValue) (Attempt, error) {
 	a := Attempt{Outcome: Status(it.String(histOutcome)), HTTPStatus: int(it.Int(histStatus)), Latency: time.Duration(it.Int(histLatencyMS)) * time.Millisecond,
 		Error: it.String(histError), ClaimedBy: it.String(histBy), Replay: it.String(histReplay), Paced: int(it.Int(histPaced))}
 	a.At = it.Time(histAt)
+	switch v := m.Value[histAnswer].(type) {
+	case nil:
+	case *types.AttributeValueMemberB:
+		a.Answer = v.Value
+	default:
+		it.Fail(fmt.Errorf("%s: want binary", histAnswer))
+	}
 	return a, it.Err()
 }

@@ -21,7 +21,7 @@ import (
 // checkRecord is the finish's part every outcome shares: the claim's
 // fields, the first attempt's time when the record is new, the count and
 // the lease a ModeLease claim may have left removed.
-const checkRecord = "#source = :source, #type = :type, #expires = :expires, #first = if_not_exists(#first, :claimed_text), #history = :history, #last_status = :code"
+const checkRecord = "#source = :source, #type = :type, #expires = :expires, #first = if_not_exists(#first, :claimed_text), #bucket = if_not_exists(#bucket, :bucket), #history = :history, #last_status = :code"
 
 var (
 	checkDelivered = "SET #status = :status, " + checkRecord + ", #delivered_at = :at_text, #replays = :replays ADD #attempts :one REMOVE #token, #until, #last_error, #next"
@@ -56,6 +56,7 @@ func (d *DynamoDB) checkedFinishInput(lease Lease, out Outcome) *dynamodb.Update
 		":type":         ddbitem.S(lease.Type),
 		":expires":      ddbitem.N(lease.ExpiresAt.Unix()),
 		":claimed_text": ddbitem.S(lease.At.UTC().Format(timeLayout)),
+		":bucket":       ddbitem.S(TimeBucket(lease.PK, lease.At)),
 		":one":          ddbitem.N(1),
 		":now":          ddbitem.N(as.Now.UnixMilli()),
 	}

@@ -219,6 +219,7 @@ func TestDynamoDBHistoryRoundTrip(t *testing.T) {
 		"entry not a map":     {"history": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberS{Value: "x"}}}},
 		"entry time":          {"history": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberM{Value: item("at", "yesterday")}}}},
 		"replay not a string": {"replays": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberN{Value: "1"}}}},
+		"answer not binary":   {"history": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberM{Value: item("answer", "text")}}}},
 	} {
 		f.item = bad
 		if _, _, err := dedupe.NewDynamoDB(f, "t").Get(context.Background(), "orders#e1"); err == nil {
@@ -284,6 +285,8 @@ func valueSize(v types.AttributeValue) int {
 	switch x := v.(type) {
 	case *types.AttributeValueMemberS:
 		return len(x.Value)
+	case *types.AttributeValueMemberB:
+		return len(x.Value)
 	case *types.AttributeValueMemberN:
 		return len(x.Value)/2 + 1
 	case *types.AttributeValueMemberL:
@@ -299,9 +302,10 @@ func valueSize(v types.AttributeValue) int {
 }
 
 // TestRecordSizeIsBounded: a record at every bound (10 attempts with the
-// longest error, claimer and replay id, 10 replays, the longest last error)
-// stays under 5 KB; one delivered at its first attempt, under 1 KB (one
-// write unit).
+// longest error, claimer, replay id and receiver's answer, 10 replays, the
+// longest last error) stays under 10 KB, and under 5 KB without the
+// answers; one delivered at its first attempt, under 1 KB (one write
+// unit).
 func TestRecordSizeIsBounded(t *testing.T) {
 	var written map[string]types.AttributeValue
 	f := &fakeDynamo{update: func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
@@ -318,7 +322,8 @@ func TestRecordSizeIsBounded(t *testing.T) {
 	}
 	replay := "rpl_" + strings.Repeat("r", 60)
 	full := dedupe.Attempt{At: t0, Outcome: dedupe.StatusFailed, HTTPStatus: 500, Latency: 10 * time.Second,
-		Error: strings.Repeat("e", dedupe.MaxHistoryErrorLen), ClaimedBy: strings.Repeat("b", dedupe.MaxClaimedByLen), Replay: replay}
+		Error: strings.Repeat("e", dedupe.MaxHistoryErrorLen), ClaimedBy: strings.Repeat("b", dedupe.MaxClaimedByLen), Replay: replay,
+		Answer: make([]byte, dedupe.MaxAnswer)}
 	var history []dedupe.Attempt
 	var replays []string
 	for range dedupe.MaxHistory {
@@ -328,16 +333,26 @@ func TestRecordSizeIsBounded(t *testing.T) {
 		replays = append(replays, replay)
 	}
 	lease := dedupe.Lease{PK: "p", Token: "tok", At: t0, Replay: replay, ClaimedBy: full.ClaimedBy, History: history, Replays: replays[1:]}
-	if err := dedupe.NewDynamoDB(f, "t").Finish(context.Background(), lease, dedupe.Outcome{Status: dedupe.StatusDead, HTTPStatus: 500, Error: full.Error, At: t0}); err != nil {
-		t.Fatal(err)
-	}
-	worst := maps.Clone(base)
-	worst["history"], worst["replays"] = written[":history"], written[":replays"]
-	worst["next_attempt_at"] = &types.AttributeValueMemberS{Value: "2026-11-30T12:00:00.000Z"}
-	if n := itemSize(worst); n >= 5<<10 {
-		t.Errorf("a record at every bound is %d bytes, want under 5 KB", n)
-	} else {
-		t.Logf("a record at every bound: %d bytes", n)
+	for _, c := range []struct {
+		name   string
+		answer []byte
+		bound  int
+	}{{"with answers", make([]byte, 2*dedupe.MaxAnswer), 10 << 10}, {"without answers", nil, 5 << 10}} {
+		lease.History = slices.Clone(history)
+		for i := range lease.History {
+			lease.History[i].Answer = c.answer[:min(len(c.answer), dedupe.MaxAnswer)] // as a finish kept it
+		}
+		if err := dedupe.NewDynamoDB(f, "t").Finish(context.Background(), lease, dedupe.Outcome{Status: dedupe.StatusDead, HTTPStatus: 500, Error: full.Error, At: t0, Answer: c.answer}); err != nil {
+			t.Fatal(err)
+		}
+		worst := maps.Clone(base)
+		worst["history"], worst["replays"] = written[":history"], written[":replays"]
+		worst["next_attempt_at"] = &types.AttributeValueMemberS{Value: "2026-11-30T12:00:00.000Z"}
+		if n := itemSize(worst); n >= c.bound {
+			t.Errorf("a record at every bound (%s) is %d bytes, want under %d", c.name, n, c.bound)
+		} else {
+			t.Logf("a record at every bound (%s): %d bytes", c.name, n)
+		}
 	}
 
 	lease = dedupe.Lease{PK: "p", Token: "tok", At: t0, ClaimedBy: "0123456789abcdef0123456789abcdef"}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -115,4 +116,43 @@ func TestShortError(t *testing.T) {
 // twin, simultaneous finishes included.
 func TestMemoryCheckConformance(t *testing.T) {
 	dedupetest.Run(t, dedupe.NewMemory().InMode(dedupe.ModeCheck).(dedupetest.Store), dedupetest.Options{Concurrent: true, Mode: dedupe.ModeCheck})
+}
+
+// TestAnswersAreBounded: a failed attempt keeps the first MaxAnswer bytes
+// of the receiver's answer; only the latest MaxAnswers attempts with one
+// keep theirs; a delivered attempt keeps none.
+func TestAnswersAreBounded(t *testing.T) {
+	ctx := context.Background()
+	m := dedupe.NewMemory()
+	at := t0
+	for i := range dedupe.MaxAnswers + 2 {
+		l, err := m.Claim(ctx, claimAt("orders#e1", at, time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		answer := []byte(strings.Repeat(string(rune('a'+i)), dedupe.MaxAnswer+10))
+		if err := m.Finish(ctx, l, dedupe.Outcome{Status: dedupe.StatusFailed, HTTPStatus: 500, At: at, Answer: answer}); err != nil {
+			t.Fatal(err)
+		}
+		at = at.Add(2 * time.Minute)
+	}
+	l, _ := m.Claim(ctx, claimAt("orders#e1", at, time.Minute))
+	if err := m.Finish(ctx, l, dedupe.Outcome{Status: dedupe.StatusDelivered, HTTPStatus: 200, At: at, Answer: []byte("ok")}); err != nil {
+		t.Fatal(err)
+	}
+	r, _, _ := m.Get(ctx, "orders#e1")
+	var got []string
+	for _, a := range r.History {
+		if len(a.Answer) > dedupe.MaxAnswer {
+			t.Errorf("an answer of %d bytes, want at most %d", len(a.Answer), dedupe.MaxAnswer)
+		}
+		if len(a.Answer) > 0 {
+			got = append(got, string(a.Answer[:1]))
+		} else {
+			got = append(got, "-")
+		}
+	}
+	if want := []string{"-", "-", "c", "d", "e", "f", "-"}; !slices.Equal(got, want) {
+		t.Errorf("answers kept %v, want %v", got, want)
+	}
 }

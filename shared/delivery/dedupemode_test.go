@@ -200,3 +200,27 @@ func TestLaneMetricsAggregate(t *testing.T) {
 		t.Error("the default contract aggregates the lanes' metrics")
 	}
 }
+
+// TestFailedAttemptKeepsTheAnswer: the record's history keeps the first
+// bytes of what the receiver answered to a failed attempt, in either mode.
+func TestFailedAttemptKeepsTheAnswer(t *testing.T) {
+	secret := newSecret(t)
+	sub := newSubscriber(t, secret, func(string) reply {
+		return reply{status: http.StatusUnprocessableEntity, body: `{"error":"unknown customer cus_1"}`}
+	})
+	for _, mode := range []string{"lease", "check"} {
+		store := dedupe.NewMemory()
+		opts := []func(*laneOptions){func(o *laneOptions) { o.Store = store }}
+		if mode == "check" {
+			opts = []func(*laneOptions){checkMode(store)}
+		}
+		hs := newHarness(t, sub.URL, secret, opts...)
+		if resp, _ := hs.h.Handle(context.Background(), batch(sqsRecord("e1", 1))); len(resp.BatchItemFailures) != 1 {
+			t.Fatalf("%s: failures %v, want the message retried", mode, resp.BatchItemFailures)
+		}
+		r, _, _ := store.Get(context.Background(), dedupe.Key("orders", "e1"))
+		if len(r.History) != 1 || string(r.History[0].Answer) != `{"error":"unknown customer cus_1"}` || r.History[0].HTTPStatus != 422 {
+			t.Errorf("%s: history %+v, want the 422's answer kept", mode, r.History)
+		}
+	}
+}

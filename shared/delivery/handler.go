@@ -492,7 +492,7 @@ func (h *Handler) record(ctx context.Context, p prepared, lease dedupe.Lease, re
 // and the message's fate, and counts it.
 func (h *Handler) judge(p prepared, res sender.Result) (out dedupe.Outcome, outcome string, d decision) {
 	msg, now := p.msg, h.now()
-	out = dedupe.Outcome{HTTPStatus: res.Status, Error: res.Describe(), At: now, Latency: res.Latency, Paced: msg.Paced}
+	out = dedupe.Outcome{HTTPStatus: res.Status, Error: res.Describe(), At: now, Latency: res.Latency, Paced: msg.Paced, Answer: res.Answer}
 	switch v := res.Verdict(); {
 	case v == sender.Delivered:
 		h.count(metrics.DeliverySucceeded)

@@ -178,6 +178,7 @@ type reply struct {
 	status int
 	header map[string]string
 	delay  time.Duration
+	body   string
 }
 
 // subscriber is a loopback destination that verifies every delivery with
@@ -217,7 +218,10 @@ func newSubscriber(t testing.TB, secret string, answer func(id string) reply) *s
 			w.Header().Set(k, v)
 		}
 		w.WriteHeader(rep.status)
-		_, _ = w.Write([]byte(`{"ok":true}`))
+		if rep.body == "" {
+			rep.body = `{"ok":true}`
+		}
+		_, _ = io.WriteString(w, rep.body)
 	}))
 	t.Cleanup(s.Close)
 	return s

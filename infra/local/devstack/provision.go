@@ -450,16 +450,18 @@ func allowTopic(ctx context.Context, api *sqs.Client, url, arn, topicARN string)
 }
 
 func createTable(ctx context.Context, api *dynamodb.Client, name string) error {
-	attrs, key := ddbitem.KeySchema()
-	_, err := api.CreateTable(ctx, &dynamodb.CreateTableInput{
-		TableName:            &name,
-		BillingMode:          ddbtypes.BillingModePayPerRequest,
-		AttributeDefinitions: attrs,
-		KeySchema:            key,
-	})
+	in := ddbitem.CreateTableInput(name)
+	_, err := api.CreateTable(ctx, in)
 	var inUse *ddbtypes.ResourceInUseException
 	if err != nil && !errors.As(err, &inUse) {
 		return fmt.Errorf("create table %s: %w", name, err)
+	}
+	if err != nil {
+		// A table an earlier run made may predate the time index (ops
+		// events queries it): add it, as the stack's update does.
+		if err := addTimeIndex(ctx, api, in); err != nil {
+			return err
+		}
 	}
 	if _, err := api.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: &name,
 		TimeToLiveSpecification: &ddbtypes.TimeToLiveSpecification{AttributeName: aws.String(ddbitem.ExpiresAt), Enabled: aws.Bool(true)}}); err != nil && !errors.As(err, new(*ddbtypes.ResourceInUseException)) {
@@ -468,6 +470,32 @@ func createTable(ctx context.Context, api *dynamodb.Client, name string) error {
 		if !errors.As(err, &ve) || ve.ErrorCode() != "ValidationException" {
 			return fmt.Errorf("enable TTL on %s: %w", name, err)
 		}
+	}
+	return nil
+}
+
+// addTimeIndex adds in's time index to the existing table it names,
+// unless the table has it.
+func addTimeIndex(ctx context.Context, api *dynamodb.Client, in *dynamodb.CreateTableInput) error {
+	desc, err := api.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: in.TableName})
+	if err != nil {
+		return fmt.Errorf("describe table %s: %w", *in.TableName, err)
+	}
+	for _, gsi := range desc.Table.GlobalSecondaryIndexes {
+		if aws.ToString(gsi.IndexName) == ddbitem.TimeIndex {
+			return nil
+		}
+	}
+	index := in.GlobalSecondaryIndexes[0]
+	_, err = api.UpdateTable(ctx, &dynamodb.UpdateTableInput{
+		TableName:            in.TableName,
+		AttributeDefinitions: in.AttributeDefinitions,
+		GlobalSecondaryIndexUpdates: []ddbtypes.GlobalSecondaryIndexUpdate{{Create: &ddbtypes.CreateGlobalSecondaryIndexAction{
+			IndexName: index.IndexName, KeySchema: index.KeySchema, Projection: index.Projection,
+		}}},
+	})
+	if err != nil {
+		return fmt.Errorf("add index %s to table %s: %w", ddbitem.TimeIndex, *in.TableName, err)
 	}
 	return nil
 }

@@ -36,8 +36,9 @@ Commands:
                                EVENT is a Hookfan event id (evt_…), source:provider-event-id, or the
                                provider's event id alone (tried under each source; exit 1 if none has it)
   events [--since TIME]        recent events, newest first, with each destination's state (read
-      [--source S] [--type T]  from the delivery records); TIME as for replay, default 1h
-      [--destination D] [--max N]
+      [--until TIME]           from the records' time index, the window only); TIME as for replay,
+      [--source S] [--type T]  --since default 1h; --state keeps events with a record in that state
+      [--destination D] [--state S] [--max N] [--after CURSOR]   (FAILED, DEAD…); --after: the next page
   dlq DESTINATION [--max N]    how many messages the destination's DLQ holds, and a page of them
                                (event, source, type, last error), read without consuming them
   redrive DESTINATION          move the destination's DLQ back to its queue (SQS's move task, or
@@ -485,7 +486,7 @@ func Build(ctx context.Context, g Global, stdout, stderr io.Writer) (*Operator, 
 	ddb := dynamodb.NewFromConfig(awsCfg)
 	op := &Operator{
 		Resources: res, SQS: sqsClient, Records: dedupe.NewDynamoDB(ddb, res.Table),
-		LaneStore: pausing.NewDynamoDB(ddb, res.Table), PaceStore: pacing.NewDynamoDB(ddb, res.Table), Switch: switchFor, Recent: scanner(ddb, res.Table, g.Stack != ""),
+		LaneStore: pausing.NewDynamoDB(ddb, res.Table), PaceStore: pacing.NewDynamoDB(ddb, res.Table), Switch: switchFor, Recent: dedupe.NewTimeIndex(ddb, res.Table),
 		Reconciler: reconciler, Out: stdout, Progress: stderr,
 	}
 	s3Client := archive.NewS3Client(awsCfg)

@@ -3,6 +3,9 @@ package operator
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -34,7 +37,7 @@ func TestEventsNewestFirstWithEachDestination(t *testing.T) {
 	run := func(opt EventsOptions) ([]string, string) {
 		t.Helper()
 		var out bytes.Buffer
-		op := &Operator{Resources: Resources{Where: "test", Lanes: []Lane{{Destination: "a"}, {Destination: "b"}}}, Recent: m, Out: &out}
+		op := &Operator{Resources: Resources{Where: "test", Lanes: []Lane{{Destination: "a"}, {Destination: "b"}}}, Recent: m, Out: &out, Now: func() time.Time { return t0.Add(time.Hour) }}
 		opt.Since = t0
 		evs, err := op.Events(ctx, opt)
 		if err != nil {
@@ -62,6 +65,10 @@ func TestEventsNewestFirstWithEachDestination(t *testing.T) {
 			t.Errorf("%s: %v, want %v\n%s", c.name, got, c.want, out)
 		}
 	}
+	if _, out := run(EventsOptions{Max: 1}); !strings.Contains(out, "2 events first attempted since 2026-05-01T13:00:00.000Z; the newest 1 (--max):") ||
+		!strings.Contains(out, "more: the next 1 with --after ") {
+		t.Errorf("--max 1 says neither how many there are nor how to see the rest:\n%s", out)
+	}
 	_, out := run(EventsOptions{})
 	for _, want := range []string{"2 event(s) first attempted since 2026-05-01T13:00:00.000Z, newest first:",
 		"2026-05-01T13:01:00.000Z  evt_1  stripe  invoice.paid\n  a  IN_PROGRESS 1 attempt(s)\n  b  IN_PROGRESS 1 attempt(s)",
@@ -71,8 +78,118 @@ func TestEventsNewestFirstWithEachDestination(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	op := &Operator{Resources: Resources{Where: "test", Lanes: []Lane{{Destination: "a"}}}, Recent: m, Out: &buf}
+	op := &Operator{Resources: Resources{Where: "test", Lanes: []Lane{{Destination: "a"}}}, Recent: m, Out: &buf, Now: func() time.Time { return t0.Add(time.Hour) }}
 	if _, err := op.Events(ctx, EventsOptions{Since: t0, Destination: "nope"}); err == nil || !strings.Contains(err.Error(), "destinations: a") {
 		t.Errorf("an unknown destination: %v, want the destinations named", err)
+	}
+}
+
+// TestEventsPagesThroughTheWindow: a window of 100,000 records over a
+// month is listed an hour at a time, reading the index's entries of that
+// hour only and the records of one page; the pages, each from the one
+// before's Next, list every event of the hour once, newest first; state,
+// until and a bad cursor behave.
+func TestEventsPagesThroughTheWindow(t *testing.T) {
+	ctx := context.Background()
+	end := time.Date(2026, 5, 31, 0, 0, 0, 0, time.UTC)
+	m := dedupe.NewMemory()
+	const total = 100_000
+	step := 30 * 24 * time.Hour / (total / 2) // 50,000 events to 2 lanes
+	inHour := 0
+	for i := range total / 2 {
+		at := end.Add(-time.Duration(i+1) * step)
+		for _, d := range []string{"a", "b"} {
+			if _, err := m.Claim(ctx, dedupe.ClaimInput{PK: dedupe.Key(d, fmt.Sprintf("evt_%05d", i)), Source: "stripe", Type: "invoice.paid",
+				Now: at, LeaseUntil: at.Add(time.Minute), ExpiresAt: at.Add(24 * time.Hour)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if i%10 == 0 {
+			l, _ := m.Claim(ctx, dedupe.ClaimInput{PK: dedupe.Key("b", fmt.Sprintf("evt_%05d", i)), Now: at.Add(2 * time.Minute)})
+			_ = m.Finish(ctx, l, dedupe.Outcome{Status: dedupe.StatusFailed, HTTPStatus: 500, At: at})
+		}
+		if !at.Before(end.Add(-time.Hour)) {
+			inHour++
+		}
+	}
+	op := &Operator{Resources: Resources{Where: "test", Lanes: []Lane{{Destination: "a"}, {Destination: "b"}}}, Recent: m, Out: io.Discard,
+		Now: func() time.Time { return end }}
+	opt := EventsOptions{Since: end.Add(-time.Hour), Max: 20}
+	seen := map[string]bool{}
+	var last time.Time
+	pages := 0
+	for {
+		page, err := op.ListEvents(ctx, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		if pages == 1 {
+			t.Logf("a one-hour view of %d records: %d index entries and %d records read for its first page of %d events",
+				total, page.IndexItems, page.RecordsRead, len(page.Events))
+			if page.IndexItems != 2*inHour || page.RecordsRead != 2*opt.Max || page.InWindow != inHour {
+				t.Errorf("first page read %d index entries and %d records (%d in the window); want %d, %d, %d",
+					page.IndexItems, page.RecordsRead, page.InWindow, 2*inHour, 2*opt.Max, inHour)
+			}
+		}
+		for _, ev := range page.Events {
+			if seen[ev.ID] || !last.IsZero() && ev.FirstAttemptAt.After(last) || len(ev.Records) != 2 {
+				t.Fatalf("page %d: %s at %s (seen %v, after %s, %d records)", pages, ev.ID, ev.FirstAttemptAt, seen[ev.ID], last, len(ev.Records))
+			}
+			seen[ev.ID], last = true, ev.FirstAttemptAt
+		}
+		if page.Next == "" {
+			break
+		}
+		opt.After = page.Next
+	}
+	if len(seen) != inHour || pages != (inHour+opt.Max-1)/opt.Max {
+		t.Errorf("%d events in %d pages, want %d in %d", len(seen), pages, inHour, (inHour+opt.Max-1)/opt.Max)
+	}
+
+	failed, err := op.ListEvents(ctx, EventsOptions{Since: end.Add(-time.Hour), State: dedupe.StatusFailed, Max: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (inHour + 9) / 10; len(failed.Events) != want || failed.Next != "" {
+		t.Errorf("--state FAILED: %d events (next %q), want %d", len(failed.Events), failed.Next, want)
+	}
+	for _, ev := range failed.Events {
+		if ev.Records["b"].Status != dedupe.StatusFailed || ev.Records["b"].LastStatus != 500 {
+			t.Errorf("--state FAILED lists %s: %+v", ev.ID, ev.Records["b"])
+		}
+	}
+	older, err := op.ListEvents(ctx, EventsOptions{Since: end.Add(-2 * time.Hour), Until: end.Add(-time.Hour), Max: 1})
+	if err != nil || len(older.Events) != 1 || !older.Events[0].FirstAttemptAt.Before(end.Add(-time.Hour)) {
+		t.Errorf("--until: %+v %v, want the hour before", older.Events, err)
+	}
+	if _, err := op.ListEvents(ctx, EventsOptions{}); !errors.Is(err, ErrUsage) {
+		t.Errorf("no --since: %v, want a usage error", err)
+	}
+	if _, err := op.ListEvents(ctx, EventsOptions{Since: end.Add(-32 * 24 * time.Hour)}); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "longer than 744h0m0s") {
+		t.Errorf("a 32-day window: %v, want a usage error naming the bound", err)
+	}
+	for _, bad := range []string{"yesterday", "2026-05-01T00:00:00Z", "2026-05-01T00:00:00Z/"} {
+		if _, err := op.ListEvents(ctx, EventsOptions{Since: end.Add(-time.Hour), After: bad}); !errors.Is(err, ErrUsage) {
+			t.Errorf("--after %q: %v, want a usage error", bad, err)
+		}
+	}
+}
+
+// TestEventsCommandFlags: the command line refuses what it cannot run.
+func TestEventsCommandFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--state", "lost"},
+		{"--since", "1h", "--until", "2h"},
+		{"--after", "nope"},
+		{"--max", "0"},
+	} {
+		c := eventsCommand()
+		if err := c.flags.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.check(c.flags.Args()); !errors.Is(err, ErrUsage) {
+			t.Errorf("events %v: %v, want a usage error", args, err)
+		}
 	}
 }

@@ -124,8 +124,9 @@ type Operator struct {
 	Resources Resources
 	SQS       QueueAPI
 	Records   RecordStore
-	// Recent lists recent delivery records (the events command).
-	Recent RecordLister
+	// Recent lists the delivery records by first attempt (the events
+	// command and the console's events).
+	Recent RecordIndex
 	// Archive is nil when the archive is off.
 	Archive ArchiveReader
 	// Payloads is the payload store (with the archive's copies); nil when

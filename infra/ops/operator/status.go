@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
@@ -223,6 +225,9 @@ func (o *Operator) printRecord(r dedupe.Record) {
 				line += "  replay " + a.Replay
 			}
 			o.printf("%s\n", line)
+			if len(a.Answer) > 0 {
+				o.printf("      answered %s\n", answerText(a.Answer))
+			}
 		}
 	}
 	if !r.ExpiresAt.IsZero() {
@@ -231,6 +236,20 @@ func (o *Operator) printRecord(r dedupe.Record) {
 }
 
 func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// answerText shows a receiver's answer on a terminal: text quoted, with
+// control characters escaped (an answer cannot move the cursor or
+// recolour the screen), and anything else as hex.
+func answerText(b []byte) string {
+	n := ""
+	if len(b) >= dedupe.MaxAnswer {
+		n = fmt.Sprintf(" (the first %d bytes)", len(b))
+	}
+	if utf8.Valid(b) {
+		return strconv.Quote(string(b)) + n
+	}
+	return fmt.Sprintf("%d bytes, not text: %x", len(b), b) + n
+}
 
 func httpStatus(code int) string {
 	if code == 0 {

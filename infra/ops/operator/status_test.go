@@ -78,3 +78,35 @@ func TestStatusFindsAnEventByTheIDTheOperatorKnows(t *testing.T) {
 		})
 	}
 }
+
+// TestStatusShowsTheReceiversAnswer: status prints each failed attempt's
+// answer, quoted with control characters escaped, and a binary one as hex.
+func TestStatusShowsTheReceiversAnswer(t *testing.T) {
+	c := &clock{t: time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)}
+	op, out := testOperator(newFakeQueues(c.now), c)
+	store := dedupe.NewMemory()
+	op.Records = store
+	ctx := context.Background()
+	id := ingest.EventID("stripe", "evt_1")
+	for i, answer := range [][]byte{[]byte("{\"error\":\"bad\"}\x1b[2J"), {0xff, 0x00}} {
+		at := c.t.Add(time.Duration(i) * time.Hour)
+		l, err := store.Claim(ctx, dedupe.ClaimInput{PK: dedupe.Key("d", id), Source: "stripe", Type: "x", Now: at, LeaseUntil: at.Add(time.Minute), ExpiresAt: at.Add(48 * time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := store.Finish(ctx, l, dedupe.Outcome{Status: dedupe.StatusFailed, HTTPStatus: 400, At: at, Answer: answer}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := op.Status(ctx, "stripe:evt_1"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`answered "{\"error\":\"bad\"}\x1b[2J"`, "answered 2 bytes, not text: ff00"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("status lacks %s:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out.String(), "\x1b") {
+		t.Errorf("status prints the escape character raw:\n%q", out)
+	}
+}

@@ -116,6 +116,7 @@ var Assumed = struct {
 	PlatformLogBytes                   Figure
 	DeliverLogBytes, DeliverEMFBytes   Figure
 	RecordBytes, RecordDays            Figure
+	IndexEntryBytes                    Figure
 	ItemOverheadBytes                  Figure
 	EnvelopeBytes, EscapeFactor        Figure
 	ArchiveCompression, ArchiveDays    Figure
@@ -150,6 +151,7 @@ var Assumed = struct {
 	DeliverLogBytes:                  Figure{350, "bytes", "measured (the longest timestamp and latency): the line of an attempt delivered in 100 ms, with a Stripe event id, an SQS message id and the requestId (TestCostLogFiguresHoldTheLines in shared/delivery holds it)"},
 	DeliverEMFBytes:                  Figure{410, "bytes", "measured (a four-digit latency): the EMF line of a delivered event (four metrics, the lane's dimension; TestCostLogFiguresHoldTheLines in shared/delivery)"},
 	RecordBytes:                      Figure{340, "bytes", "measured: TestRecordSizeIsBounded, a record delivered at its first attempt (one write unit per write)"},
+	IndexEntryBytes:                  Figure{115, "bytes", "estimated: a time index entry (the record's pk, time_bucket and first_attempt_at, names included; ops events' index, docs/decisions.md#a-time-index-of-the-delivery-records), written once per record"},
 	ItemOverheadBytes:                Figure{100, "bytes", "Amazon DynamoDB (item sizes and formats): every item is billed 100 bytes of storage overhead for indexing, beside its attributes"},
 	RecordDays:                       Figure{30, "days", "the config's dedupe.recordDays default"},
 	EnvelopeBytes:                    Figure{1150, "bytes", "estimated: SNS's notification envelope around the body (ids, signature, URLs, five attributes)"},
@@ -240,6 +242,7 @@ func Resources(cfg *config.Config) Counts {
 	d, s := len(cfg.Destinations), len(cfg.Sources)
 	var c Counts
 	archive, email, waf := cfg.Archive.Enabled(), cfg.Alarms.Email != "", cfg.API.WAF.Enabled
+	notified := cfg.Alarms.Notified() // the alarm topic
 	secrets := map[string]bool{}
 	for _, src := range cfg.Sources {
 		secrets["source:"+src.Verify.SecretName] = true
@@ -302,8 +305,8 @@ func Resources(cfg *config.Config) Counts {
 	c.Functions = 1 + d + b(c.EnsuredSecrets > 0) + reconciled
 	c.Schedules = reconciled
 	c.EventSourceMappings = d
-	c.Subscriptions = d + b(archive) + b(email)
-	c.Topics = 1 + b(email) + b(cfg.AnyOrdered()) // the FIFO topic (fifo.go)
+	c.Subscriptions = d + b(archive) + b(email) + len(cfg.Alarms.HTTPS)
+	c.Topics = 1 + b(notified) + b(cfg.AnyOrdered()) // the FIFO topic (fifo.go)
 	c.Tables = 1
 	c.Buckets = b(archive) + b(cfg.LargePayloads())
 	c.DeliveryStreams = b(archive)
@@ -619,6 +622,7 @@ func Variable(sc Scenario, o Options) []Line {
 		Line{"Lambda deliver: requests and GB-s", invocations/million*p.LambdaRequest.USD + invocations*DeliverMs(sc, o)/1000*gbs(o.DeliverMB)*p.LambdaGBSecond.USD},
 		Line{recordItem, deliveries * recordPerDelivery},
 		Line{"DynamoDB: records kept (and PITR)", deliveries * (a.RecordBytes.Value + a.ItemOverheadBytes.Value) / gb * (p.DynamoStorage.USD + b2f(o.PITR)*p.PITR.USD) * a.RecordDays.Value / 30},
+		Line{"DynamoDB: time index (a write per record, kept)", TimeIndexPerDelivery() * deliveries},
 	)
 	if o.Archive {
 		lines = append(lines,
@@ -632,6 +636,14 @@ func Variable(sc Scenario, o Options) []Line {
 		Line{"Data transfer out to subscribers", deliveries * (bodyBytes + a.RequestOverheadBytes.Value) / gb * p.DataOut.USD},
 	)
 	return lines
+}
+
+// TimeIndexPerDelivery is what the records' time index (ops events, the
+// console) costs a delivery: its entry's one write, at the record's first
+// attempt, and the entry kept as long as the record (PITR does not back
+// up indexes).
+func TimeIndexPerDelivery() float64 {
+	return Prices.DynamoWrite.USD/million + (Assumed.IndexEntryBytes.Value+Assumed.ItemOverheadBytes.Value)/gb*Prices.DynamoStorage.USD*Assumed.RecordDays.Value/30
 }
 
 // Floor is what no configuration of this architecture avoids: one API

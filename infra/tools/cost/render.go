@@ -176,7 +176,7 @@ func Render() string {
 		usd(Assumed.LaneMetrics.Value*Prices.Metric.USD), num(Assumed.LaneMetrics.Value), LaneRowMetricsAggregate, LaneRowMetrics)
 	w("With `metrics.dashboard` false: no dashboards (no alarm reads them); the bill loses the dashboards line (%s a month each beyond the free tier: %d dashboards of up to %d metrics; with one source the overview has %d metrics plus %d per destination, so it is free up to two destinations, %d without lane dimensions).\n",
 		usd(Prices.Dashboard.USD), FreeDashboards, FreeDashboardMetrics, OverviewSourceMetrics+OverviewFixedMetrics, LaneRowMetrics, (FreeDashboardMetrics-OverviewSourceMetrics-OverviewFixedMetrics)/LaneRowMetricsAggregate)
-	w("With `topicKey` `aws-managed` (and no alarm e-mail, whose topic keeps the customer key): %s a month less (the key; its requests are billed either way).\n", usd(Prices.KMSKey.USD))
+	w("With `topicKey` `aws-managed` (and no alarm e-mail or https endpoint, whose topic keeps the customer key): %s a month less (the key; its requests are billed either way).\n", usd(Prices.KMSKey.USD))
 	w("With `pause` on a destination: %s a month (its alarm, and a probe tick a minute: an invocation, its log lines, a read) and %s per million batches that made attempts (one write to the lane's item).\n",
 		usd(PauseFixed()), usd(PausePerMillionBatches()))
 	w("%s\n", clientAuthLine())

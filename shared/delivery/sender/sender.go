@@ -74,7 +74,15 @@ type Result struct {
 	// holding no usable URL or unreadable for good): a failed attempt
 	// with no latency to publish.
 	Unsent bool
+	// Answer is the first bytes of the receiver's answer to a failed
+	// attempt (a non-2xx response's body), at most MaxAnswer; nil when it
+	// said nothing or the attempt succeeded.
+	Answer []byte
 }
+
+// MaxAnswer bounds Result.Answer: what the record keeps of why a
+// receiver refused an attempt.
+const MaxAnswer = 1 << 10
 
 // Verdict classifies a result.
 type Verdict int

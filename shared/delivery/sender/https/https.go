@@ -171,7 +171,9 @@ func (s *Sender) Prepare(ctx context.Context) error {
 }
 
 // Send POSTs one signed delivery to the destination's URL within
-// d.Timeout, reads up to MaxResponseBody of the answer and discards it.
+// d.Timeout, reads up to MaxResponseBody of the answer and discards it,
+// but for the first sender.MaxAnswer bytes of a non-2xx answer, which the
+// result keeps (Answer).
 // A secret it cannot read (one that turned unreadable since Prepare, or a
 // probe's) fails the attempt unsent. After a 401 or 403 it reads the
 // headers' and the URL's secrets again, so a credential rotated at the
@@ -245,15 +247,31 @@ func (s *Sender) post(ctx context.Context, to string, d sender.Delivery, signer 
 	if err != nil {
 		return sender.Result{Err: transportError(err), Latency: time.Since(start)}
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, MaxResponseBody))
+	r := sender.Result{Status: resp.StatusCode, Answer: readAnswer(resp)}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, MaxResponseBody-int64(len(r.Answer))))
 	_ = resp.Body.Close()
-	r := sender.Result{Status: resp.StatusCode, Latency: time.Since(start)}
+	r.Latency = time.Since(start)
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 		if d, ok := sender.ParseRetryAfter(resp.Header.Get("Retry-After"), ts); ok {
 			r.RetryAfter = d
 		}
 	}
 	return r
+}
+
+// readAnswer reads the first sender.MaxAnswer bytes of a non-2xx answer,
+// within the attempt's deadline (the request's context bounds the body's
+// reads too); nil for a 2xx or an empty body. A read cut short keeps what
+// arrived.
+func readAnswer(resp *http.Response) []byte {
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return nil
+	}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, sender.MaxAnswer))
+	if len(b) == 0 {
+		return nil
+	}
+	return b
 }
 
 // transportError is the client's error without the URL, which url.Error
