@@ -3,7 +3,9 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 
 GO          ?= go
-FUNCTIONS   := ingest deliver
+FUNCTIONS   := ingest deliver reconcile
+# The functions with a cold-start budget or floor (infra/tools/coldstart/sdkfloor).
+COLDSTART_FUNCTIONS := ingest deliver
 BUILD_DIR   ?= build
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Reproducible Lambda binaries: no cgo, no paths, no build id, no VCS stamp.
@@ -36,11 +38,11 @@ unit: ## unit tests (with the race detector) and fuzz seed corpora
 	@echo "unit tests with -race: compiles every package with the race detector first (minutes on a cold Go cache), then prints each package as it passes"
 	@$(STILL) "unit tests" $(GO) test -race -count=1 ./...
 
-# The Lambda RIE and both functions built for this machine (the RIE runs them
+# The Lambda RIE and the functions built for this machine (the RIE runs them
 # here), with the Lambda flags, for the integration test of the built binaries.
 INTEGRATION_BIN := $(BUILD_DIR)/integration
 
-integration-bin: ## the Lambda RIE, both functions and the lambda targets' test function (infra/local/targetfn) built for this machine into build/integration (make integration does it first)
+integration-bin: ## the Lambda RIE, the functions and the lambda targets' test function (infra/local/targetfn) built for this machine into build/integration (make integration does it first)
 	@mkdir -p $(INTEGRATION_BIN)
 	GOBIN=$(abspath $(INTEGRATION_BIN)) $(GO) install $(RIE_MODULE)@$(RIE_VERSION)
 	for f in $(FUNCTIONS); do \
@@ -115,7 +117,7 @@ CFN_LINT_IGNORE := W3005
 
 synth: ## synthesize the stack into $(CDK_OUT) (functions built on the way; CONFIG=file for another configuration) and cfn-lint every template
 	rm -rf $(CDK_OUT)
-	@echo "synthesizing: builds both functions, then runs the CDK app (jsii starts Node); about 30 s on a warm Go cache, several minutes on a cold one (it compiles the CDK's Go bindings)"
+	@echo "synthesizing: builds the functions, then runs the CDK app (jsii starts Node); about 30 s on a warm Go cache, several minutes on a cold one (it compiles the CDK's Go bindings)"
 	$(STILL) synthesizing env $(JSII_ENV) CDK_OUTDIR=$(CDK_OUT) $(if $(CONFIG),CDK_CONTEXT_JSON='{"hookfanConfig":"$(CONFIG)"}') $(GO) run ./infra
 	cfn-lint --non-zero-exit-code error --ignore-checks $(CFN_LINT_IGNORE) -- $(CDK_OUT)/*.template.json
 	@for f in $(CDK_OUT)/*.template.json; do printf '%-60s %8d bytes\n' "$$f" "$$(stat -c %s $$f)"; done
@@ -180,7 +182,7 @@ coldstart: ## cold start of both functions and a hello-world baseline under the 
 	GOBIN=$(abspath $(COLDSTART_DIR)) $(GO) install $(RIE_MODULE)@$(RIE_VERSION)
 	@# This machine's architecture: the emulator runs the functions here.
 	CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(COLDSTART_DIR)/hello ./infra/tools/coldstart/hello
-	for f in $(FUNCTIONS); do \
+	for f in $(COLDSTART_FUNCTIONS); do \
 	  CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(COLDSTART_DIR)/$$f ./functions/$$f; \
 	  CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(COLDSTART_DIR)/sdk-$$f ./infra/tools/coldstart/sdkfloor/$$f; \
 	done

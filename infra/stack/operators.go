@@ -13,6 +13,7 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/ddbitem"
 	"github.com/hookfan/hookfan/shared/payload"
+	"github.com/hookfan/hookfan/shared/reconcilejob"
 )
 
 // OperatorRoleProps configures the operator role. Nil fields are parts the
@@ -97,14 +98,30 @@ func NewOperatorRole(scope constructs.Construct, id string, props *OperatorRoleP
 
 // guardTopic lets only ingest publish to the fan-out topic: a message
 // published there reaches every lane's queue through its subscription,
-// attributes and all (the replay attribute among them).
-func guardTopic(topic awssns.Topic, ingest awsiam.IRole) {
+// attributes and all (the replay attribute among them). The reconcilers
+// of sources whose missing events are published (Stripe) publish through
+// ingest's own path, and are named beside it.
+func guardTopic(topic awssns.Topic, ingest awsiam.IRole, reconcilers []*Reconciler) {
+	publishers := []*string{ingest.RoleArn()}
+	for _, r := range reconcilers {
+		if reconcilejob.Publishes(r.Source) {
+			publishers = append(publishers, r.Role.RoleArn())
+		}
+	}
 	topic.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:        jsii.String("OnlyIngestPublishes"),
 		Effect:     awsiam.Effect_DENY,
 		Principals: &[]awsiam.IPrincipal{awsiam.NewAnyPrincipal()},
 		Actions:    jsii.Strings("sns:Publish"),
 		Resources:  &[]*string{topic.TopicArn()},
-		Conditions: &map[string]any{"ArnNotEquals": map[string]any{"aws:PrincipalArn": ingest.RoleArn()}},
+		Conditions: &map[string]any{"ArnNotEquals": map[string]any{"aws:PrincipalArn": oneOrList(publishers)}},
 	}))
+}
+
+// oneOrList is a condition's value: the one ARN alone, or the list.
+func oneOrList(arns []*string) any {
+	if len(arns) == 1 {
+		return arns[0]
+	}
+	return arns
 }

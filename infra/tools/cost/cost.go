@@ -184,7 +184,8 @@ type Counts struct {
 	// per paced destination with per-lane metrics (its event age), 4
 	// per source (3 without api.detailedMetrics, and 1 on the stage's 5xx
 	// for all of them), 2 on the ingest function, 2 for the archive (its
-	// subscription's DLQ, its stream's writes to the bucket).
+	// subscription's DLQ, its stream's writes to the bucket), 4 per
+	// reconciled source.
 	Alarms int
 	// AlarmMetrics are the metrics the alarms read, which is what
 	// CloudWatch bills: one for an alarm on a metric, one per metric for
@@ -227,6 +228,9 @@ type Counts struct {
 	// Rules are the probe schedules of the lanes that pause
 	// (AWS::Events::Rule).
 	Rules int
+	// Schedules run the reconciled sources' functions, one each
+	// (AWS::Scheduler::Schedule).
+	Schedules int
 }
 
 // LanesPerDashboard mirrors stack.LanesPerDashboard (this package does not
@@ -271,6 +275,12 @@ func Resources(cfg *config.Config) Counts {
 			secrets["destination:"+h] = true
 		}
 	}
+	// Each reconciled source: its function (and log group), its schedule,
+	// four alarms on one metric each, and its provider credential.
+	reconciled := len(cfg.Reconciled())
+	for _, src := range cfg.Reconciled() {
+		secrets["reconcile:"+src.Reconcile.SecretName] = true
+	}
 	c.BilledSecrets = len(secrets)
 	// A source's ServerErrorsAlarm reads its route's metrics; without them
 	// one alarm reads the stage's.
@@ -278,7 +288,7 @@ func Resources(cfg *config.Config) Counts {
 	if !cfg.API.Detailed() {
 		serverErrors = 1
 	}
-	c.Alarms = 4*d + pausing + paced + 3*s + serverErrors + 2 + 2*b(archive)
+	c.Alarms = 4*d + pausing + paced + 3*s + serverErrors + 2 + 2*b(archive) + 4*reconciled
 	c.AlarmMetrics = c.Alarms - s
 	for _, src := range cfg.Sources {
 		c.AlarmMetrics += len(ingest.ServerErrorCodes(cfg, src))
@@ -290,9 +300,10 @@ func Resources(cfg *config.Config) Counts {
 	c.KMSKeys = b(cfg.CustomerKey()) + b(archive || cfg.LargePayloads())
 	// The ingest function's and the stage's access log, each lane's, the
 	// archive stream's, and the secret-creating custom resource's.
-	c.LogGroups = 2 + d + b(archive) + b(c.EnsuredSecrets > 0)
+	c.LogGroups = 2 + d + b(archive) + b(c.EnsuredSecrets > 0) + reconciled
 	c.Queues = 3*d + b(archive)
-	c.Functions = 1 + d + b(c.EnsuredSecrets > 0)
+	c.Functions = 1 + d + b(c.EnsuredSecrets > 0) + reconciled
+	c.Schedules = reconciled
 	c.EventSourceMappings = d
 	c.Subscriptions = d + b(archive) + b(email) + len(cfg.Alarms.HTTPS)
 	c.Topics = 1 + b(notified) + b(cfg.AnyOrdered()) // the FIFO topic (fifo.go)
@@ -866,6 +877,8 @@ var PricedTypes = map[string]string{
 	"AWS::SSM::Parameter":                  "no charge (standard parameters, the stack's index)",
 	"AWS::SecretsManager::Secret":          "Secrets Manager: secrets",
 	"AWS::Events::Rule":                    "no charge (scheduled rules); the probe ticks it starts are pause's line",
+	"AWS::Scheduler::Schedule":             "EventBridge Scheduler: invocations (reconciliation's lines)",
+	"AWS::Lambda::EventInvokeConfig":       "no charge (the retries of an asynchronous invocation: off)",
 	"AWS::WAFv2::WebACL":                   "api.waf.enabled's line (web ACL, rules, requests)",
 	"AWS::WAFv2::WebACLAssociation":        "no charge",
 	"AWS::WAFv2::IPSet":                    "no charge (its rule is priced)",

@@ -185,6 +185,8 @@ func Render() string {
 
 	renderPacing(&b) // pacing.go
 
+	renderReconcile(&b) // reconcile.go
+
 	renderTargets(w)
 
 	renderBatch(w) // batch.go
