@@ -27,6 +27,12 @@ const (
 	// OverviewPacedMetrics: with a paced destination, two searches more
 	// (messages held back, the rate in force).
 	OverviewPacedMetrics = 2
+	// OverviewBatchedMetrics: with a batched destination, two searches
+	// more (batches sent, events per batch).
+	OverviewBatchedMetrics = 2
+	// OverviewReconciledMetrics: with a reconciled source, four searches
+	// more (listed, missing, brought in, stopped runs).
+	OverviewReconciledMetrics = 4
 )
 
 // DashboardMetrics are the metrics of each dashboard the stack makes for
@@ -43,6 +49,12 @@ func DashboardMetrics(cfg *config.Config) []int {
 	out := []int{OverviewSourceMetrics*len(cfg.Sources) + OverviewFixedMetrics + row*min(d, LanesPerDashboard)}
 	if cfg.Paced() {
 		out[0] += OverviewPacedMetrics
+	}
+	if cfg.Batched() {
+		out[0] += OverviewBatchedMetrics
+	}
+	if len(cfg.Reconciled()) > 0 {
+		out[0] += OverviewReconciledMetrics
 	}
 	for i := LanesPerDashboard; i < d; i += LanesPerDashboard {
 		out = append(out, row*min(LanesPerDashboard, d-i))
