@@ -209,13 +209,14 @@ func (x *TimeIndex) Records(ctx context.Context, pks []string) (map[string]Recor
 	return got, nil
 }
 
-// Window calls visit with every record first attempted in [since, until),
-// as TimeIndex.Window does on a table.
+// Window calls visit with every record in the time index first attempted
+// in [since, until), as TimeIndex.Window does on a table: those an
+// Unindexed view wrote are not there.
 func (m *Memory) Window(_ context.Context, since, until time.Time, visit func(IndexEntry) error) error {
 	m.mu.Lock()
 	var es []IndexEntry
 	for pk, r := range m.records {
-		if !r.FirstAttemptAt.IsZero() && !r.FirstAttemptAt.Before(since) && r.FirstAttemptAt.Before(until) {
+		if r.TimeBucket != "" && !r.FirstAttemptAt.IsZero() && !r.FirstAttemptAt.Before(since) && r.FirstAttemptAt.Before(until) {
 			es = append(es, IndexEntry{PK: pk, FirstAttemptAt: r.FirstAttemptAt})
 		}
 	}
