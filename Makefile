@@ -3,7 +3,9 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 
 GO          ?= go
-FUNCTIONS   := ingest deliver
+FUNCTIONS   := ingest deliver reconcile
+# The functions with a cold-start budget or floor (infra/tools/coldstart/sdkfloor).
+COLDSTART_FUNCTIONS := ingest deliver
 BUILD_DIR   ?= build
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Reproducible Lambda binaries: no cgo, no paths, no build id, no VCS stamp.
@@ -18,7 +20,7 @@ CDK_OUT     ?= cdk.out
 # The CDK's jsii runtime warns on every run under Node 20 (this machine's); silence only that version.
 JSII_ENV    := JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION=20
 
-.PHONY: help build test unit integration integration-bin load lint receive send fuzz synth deploy dev dev-stop ops bench coldstart clean $(FUNCTIONS:%=build-%)
+.PHONY: help build test unit integration integration-bin chromium load lint receive send fuzz synth deploy dev dev-stop ops console bench coldstart clean $(FUNCTIONS:%=build-%)
 
 help: ## list the targets
 	@grep -E '^[a-z%-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | sed -e 's|$$(CDK_OUT)|$(CDK_OUT)|g' | expand -t 16
@@ -36,11 +38,11 @@ unit: ## unit tests (with the race detector) and fuzz seed corpora
 	@echo "unit tests with -race: compiles every package with the race detector first (minutes on a cold Go cache), then prints each package as it passes"
 	@$(STILL) "unit tests" $(GO) test -race -count=1 ./...
 
-# The Lambda RIE and both functions built for this machine (the RIE runs them
+# The Lambda RIE and the functions built for this machine (the RIE runs them
 # here), with the Lambda flags, for the integration test of the built binaries.
 INTEGRATION_BIN := $(BUILD_DIR)/integration
 
-integration-bin: ## the Lambda RIE, both functions and the lambda targets' test function (infra/local/targetfn) built for this machine into build/integration (make integration does it first)
+integration-bin: ## the Lambda RIE, the functions and the lambda targets' test function (infra/local/targetfn) built for this machine into build/integration (make integration does it first)
 	@mkdir -p $(INTEGRATION_BIN)
 	GOBIN=$(abspath $(INTEGRATION_BIN)) $(GO) install $(RIE_MODULE)@$(RIE_VERSION)
 	for f in $(FUNCTIONS); do \
@@ -54,7 +56,23 @@ integration-bin: ## the Lambda RIE, both functions and the lambda targets' test 
 # 180 s at 4, and 204 s at 8 with two CPU-bound processes beside it.
 INTEGRATION_PARALLEL ?= 6
 
-integration: integration-bin ## end-to-end tests against an AWS emulator (starts moto_server unless AWS_ENDPOINT_URL is set), the built functions among them under the Lambda RIE
+# The console's browser test (integration/console_test.go) drives Debian's
+# chromium. make integration (and so make test) installs it with apt-get
+# where it is missing, as root or through sudo, and stops with the reason
+# when it cannot: the test never skips.
+CHROMIUM ?= /usr/bin/chromium
+
+chromium: ## make sure Debian's chromium is at CHROMIUM (/usr/bin/chromium) for the console's browser test: installs it with apt-get when missing, fails when it cannot
+	@if [ -x "$(CHROMIUM)" ]; then echo "chromium: $(CHROMIUM)"; exit 0; fi; \
+	if ! command -v apt-get >/dev/null; then \
+	  echo "chromium: $(CHROMIUM) is missing and this machine has no apt-get: install Chromium there (the console's browser test needs it; README: prerequisites)"; exit 1; fi; \
+	if [ "$$(id -u)" = 0 ]; then sudo=""; elif command -v sudo >/dev/null; then sudo="sudo"; else \
+	  echo "chromium: $(CHROMIUM) is missing; installing it needs root: run apt-get install chromium as root (README: prerequisites)"; exit 1; fi; \
+	echo "chromium: $(CHROMIUM) is missing; installing Debian's chromium with apt-get (a minute or two)"; \
+	$$sudo apt-get update -q && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q chromium; \
+	if [ ! -x "$(CHROMIUM)" ]; then echo "chromium: apt-get ran but $(CHROMIUM) is still missing"; exit 1; fi
+
+integration: integration-bin chromium ## end-to-end tests against an AWS emulator (starts moto_server unless AWS_ENDPOINT_URL is set), the built functions among them under the Lambda RIE
 	@echo "integration tests on moto_server (started here unless AWS_ENDPOINT_URL is set): several minutes"
 	@$(STILL) "integration tests" env HOOKFAN_LAMBDA_BIN=$(abspath $(INTEGRATION_BIN)) $(GO) test -tags integration -count=1 -parallel $(INTEGRATION_PARALLEL) -timeout 20m ./integration/...
 
@@ -99,7 +117,7 @@ CFN_LINT_IGNORE := W3005
 
 synth: ## synthesize the stack into $(CDK_OUT) (functions built on the way; CONFIG=file for another configuration) and cfn-lint every template
 	rm -rf $(CDK_OUT)
-	@echo "synthesizing: builds both functions, then runs the CDK app (jsii starts Node); about 30 s on a warm Go cache, several minutes on a cold one (it compiles the CDK's Go bindings)"
+	@echo "synthesizing: builds the functions, then runs the CDK app (jsii starts Node); about 30 s on a warm Go cache, several minutes on a cold one (it compiles the CDK's Go bindings)"
 	$(STILL) synthesizing env $(JSII_ENV) CDK_OUTDIR=$(CDK_OUT) $(if $(CONFIG),CDK_CONTEXT_JSON='{"hookfanConfig":"$(CONFIG)"}') $(GO) run ./infra
 	cfn-lint --non-zero-exit-code error --ignore-checks $(CFN_LINT_IGNORE) -- $(CDK_OUT)/*.template.json
 	@for f in $(CDK_OUT)/*.template.json; do printf '%-60s %8d bytes\n' "$$f" "$$(stat -c %s $$f)"; done
@@ -140,6 +158,9 @@ dev-stop: $(BIN)/local ## stop the persistent emulator make dev uses (everything
 ops: $(BIN)/ops ## the operator command against make dev, e.g. make ops ARGS="events --since 10m" (deployed: ARGS="--stack Hookfan …")
 	@$(BIN)/ops --config $(DEV_CONFIG) $(ARGS)
 
+console: $(BIN)/ops ## the web console against make dev: prints one URL (one-time token) to open in your browser; ARGS="--read-only" or ARGS="--listen 127.0.0.1:8081" (a deployed stack: make ops ARGS="--stack Hookfan console")
+	@$(BIN)/ops --config $(DEV_CONFIG) console $(ARGS)
+
 receive: $(BIN)/receive ## a local subscriber that verifies and prints deliveries (second terminal); ANSWER=500|410|429 RETRY_AFTER=30 DELAY=2s FAIL_FIRST=3 make it misbehave
 	@$(BIN)/receive --secrets $(DEV_SECRETS) --secret-name hookfan/dev/destinations/receiver $(RECEIVE_FLAGS)
 
@@ -161,7 +182,7 @@ coldstart: ## cold start of both functions and a hello-world baseline under the 
 	GOBIN=$(abspath $(COLDSTART_DIR)) $(GO) install $(RIE_MODULE)@$(RIE_VERSION)
 	@# This machine's architecture: the emulator runs the functions here.
 	CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(COLDSTART_DIR)/hello ./infra/tools/coldstart/hello
-	for f in $(FUNCTIONS); do \
+	for f in $(COLDSTART_FUNCTIONS); do \
 	  CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(COLDSTART_DIR)/$$f ./functions/$$f; \
 	  CGO_ENABLED=0 $(GO) build $(LAMBDA_FLAGS) -o $(COLDSTART_DIR)/sdk-$$f ./infra/tools/coldstart/sdkfloor/$$f; \
 	done

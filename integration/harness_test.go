@@ -62,6 +62,8 @@ type receiver struct {
 	got     []got
 	respond func(n int, r *http.Request) int // n counts requests from 1
 	delay   time.Duration
+	// answer is the body of every answer that is not a 2xx ("" none).
+	answer string
 }
 
 func newReceiver(t *testing.T, respond func(n int, r *http.Request) int) *receiver {
@@ -95,6 +97,9 @@ func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
 	rc.got[n-1].status = status
 	rc.mu.Unlock()
 	w.WriteHeader(status)
+	if rc.answer != "" && (status < 200 || status > 299) {
+		_, _ = io.WriteString(w, rc.answer)
+	}
 }
 
 // accepted counts the requests carrying webhook-id id that the receiver

@@ -178,7 +178,7 @@ func TestBuiltFunctionsUnderRIE(t *testing.T) {
 	t.Cleanup(gateway.Close)
 	poller := &devstack.Poller{
 		SQS: clients.SQS, QueueURL: lane.QueueURL, QueueARN: lane.QueueARN, Region: awsCfg.Region,
-		BatchSize: d.Batch(), Concurrency: 1, WaitTime: time.Second, FunctionTimeout: d.FunctionTimeout(), Log: log,
+		BatchSize: d.ReceiveBatch(), Concurrency: 1, WaitTime: time.Second, FunctionTimeout: d.FunctionTimeout(), Log: log,
 		Handler: func(ctx context.Context, ev events.SQSEvent) (resp events.SQSEventResponse, err error) {
 			return resp, invoke(ctx, deliverFn, ev, &resp)
 		},

@@ -5,6 +5,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -98,6 +100,9 @@ func TestSubscriberSnippetsVerifyARealDelivery(t *testing.T) {
 		name string
 		cmd  *exec.Cmd
 		url  string
+		// batch: the snippet reads a batched destination's envelope
+		// (docs/subscribers.md#batches), and is sent a batch.
+		batch bool
 	}
 	var servers []server
 	rc := newReceiver(t, nil)
@@ -123,7 +128,7 @@ func TestSubscriberSnippetsVerifyARealDelivery(t *testing.T) {
 			}
 			cmd := exec.Command(bin)
 			cmd.Env = append(os.Environ(), "ADDR="+addr, "HOOKFAN_SECRET="+secret)
-			servers = append(servers, server{name: name, cmd: cmd, url: "http://" + addr + "/hooks"})
+			servers = append(servers, server{name: name, cmd: cmd, url: "http://" + addr + "/hooks", batch: strings.Contains(b.code, "`json:\"events\"`")})
 		case "js":
 			file := filepath.Join(dir, fmt.Sprintf("snippet%d.js", i))
 			if err := os.WriteFile(file, []byte(jsSnippetHead+b.code), 0o600); err != nil {
@@ -142,6 +147,10 @@ func TestSubscriberSnippetsVerifyARealDelivery(t *testing.T) {
 				t.Errorf("%s does not compile: %v\n%s", name, err, out)
 			}
 			t.Logf("%s: compiled, not run: it needs standardwebhooks from PyPI, which this machine cannot reach", name)
+		case "json":
+			if !json.Valid([]byte(b.code)) {
+				t.Errorf("%s is not valid JSON", name)
+			}
 		default:
 			t.Errorf("%s: a code block in a language this test does not know; teach it to run or to explain why not", name)
 		}
@@ -164,13 +173,23 @@ func TestSubscriberSnippetsVerifyARealDelivery(t *testing.T) {
 		})
 	}
 
-	// One real delivery, as the local stack sent it.
-	e := startEnv(t, []string{destJSON("d", rc, "")}, map[string]*receiver{"d": rc})
+	// One real delivery, as the local stack sent it, and one batch of two
+	// events from a batched lane signed with the same secret.
+	brc := newReceiver(t, nil)
+	brc.secrets = rc.secrets
+	e := startEnv(t, []string{destJSON("d", rc, ""), destJSON("db", brc, `"batch": {"maxEvents": 10, "windowSeconds": 2}`)},
+		map[string]*receiver{"d": rc, "db": brc})
 	ev := e.send("stripe", "stripe", "payment_intent.succeeded", "evt_snippets_1", nil)
 	waitFor(t, 60*time.Second, "the delivery", func() bool { return rc.accepted(ev.id) == 1 })
 	d := rc.deliveries()[0]
 	if !d.verified {
 		t.Fatal("the harness's own receiver did not verify the delivery")
+	}
+	e.send("stripe", "stripe", "payment_intent.succeeded", "evt_snippets_2", nil)
+	waitFor(t, 60*time.Second, "the batches", func() bool { return len(acceptedItems(t, brc)) == 2 })
+	bd := brc.deliveries()[0]
+	if !bd.verified || bd.header.Get("hookfan-batch-size") == "" {
+		t.Fatalf("the harness's own receiver did not verify the batch, or it is no batch: %v", bd.header)
 	}
 
 	post := func(url string, h http.Header, body []byte) (int, error) {
@@ -183,11 +202,15 @@ func TestSubscriberSnippetsVerifyARealDelivery(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode, nil
 	}
-	tampered := bytes.Clone(d.body)
-	tampered[len(tampered)/2] ^= 0x01
-	unsigned := d.header.Clone()
-	unsigned.Del("webhook-signature")
 	for _, s := range servers {
+		d := d
+		if s.batch {
+			d = bd
+		}
+		tampered := bytes.Clone(d.body)
+		tampered[len(tampered)/2] ^= 0x01
+		unsigned := d.header.Clone()
+		unsigned.Del("webhook-signature")
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		for {
 			if _, err := post(s.url, unsigned, d.body); err == nil {

@@ -113,15 +113,17 @@ func TestOneAssetServesEveryLane(t *testing.T) {
 
 // TestFunctionEnvironmentIsTheContract: the Environment.Variables of every
 // function in the synthesized templates are exactly what its contract
-// renders (delivery.Env and ingest.Env, which the functions read and the
+// renders (delivery.Env, ingest.Env and reconcilejob.Env, which the functions read and the
 // RIE test runs the built binaries with), for a configuration using every
 // variable: a lane that pauses, large payloads, replay protection, the
-// HTTP API and the PutMetricData sink.
+// HTTP API, the PutMetricData sink, reconciled Stripe and GitHub sources.
 func TestFunctionEnvironmentIsTheContract(t *testing.T) {
 	cfg, err := config.Parse([]byte(`{
 	  "sources": [
-	    {"name": "stripe", "verify": {"kind": "stripe", "secretName": "hookfan/sources/stripe"}, "maxBodyBytes": 1000000},
-	    {"name": "github", "verify": {"kind": "github", "secretName": "hookfan/sources/github"}}
+	    {"name": "stripe", "verify": {"kind": "stripe", "secretName": "hookfan/sources/stripe"}, "maxBodyBytes": 1000000,
+	     "reconcile": {"secretName": "hookfan/reconcile/stripe"}},
+	    {"name": "github", "verify": {"kind": "github", "secretName": "hookfan/sources/github"},
+	     "reconcile": {"every": "30m", "secretName": "hookfan/reconcile/github", "hook": {"app": true}}}
 	  ],
 	  "destinations": [
 	    {"name": "pauses", "url": "https://a.example.com/hooks", "pause": {"afterFailures": 10, "failureRate": 0.9, "probeEvery": "2m", "maxPause": "12h"}},
@@ -151,6 +153,15 @@ func TestFunctionEnvironmentIsTheContract(t *testing.T) {
 		}
 	}
 	check("ingest", h.Stack, h.Ingest.Function.Node().DefaultChild().(awscdk.CfnElement), h.Ingest.Env.Render())
+	if len(h.Reconcilers) != 2 {
+		t.Fatalf("%d reconcilers, want stripe's and github's", len(h.Reconcilers))
+	}
+	for _, r := range h.Reconcilers {
+		check("reconcile "+r.Source.Name, h.Stack, r.Function.Node().DefaultChild().(awscdk.CfnElement), r.Env.Render())
+		if r.Env.MetricsSink != config.SinkCloudWatch || r.Env.TableName == "" || (r.Env.Ingest != nil) != (r.Source.Name == "stripe") {
+			t.Errorf("reconcile %s: contract %+v", r.Source.Name, r.Env)
+		}
+	}
 	for i, l := range h.Lanes {
 		if l.Env.Destination.Name != cfg.Destinations[i].Name || l.Env.RecordDays != 20 || l.Env.MetricsSink != config.SinkCloudWatch {
 			t.Errorf("lane %d: contract %+v, want destination %s, 20 record days, the cloudwatch sink", i, l.Env, cfg.Destinations[i].Name)

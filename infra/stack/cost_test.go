@@ -65,6 +65,7 @@ func templateCounts(docs map[string]templateDoc) cost.Counts {
 		c.MetricFilters += n("AWS::Logs::MetricFilter")
 		c.APIs += n("AWS::ApiGateway::RestApi") + n("AWS::ApiGatewayV2::Api")
 		c.Rules += n("AWS::Events::Rule")
+		c.Schedules += n("AWS::Scheduler::Schedule")
 		for _, acl := range ofType(doc.Resources, "AWS::WAFv2::WebACL") {
 			c.WebACLs++
 			c.WAFRules += len(asSlice(acl.Properties["Rules"]))
@@ -101,7 +102,8 @@ func checkCostCounts(t *testing.T, cfg *config.Config, docs map[string]templateD
 // TestCostModelCounts synthesizes the deployment docs/cost.md prices and
 // one with every priced option on (WAF with an allow-listed source, alarm
 // e-mail, a secret the stack does not create, header secrets, large
-// payloads, a lane that pauses, a paced lane), and checks the model counts what the templates hold and that
+// payloads, a lane that pauses, a paced lane, reconciled Stripe and GitHub
+// sources), and checks the model counts what the templates hold and that
 // every alarm has its runbook in docs/operations.md. The 300-destination
 // stack test checks the counts on its configuration too.
 func TestCostModelCounts(t *testing.T) {
@@ -120,11 +122,15 @@ func TestCostModelCounts(t *testing.T) {
 	options.Destinations[1].Headers = []config.Header{{Name: "Authorization", SecretName: "hookfan/destinations/dest-02/token"}}
 	options.Destinations[1].Pause = &config.Pause{}
 	options.Destinations[1].RateLimit = &config.RateLimit{PerSecond: 5}
+	options.Sources[0].Reconcile = &config.Reconcile{SecretName: "hookfan/reconcile/stripe"}
+	options.Sources[1].Reconcile = &config.Reconcile{SecretName: "hookfan/reconcile/github", Hook: &config.GitHubHook{Org: "acme", ID: 7}}
 	off := false
 	options.Dedupe.PointInTimeRecovery = &off
 	options.API.DetailedMetrics = &off
 	managed := cost.Reference(1)
 	managed.TopicKey = config.TopicKeyAWSManaged
+	// A reconciled Stripe source publishes under SNS's AWS managed key too.
+	managed.Sources[0].Reconcile = &config.Reconcile{SecretName: "hookfan/reconcile/stripe"}
 	for name, cfg := range map[string]*config.Config{"reference": cost.Reference(3), "options": options, "aws-managed key": managed} {
 		t.Run(name, func(t *testing.T) {
 			if err := cfg.Validate(); err != nil {
@@ -171,12 +177,16 @@ func TestCostModelCounts(t *testing.T) {
 var runbookHeading = regexp.MustCompile("^### `([A-Za-z<>]+)`")
 
 // alarmID reads an alarm's logical ID: the construct that holds it (a lane,
-// the ingest API, the archive), the alarm's construct id, and the 8 hex
-// digits of CloudFormation's hash. A source's alarms are named
-// Source<Name><Kind>Alarm, <Name> the source's name in title case.
-var alarmID = regexp.MustCompile(`^(Lane|Ingest|Archive)([A-Za-z0-9]+)[0-9A-F]{8}$`)
+// the ingest API, the archive, a source's reconciler), the alarm's
+// construct id, and the 8 hex digits of CloudFormation's hash. A source's
+// alarms are named Source<Name><Kind>Alarm, <Name> the source's name in
+// title case; a reconciler's Reconcile<Name><Kind>Alarm.
+var alarmID = regexp.MustCompile(`^(Lane|Ingest|Archive|Reconcile)([A-Za-z0-9]+)[0-9A-F]{8}$`)
 
-var sourceAlarm = regexp.MustCompile(`^Source[A-Z][A-Za-z0-9]*?((?:ClientErrors|Throttled|ServerErrors|IngestFailed)Alarm)$`)
+var (
+	sourceAlarm    = regexp.MustCompile(`^Source[A-Z][A-Za-z0-9]*?((?:ClientErrors|Throttled|ServerErrors|IngestFailed)Alarm)$`)
+	reconcileAlarm = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*?((?:Missing|Skipped|Stopped|Errors)Alarm)$`)
+)
 
 // checkRunbooks fails when an alarm of the synthesized stack has no runbook
 // in docs/operations.md: a heading per alarm construct, a source's alarms
@@ -199,10 +209,13 @@ func checkRunbooks(t *testing.T, docs map[string]templateDoc) {
 			alarms++
 			m := alarmID.FindStringSubmatch(id)
 			if m == nil {
-				t.Errorf("%s: alarm %s: its logical ID is not <Lane|Ingest|Archive><construct><hash>; update checkRunbooks", name, id)
+				t.Errorf("%s: alarm %s: its logical ID is not <Lane|Ingest|Archive|Reconcile><construct><hash>; update checkRunbooks", name, id)
 				continue
 			}
 			construct := sourceAlarm.ReplaceAllString(m[2], "Source<Name>$1")
+			if m[1] == "Reconcile" {
+				construct = "Reconcile" + reconcileAlarm.ReplaceAllString(m[2], "<Name>$1")
+			}
 			if !runbooks[construct] {
 				t.Errorf("%s: alarm %s has no runbook in docs/operations.md: add a heading \"### `%s`\"", name, id, construct)
 			}

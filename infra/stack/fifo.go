@@ -89,9 +89,9 @@ func CheckOrderedLane(d config.Destination) error {
 		errs = append(errs, fmt.Errorf("destination %s is ordered: batchWindowSeconds %g cannot apply (Lambda has no batching window on FIFO queues); remove it",
 			d.Name, d.BatchWindow().Seconds()))
 	}
-	if d.Batch() > FIFOBatchSize {
+	if d.ReceiveBatch() > FIFOBatchSize {
 		errs = append(errs, fmt.Errorf("destination %s is ordered: batchSize %d is more than the %d a FIFO queue's event source takes; set at most %d",
-			d.Name, d.Batch(), FIFOBatchSize, FIFOBatchSize))
+			d.Name, d.ReceiveBatch(), FIFOBatchSize, FIFOBatchSize))
 	}
 	return errors.Join(errs...)
 }

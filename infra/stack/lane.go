@@ -340,7 +340,7 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 	}))
 
 	esp := &awslambdaeventsources.SqsEventSourceProps{
-		BatchSize:               jsii.Number(float64(d.Batch())),
+		BatchSize:               jsii.Number(float64(d.ReceiveBatch())),
 		MaxConcurrency:          jsii.Number(float64(d.Concurrency())),
 		ReportBatchItemFailures: jsii.Bool(true),
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/ddbitem"
 	"github.com/hookfan/hookfan/shared/payload"
+	"github.com/hookfan/hookfan/shared/reconcilejob"
 )
 
 // OperatorRoleProps configures the operator role. Nil fields are parts the
@@ -33,8 +34,8 @@ type OperatorRoleProps struct {
 // lane's queue policies give it the queue calls (guardQueues); its own
 // policy gives the rest of what ops does: read the stack's index, read and
 // write delivery and lane records, read the archive, read and write the
-// large bodies (with the data key), and turn a lane's event source mapping
-// off and on.
+// large bodies (with the data key), turn a lane's event source mapping
+// off and on, and read the lanes' metrics (the console's charts).
 type OperatorRole struct {
 	constructs.Construct
 	Role awsiam.Role
@@ -86,11 +87,13 @@ func NewOperatorRole(scope constructs.Construct, id string, props *OperatorRoleP
 		ArnFormat: awscdk.ArnFormat_COLON_RESOURCE_NAME,
 	})
 	allow([]string{"lambda:ListEventSourceMappings"}, jsii.String("*"))
+	// The console's charts: deliveries and failures by lane, the queues' oldest message.
+	allow([]string{"cloudwatch:GetMetricData"}, jsii.String("*"))
 	allow([]string{"lambda:UpdateEventSourceMapping"}, mappings)
 	suppress(o.Role, suppression{
 		id: "AwsSolutions-IAM5",
 		reason: "The operator reads the stack's index parameters under /hookfan/<stack>/*, the archive's objects (keys Firehose generates) and the payload objects under " + payload.Prefix +
-			" (keys derived from event ids); lambda:ListEventSourceMappings has no resource-level permissions, and ops pause/resume updates the mapping of any lane, whose ids are known only at run time.",
+			" (keys derived from event ids); lambda:ListEventSourceMappings and cloudwatch:GetMetricData (the console's charts) have no resource-level permissions, and ops pause/resume updates the mapping of any lane, whose ids are known only at run time.",
 		appliesToRegex: []string{`/^Resource::arn:<AWS::Partition>:ssm:.*:parameter\/hookfan\/.*\*$/`, `/^Resource::.*\/\*$/`, `/^Resource::\*$/`,
 			`/^Resource::arn:<AWS::Partition>:lambda:<AWS::Region>:<AWS::AccountId>:event-source-mapping:\*$/`},
 	})
@@ -99,14 +102,30 @@ func NewOperatorRole(scope constructs.Construct, id string, props *OperatorRoleP
 
 // guardTopic lets only ingest publish to the fan-out topic: a message
 // published there reaches every lane's queue through its subscription,
-// attributes and all (the replay attribute among them).
-func guardTopic(topic awssns.Topic, ingest awsiam.IRole) {
+// attributes and all (the replay attribute among them). The reconcilers
+// of sources whose missing events are published (Stripe) publish through
+// ingest's own path, and are named beside it.
+func guardTopic(topic awssns.Topic, ingest awsiam.IRole, reconcilers []*Reconciler) {
+	publishers := []*string{ingest.RoleArn()}
+	for _, r := range reconcilers {
+		if reconcilejob.Publishes(r.Source) {
+			publishers = append(publishers, r.Role.RoleArn())
+		}
+	}
 	topic.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:        jsii.String("OnlyIngestPublishes"),
 		Effect:     awsiam.Effect_DENY,
 		Principals: &[]awsiam.IPrincipal{awsiam.NewAnyPrincipal()},
 		Actions:    jsii.Strings("sns:Publish"),
 		Resources:  &[]*string{topic.TopicArn()},
-		Conditions: &map[string]any{"ArnNotEquals": map[string]any{"aws:PrincipalArn": ingest.RoleArn()}},
+		Conditions: &map[string]any{"ArnNotEquals": map[string]any{"aws:PrincipalArn": oneOrList(publishers)}},
 	}))
+}
+
+// oneOrList is a condition's value: the one ARN alone, or the list.
+func oneOrList(arns []*string) any {
+	if len(arns) == 1 {
+		return arns[0]
+	}
+	return arns
 }

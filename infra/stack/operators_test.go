@@ -49,8 +49,10 @@ func TestOperatorRoleGuardsTheQueues(t *testing.T) {
 	}
 	// Its own policy: the index, records, mappings; no SQS (the queues'
 	// policies give that, lane by lane), nothing on the topic.
-	query := false
+	query, metrics := false, false
 	for _, st := range roleStatements(parent)[operatorID] {
+		// The console's charts read CloudWatch (no resource-level permissions).
+		metrics = metrics || strings.Contains(st, "cloudwatch:GetMetricData") && strings.HasSuffix(st, " on *")
 		if strings.HasPrefix(st, "sqs:") || strings.HasPrefix(st, "sns:") || strings.Contains(st, "dynamodb:Scan") {
 			t.Errorf("operator role's own policy grants %s", st)
 		}
@@ -59,6 +61,9 @@ func TestOperatorRoleGuardsTheQueues(t *testing.T) {
 	}
 	if !query {
 		t.Errorf("operator role's own policy %v: no dynamodb:Query on the time index", roleStatements(parent)[operatorID])
+	}
+	if !metrics {
+		t.Errorf("operator role's own policy %v: no cloudwatch:GetMetricData for the console's charts", roleStatements(parent)[operatorID])
 	}
 
 	// Only ingest publishes to the fan-out topic.

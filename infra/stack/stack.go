@@ -57,6 +57,9 @@ type Hookfan struct {
 	Operator *OperatorRole
 	Sources  *SourceSecrets
 	Ingest   *IngestAPI
+	// Reconcilers reconcile the sources with a reconcile block, in
+	// configuration order (reconcile.go); none without one.
+	Reconcilers []*Reconciler
 	// AlarmTopic receives every alarm; nil when neither alarms.email nor
 	// alarms.https is set.
 	AlarmTopic awssns.Topic
@@ -113,7 +116,11 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 	// Each stack needs its own Code instance; the same directory gives the
 	// same asset hash, so the asset is staged and uploaded once.
 	dirs := map[string]string{}
-	for _, fn := range []string{"ingest", "deliver"} {
+	functions := []string{"ingest", "deliver"}
+	if len(cfg.Reconciled()) > 0 {
+		functions = append(functions, "reconcile")
+	}
+	for _, fn := range functions {
 		dir, err := builder.Build(fn)
 		if err != nil {
 			return nil, err
@@ -245,14 +252,20 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 		suppress(h.Ingest.Role, suppression{id: "AwsSolutions-IAM5", appliesTo: []string{"Resource::arn:<AWS::Partition>:kms:<AWS::Region>:<AWS::AccountId>:key/*"},
 			reason: "topicKey aws-managed: the grant CDK makes for the alias alias/aws/sns is limited by condition to the key carrying that alias, SNS's AWS managed key, which only SNS can use on the account's behalf."})
 	}
-	guardTopic(h.Topic, h.Ingest.Role)
+	if err := h.addReconcilers(cfg, code, retention, action); err != nil {
+		return nil, err
+	}
+	guardTopic(h.Topic, h.Ingest.Role, h.Reconcilers)
 	if h.OrderedTopic != nil {
-		guardTopic(h.OrderedTopic, h.Ingest.Role)
+		guardTopic(h.OrderedTopic, h.Ingest.Role, h.Reconcilers)
 		checkFIFOQuota(h.OrderedTopic, cfg)
 	}
 	h.Operator = NewOperatorRole(stack, "Operator", &OperatorRoleProps{
 		Config: cfg, Table: h.Table, Payloads: h.Payloads, Archive: h.Archive, Key: h.DataKey,
 	})
+	for _, r := range h.Reconcilers {
+		r.GrantInvoke(h.Operator.Role) // ops reconcile
+	}
 
 	if cfg.Egress.StaticAddresses {
 		if h.Egress, err = NewEgressNetwork(stack, "Egress", &EgressProps{Egress: cfg.Egress, LogRetention: retention}); err != nil {

@@ -474,8 +474,8 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 		if sc, _ := mp["ScalingConfig"].(map[string]any); num(sc["MaximumConcurrency"]) != float64(d.Concurrency()) {
 			t.Errorf("%s: MaximumConcurrency %v, want %d", d.Name, mp["ScalingConfig"], d.Concurrency())
 		}
-		if num(mp["BatchSize"]) != float64(d.Batch()) || num(mp["MaximumBatchingWindowInSeconds"]) != d.BatchWindow().Seconds() {
-			t.Errorf("%s: batch %v window %v, want %d and %v", d.Name, mp["BatchSize"], mp["MaximumBatchingWindowInSeconds"], d.Batch(), d.BatchWindow().Seconds())
+		if num(mp["BatchSize"]) != float64(d.ReceiveBatch()) || num(mp["MaximumBatchingWindowInSeconds"]) != d.BatchWindow().Seconds() {
+			t.Errorf("%s: batch %v window %v, want %d and %v", d.Name, mp["BatchSize"], mp["MaximumBatchingWindowInSeconds"], d.ReceiveBatch(), d.BatchWindow().Seconds())
 		}
 		if refID(mp["EventSourceArn"]) != queueID || refID(mp["FunctionName"]) != fnID {
 			t.Errorf("%s: mapping connects %v to %v", d.Name, mp["EventSourceArn"], mp["FunctionName"])
@@ -894,6 +894,8 @@ var starAllowed = map[string]string{
 	"cloudwatch:PutMetricData": "no resource-level permissions; limited by the cloudwatch:namespace condition",
 	// The operator role's (ops pause/resume), and a pausing lane's switch.
 	"lambda:ListEventSourceMappings": "no resource-level permissions",
+	// The operator role's: the console's charts read the lanes' metrics.
+	"cloudwatch:GetMetricData": "no resource-level permissions",
 	// A lane with static egress: Lambda manages its network interfaces.
 	"ec2:DescribeNetworkInterfaces": "no resource-level permissions",
 	"ec2:DescribeSubnets":           "no resource-level permissions",

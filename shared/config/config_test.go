@@ -545,7 +545,7 @@ func TestParseValidDerived(t *testing.T) {
 	got := map[string]derived{}
 	for _, d := range c.Destinations {
 		got[d.Name] = derived{d.Timeout(), d.FunctionTimeout(), d.VisibilityTimeout(), d.Retention(),
-			d.MaxReceiveCount(), d.Concurrency(), d.Batch(), d.BatchWindow(), d.Jitter(), d.Filter.FilterPolicy()}
+			d.MaxReceiveCount(), d.Concurrency(), d.ReceiveBatch(), d.BatchWindow(), d.Jitter(), d.Filter.FilterPolicy()}
 	}
 	// Default schedule: 5s+30s+2m+10m+30m+1h+2h+4h+8h = 56555s; ×1.2 = 67866s;
 	// 10 attempts × 120s visibility = 1200s; + 3600s margin = 72666s needed;

@@ -89,6 +89,9 @@ type Destination struct {
 	// or a minute that holds across all its deliver functions
 	// (ratelimit.go).
 	RateLimit *RateLimit `json:"rateLimit,omitempty"`
+	// Batch, when set, sends several events in one signed POST (one
+	// attempt) instead of one POST each (batch.go). Off by default.
+	Batch *Batch `json:"batch,omitempty"`
 	// Alarms are the lane's own alarm settings (alarms.go).
 	Alarms *DestinationAlarms `json:"alarms,omitempty"`
 }
@@ -109,16 +112,24 @@ func (d Destination) Concurrency() int {
 	return d.MaxConcurrency
 }
 
-// Batch is the event source mapping's batch size.
-func (d Destination) Batch() int {
+// ReceiveBatch is the event source mapping's batch size: the messages
+// one invocation receives (batch.maxEvents on a batched lane).
+func (d Destination) ReceiveBatch() int {
+	if d.Batch != nil && d.Batch.MaxEvents > 0 {
+		return d.Batch.MaxEvents
+	}
 	if d.BatchSize == 0 {
 		return DefaultBatchSize
 	}
 	return d.BatchSize
 }
 
-// BatchWindow is the event source mapping's maximum batching window.
+// BatchWindow is the event source mapping's maximum batching window
+// (batch.windowSeconds on a batched lane).
 func (d Destination) BatchWindow() time.Duration {
+	if d.Batch != nil {
+		return d.Batch.Window
+	}
 	return time.Duration(d.BatchWindowSeconds) * time.Second
 }
 
@@ -146,6 +157,9 @@ func (d *Destination) validate(p *problems, at string, seen map[string]int, inde
 	if d.SecretName != "" {
 		validSecretName(p, at+".secretName", d.SecretName)
 	}
+	if d.Batch != nil {
+		d.validateBatch(p, at)
+	}
 	d.validateQueueTiming(p, at)
 	d.validateEgress(p, at)
 	if d.Alarms != nil && d.Alarms.DLQ != nil {
@@ -159,9 +173,9 @@ func (d *Destination) validate(p *problems, at string, seen map[string]int, inde
 	}
 	if d.RateLimit != nil {
 		d.RateLimit.validate(p, at+".rateLimit")
-		if d.Ordering != nil && d.Attempts()*d.Batch() > PacedOrderedRoom {
+		if d.Ordering != nil && d.Attempts()*d.ReceiveBatch() > PacedOrderedRoom {
 			p.add(at+".rateLimit", "paces an ordered lane whose attempts (%d) × batchSize (%d) = %d leave too few receives for pacing holds; keep the product at most %d (fewer retries or a smaller batchSize)",
-				d.Attempts(), d.Batch(), d.Attempts()*d.Batch(), PacedOrderedRoom)
+				d.Attempts(), d.ReceiveBatch(), d.Attempts()*d.ReceiveBatch(), PacedOrderedRoom)
 		}
 	}
 }

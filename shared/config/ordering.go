@@ -278,7 +278,7 @@ func (d Destination) orderedReceiveCount() int {
 	if _, paced := d.Pace(); paced {
 		return MaxFIFOReceiveCount
 	}
-	return min(MaxFIFOReceiveCount, d.Attempts()*d.Batch())
+	return min(MaxFIFOReceiveCount, d.Attempts()*d.ReceiveBatch())
 }
 
 // PacedOrderedRoom is the most receives a paced ordered lane's attempts
@@ -293,7 +293,7 @@ func (d Destination) PacingRoom() int {
 	if _, paced := d.Pace(); !paced || !d.Ordered() {
 		return 0
 	}
-	return MaxFIFOReceiveCount - d.Attempts()*d.Batch()
+	return MaxFIFOReceiveCount - d.Attempts()*d.ReceiveBatch()
 }
 
 // Value reads an event's key: the header's first value (headers gives a

@@ -112,7 +112,8 @@ func roundUp(d, unit time.Duration) time.Duration {
 // keeps. Each check runs only when the fields it reads are in range; the
 // range checks report them otherwise.
 func (d *Destination) validateQueueTiming(p *problems, at string) {
-	timing := d.TimeoutSeconds >= 0 && d.TimeoutSeconds <= MaxTimeoutSeconds && d.BatchWindowSeconds >= 0 && d.BatchWindowSeconds <= MaxBatchWindowSeconds
+	timing := d.TimeoutSeconds >= 0 && d.TimeoutSeconds <= MaxTimeoutSeconds && d.BatchWindowSeconds >= 0 && d.BatchWindowSeconds <= MaxBatchWindowSeconds &&
+		(d.Batch == nil || d.Batch.Window >= 0 && d.Batch.Window <= MaxBatchWindow)
 	for i, delay := range d.Retry.Schedule {
 		switch {
 		case timing && delay.D() > d.MaxDelay():

@@ -86,11 +86,11 @@ func TestRateLimitDefaults(t *testing.T) {
 // attempts × batchSize would leave less is refused.
 func TestPacedOrderedLaneReceiveRoom(t *testing.T) {
 	d := Destination{Name: "o", URL: "https://example.com", Ordering: &Ordering{Key: "body:id"}, RateLimit: &RateLimit{PerSecond: 1}}
-	if d.MaxReceiveCount() != MaxFIFOReceiveCount || d.PacingRoom() != MaxFIFOReceiveCount-d.Attempts()*d.Batch() {
-		t.Errorf("maxReceiveCount %d, pacing room %d; want %d and %d", d.MaxReceiveCount(), d.PacingRoom(), MaxFIFOReceiveCount, MaxFIFOReceiveCount-d.Attempts()*d.Batch())
+	if d.MaxReceiveCount() != MaxFIFOReceiveCount || d.PacingRoom() != MaxFIFOReceiveCount-d.Attempts()*d.ReceiveBatch() {
+		t.Errorf("maxReceiveCount %d, pacing room %d; want %d and %d", d.MaxReceiveCount(), d.PacingRoom(), MaxFIFOReceiveCount, MaxFIFOReceiveCount-d.Attempts()*d.ReceiveBatch())
 	}
 	d.RateLimit = nil
-	if d.MaxReceiveCount() != d.Attempts()*d.Batch() || d.PacingRoom() != 0 {
+	if d.MaxReceiveCount() != d.Attempts()*d.ReceiveBatch() || d.PacingRoom() != 0 {
 		t.Errorf("unpaced: maxReceiveCount %d, pacing room %d", d.MaxReceiveCount(), d.PacingRoom())
 	}
 	delays := strings.Repeat(`"1s", `, 49) + `"1s"` // 51 attempts × 10 = 510

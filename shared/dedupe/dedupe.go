@@ -150,6 +150,9 @@ type Outcome struct {
 	// Paced is how often the lane's rate limit deferred the message before
 	// this attempt (0 when never).
 	Paced int
+	// Batch is the webhook-id of the batch the attempt sent the event in
+	// ("" when it went alone).
+	Batch string
 	// Answer is the first bytes of the receiver's answer to a failed
 	// attempt (kept up to MaxAnswer; ignored for DELIVERED).
 	Answer []byte
@@ -168,6 +171,8 @@ type Attempt struct {
 	// Paced is how often the lane's rate limit deferred the message before
 	// this attempt.
 	Paced int
+	// Batch is the webhook-id of the batch the event went in ("" alone).
+	Batch string
 	// Answer is the first bytes of the receiver's answer (at most
 	// MaxAnswer), kept on the latest MaxAnswers attempts that had one.
 	Answer []byte
@@ -269,7 +274,7 @@ func extended(lease Lease, out Outcome) (history []Attempt, replays []string) {
 	a := Attempt{
 		At: lease.At, Outcome: out.Status, HTTPStatus: out.HTTPStatus, Latency: out.Latency,
 		Error: shorten(out.Error, MaxHistoryErrorLen), ClaimedBy: shorten(lease.ClaimedBy, MaxClaimedByLen), Replay: lease.Replay,
-		Paced: out.Paced, Answer: slices.Clone(out.Answer[:min(len(out.Answer), MaxAnswer)]),
+		Paced: out.Paced, Batch: out.Batch, Answer: slices.Clone(out.Answer[:min(len(out.Answer), MaxAnswer)]),
 	}
 	if out.Status == StatusDelivered {
 		a.Error, a.Answer = "", nil

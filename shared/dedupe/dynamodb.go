@@ -44,6 +44,7 @@ const (
 	histBy        = "by"
 	histReplay    = "replay"
 	histPaced     = "paced"
+	histBatch     = "batch"
 	histAnswer    = "answer" // binary, the receiver's first bytes
 )
 
@@ -394,7 +395,7 @@ func encodeHistory(history []Attempt) types.AttributeValue {
 		if len(a.Answer) > 0 {
 			m[histAnswer] = &types.AttributeValueMemberB{Value: a.Answer}
 		}
-		for k, v := range map[string]string{histError: a.Error, histBy: a.ClaimedBy, histReplay: a.Replay} {
+		for k, v := range map[string]string{histError: a.Error, histBy: a.ClaimedBy, histReplay: a.Replay, histBatch: a.Batch} {
 			if v != "" {
 				m[k] = ddbitem.S(v)
 			}
@@ -420,7 +421,7 @@ func decodeAttempt(v types.AttributeValue) (Attempt, error) {
 	}
 	it := ddbitem.NewMapReader(m.Value)
 	a := Attempt{Outcome: Status(it.String(histOutcome)), HTTPStatus: int(it.Int(histStatus)), Latency: time.Duration(it.Int(histLatencyMS)) * time.Millisecond,
-		Error: it.String(histError), ClaimedBy: it.String(histBy), Replay: it.String(histReplay), Paced: int(it.Int(histPaced))}
+		Error: it.String(histError), ClaimedBy: it.String(histBy), Replay: it.String(histReplay), Paced: int(it.Int(histPaced)), Batch: it.String(histBatch)}
 	a.At = it.Time(histAt)
 	switch v := m.Value[histAnswer].(type) {
 	case nil:

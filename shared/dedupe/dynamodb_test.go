@@ -196,7 +196,7 @@ func TestDynamoDBHistoryRoundTrip(t *testing.T) {
 	earlier := dedupe.Attempt{At: t0.Add(-time.Hour), Outcome: dedupe.StatusDelivered, HTTPStatus: 204, Latency: 12 * time.Millisecond, ClaimedBy: "req-0"}
 	lease := dedupe.Lease{PK: "orders#e1", Token: "tok", At: t0, Replay: "rpl_2", ClaimedBy: "req-1",
 		History: []dedupe.Attempt{earlier}, Replays: []string{"rpl_1"}}
-	out := dedupe.Outcome{Status: dedupe.StatusDelivered, HTTPStatus: 200, At: t0.Add(time.Second), Latency: 345 * time.Millisecond}
+	out := dedupe.Outcome{Status: dedupe.StatusDelivered, HTTPStatus: 200, At: t0.Add(time.Second), Latency: 345 * time.Millisecond, Batch: "batch_0f"}
 	if err := dedupe.NewDynamoDB(f, "t").Finish(context.Background(), lease, out); err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestDynamoDBHistoryRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantHistory := []dedupe.Attempt{earlier, {At: t0, Outcome: dedupe.StatusDelivered, HTTPStatus: 200, Latency: 345 * time.Millisecond, ClaimedBy: "req-1", Replay: "rpl_2"}}
+	wantHistory := []dedupe.Attempt{earlier, {At: t0, Outcome: dedupe.StatusDelivered, HTTPStatus: 200, Latency: 345 * time.Millisecond, ClaimedBy: "req-1", Replay: "rpl_2", Batch: "batch_0f"}}
 	if diff := cmp.Diff(wantHistory, got.History); diff != "" {
 		t.Errorf("history (-want +got):\n%s", diff)
 	}

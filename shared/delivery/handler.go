@@ -91,8 +91,11 @@ type Handler struct {
 	log         *slog.Logger
 	timeouts    CallTimeouts
 	concurrency int
-	now         func() time.Time
-	random      func() float64
+	// shapeSlots bounds the transforms a batched lane runs at once to
+	// concurrency (batch.go).
+	shapeSlots chan struct{}
+	now        func() time.Time
+	random     func() float64
 }
 
 // Handle delivers the records of a batch concurrently and returns the ones
@@ -298,6 +301,9 @@ type prepared struct {
 	// the POST and the outcome's write.
 	send       time.Duration
 	leaseUntil time.Time
+	// batch is the webhook-id of the batch the event is sent in, on a
+	// batched lane (batch.go).
+	batch string
 }
 
 // prepare parses the record, readies the sender and gets the time the
@@ -460,7 +466,11 @@ func (h *Handler) budget(ctx context.Context, now time.Time) (send time.Duration
 // message's fate.
 func (h *Handler) record(ctx context.Context, p prepared, lease dedupe.Lease, res sender.Result) decision {
 	out, outcome, d := h.judge(p, res)
+	out.Batch = p.batch
 	attrs := []any{"outcome", outcome, "status", res.Status, "latency_ms", res.Latency.Milliseconds()}
+	if p.batch != "" {
+		attrs = append(attrs, "batch", p.batch)
+	}
 	if out.Error != "" {
 		attrs = append(attrs, "error", out.Error)
 	}

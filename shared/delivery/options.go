@@ -92,11 +92,11 @@ func NewHandler(o Options) (*Handler, error) {
 		return nil, err
 	}
 	h := &Handler{
-		dest: o.Destination, policy: RetryPolicyFor(o.Destination), order: orderingOf(o.Destination), sender: o.Sender, shape: sh,
+		dest: o.Destination, policy: RetryPolicyFor(o.Destination), order: orderingOfBatched(o.Destination, orderingOf(o.Destination)), sender: o.Sender, shape: sh,
 		store: o.Store, ttl: o.RecordTTL, queue: queue{url: o.QueueURL, api: o.SQS},
 		metrics: meter{m: o.Metrics, dim: metrics.Dimension{Name: metrics.DimDestination, Value: o.Destination.Name}},
 		log:     o.Logger, timeouts: o.Timeouts.withDefaults(), concurrency: concurrency, now: o.Now, random: o.Random,
-		requeue: o.Requeue, pacer: o.Pacer, sleep: o.Sleep,
+		requeue: o.Requeue, pacer: o.Pacer, sleep: o.Sleep, shapeSlots: make(chan struct{}, concurrency),
 	}
 	if h.sleep == nil {
 		h.sleep = sleepCtx

@@ -57,7 +57,7 @@ func (g *fifoGroup) drain(t *testing.T, rounds int) {
 		now := g.hs.clock.Now()
 		var got []*fifoMessage
 		var recs []events.SQSMessage
-		for len(g.queue) > 0 && len(got) < g.hs.h.dest.Batch() && !g.queue[0].visibleAt.After(now) {
+		for len(g.queue) > 0 && len(got) < g.hs.h.dest.ReceiveBatch() && !g.queue[0].visibleAt.After(now) {
 			m := g.queue[0]
 			g.queue = g.queue[1:]
 			if m.receives++; m.receives > maxReceive {

@@ -46,8 +46,21 @@ const (
 // lane's ordering. When it returns !ok, stop says what happens to the
 // message.
 func (h *Handler) pace(ctx context.Context, p prepared) (tokenAt time.Time, stop decision, ok bool) {
+	tokenAt, held, stop, ok := h.takeToken(ctx, p)
+	if held > 0 {
+		h.count(metrics.DeliveryPaced)
+		return time.Time{}, h.order.deferPaced(ctx, h, p, held), false
+	}
+	return tokenAt, stop, ok
+}
+
+// takeToken takes a token for p (on a batched lane: for a batch p leads),
+// waiting in the function as pace describes. When it returns !ok, held is
+// how long the rate limit holds the message back (to defer it by the
+// lane's ordering), or, when 0, stop says what happens to the message.
+func (h *Handler) takeToken(ctx context.Context, p prepared) (tokenAt time.Time, held time.Duration, stop decision, ok bool) {
 	if h.pacer == nil {
-		return time.Time{}, ack, true
+		return time.Time{}, 0, ack, true
 	}
 	for {
 		// The bucket charges a token at the time its take starts: the send
@@ -60,18 +73,17 @@ func (h *Handler) pace(ctx context.Context, p prepared) (tokenAt time.Time, stop
 			wait := h.hide(p.started, PaceUnavailableBackoff)
 			p.log.ErrorContext(ctx, LogMessage, "outcome", "not_attempted", "reason", "the lane's rate limit could not be read; never sent unpaced",
 				"error", err.Error(), "retry_in_s", visibilitySeconds(wait))
-			return time.Time{}, retryIn(wait), false
+			return time.Time{}, 0, retryIn(wait), false
 		}
 		if wait <= 0 {
-			return at, ack, true
+			return at, 0, ack, true
 		}
 		if wait > h.paceSpare(ctx, h.order.paceWaitLimit()) {
-			h.count(metrics.DeliveryPaced)
-			return time.Time{}, h.order.deferPaced(ctx, h, p, wait), false
+			return time.Time{}, wait, ack, false
 		}
 		if err := h.sleep(ctx, wait); err != nil {
 			p.log.WarnContext(ctx, LogMessage, "outcome", "released", "reason", "the invocation ended while waiting for the rate limit")
-			return time.Time{}, retryIn(0), false
+			return time.Time{}, 0, retryIn(0), false
 		}
 	}
 }
@@ -89,33 +101,45 @@ func (h *Handler) pace(ctx context.Context, p prepared) (tokenAt time.Time, stop
 // not go: ok is false and stop says what becomes of the message, the
 // lease given back uncounted (unpaced), so that waiting spends no attempt.
 func (h *Handler) alignToToken(ctx context.Context, p prepared, lease dedupe.Lease, tokenAt time.Time, send time.Duration) (time.Duration, decision, bool) {
+	send, held, ok, err := h.align(ctx, p, tokenAt, send)
+	if !ok {
+		return 0, h.unpaced(ctx, p, lease, held, err), false
+	}
+	return send, ack, true
+}
+
+// align is alignToToken but for the lease: when the request must not go
+// (!ok), held is how long until a token is due (0 when none was learnt)
+// and err why the bucket could not be read, or the invocation's end (a
+// batched lane gives back each of its batch's leases: batch.go).
+func (h *Handler) align(ctx context.Context, p prepared, tokenAt time.Time, send time.Duration) (_, held time.Duration, ok bool, err error) {
 	if tokenAt.IsZero() {
-		return send, ack, true
+		return send, 0, true, nil
 	}
 	for {
 		d := tokenAt.Add(h.timeouts.PaceAlign).Sub(h.now())
 		if d >= 0 {
 			if send-d < MinSendTime {
-				return 0, h.unpaced(ctx, p, lease, d, nil), false
+				return 0, d, false, nil
 			}
 			if h.sleep(ctx, d) != nil {
-				return 0, h.unpaced(ctx, p, lease, 0, ctx.Err()), false
+				return 0, 0, false, ctx.Err()
 			}
-			return send - d, ack, true
+			return send - d, 0, true, nil
 		}
 		at := h.now()
 		tctx, cancel := context.WithTimeout(ctx, h.timeouts.Pace)
 		wait, err := h.pacer.Take(tctx)
 		cancel()
 		if err != nil {
-			return 0, h.unpaced(ctx, p, lease, 0, err), false
+			return 0, 0, false, err
 		}
 		if send-wait-h.timeouts.PaceAlign < MinSendTime {
-			return 0, h.unpaced(ctx, p, lease, wait, nil), false
+			return 0, wait, false, nil
 		}
 		if wait > 0 {
 			if h.sleep(ctx, wait) != nil {
-				return 0, h.unpaced(ctx, p, lease, 0, ctx.Err()), false
+				return 0, 0, false, ctx.Err()
 			}
 			send -= wait
 			continue // take again

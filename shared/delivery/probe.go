@@ -155,7 +155,7 @@ func (h *Handler) probe(ctx context.Context, s pausing.State) pausing.ProbeResul
 		timeout = min(timeout, time.Until(deadline))
 	}
 	msg = h.shapeProbe(ctx, msg)
-	res := h.sender.Send(ctx, msg.delivery(timeout))
+	res := h.sendProbe(ctx, msg.delivery(timeout))
 	return pausing.ProbeResult{At: h.now(), OK: res.Verdict() == sender.Delivered, Status: res.Status, Error: res.Describe()}
 }
 
@@ -166,3 +166,16 @@ const ProbeMargin = 5 * time.Second
 
 // ProbeTimeout is how long one probe of d's lane may run.
 func ProbeTimeout(d config.Destination) time.Duration { return d.Timeout() + ProbeMargin }
+
+// sendProbe sends the probe: on a batched lane as a batch of one, the
+// envelope its destination parses.
+func (h *Handler) sendProbe(ctx context.Context, d sender.Delivery) sender.Result {
+	bs, ok := h.batchProbe()
+	if !ok {
+		return h.sender.Send(ctx, d)
+	}
+	if res := bs.SendBatch(ctx, []sender.Delivery{d}); len(res) == 1 {
+		return res[0]
+	}
+	return sender.Result{Err: errors.New("the sender answered no result for the probe")}
+}

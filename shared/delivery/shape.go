@@ -51,7 +51,7 @@ func compileTransform(d config.Destination, memoryMB, concurrency int) (*transfo
 	if memoryMB <= 0 {
 		memoryMB = config.DefaultDeliverMemoryMB
 	}
-	p, err := transform.Compile(d.Transform, transform.WithBudget(transform.Budget(memoryMB, min(concurrency, d.Batch()))))
+	p, err := transform.Compile(d.Transform, transform.WithBudget(transform.Budget(memoryMB, min(concurrency, d.ReceiveBatch()))))
 	if err != nil {
 		return nil, fmt.Errorf("delivery: destination %s: transform %w", d.Name, err)
 	}

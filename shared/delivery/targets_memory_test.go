@@ -2,6 +2,8 @@ package delivery
 
 import (
 	"context"
+	"encoding/json"
+	"strconv"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -9,20 +11,30 @@ import (
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 	lambdasvc "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/hookfan/hookfan/shared/message"
 )
 
 // MemoryTargets is the in-memory twin of the three target APIs (SQS
-// SendMessage, EventBridge PutEvents, Lambda Invoke): it keeps every call
-// and answers as told. The zero value accepts everything.
+// SendMessage and SendMessageBatch, EventBridge PutEvents, Lambda Invoke):
+// it keeps every call and answers as told. The zero value accepts
+// everything.
 type MemoryTargets struct {
-	mu      sync.Mutex
-	Sent    []*sqs.SendMessageInput
-	Put     []*eventbridge.PutEventsInput
-	Invoked []*lambdasvc.InvokeInput
+	mu          sync.Mutex
+	Sent        []*sqs.SendMessageInput
+	SentBatches []*sqs.SendMessageBatchInput
+	Put         []*eventbridge.PutEventsInput
+	Invoked     []*lambdasvc.InvokeInput
+	// RefuseEvents fails the batch entries of these event ids (the id
+	// attribute of an SQS message, the id field of a bus entry's Detail):
+	// SendMessageBatch lists them Failed (InvalidParameterValue, the
+	// sender's fault), PutEvents answers them MalformedDetail.
+	RefuseEvents map[string]bool
 	// Err fails every call with it (an API error, say).
 	Err error
-	// RefuseEntry answers PutEvents with the entry failed
-	// (FailedEntryCount 1, MalformedDetail).
+	// RefuseEntry answers PutEvents with every entry failed
+	// (MalformedDetail).
 	RefuseEntry bool
 	// FunctionError answers Invoke with an Unhandled function error of
 	// type OrderRejected.
@@ -40,7 +52,27 @@ func (m *MemoryTargets) SendMessage(_ context.Context, in *sqs.SendMessageInput,
 	return &sqs.SendMessageOutput{MessageId: aws.String("m1")}, nil
 }
 
-// PutEvents keeps the entries.
+// SendMessageBatch keeps the batch and answers each entry.
+func (m *MemoryTargets) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.SentBatches = append(m.SentBatches, in)
+	if m.Err != nil {
+		return nil, m.Err
+	}
+	out := &sqs.SendMessageBatchOutput{}
+	for i, e := range in.Entries {
+		if m.RefuseEvents[aws.ToString(e.MessageAttributes[message.AttrID].StringValue)] {
+			out.Failed = append(out.Failed, sqstypes.BatchResultErrorEntry{Id: e.Id, Code: aws.String("InvalidParameterValue"),
+				Message: aws.String("The message is refused."), SenderFault: true})
+			continue
+		}
+		out.Successful = append(out.Successful, sqstypes.SendMessageBatchResultEntry{Id: e.Id, MessageId: aws.String("m" + strconv.Itoa(i))})
+	}
+	return out, nil
+}
+
+// PutEvents keeps the entries and answers each.
 func (m *MemoryTargets) PutEvents(_ context.Context, in *eventbridge.PutEventsInput, _ ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -48,11 +80,20 @@ func (m *MemoryTargets) PutEvents(_ context.Context, in *eventbridge.PutEventsIn
 	if m.Err != nil {
 		return nil, m.Err
 	}
-	if m.RefuseEntry {
-		return &eventbridge.PutEventsOutput{FailedEntryCount: 1, Entries: []ebtypes.PutEventsResultEntry{
-			{ErrorCode: aws.String("MalformedDetail"), ErrorMessage: aws.String("Detail is malformed.")}}}, nil
+	out := &eventbridge.PutEventsOutput{}
+	for i, e := range in.Entries {
+		var detail struct {
+			ID string `json:"id"`
+		}
+		_ = json.Unmarshal([]byte(aws.ToString(e.Detail)), &detail)
+		if m.RefuseEntry || m.RefuseEvents[detail.ID] {
+			out.FailedEntryCount++
+			out.Entries = append(out.Entries, ebtypes.PutEventsResultEntry{ErrorCode: aws.String("MalformedDetail"), ErrorMessage: aws.String("Detail is malformed.")})
+			continue
+		}
+		out.Entries = append(out.Entries, ebtypes.PutEventsResultEntry{EventId: aws.String("e" + strconv.Itoa(i+1))})
 	}
-	return &eventbridge.PutEventsOutput{Entries: []ebtypes.PutEventsResultEntry{{EventId: aws.String("e1")}}}, nil
+	return out, nil
 }
 
 // Invoke keeps the invocation.

@@ -50,6 +50,12 @@ const (
 	// adaptive level and an operator's override).
 	DeliveryPaced     = "DeliveryPaced"
 	LaneEffectiveRate = "LaneEffectiveRate"
+	// DeliveryBatches counts a batched lane's batches sent (one request
+	// each); DeliveryBatchSize is each one's number of events. The
+	// per-event metrics (DeliveryAttempts, DeliverySucceeded, …) count
+	// every event of a batch; DeliveryLatency is the batch's request.
+	DeliveryBatches   = "DeliveryBatches"
+	DeliveryBatchSize = "DeliveryBatchSize"
 	// Reconciliation's counts per run, by Source (shared/reconcile):
 	// events listed at the provider, found missing (the alarm's), brought
 	// in or redelivered, missing but past the lookback, skipped; and 1

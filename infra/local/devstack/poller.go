@@ -36,13 +36,19 @@ type QueueAPI interface {
 // Lambda does; failed messages return after their visibility timeout (or
 // sooner when the function changed it).
 type Poller struct {
-	SQS             QueueAPI
-	QueueURL        string
-	QueueARN        string
-	Region          string
-	BatchSize       int           // 1..10
-	Concurrency     int           // concurrent batches (the mapping's MaximumConcurrency)
-	WaitTime        time.Duration // long poll, at most 20s
+	SQS         QueueAPI
+	QueueURL    string
+	QueueARN    string
+	Region      string
+	BatchSize   int           // 1..10000 (more than 10 with a Window)
+	Concurrency int           // concurrent batches (the mapping's MaximumConcurrency)
+	WaitTime    time.Duration // long poll, at most 20s
+	// Window is the mapping's batching window: after a receive returns
+	// messages, the poller keeps receiving for up to Window until it has
+	// BatchSize messages or MaxBatchBytes of bodies, as the mapping
+	// gathers a batch. On a FIFO queue one receive makes the batch (an
+	// ordered lane's batch is at most 10, one receive's).
+	Window          time.Duration
 	FunctionTimeout time.Duration
 	Handler         DeliverFunc
 	Log             *slog.Logger
@@ -100,6 +106,9 @@ func (p *Poller) loop(ctx context.Context) {
 			MessageAttributeNames:       []string{"All"},
 		})
 		cancel()
+		if err == nil && len(msgs) > 0 {
+			msgs = p.gather(ctx, msgs)
+		}
 		if err != nil {
 			p.Log.Error("receive failed", "queue", p.QueueURL, "error", err)
 			select {
@@ -111,6 +120,70 @@ func (p *Poller) loop(ctx context.Context) {
 		if len(msgs) > 0 {
 			p.invoke(context.WithoutCancel(ctx), msgs)
 		}
+	}
+}
+
+// MaxBatchBytes is the most message body bytes one invocation gets:
+// Lambda's 6 MB synchronous invocation payload, which bounds the event
+// source mapping's batches.
+const MaxBatchBytes = 6 << 20
+
+// gather adds to a first receive's messages what further receives return
+// within the batching window, up to BatchSize messages and MaxBatchBytes
+// of bodies (a message that would pass it is made visible again at once,
+// for the next batch).
+func (p *Poller) gather(ctx context.Context, msgs []sqstypes.Message) []sqstypes.Message {
+	if p.Window <= 0 || p.Gate != nil || len(msgs) >= p.BatchSize {
+		return msgs
+	}
+	bytes := 0
+	for _, m := range msgs {
+		bytes += len(aws.ToString(m.Body))
+	}
+	deadline := time.Now().Add(p.Window)
+	for len(msgs) < p.BatchSize && bytes < MaxBatchBytes && ctx.Err() == nil {
+		left := time.Until(deadline)
+		if left <= 0 {
+			break
+		}
+		wait := int32(min(left, 20*time.Second) / time.Second)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(wait+10)*time.Second)
+		more, err := p.receive(rctx, &sqs.ReceiveMessageInput{
+			QueueUrl:                    &p.QueueURL,
+			MaxNumberOfMessages:         int32(min(p.BatchSize-len(msgs), 10)),
+			WaitTimeSeconds:             wait,
+			MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll},
+			MessageAttributeNames:       []string{"All"},
+		})
+		cancel()
+		if err != nil {
+			p.Log.Warn("receive within the batching window failed; invoking with what was received", "queue", p.QueueURL, "error", err)
+			break
+		}
+		for _, m := range more {
+			n := len(aws.ToString(m.Body))
+			if bytes+n > MaxBatchBytes {
+				p.release(ctx, m)
+				continue
+			}
+			msgs, bytes = append(msgs, m), bytes+n
+		}
+		if len(more) == 0 && wait == 0 {
+			// Less than a second left: a short poll found nothing.
+			select {
+			case <-ctx.Done():
+			case <-time.After(min(left, 100*time.Millisecond)):
+			}
+		}
+	}
+	return msgs
+}
+
+// release makes a received message visible again at once.
+func (p *Poller) release(ctx context.Context, m sqstypes.Message) {
+	if _, err := p.SQS.ChangeMessageVisibility(context.WithoutCancel(ctx), &sqs.ChangeMessageVisibilityInput{QueueUrl: &p.QueueURL,
+		ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0}); err != nil {
+		p.Log.Warn("releasing a message over the batch's bytes failed; it returns after its visibility timeout", "message_id", aws.ToString(m.MessageId), "error", err)
 	}
 }
 

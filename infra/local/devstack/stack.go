@@ -355,7 +355,7 @@ func (s *Stack) FunctionTimeout(d config.Destination) time.Duration {
 func (s *Stack) newPoller(ln Lane, h *delivery.Handler, concurrency int) *Poller {
 	p := &Poller{
 		SQS: s.opts.Clients.SQS, QueueURL: ln.QueueURL, QueueARN: ln.QueueARN, Region: s.opts.Region,
-		BatchSize: ln.Destination.Batch(), Concurrency: concurrency, WaitTime: s.opts.PollWait,
+		BatchSize: ln.Destination.ReceiveBatch(), Window: ln.Destination.BatchWindow(), Concurrency: concurrency, WaitTime: s.opts.PollWait,
 		FunctionTimeout: s.FunctionTimeout(ln.Destination), Handler: h.Handle,
 		Log: s.opts.Log.With("component", "poller", "destination", ln.Destination.Name),
 	}

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/netip"
 	"os"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	lambdasvc "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go/logging"
 
 	"github.com/hookfan/hookfan/infra/local/devstate"
@@ -25,6 +28,7 @@ import (
 	"github.com/hookfan/hookfan/shared/pacing"
 	"github.com/hookfan/hookfan/shared/pausing"
 	"github.com/hookfan/hookfan/shared/payload"
+	"github.com/hookfan/hookfan/shared/reconcile"
 )
 
 // Usage is the command's help.
@@ -55,6 +59,10 @@ Commands:
       [--reason TEXT]          resume it) until resume, or its bound (pause.maxPause)
   resume DESTINATION           resume a paused lane (its event source mapping on)
       [--reason TEXT]
+  console [--listen ADDR]      the web console: lanes, events, DLQs, replay, redrive, pause and
+      [--read-only]            resume in a browser; serves on a loopback address (default
+                               127.0.0.1:0, a free port), prints one URL with a one-time token,
+                               opens nothing; --read-only refuses every action
   pace DESTINATION             lower a paced lane's rate for a while, without a deploy; it
       (--per-second N | --per-minute N) --for D   returns to rateLimit by itself after D
       | --clear                (at most 168h); --clear ends it now
@@ -80,7 +88,17 @@ type Global struct {
 // Main runs the command line and returns the exit status: 0 done, 1
 // failed, 2 a command line that cannot be run.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	err := run(ctx, args, stdout, stderr)
+	return MainWith(ctx, args, stdout, stderr, nil)
+}
+
+// ConsoleFunc serves the web console (infra/ops/console, which imports
+// this package) on listen until ctx ends.
+type ConsoleFunc func(ctx context.Context, op *Operator, listen string, readOnly bool, stdout io.Writer) error
+
+// MainWith is Main with the console command served by console (the ops
+// binary's main passes it; nil: the command says where it is served).
+func MainWith(ctx context.Context, args []string, stdout, stderr io.Writer, console ConsoleFunc) int {
+	err := run(ctx, args, stdout, stderr, console)
 	switch {
 	case err == nil:
 		return 0
@@ -96,7 +114,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, console ConsoleFunc) error {
 	var g Global
 	fs := flag.NewFlagSet("ops", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -118,6 +136,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usagef("unknown command %q", command)
 	}
 	c := build(command)
+	if command == "console" {
+		c = consoleCommand(console)
+	}
 	positional, err := parseInterleaved(c.flags, rest)
 	if err != nil {
 		return err
@@ -144,7 +165,8 @@ type command struct {
 // command given its name. run dispatches through it, and a test ties its
 // names to the ones Usage lists.
 var commands = map[string]func(name string) command{
-	"events": func(string) command { return eventsCommand() },
+	"events":  func(string) command { return eventsCommand() },
+	"console": func(string) command { return consoleCommand(nil) },
 	"status": func(name string) command {
 		return command{
 			flags: newFlags(name),
@@ -379,6 +401,44 @@ var commands = map[string]func(name string) command{
 	},
 }
 
+// consoleCommand is the console command line; serve runs the console.
+func consoleCommand(serve ConsoleFunc) command {
+	fs := newFlags("console")
+	listen := fs.String("listen", "127.0.0.1:0", "the loopback address to serve on (port 0: a free one)")
+	readOnly := fs.Bool("read-only", false, "refuse every action: look, do not touch")
+	return command{
+		flags: fs,
+		check: func(args []string) error {
+			if len(args) != 0 {
+				return usagef("console takes flags only; unexpected %q", args[0])
+			}
+			if serve == nil {
+				return usagef("the console is served by the ops command (go run ./infra/ops console, or make console)")
+			}
+			return CheckLoopback(*listen)
+		},
+		run: func(ctx context.Context, op *Operator, _ []string) error {
+			return serve(ctx, op, *listen, *readOnly, op.Out)
+		},
+	}
+}
+
+// CheckLoopback refuses a listen address that is not on a loopback
+// address: the console is reachable from this machine only.
+func CheckLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usagef("--listen %q: want host:port on a loopback address, such as 127.0.0.1:0 (%v)", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && ip.IsLoopback() {
+		return nil
+	}
+	return usagef("--listen %q: the console listens on a loopback address only (127.0.0.1, [::1] or localhost), so that nothing but this machine reaches it; to use it from another machine, forward a port over SSH (ssh -L 8080:127.0.0.1:PORT host)", addr)
+}
+
 // oneDestination checks that a command got exactly one DESTINATION.
 func oneDestination(command string) func([]string) error {
 	return func(args []string) error {
@@ -488,6 +548,18 @@ func Build(ctx context.Context, g Global, stdout, stderr io.Writer) (*Operator, 
 		Resources: res, SQS: sqsClient, Records: dedupe.NewDynamoDB(ddb, res.Table),
 		LaneStore: pausing.NewDynamoDB(ddb, res.Table), PaceStore: pacing.NewDynamoDB(ddb, res.Table), Switch: switchFor, Recent: RecentReader(ddb, res),
 		Reconciler: reconciler, Out: stdout, Progress: stderr,
+	}
+	op.Metrics, op.Actions = awsconfig.NewCloudWatch(awsCfg), ActionTable{API: ddb, Table: res.Table}
+	if len(res.Reconciling) > 0 {
+		op.Watermarks = &reconcile.DynamoDBWatermarks{API: ddb, Table: res.Table}
+	}
+	identities := sts.NewFromConfig(awsCfg)
+	op.Identity = func(ctx context.Context) (string, error) {
+		out, err := identities.GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+		if err != nil {
+			return "", fmt.Errorf("who am I (STS GetCallerIdentity): %w", err)
+		}
+		return aws.ToString(out.Arn), nil
 	}
 	s3Client := archive.NewS3Client(awsCfg)
 	if res.ArchiveBucket != "" {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"go/parser"
 	"go/token"
+	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -88,5 +89,36 @@ func TestDispatchUsesTheTable(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if code := Main(context.Background(), []string{"statuses"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), `unknown command "statuses"`) {
 		t.Errorf("statuses: exit %d, stderr %q", code, errOut.String())
+	}
+}
+
+// TestConsoleCommandLine: ops console refuses a listen address off the
+// loopback, and arguments, before connecting to anything; without a
+// console to serve (Main), it says where the console is served.
+func TestConsoleCommandLine(t *testing.T) {
+	served := false
+	serve := func(context.Context, *Operator, string, bool, io.Writer) error { served = true; return nil }
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"console", "--listen", "0.0.0.0:8080"}, `--listen "0.0.0.0:8080": the console listens on a loopback address only`},
+		{[]string{"console", "--listen", "192.168.1.5:0"}, "loopback address only"},
+		{[]string{"console", "--listen", "example.com:80"}, "loopback address only"},
+		{[]string{"console", "--listen", "8080"}, "want host:port on a loopback address"},
+		{[]string{"console", "lanes"}, `console takes flags only; unexpected "lanes"`},
+	} {
+		var out, errOut bytes.Buffer
+		code := MainWith(context.Background(), append([]string{"--state-dir", t.TempDir()}, c.args...), &out, &errOut, serve)
+		if code != 2 || !strings.Contains(errOut.String(), c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", c.args, code, errOut.String(), c.want)
+		}
+	}
+	if served {
+		t.Error("a refused command line started the console")
+	}
+	var out, errOut bytes.Buffer
+	if code := Main(context.Background(), []string{"console"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "served by the ops command") {
+		t.Errorf("console through Main: exit %d, stderr %q", code, errOut.String())
 	}
 }

@@ -76,7 +76,8 @@ func (r Deployed) Resolve(ctx context.Context) (Resources, error) {
 				}
 			}
 			ln := Lane{Destination: l.Destination, Filter: l.Filter, OrderingKey: l.OrderingKey, QueueURL: l.QueueURL, QueueARN: l.QueueARN, DLQURL: l.DLQURL, DLQARN: l.DLQARN,
-				FunctionName: l.FunctionName, Retention: time.Duration(l.RetentionSeconds) * time.Second, Egress: l.Egress}
+				FunctionName: l.FunctionName, Retention: time.Duration(l.RetentionSeconds) * time.Second, Egress: l.Egress,
+				Target: target(l.URL, l.Target, l.URLSecretName)}
 			if rule, pauses := l.Pause.Rule(); pauses {
 				ln.Pause = &pausing.Rule{PauseRule: rule, Retention: ln.Retention}
 			}
@@ -91,6 +92,22 @@ func (r Deployed) Resolve(ctx context.Context) (Resources, error) {
 		in.NextToken = page.NextToken
 	}
 	slices.SortFunc(res.Lanes, func(a, b Lane) int { return strings.Compare(a.Destination, b.Destination) })
+	// The reconciling sources: one parameter each, named by the source.
+	rin := &ssm.GetParametersByPathInput{Path: aws.String(stackindex.ReconcilePath(r.Stack))}
+	for {
+		page, err := r.SSM.GetParametersByPath(ctx, rin)
+		if err != nil {
+			return res, fmt.Errorf("read the reconciling sources under %s: %w", aws.ToString(rin.Path), err)
+		}
+		for _, p := range page.Parameters {
+			res.Reconciling = append(res.Reconciling, strings.TrimPrefix(aws.ToString(p.Name), aws.ToString(rin.Path)))
+		}
+		if page.NextToken == nil {
+			break
+		}
+		rin.NextToken = page.NextToken
+	}
+	slices.Sort(res.Reconciling)
 	for _, l := range res.Lanes {
 		res.Sources = append(res.Sources, l.Filter.Sources...)
 	}

@@ -64,6 +64,11 @@ func TestDeployedResolve(t *testing.T) {
 		stackindex.StackParameter("Prod"): jsonOf(t, stackindex.Stack{TableName: "records", ArchiveBucket: "archive", ArchiveDays: 30, DestinationsPath: stackindex.DestinationsPath("Prod")}),
 		// Another stack's lanes are not Prod's.
 		stackindex.LaneParameter("Prod-2", "x"): jsonOf(t, stackindex.Lane{Destination: "x", QueueURL: "q", DLQURL: "d"}),
+		// Its reconciling sources, and another stack's.
+		stackindex.ReconcileParameter("Prod", "stripe"):  "{}",
+		stackindex.ReconcileParameter("Prod", "github"):  "{}",
+		stackindex.ReconcileParameter("Prod", "shopify"): "{}",
+		stackindex.ReconcileParameter("Prod-2", "other"): "{}",
 	}
 	for _, d := range []string{"orders", "billing", "audit"} {
 		f[stackindex.LaneParameter("Prod", d)] = jsonOf(t, stackindex.Lane{Destination: d, QueueURL: "https://sqs/" + d, QueueARN: "arn:" + d,
@@ -77,8 +82,9 @@ func TestDeployedResolve(t *testing.T) {
 	for _, l := range res.Lanes {
 		names = append(names, l.Destination)
 	}
-	got := []any{res.Where, res.Table, res.ArchiveBucket, res.ArchiveDays, names, res.Lanes[2].DLQARN, res.Lanes[2].Filter.Sources, res.Sources}
-	want := []any{"stack Prod in eu-west-1", "records", "archive", 30, []string{"audit", "billing", "orders"}, "arn:orders-dlq", []string{"stripe"}, []string{"stripe"}}
+	got := []any{res.Where, res.Table, res.ArchiveBucket, res.ArchiveDays, names, res.Lanes[2].DLQARN, res.Lanes[2].Filter.Sources, res.Sources, res.Reconciling}
+	want := []any{"stack Prod in eu-west-1", "records", "archive", 30, []string{"audit", "billing", "orders"}, "arn:orders-dlq", []string{"stripe"}, []string{"stripe"},
+		[]string{"github", "shopify", "stripe"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("resources (-want +got):\n%s", diff)
 	}

@@ -45,9 +45,12 @@ func (r Local) Resolve(ctx context.Context) (Resources, error) {
 	}
 	for _, src := range r.Config.Sources {
 		res.Sources = append(res.Sources, src.Name)
+		if src.Reconcile != nil {
+			res.Reconciling = append(res.Reconciling, src.Name)
+		}
 	}
 	for _, d := range r.Config.Destinations {
-		l := Lane{Destination: d.Name, Filter: d.Filter, Retention: d.Retention(), Egress: d.Egress}
+		l := Lane{Destination: d.Name, Filter: d.Filter, Retention: d.Retention(), Egress: d.Egress, Target: target(d.URLHost(), d.Target, d.URLSecretName)}
 		if d.Ordered() {
 			l.OrderingKey = d.Ordering.Key
 		}
@@ -84,4 +87,17 @@ func (r Local) queue(ctx context.Context, name string) (url, arn string, err err
 		return "", "", fmt.Errorf("queue %s ARN: %w", name, err)
 	}
 	return *out.QueueUrl, attrs.Attributes[string(sqstypes.QueueAttributeNameQueueArn)], nil
+}
+
+// target says where a lane delivers (Lane.Target).
+func target(urlHost, arn, urlSecret string) string {
+	switch {
+	case arn != "":
+		return arn
+	case urlHost != "":
+		return urlHost
+	case urlSecret != "":
+		return "the URL in secret " + urlSecret
+	}
+	return ""
 }

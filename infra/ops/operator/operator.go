@@ -3,7 +3,9 @@
 // destination's DLQ (dlq), move it back to the destination's queue
 // (redrive), send archived events to a destination again (replay), and
 // show, pause, resume and pace lanes (lanes, lane, pause, resume, pace), and
-// reconcile a source with its provider (reconcile). The same
+// reconcile a source with its provider (reconcile); the web console
+// (console, served by infra/ops/console) shows and does the same through
+// this package's views (view.go). The same
 // commands work on a deployed stack, whose resources are read from its
 // index in SSM Parameter Store (Deployed; the stack's IndexParameter
 // output names it), and on the local stack (make dev), whose resources are
@@ -52,6 +54,9 @@ type Lane struct {
 	// Pace is the lane's rate limit (rateLimit with its defaults); nil
 	// when the lane is not paced.
 	Pace *config.Pace
+	// Target is where the lane delivers: the URL's scheme and host (never
+	// its path), an AWS target's ARN, or the secret the URL is read from.
+	Target string
 }
 
 // Resources are a Hookfan stack's parts the commands work on.
@@ -78,6 +83,8 @@ type Resources struct {
 	// deployed stack's: those its lanes' filters name, as its index lists
 	// no sources).
 	Sources []string
+	// Reconciling are the sources that reconcile with their provider.
+	Reconciling []string
 	// Unindexed is true when the record table has no time index
 	// (dedupe.timeIndex false): events then scan the whole table.
 	Unindexed bool
@@ -147,6 +154,15 @@ type Operator struct {
 	// Reconciler runs the reconcile command; nil when no source
 	// reconciles (the local stack's config has no reconcile block).
 	Reconciler Reconciler
+	// Watermarks reads the reconciling sources' watermarks (the console's
+	// reconciliation page); nil when none reconciles.
+	Watermarks WatermarkReader
+	// Metrics reads the lanes' delivery metrics (the console's charts);
+	// Actions keeps what operators did through the console; Identity is
+	// the operator's AWS identity (STS GetCallerIdentity).
+	Metrics  MetricsAPI
+	Actions  ActionLog
+	Identity func(ctx context.Context) (string, error)
 	// Out receives the results; Progress receives progress lines on long runs.
 	Out, Progress io.Writer
 	// Now replaces the clock, for tests.

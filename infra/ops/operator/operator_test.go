@@ -424,7 +424,7 @@ func TestStatusPrintsTheHistory(t *testing.T) {
 		return l
 	}
 	_ = store.Finish(ctx, claim(at, "", "req-1"), dedupe.Outcome{Status: dedupe.StatusFailed, HTTPStatus: 500, Error: "HTTP 500", At: at, Latency: 120 * time.Millisecond, NextAttemptAt: at.Add(5 * time.Second)})
-	_ = store.Finish(ctx, claim(at.Add(5*time.Second), "", "req-2"), dedupe.Outcome{Status: dedupe.StatusDelivered, HTTPStatus: 204, At: at.Add(5 * time.Second), Latency: 40 * time.Millisecond})
+	_ = store.Finish(ctx, claim(at.Add(5*time.Second), "", "req-2"), dedupe.Outcome{Status: dedupe.StatusDelivered, HTTPStatus: 204, At: at.Add(5 * time.Second), Latency: 40 * time.Millisecond, Batch: "batch_0a1b"})
 	_ = store.Finish(ctx, claim(at.Add(time.Hour), "rpl_x", "req-3"), dedupe.Outcome{Status: dedupe.StatusDelivered, HTTPStatus: 200, At: at.Add(time.Hour), Latency: 30 * time.Millisecond})
 	q.add("dlq2", "evt_1")
 
@@ -440,7 +440,7 @@ func TestStatusPrintsTheHistory(t *testing.T) {
 		"  replays that ended here: rpl_x\n",
 		"  attempts (the last 10; oldest first):\n",
 		"    2026-05-01T12:00:00.000Z  FAILED    HTTP 500        120ms  by req-1\n",
-		"    2026-05-01T12:00:05.000Z  DELIVERED HTTP 204         40ms  by req-2\n",
+		"    2026-05-01T12:00:05.000Z  DELIVERED HTTP 204         40ms  by req-2  batch batch_0a1b\n",
 		"    2026-05-01T13:00:00.000Z  DELIVERED HTTP 200         30ms  by req-3  replay rpl_x\n",
 		"  in DLQ: no\n\nother\n  no delivery record: never attempted (filtered out, still queued, or not received)\n  in DLQ: yes\n",
 	} {

@@ -39,6 +39,9 @@ type ReplayOptions struct {
 	// ID resumes an earlier replay under its id: the events it already
 	// delivered are acknowledged, not sent again. Default: a new id.
 	ID string
+	// Max, when above 0, is a hard cap: the replay sends (or, dry, counts)
+	// at most Max events and then stops, Capped set in its result.
+	Max int
 }
 
 // check reports options that cannot be run. With --event, --since and
@@ -51,6 +54,8 @@ func (opt ReplayOptions) check() error {
 		return usagef("--source and --type narrow a --since range; with --event they are not needed")
 	case opt.Event == "" && !opt.Until.IsZero() && !opt.Since.Before(opt.Until):
 		return usagef("--since %s is not before --until %s", stamp(opt.Since), stamp(opt.Until))
+	case opt.Max < 0:
+		return usagef("a cap of %d events: give 1 or more (0: no cap)", opt.Max)
 	case opt.ID != "" && !message.ValidReplayID(opt.ID):
 		return usagef("--id %q is not a replay id (%s and 1 to 60 letters, digits, '-' or '_')", opt.ID, message.ReplayIDPrefix)
 	}
@@ -75,6 +80,9 @@ type ReplayResult struct {
 	// is in S3 under a source the destination's function may not read.
 	NotSent []error
 	DryRun  bool
+	// Capped is set when the replay stopped at ReplayOptions.Max with
+	// more events in range.
+	Capped bool
 }
 
 // Replay sends archived events to a destination's queue again, exactly as
@@ -98,6 +106,10 @@ func (o *Operator) Replay(ctx context.Context, opt ReplayOptions) (ReplayResult,
 		res.ID = newReplayID(o.now())
 	}
 	send := func(ev archive.Event) error {
+		if opt.Max > 0 && len(res.Events) >= opt.Max {
+			res.Capped = true
+			return archive.ErrStop
+		}
 		if !opt.IgnoreFilter && !l.Filter.Matches(ev.Source, ev.Type) {
 			res.Filtered++
 			return nil
@@ -148,6 +160,9 @@ func (o *Operator) Replay(ctx context.Context, opt ReplayOptions) (ReplayResult,
 		verb = "would replay"
 	}
 	o.printf("%s %d event(s) to %s", verb, len(res.Events), l.Destination)
+	if res.Capped {
+		o.printf(" and stopped at the cap of %d (more events are in range)", opt.Max)
+	}
 	if res.Filtered > 0 {
 		o.printf("; %d other(s) in range are not for %s (its filter; --ignore-filter sends them too)", res.Filtered, l.Destination)
 	}

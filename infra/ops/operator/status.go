@@ -224,6 +224,9 @@ func (o *Operator) printRecord(r dedupe.Record) {
 			if a.Replay != "" {
 				line += "  replay " + a.Replay
 			}
+			if a.Batch != "" {
+				line += "  batch " + a.Batch
+			}
 			o.printf("%s\n", line)
 			if len(a.Answer) > 0 {
 				o.printf("      answered %s\n", answerText(a.Answer))

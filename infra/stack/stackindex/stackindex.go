@@ -175,4 +175,8 @@ func ReconcileParameter(stackName, source string) string {
 type Reconciler struct {
 	Source       string `json:"source"`
 	FunctionName string `json:"functionName"`
+	// LogGroup is the function's log group (its run lines), EverySeconds
+	// its schedule's period; absent in a parameter written before them.
+	LogGroup     string `json:"logGroup,omitempty"`
+	EverySeconds int    `json:"everySeconds,omitempty"`
 }

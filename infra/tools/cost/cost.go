@@ -184,7 +184,8 @@ type Counts struct {
 	// per paced destination with per-lane metrics (its event age), 4
 	// per source (3 without api.detailedMetrics, and 1 on the stage's 5xx
 	// for all of them), 2 on the ingest function, 2 for the archive (its
-	// subscription's DLQ, its stream's writes to the bucket).
+	// subscription's DLQ, its stream's writes to the bucket), 4 per
+	// reconciled source.
 	Alarms int
 	// AlarmMetrics are the metrics the alarms read, which is what
 	// CloudWatch bills: one for an alarm on a metric, one per metric for
@@ -227,6 +228,9 @@ type Counts struct {
 	// Rules are the probe schedules of the lanes that pause
 	// (AWS::Events::Rule).
 	Rules int
+	// Schedules run the reconciled sources' functions, one each
+	// (AWS::Scheduler::Schedule).
+	Schedules int
 }
 
 // LanesPerDashboard mirrors stack.LanesPerDashboard (this package does not
@@ -271,6 +275,12 @@ func Resources(cfg *config.Config) Counts {
 			secrets["destination:"+h] = true
 		}
 	}
+	// Each reconciled source: its function (and log group), its schedule,
+	// four alarms on one metric each, and its provider credential.
+	reconciled := len(cfg.Reconciled())
+	for _, src := range cfg.Reconciled() {
+		secrets["reconcile:"+src.Reconcile.SecretName] = true
+	}
 	c.BilledSecrets = len(secrets)
 	// A source's ServerErrorsAlarm reads its route's metrics; without them
 	// one alarm reads the stage's.
@@ -278,7 +288,7 @@ func Resources(cfg *config.Config) Counts {
 	if !cfg.API.Detailed() {
 		serverErrors = 1
 	}
-	c.Alarms = 4*d + pausing + paced + 3*s + serverErrors + 2 + 2*b(archive)
+	c.Alarms = 4*d + pausing + paced + 3*s + serverErrors + 2 + 2*b(archive) + 4*reconciled
 	c.AlarmMetrics = c.Alarms - s
 	for _, src := range cfg.Sources {
 		c.AlarmMetrics += len(ingest.ServerErrorCodes(cfg, src))
@@ -290,9 +300,10 @@ func Resources(cfg *config.Config) Counts {
 	c.KMSKeys = b(cfg.CustomerKey()) + b(archive || cfg.LargePayloads())
 	// The ingest function's and the stage's access log, each lane's, the
 	// archive stream's, and the secret-creating custom resource's.
-	c.LogGroups = 2 + d + b(archive) + b(c.EnsuredSecrets > 0)
+	c.LogGroups = 2 + d + b(archive) + b(c.EnsuredSecrets > 0) + reconciled
 	c.Queues = 3*d + b(archive)
-	c.Functions = 1 + d + b(c.EnsuredSecrets > 0)
+	c.Functions = 1 + d + b(c.EnsuredSecrets > 0) + reconciled
+	c.Schedules = reconciled
 	c.EventSourceMappings = d
 	c.Subscriptions = d + b(archive) + b(email) + len(cfg.Alarms.HTTPS)
 	c.Topics = 1 + b(notified) + b(cfg.AnyOrdered()) // the FIFO topic (fifo.go)
@@ -390,8 +401,13 @@ type Options struct {
 	CustomerKey bool
 	// WAF is api.waf.enabled (REST only).
 	WAF bool
-	// BatchWindow is each destination's batchWindowSeconds.
+	// BatchWindow is each destination's batchWindowSeconds (or, on a
+	// batched lane, batch.windowSeconds).
 	BatchWindow float64
+	// BatchEvents is each destination's batch.maxEvents: a batched lane
+	// sends the events of an invocation in one POST (batch.go); 0: one
+	// POST per event.
+	BatchEvents int
 	// DedupeMode is dedupe.mode: lease (two writes a delivery) or check (a
 	// read and a write).
 	DedupeMode string
@@ -419,7 +435,11 @@ func OptionsOf(cfg *config.Config) Options {
 		o.API = Prices.APIRest
 	}
 	if len(cfg.Destinations) > 0 {
-		o.BatchWindow = float64(cfg.Destinations[0].BatchWindowSeconds)
+		d := cfg.Destinations[0]
+		o.BatchWindow = d.BatchWindow().Seconds()
+		if b, ok := d.Batching(); ok {
+			o.BatchEvents = b.MaxEvents
+		}
 	}
 	return o
 }
@@ -505,18 +525,24 @@ func deliverCPU(sc Scenario) float64 {
 
 // Batch is the messages per invocation: what arrives for one of the
 // mapping's pollers while it waits (the window, or at least one
-// invocation's time), between 1 and the batch size.
+// invocation's time), between 1 and the batch size (batch.maxEvents on a
+// batched lane).
 func Batch(sc Scenario, o Options) float64 {
 	a := Assumed
+	size := float64(config.DefaultBatchSize)
+	if o.BatchEvents > 0 {
+		size = float64(o.BatchEvents)
+	}
 	wait := math.Max(o.BatchWindow, (2*a.DynamoMs.Value+a.SubscriberMs.Value)/1000)
-	return math.Max(1, math.Min(config.DefaultBatchSize, math.Floor(sc.rate()*wait/a.Pollers.Value)))
+	return math.Max(1, math.Min(size, math.Floor(sc.rate()*wait/a.Pollers.Value)))
 }
 
 // DeliverMs is the deliver function's billed duration per invocation of a
 // batch: the messages' CPU, and one claim, POST and record waited for
-// (the batch's messages are delivered at once).
+// (the batch's messages are delivered at once; a batched lane's in one
+// POST).
 func DeliverMs(sc Scenario, o Options) float64 {
-	return billedMs(o.DeliverMB, deliverCPU(sc)*Batch(sc, o), 2*Assumed.DynamoMs.Value+Assumed.SubscriberMs.Value)
+	return billedMs(o.DeliverMB, invocationCPU(sc, o), invocationWaitMs(sc, o, Assumed.SubscriberMs.Value))
 }
 
 const (
@@ -603,20 +629,19 @@ func Variable(sc Scenario, o Options) []Line {
 	deliveries := n * d
 	batch := Batch(sc, o)
 	invocations := deliveries / batch
-	bodyBytes := sc.BodyKB * 1024
-	record := bodyBytes*a.EscapeFactor.Value + a.EnvelopeBytes.Value
+	record := sc.BodyKB*1024*a.EscapeFactor.Value + a.EnvelopeBytes.Value
 	firehoseBilled := math.Ceil(record/(5*1024)) * 5 * 1024
 	lines := ingestLines(sc, o)
 	recordItem, recordPerDelivery := recordCalls(o)
 	lines = append(lines,
 		Line{"SNS publishes", n * chunks64(sc.BodyKB) / million * p.SNSPublish.USD},
 		// Per delivery: SNS's SendMessage; per batch the mapping's
-		// ReceiveMessage and DeleteMessageBatch; ChangeMessageVisibility
-		// only on failures.
-		Line{"SQS requests", (deliveries*chunks64(sc.BodyKB) + 2*invocations*chunks64(sc.BodyKB*batch)) / million * p.SQSRequest.USD},
+		// ReceiveMessage and DeleteMessageBatch (of up to ten messages
+		// each); ChangeMessageVisibility only on failures.
+		Line{"SQS requests", sqsRequests(sc, deliveries, batch) / million * p.SQSRequest.USD},
 		Line{"Lambda deliver: requests and GB-s", invocations/million*p.LambdaRequest.USD + invocations*DeliverMs(sc, o)/1000*gbs(o.DeliverMB)*p.LambdaGBSecond.USD},
 		Line{recordItem, deliveries * recordPerDelivery},
-		Line{"DynamoDB: records kept (and PITR)", deliveries * (a.RecordBytes.Value + a.ItemOverheadBytes.Value) / gb * (p.DynamoStorage.USD + b2f(o.PITR)*p.PITR.USD) * a.RecordDays.Value / 30},
+		Line{"DynamoDB: records kept (and PITR)", deliveries * (a.RecordBytes.Value + batchRecordBytes(o) + a.ItemOverheadBytes.Value) / gb * (p.DynamoStorage.USD + b2f(o.PITR)*p.PITR.USD) * a.RecordDays.Value / 30},
 	)
 	if o.TimeIndex {
 		lines = append(lines, Line{TimeIndexItem, TimeIndexPerDelivery() * deliveries})
@@ -628,9 +653,9 @@ func Variable(sc Scenario, o Options) []Line {
 		)
 	}
 	lines = append(lines,
-		Line{"CloudWatch Logs: deliver lines", (deliveries*(appLogBytes(o, a.DeliverLogBytes.Value)+a.DeliverEMFBytes.Value) + invocations*platformBytes(o)) / gb * p.LogsIngest.USD},
+		Line{"CloudWatch Logs: deliver lines", (deliveries*(appLogBytes(o, a.DeliverLogBytes.Value+batchLogBytes(o))+a.DeliverEMFBytes.Value) + invocations*platformBytes(o)) / gb * p.LogsIngest.USD},
 		Line{"X-Ray: deliver traces", invocations * sampledShare(sc, o.Tracing) / million * p.XRayTrace.USD},
-		Line{"Data transfer out to subscribers", deliveries * (bodyBytes + a.RequestOverheadBytes.Value) / gb * p.DataOut.USD},
+		Line{"Data transfer out to subscribers", bytesOut(sc, o, deliveries) / gb * p.DataOut.USD},
 	)
 	return lines
 }
@@ -646,13 +671,33 @@ func TimeIndexPerDelivery() float64 {
 	return Prices.DynamoWrite.USD/million + (Assumed.IndexEntryBytes.Value+Assumed.ItemOverheadBytes.Value)/gb*Prices.DynamoStorage.USD*Assumed.RecordDays.Value/30
 }
 
+// sqsRequests are the SQS requests of deliveries in invocations of batch
+// messages each: SNS's send of each, and the mapping's receives and
+// deletes, ten messages a call at most, each call billed per 64 KB chunk.
+func sqsRequests(sc Scenario, deliveries, batch float64) float64 {
+	invocations := deliveries / batch
+	calls := math.Ceil(batch / config.MaxBatchSize)
+	return deliveries*chunks64(sc.BodyKB) + 2*invocations*calls*chunks64(sc.BodyKB*math.Min(batch, config.MaxBatchSize))
+}
+
+// bytesOut is what the deliveries send to subscribers: each body with its
+// request's overhead, or on a batched lane each body in the envelope,
+// with one request's overhead per POST.
+func bytesOut(sc Scenario, o Options, deliveries float64) float64 {
+	body, overhead := sc.BodyKB*1024, Assumed.RequestOverheadBytes.Value
+	if o.BatchEvents == 0 {
+		return deliveries * (body + overhead)
+	}
+	return deliveries*(body+BatchAssumed.ItemBytes.Value) + deliveries/Batch(sc, o)*(overhead+BatchAssumed.EnvelopeBytes.Value)
+}
+
 // Floor is what no configuration of this architecture avoids: one API
 // request (the HTTP API's price), one ingest invocation and one publish
 // per event; per delivery the SQS send, the batch's receive and delete,
 // its share of one deliver invocation, one DynamoDB write and the bytes
 // out. The batch is the scenario's under the options given.
 func Floor(sc Scenario, o Options) []Line {
-	p, a := Prices, Assumed
+	p := Prices
 	n, d := sc.Events, float64(sc.Destinations)
 	deliveries := n * d
 	batch := Batch(sc, o)
@@ -661,10 +706,10 @@ func Floor(sc Scenario, o Options) []Line {
 		{"API request", n / million * p.APIHTTP.USD},
 		{"ingest invocation", n / million * p.LambdaRequest.USD},
 		{"SNS publish", n * chunks64(sc.BodyKB) / million * p.SNSPublish.USD},
-		{"SQS send, receive, delete", (deliveries*chunks64(sc.BodyKB) + 2*invocations*chunks64(sc.BodyKB*batch)) / million * p.SQSRequest.USD},
+		{"SQS send, receive, delete", sqsRequests(sc, deliveries, batch) / million * p.SQSRequest.USD},
 		{"deliver invocation", invocations / million * p.LambdaRequest.USD},
 		{"DynamoDB write", deliveries / million * p.DynamoWrite.USD},
-		{"data out", deliveries * (sc.BodyKB*1024 + a.RequestOverheadBytes.Value) / gb * p.DataOut.USD},
+		{"data out", bytesOut(sc, o, deliveries) / gb * p.DataOut.USD},
 	}
 }
 
@@ -843,6 +888,8 @@ var PricedTypes = map[string]string{
 	"AWS::SSM::Parameter":                  "no charge (standard parameters, the stack's index)",
 	"AWS::SecretsManager::Secret":          "Secrets Manager: secrets",
 	"AWS::Events::Rule":                    "no charge (scheduled rules); the probe ticks it starts are pause's line",
+	"AWS::Scheduler::Schedule":             "EventBridge Scheduler: invocations (reconciliation's lines)",
+	"AWS::Lambda::EventInvokeConfig":       "no charge (the retries of an asynchronous invocation: off)",
 	"AWS::WAFv2::WebACL":                   "api.waf.enabled's line (web ACL, rules, requests)",
 	"AWS::WAFv2::WebACLAssociation":        "no charge",
 	"AWS::WAFv2::IPSet":                    "no charge (its rule is priced)",

@@ -185,7 +185,11 @@ func Render() string {
 
 	renderPacing(&b) // pacing.go
 
+	renderReconcile(&b) // reconcile.go
+
 	renderTargets(w)
+
+	renderBatch(w) // batch.go
 
 	w("\n### The alternatives, a month\n\n")
 	w("Whole monthly bills (the fixed part included), with the defaults' ingest in front of each.\n\n")

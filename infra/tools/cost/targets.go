@@ -108,7 +108,7 @@ func TargetVariable(sc Scenario, o Options, t Target) []Line {
 	p := Prices
 	deliveries := sc.Events * float64(sc.Destinations)
 	invocations := deliveries / Batch(sc, o)
-	ms := billedMs(o.DeliverMB, deliverCPU(sc)*Batch(sc, o), 2*Assumed.DynamoMs.Value+targetWaitMs(t))
+	ms := billedMs(o.DeliverMB, invocationCPU(sc, o), invocationWaitMs(sc, o, targetWaitMs(t)))
 	var out []Line
 	for _, l := range Variable(sc, o) {
 		switch {

@@ -27,13 +27,7 @@ import (
 func Call(ctx context.Context, timeout time.Duration, service string, f func(ctx context.Context) error) Result {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	start := time.Now()
-	err := f(ctx)
-	r := Result{Latency: time.Since(start), Status: 200}
-	if err != nil {
-		r.Status, r.Err = 0, targetError(service, err)
-	}
-	return r
+	return Timed(ctx, service, f)
 }
 
 // TargetError is an AWS target's refusal of an attempt, as the record

@@ -49,6 +49,9 @@ type Delivery struct {
 	Group string
 	// Timeout bounds the attempt.
 	Timeout time.Duration
+	// Events is, on a batch an https sender sends as one delivery, how
+	// many events its body (the envelope) holds; 0 on one event.
+	Events int
 }
 
 // NotReadyError says why Prepare could not ready an attempt: Reason is

@@ -86,8 +86,8 @@ func jsonObject(b []byte) bool {
 	return strings.HasPrefix(s, "{") && utf8.Valid(b) && json.Valid(b)
 }
 
-// Send puts the event.
-func (t Sender) Send(ctx context.Context, d sender.Delivery) sender.Result {
+// entry is d as the bus gets it, alone or in a batch.
+func (t Sender) entry(d sender.Delivery) ebtypes.PutEventsRequestEntry {
 	entry := ebtypes.PutEventsRequestEntry{
 		EventBusName: aws.String(t.bus), Source: aws.String(EventSourcePrefix + d.Source),
 		DetailType: aws.String(d.Type), Detail: aws.String(Detail(d)), Time: aws.Time(d.ReceivedAt),
@@ -95,6 +95,12 @@ func (t Sender) Send(ctx context.Context, d sender.Delivery) sender.Result {
 	if t.tracing && d.TraceHeader != "" {
 		entry.TraceHeader = aws.String(d.TraceHeader)
 	}
+	return entry
+}
+
+// Send puts the event.
+func (t Sender) Send(ctx context.Context, d sender.Delivery) sender.Result {
+	entry := t.entry(d)
 	return sender.Call(ctx, d.Timeout, "eventbridge", func(ctx context.Context) error {
 		out, err := t.api.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []ebtypes.PutEventsRequestEntry{entry}})
 		if err != nil {
@@ -110,3 +116,66 @@ func (t Sender) Send(ctx context.Context, d sender.Delivery) sender.Result {
 		return e
 	})
 }
+
+// What one PutEvents takes: 10 entries, and 256 KiB of entries in all
+// (as EntrySize counts them).
+const (
+	MaxBatchEntries = 10
+	MaxBatchBytes   = 256 * 1024
+)
+
+// EntrySize is an entry's size as EventBridge counts it against a call's
+// limit: 14 bytes for its Time, and the bytes of its Source, DetailType
+// and Detail (it sets no Resources).
+func EntrySize(e ebtypes.PutEventsRequestEntry) int {
+	n := len(aws.ToString(e.Source)) + len(aws.ToString(e.DetailType)) + len(aws.ToString(e.Detail))
+	if e.Time != nil {
+		n += 14
+	}
+	return n
+}
+
+// SendBatch puts the events with PutEvents, as few calls as the API's
+// limits allow (MaxBatchEntries, MaxBatchBytes), each entry the one Send
+// puts, and gives each event its own outcome from the answer's entry at
+// its position: 200 with an EventId, the entry's ErrorCode and
+// ErrorMessage when the bus refused it (FailedEntryCount counts those),
+// the call's error for every event of a call that failed. A bus keeps no
+// order, so the calls run up to sender.MaxCallsInFlight at once.
+func (t Sender) SendBatch(ctx context.Context, ds []sender.Delivery) []sender.Result {
+	if len(ds) == 0 {
+		return nil
+	}
+	entries := make([]ebtypes.PutEventsRequestEntry, len(ds))
+	sizes := make([]int, len(ds))
+	for i, d := range ds {
+		entries[i] = t.entry(d)
+		sizes[i] = EntrySize(entries[i])
+	}
+	chunks := sender.Chunks(sizes, MaxBatchEntries, MaxBatchBytes)
+	return sender.RunBatch(ctx, ds[0].Timeout, len(ds), chunks, false, nil, func(ctx context.Context, idx []int, results []sender.Result) {
+		in := &eventbridge.PutEventsInput{}
+		for _, i := range idx {
+			in.Entries = append(in.Entries, entries[i])
+		}
+		var out *eventbridge.PutEventsOutput
+		call := sender.Timed(ctx, "eventbridge", func(ctx context.Context) (err error) {
+			out, err = t.api.PutEvents(ctx, in)
+			return err
+		})
+		for k, i := range idx {
+			switch {
+			case call.Err != nil:
+				results[i] = call
+			case k >= len(out.Entries):
+				results[i] = sender.EntryFailed("eventbridge", "FailedEntry", "the answer has no entry for the event", call.Latency)
+			case out.Entries[k].ErrorCode != nil:
+				results[i] = sender.EntryFailed("eventbridge", aws.ToString(out.Entries[k].ErrorCode), aws.ToString(out.Entries[k].ErrorMessage), call.Latency)
+			default:
+				results[i] = call
+			}
+		}
+	})
+}
+
+var _ sender.BatchSender = Sender{}

@@ -41,6 +41,9 @@ const (
 	// HeaderAcceptedAt is when ingest accepted the event (RFC 3339, UTC,
 	// milliseconds): the same on every attempt, redrive and replay.
 	HeaderAcceptedAt = "hookfan-accepted-at"
+	// HeaderBatchSize is the number of events in a batch's POST (a
+	// batched lane's); its webhook-id is the batch's (sender.BatchID).
+	HeaderBatchSize = "hookfan-batch-size"
 	// HeaderReconciled is "true" on an event a reconciliation run brought
 	// in (the provider sent it; it never reached ingest), absent otherwise.
 	HeaderReconciled = "hookfan-reconciled"
@@ -204,6 +207,34 @@ func (s *Sender) Send(ctx context.Context, d sender.Delivery) sender.Result {
 	return res
 }
 
+// SendBatch POSTs ds as one signed batch (sender.BatchBody) within the
+// first delivery's timeout: one attempt, whose result is every entry's.
+// The batch's webhook-id is sender.BatchID of its events, its
+// hookfan-attempt the highest of theirs, and hookfan-batch-size their
+// number; the envelope's items carry each event's id, type, source and
+// acceptance time, so the per-event headers are left out.
+func (s *Sender) SendBatch(ctx context.Context, ds []sender.Delivery) []sender.Result {
+	res := s.sendBatch(ctx, ds)
+	out := make([]sender.Result, len(ds))
+	for i := range out {
+		out[i] = res
+	}
+	return out
+}
+
+func (s *Sender) sendBatch(ctx context.Context, ds []sender.Delivery) sender.Result {
+	body, err := sender.BatchBody(ds)
+	if err != nil {
+		return sender.Result{Err: errors.New("not sent: " + err.Error()), Unsent: true}
+	}
+	b := sender.Delivery{ID: sender.BatchID(ds), ContentType: "application/json", Body: body, Timeout: ds[0].Timeout,
+		TraceHeader: ds[0].TraceHeader, Events: len(ds)}
+	for _, d := range ds {
+		b.Attempt = max(b.Attempt, d.Attempt)
+	}
+	return s.Send(ctx, b)
+}
+
 func (s *Sender) post(ctx context.Context, to string, d sender.Delivery, signer *signing.Signer, extra []header) sender.Result {
 	ctx, cancel := context.WithTimeout(ctx, d.Timeout)
 	defer cancel()
@@ -219,9 +250,14 @@ func (s *Sender) post(ctx context.Context, to string, d sender.Delivery, signer 
 		http.CanonicalHeaderKey(HeaderID):        {d.ID},
 		http.CanonicalHeaderKey(HeaderTimestamp): {strconv.FormatInt(ts.Unix(), 10)},
 		http.CanonicalHeaderKey(HeaderSignature): {signer.Sign(d.ID, ts, d.Body)},
-		http.CanonicalHeaderKey(HeaderSource):    {d.Source},
-		http.CanonicalHeaderKey(HeaderType):      {d.Type},
 		http.CanonicalHeaderKey(HeaderAttempt):   {strconv.Itoa(d.Attempt)},
+	}
+	if d.Events > 0 {
+		// A batch: each item names its own source and type.
+		req.Header[http.CanonicalHeaderKey(HeaderBatchSize)] = []string{strconv.Itoa(d.Events)}
+	} else {
+		req.Header[http.CanonicalHeaderKey(HeaderSource)] = []string{d.Source}
+		req.Header[http.CanonicalHeaderKey(HeaderType)] = []string{d.Type}
 	}
 	if !d.ReceivedAt.IsZero() {
 		req.Header[http.CanonicalHeaderKey(HeaderAcceptedAt)] = []string{d.ReceivedAt.UTC().Format(message.ReceivedAtLayout)}

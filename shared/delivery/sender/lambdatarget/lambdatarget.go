@@ -93,8 +93,34 @@ func (t Sender) Send(ctx context.Context, d sender.Delivery) sender.Result {
 	if err != nil {
 		return sender.Result{Err: fmt.Errorf("lambda envelope: %w", err)}
 	}
+	return t.invoke(ctx, d.Timeout, payload)
+}
+
+// SendBatch invokes the function once with the batch's envelope, the body
+// an https lane POSTs (sender.BatchBody: {"events": [...]}, each item with
+// its id, type, source, accepted_at and its data): Lambda has no batch
+// API, so the function answers for the whole batch, and every event gets
+// the invocation's Result (all or nothing, as a POST's status).
+func (t Sender) SendBatch(ctx context.Context, ds []sender.Delivery) []sender.Result {
+	if len(ds) == 0 {
+		return nil
+	}
+	results := make([]sender.Result, len(ds))
+	payload, err := sender.BatchBody(ds)
+	r := sender.Result{Err: fmt.Errorf("lambda batch envelope: %w", err), Unsent: true}
+	if err == nil {
+		r = t.invoke(ctx, ds[0].Timeout, payload)
+	}
+	for i := range results {
+		results[i] = r
+	}
+	return results
+}
+
+// invoke invokes the function synchronously with payload within timeout.
+func (t Sender) invoke(ctx context.Context, timeout time.Duration, payload []byte) sender.Result {
 	var retryAfter time.Duration
-	r := sender.Call(ctx, d.Timeout, "lambda", func(ctx context.Context) error {
+	r := sender.Call(ctx, timeout, "lambda", func(ctx context.Context) error {
 		out, err := t.api.Invoke(ctx, &lambdasvc.InvokeInput{
 			FunctionName: aws.String(t.function), InvocationType: lambdatypes.InvocationTypeRequestResponse, Payload: payload,
 		})
@@ -120,3 +146,5 @@ func (t Sender) Send(ctx context.Context, d sender.Delivery) sender.Result {
 	r.RetryAfter = retryAfter
 	return r
 }
+
+var _ sender.BatchSender = Sender{}

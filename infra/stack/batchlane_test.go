@@ -1,0 +1,66 @@
+package stack_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/hookfan/hookfan/shared/config"
+)
+
+// TestBatchedLanes: a batched lane's event source mapping takes
+// batch.maxEvents as its BatchSize and batch.windowSeconds as its
+// MaximumBatchingWindowInSeconds (none when 0, as on an ordered lane),
+// whatever the destination's type; its queue's visibility timeout still
+// spans six function timeouts and the window; and an https lane passes
+// every check an unbatched one does.
+func TestBatchedLanes(t *testing.T) {
+	type want struct{ size, window float64 }
+	dests := []struct {
+		spec string
+		want want
+	}{
+		{`{"name": "wide", "url": "https://w.example.com/hooks", "timeoutSeconds": 30, "batch": {"maxEvents": 500, "windowSeconds": 20, "maxBytes": 2097152}}`, want{500, 20}},
+		{`{"name": "small", "url": "https://s.example.com/hooks", "batch": {"maxEvents": 10}}`, want{10, 0}},
+		{`{"name": "most", "url": "https://m.example.com/hooks", "batch": {"maxEvents": 10000, "windowSeconds": 300}}`, want{10000, 300}},
+		{`{"name": "queue", "type": "sqs", "target": "arn:aws:sqs:us-east-1:210987654321:orders", "batch": {"maxEvents": 100, "windowSeconds": 5}}`, want{100, 5}},
+		{`{"name": "bus", "type": "eventbridge", "target": "arn:aws:events:us-east-1:210987654321:event-bus/orders", "batch": {"maxEvents": 50, "windowSeconds": 2}}`, want{50, 2}},
+		{`{"name": "ordered", "url": "https://o.example.com/hooks", "ordering": {"key": "body:id"}, "batch": {"maxEvents": 10}}`, want{10, 0}},
+		{`{"name": "plain", "url": "https://p.example.com/hooks"}`, want{config.DefaultBatchSize, 0}},
+	}
+	var list []json.RawMessage
+	for _, d := range dests {
+		list = append(list, json.RawMessage(d.spec))
+	}
+	data, _ := json.Marshal(map[string]any{
+		"sources":      []any{map[string]any{"name": "stripe", "verify": map[string]any{"kind": "stripe", "secretName": "hookfan/sources/stripe"}}},
+		"destinations": list,
+	})
+	cfg, err := config.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := synth(t, cfg)
+	for i, d := range cfg.Destinations {
+		_, res := templateOf(t, h.LaneStacks[i])
+		if d.Signs() { // checkLane checks https lanes (target_test.go the others)
+			checkLane(t, d, cfg, res, false)
+		}
+		w := dests[i].want
+		_, m := only(t, res, "AWS::Lambda::EventSourceMapping")
+		window, hasWindow := m.Properties["MaximumBatchingWindowInSeconds"]
+		if got := num(m.Properties["BatchSize"]); got != w.size || hasWindow != (w.window > 0) || hasWindow && num(window) != w.window {
+			t.Errorf("%s: mapping BatchSize %v window %v, want %v and %v", d.Name, m.Properties["BatchSize"], window, w.size, w.window)
+		}
+		_, fn := only(t, res, "AWS::Lambda::Function")
+		timeout := num(fn.Properties["Timeout"])
+		for id, q := range ofType(res, "AWS::SQS::Queue") {
+			vis, ok := q.Properties["VisibilityTimeout"]
+			if !ok {
+				continue // the DLQs
+			}
+			if num(vis) < config.VisibilityFactor*timeout+w.window {
+				t.Errorf("%s: queue %s visibility %v s, under %d × the function's %v s + the %v s window", d.Name, id, num(vis), config.VisibilityFactor, timeout, w.window)
+			}
+		}
+	}
+}
