@@ -2,9 +2,11 @@ package stack_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/hookfan/hookfan/shared/config"
+	"github.com/hookfan/hookfan/shared/metrics"
 )
 
 // TestBatchedLanes: a batched lane's event source mapping takes
@@ -12,7 +14,7 @@ import (
 // MaximumBatchingWindowInSeconds (none when 0, as on an ordered lane),
 // whatever the destination's type; its queue's visibility timeout still
 // spans six function timeouts and the window; and an https lane passes
-// every check an unbatched one does.
+// every check an unbatched one does. The overview graphs the batches.
 func TestBatchedLanes(t *testing.T) {
 	type want struct{ size, window float64 }
 	dests := []struct {
@@ -40,6 +42,14 @@ func TestBatchedLanes(t *testing.T) {
 		t.Fatal(err)
 	}
 	h, _ := synth(t, cfg)
+	_, parent := templateOf(t, h.Stack)
+	_, db := only(t, parent, "AWS::CloudWatch::Dashboard")
+	body := joined(db.Properties["DashboardBody"])
+	for _, m := range []string{metrics.DeliveryBatches, metrics.DeliveryBatchSize} {
+		if !strings.Contains(body, `MetricName=\"`+m+`\"`) {
+			t.Errorf("the overview does not search %s", m)
+		}
+	}
 	for i, d := range cfg.Destinations {
 		_, res := templateOf(t, h.LaneStacks[i])
 		if d.Signs() { // checkLane checks https lanes (target_test.go the others)

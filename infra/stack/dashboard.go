@@ -140,6 +140,17 @@ func NewDashboard(scope constructs.Construct, id string, props *DashboardProps) 
 			[]awscloudwatch.IMetric{k.search(metrics.DeliveryPaced, "Sum", metrics.DimDestination)},
 			[]awscloudwatch.IMetric{k.search(metrics.LaneEffectiveRate, "Minimum", metrics.DimDestination)}))
 	}
+	if props.Config.Batched() {
+		overview = append(overview, graph("Batched lanes: batches sent (one request each), and events per batch (average)",
+			[]awscloudwatch.IMetric{k.search(metrics.DeliveryBatches, "Sum", metrics.DimDestination)},
+			[]awscloudwatch.IMetric{k.search(metrics.DeliveryBatchSize, "Average", metrics.DimDestination)}))
+	}
+	if len(props.Config.Reconciled()) > 0 {
+		overview = append(overview, graph("Reconciliation by source: listed, found missing and brought in; runs stopped",
+			[]awscloudwatch.IMetric{k.search(metrics.ReconcileListed, "Sum", metrics.DimSource), k.search(metrics.ReconcileMissing, "Sum", metrics.DimSource),
+				k.search(metrics.ReconcileBroughtIn, "Sum", metrics.DimSource)},
+			[]awscloudwatch.IMetric{k.search(metrics.ReconcileStopped, "Sum", metrics.DimSource)}))
+	}
 	d.AddWidgets(overview...)
 	rows := make([]LaneNames, len(props.Lanes))
 	for i, l := range props.Lanes {

@@ -55,6 +55,13 @@ func TestReconcilers(t *testing.T) {
 	if len(h.Reconcilers) != 2 {
 		t.Fatalf("%d reconcilers, want stripe's and github's", len(h.Reconcilers))
 	}
+	_, db := only(t, res, "AWS::CloudWatch::Dashboard")
+	body := joined(db.Properties["DashboardBody"])
+	for _, m := range []string{metrics.ReconcileListed, metrics.ReconcileMissing, metrics.ReconcileBroughtIn, metrics.ReconcileStopped} {
+		if !strings.Contains(body, `MetricName=\"`+m+`\"`) {
+			t.Errorf("the overview does not search %s", m)
+		}
+	}
 	logical := func(e awscdk.CfnElement) string { return *h.Stack.GetLogicalId(e) }
 	schedules := ofType(res, "AWS::Scheduler::Schedule")
 	if len(schedules) != 2 {
@@ -249,6 +256,10 @@ func TestNoReconcilerWithoutReconcile(t *testing.T) {
 	_, res := templateOf(t, h.Stack)
 	if len(h.Reconcilers) != 0 || len(ofType(res, "AWS::Scheduler::Schedule")) != 0 {
 		t.Errorf("%d reconcilers, %d schedules without a reconcile block", len(h.Reconcilers), len(ofType(res, "AWS::Scheduler::Schedule")))
+	}
+	_, db := only(t, res, "AWS::CloudWatch::Dashboard")
+	if body := joined(db.Properties["DashboardBody"]); strings.Contains(body, metrics.ReconcileMissing) || strings.Contains(body, metrics.DeliveryBatches) {
+		t.Errorf("a stack without reconcile or batch graphs their metrics")
 	}
 }
 

@@ -31,12 +31,15 @@ func NewClient(cfg aws.Config) API { return lambdasvc.NewFromConfig(cfg) }
 
 // Envelope is the payload a lambda target is invoked with.
 type Envelope struct {
-	ID          string `json:"id"`
-	Source      string `json:"source"`
-	Type        string `json:"type"`
-	ReceivedAt  string `json:"received_at"` // message.ReceivedAtLayout
-	Attempt     int    `json:"attempt"`
-	Replay      string `json:"replay,omitempty"`
+	ID         string `json:"id"`
+	Source     string `json:"source"`
+	Type       string `json:"type"`
+	ReceivedAt string `json:"received_at"` // message.ReceivedAtLayout
+	Attempt    int    `json:"attempt"`
+	Replay     string `json:"replay,omitempty"`
+	// Reconciled marks an event a reconciliation run brought in (what
+	// hookfan-reconciled says to an https subscriber).
+	Reconciled  bool   `json:"reconciled,omitempty"`
 	ContentType string `json:"content_type,omitempty"`
 	// Encoding is sender.EncodingText (Body is the provider's bytes as a
 	// string) or sender.EncodingBase64 (Body is their base64).
@@ -88,7 +91,7 @@ func (t Sender) Send(ctx context.Context, d sender.Delivery) sender.Result {
 	body, enc := sender.EncodeBody(d.Body)
 	payload, err := json.Marshal(Envelope{
 		ID: d.ID, Source: d.Source, Type: d.Type, ReceivedAt: d.ReceivedAt.UTC().Format(message.ReceivedAtLayout),
-		Attempt: d.Attempt, Replay: d.Replay, ContentType: d.ContentType, Encoding: enc, Body: body,
+		Attempt: d.Attempt, Replay: d.Replay, Reconciled: d.Reconciled, ContentType: d.ContentType, Encoding: enc, Body: body,
 	})
 	if err != nil {
 		return sender.Result{Err: fmt.Errorf("lambda envelope: %w", err)}

@@ -136,3 +136,27 @@ func TestSendBatchEmpty(t *testing.T) {
 		t.Errorf("results %v, invocations %d", r, len(f.calls))
 	}
 }
+
+// TestSendMarksAReconciledEvent: an event a reconciliation run brought in
+// reaches the function marked, as hookfan-reconciled marks it for an https
+// subscriber; any other carries no mark.
+func TestSendMarksAReconciledEvent(t *testing.T) {
+	f := &fakeLambda{}
+	s := newSender(t, f)
+	ds := deliveries(2)
+	ds[0].Reconciled = true
+	for _, d := range ds {
+		if res := s.Send(context.Background(), d); res.Verdict() != sender.Delivered {
+			t.Fatalf("%s: %+v", d.ID, res)
+		}
+	}
+	for i, want := range []bool{true, false} {
+		var env map[string]any
+		if err := json.Unmarshal(f.calls[i].Payload, &env); err != nil {
+			t.Fatal(err)
+		}
+		if got, has := env["reconciled"]; (got == true) != want || !want && has {
+			t.Errorf("event %d: reconciled %v (present %v), want %v", i, got, has, want)
+		}
+	}
+}
