@@ -9,7 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/hookfan/hookfan/infra/local/devstack"
+	"github.com/hookfan/hookfan/infra/local/devstate"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/ddbitem"
 	"github.com/hookfan/hookfan/shared/dedupe"
@@ -81,5 +85,56 @@ func TestDedupeCheckModeEndToEnd(t *testing.T) {
 	}
 	if r, _ := e.record("a", first.id); r.Status != dedupe.StatusDelivered || r.Attempts != 1 || r.LeaseToken != "" {
 		t.Errorf("record = %s after %d attempts, lease %q; want DELIVERED after 1, no lease", r.Status, r.Attempts, r.LeaseToken)
+	}
+}
+
+// TestTimeIndexOffEndToEnd: a local stack with dedupe.timeIndex false
+// makes its record table without the time index, delivers an event and
+// writes its record with its first attempt but no time_bucket; run again
+// on the same prefix with the index on, the table gets it, and off once
+// more, loses it: the local stack follows the configuration as a deploy
+// would.
+func TestTimeIndexOffEndToEnd(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	prefix := uniquePrefix(t)
+	off := false
+	indexOff := func(o *devstack.Options) { o.Config.Dedupe.TimeIndex = &off }
+	a := newReceiver(t, func(int, *http.Request) int { return http.StatusOK })
+	hasIndex := func() bool {
+		t.Helper()
+		desc, err := clients.DynamoDB.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(devstate.TableName(prefix))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, gsi := range desc.Table.GlobalSecondaryIndexes {
+			if aws.ToString(gsi.IndexName) == ddbitem.TimeIndex {
+				return true
+			}
+		}
+		return false
+	}
+	e := startEnvAt(t, prefix, sourcesJSON, []string{destJSON("a", a, "")}, map[string]*receiver{"a": a}, indexOff)
+	if hasIndex() {
+		t.Error("dedupe.timeIndex false: the table has the time index")
+	}
+	sent := e.send("stripe", "stripe", "payment_intent.succeeded", "evt_no_index", nil)
+	waitFor(t, patience(t, 20*time.Second), "the record", func() bool {
+		r, _ := e.record("a", sent.id)
+		return r.Status == dedupe.StatusDelivered
+	})
+	e.settled()
+	if r, _ := e.record("a", sent.id); r.TimeBucket != "" || r.FirstAttemptAt.IsZero() {
+		t.Errorf("record: bucket %q, first attempt %s; want no bucket and the first attempt", r.TimeBucket, r.FirstAttemptAt)
+	}
+	e.stop()
+	e = startEnvAt(t, prefix, sourcesJSON, []string{destJSON("a", a, "")}, map[string]*receiver{"a": a})
+	if !hasIndex() {
+		t.Error("run again with the index on: the table has no time index")
+	}
+	e.stop()
+	startEnvAt(t, prefix, sourcesJSON, []string{destJSON("a", a, "")}, map[string]*receiver{"a": a}, indexOff)
+	if hasIndex() {
+		t.Error("run again with the index off: the table keeps the time index")
 	}
 }

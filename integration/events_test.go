@@ -20,6 +20,7 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/ddbitem"
 	"github.com/hookfan/hookfan/shared/dedupe"
+	"github.com/hookfan/hookfan/shared/dedupe/dedupetest"
 )
 
 // countingIndex passes the time index's calls to DynamoDB and counts the
@@ -229,5 +230,65 @@ func TestProvisionAddsTheTimeIndexToAnOlderTable(t *testing.T) {
 	err = dedupe.NewTimeIndex(clients.DynamoDB, table).Window(ctx, time.Now().Add(-time.Hour), time.Now(), func(dedupe.IndexEntry) error { return nil })
 	if err != nil {
 		t.Errorf("the time index after provisioning an older table: %v", err)
+	}
+}
+
+// TestEventsScanTheTableWithoutTheIndexOnDynamoDB: on a table made as the
+// stack makes it with dedupe.timeIndex false (no index), the unindexed
+// store runs the record protocol in both modes writing no time_bucket, a
+// query of the index fails, and the operator's reader for such a stack
+// (RecentReader, Unindexed) lists the window from a scan: only the
+// window's events, newest first, each with its state.
+func TestEventsScanTheTableWithoutTheIndexOnDynamoDB(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	table := uniquePrefix(t) + "-records"
+	if _, err := clients.DynamoDB.CreateTable(ctx, ddbitem.UnindexedTableInput(table)); err != nil {
+		t.Fatal(err)
+	}
+	store := dedupe.NewDynamoDB(clients.DynamoDB, table)
+	dedupetest.Run(t, store.Unindexed().(dedupetest.Store), dedupetest.Options{Destination: "lease", Unindexed: true})
+	dedupetest.Run(t, store.InMode(dedupe.ModeCheck).(dedupe.Indexable).Unindexed().(dedupetest.Store), dedupetest.Options{Destination: "check", Mode: dedupe.ModeCheck, Unindexed: true})
+
+	unindexed := store.Unindexed()
+	t0 := time.Date(2026, 5, 1, 13, 0, 0, 0, time.UTC)
+	claim := func(pk string, at time.Time, status dedupe.Status) {
+		t.Helper()
+		l, err := unindexed.Claim(ctx, dedupe.ClaimInput{PK: pk, Source: "stripe", Type: "invoice.paid", Now: at, LeaseUntil: at.Add(time.Second), ExpiresAt: at.Add(24 * time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := unindexed.Finish(ctx, l, dedupe.Outcome{Status: status, HTTPStatus: 500, Error: "HTTP 500", At: at, NextAttemptAt: at.Add(time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claim("a#evt_old", t0.Add(-61*time.Minute), dedupe.StatusDelivered) // before the window
+	claim("a#evt_1", t0.Add(-50*time.Minute), dedupe.StatusDelivered)
+	claim("b#evt_1", t0.Add(-49*time.Minute), dedupe.StatusFailed)
+	claim("a#evt_2", t0.Add(-5*time.Minute), dedupe.StatusDelivered)
+	claim("a#evt_new", t0.Add(time.Minute), dedupe.StatusDelivered) // after the window
+
+	raw, err := clients.DynamoDB.GetItem(ctx, &dynamodb.GetItemInput{TableName: &table, Key: ddbitem.Key("b#evt_1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := raw.Item[ddbitem.TimeBucket]; ok || raw.Item[ddbitem.FirstAttemptAt] == nil {
+		t.Errorf("record %v: time_bucket %v, want none and a first attempt", raw.Item, v)
+	}
+	if err := dedupe.NewTimeIndex(clients.DynamoDB, table).Window(ctx, t0.Add(-time.Hour), t0, func(dedupe.IndexEntry) error { return nil }); err == nil {
+		t.Error("a query of the index on a table without it succeeded")
+	}
+	res := operator.Resources{Where: "test", Table: table, Lanes: []operator.Lane{{Destination: "a"}, {Destination: "b"}}, Unindexed: true}
+	op := &operator.Operator{Resources: res, Recent: operator.RecentReader(clients.DynamoDB, res), Out: io.Discard}
+	page, err := op.ListEvents(ctx, operator.EventsOptions{Since: t0.Add(-time.Hour), Until: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, ev := range page.Events {
+		ids = append(ids, ev.ID)
+	}
+	if !page.Scanned || fmt.Sprint(ids) != "[evt_2 evt_1]" || page.Events[1].Records["b"].Status != dedupe.StatusFailed {
+		t.Errorf("page %+v, want evt_2 then evt_1 (b FAILED), scanned", page)
 	}
 }

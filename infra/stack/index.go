@@ -225,8 +225,9 @@ func literalLengths(value map[string]any) string {
 	return strings.Join(parts, ", ")
 }
 
-// newStackIndex writes the stack's own parameter.
-func newStackIndex(scope constructs.Construct, h *Hookfan, dashboards []*string) awsssm.StringParameter {
+// newStackIndex writes the stack's own parameter; timeIndex is whether the
+// record table has its time index (dedupe.timeIndex).
+func newStackIndex(scope constructs.Construct, h *Hookfan, dashboards []*string, timeIndex bool) awsssm.StringParameter {
 	stackName := *h.Stack.StackName()
 	value := map[string]any{
 		"apiUrl":           h.Ingest.URL(),
@@ -250,6 +251,8 @@ func newStackIndex(scope constructs.Construct, h *Hookfan, dashboards []*string)
 		value["payloadBucket"], value["payloadDays"] = h.Payloads.Bucket.BucketName(), h.Payloads.ExpirationDays
 	}
 	value["operatorRoleArn"] = h.Operator.Role.RoleArn()
+	// Whether ops events reads the time index or scans the table.
+	value["timeIndex"] = timeIndex
 	value["egressAddresses"] = []*string{}
 	if h.Egress != nil {
 		value["egressAddresses"] = h.Egress.Shown()

@@ -67,7 +67,11 @@ func NewOperatorRole(scope constructs.Construct, id string, props *OperatorRoleP
 		ResourceName: jsii.String(stackindex.Prefix(*stack.StackName())[1:] + "*")})
 	allow([]string{"ssm:GetParameter", "ssm:GetParametersByPath"}, index)
 	allow([]string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:UpdateItem"}, props.Table.TableArn()) // BatchGetItem: ops events' page
-	allow([]string{"dynamodb:Query"}, jsii.String(*props.Table.TableArn()+"/index/"+ddbitem.TimeIndex))         // ops events' window
+	if props.Config.Dedupe.Indexed() {
+		allow([]string{"dynamodb:Query"}, jsii.String(*props.Table.TableArn()+"/index/"+ddbitem.TimeIndex)) // ops events' window
+	} else {
+		allow([]string{"dynamodb:Scan"}, props.Table.TableArn()) // ops events' window, without the index: the whole table
+	}
 	if props.Archive != nil {
 		allow([]string{"s3:ListBucket"}, props.Archive.Bucket.BucketArn())
 		allow([]string{"s3:GetObject"}, props.Archive.Bucket.ArnForObjects(jsii.String("*")))

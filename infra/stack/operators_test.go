@@ -164,3 +164,65 @@ func checkOperatorAllow(t *testing.T, lane string, st map[string]any, actions []
 		t.Errorf("%s: operator statement %v, want %v for the operator role", lane, st, actions)
 	}
 }
+
+// TestTimeIndexSwitch: with dedupe.timeIndex (default true) the record
+// table has its time index, the operator role queries it and never scans,
+// the stack's index says so and no lane's function is told otherwise;
+// with false the table has no index (nor its keys' definitions), the role
+// may Scan the table and has no Query, the index says "timeIndex": false
+// and every lane's function gets HOOKFAN_TIME_INDEX=off.
+func TestTimeIndexSwitch(t *testing.T) {
+	for _, indexed := range []bool{true, false} {
+		t.Run(fmt.Sprint("timeIndex ", indexed), func(t *testing.T) {
+			cfg := testConfig(t, 2, "")
+			if !indexed {
+				cfg.Dedupe.TimeIndex = &indexed
+			}
+			h, _ := synth(t, cfg)
+			_, parent := templateOf(t, h.Stack)
+			tables := ofType(parent, "AWS::DynamoDB::Table")
+			if len(tables) != 1 {
+				t.Fatalf("%d tables", len(tables))
+			}
+			for _, tb := range tables {
+				gsis := fmt.Sprint(tb.Properties["GlobalSecondaryIndexes"])
+				attrs := fmt.Sprint(tb.Properties["AttributeDefinitions"])
+				if strings.Contains(gsis, ddbitem.TimeIndex) != indexed || strings.Contains(attrs, ddbitem.TimeBucket) != indexed {
+					t.Errorf("table indexes %s, attributes %s; want the time index: %v", gsis, attrs, indexed)
+				}
+			}
+			operatorID := *h.Stack.GetLogicalId(h.Operator.Role.Node().DefaultChild().(awscdk.CfnElement))
+			tableID := *h.Stack.GetLogicalId(h.Table.Node().DefaultChild().(awscdk.CfnElement))
+			var query, scan []string
+			for _, st := range roleStatements(parent)[operatorID] {
+				if strings.Contains(st, "dynamodb:Query") {
+					query = append(query, st)
+				}
+				if strings.Contains(st, "dynamodb:Scan") {
+					scan = append(scan, st)
+				}
+			}
+			wantQuery := "dynamodb:Query on " + tableID + "/index/" + ddbitem.TimeIndex
+			wantScan := "dynamodb:Scan on " + tableID
+			if indexed && (len(scan) != 0 || len(query) != 1 || !strings.HasSuffix(query[0], "/index/"+ddbitem.TimeIndex)) {
+				t.Errorf("operator role with the index: Query %v, Scan %v; want %s alone", query, scan, wantQuery)
+			}
+			if !indexed && (len(query) != 0 || len(scan) != 1 || strings.Contains(scan[0], "/index/")) {
+				t.Errorf("operator role without the index: Query %v, Scan %v; want %s alone", query, scan, wantScan)
+			}
+			index := fmt.Sprint(parent[*h.Stack.GetLogicalId(h.Index.Node().DefaultChild().(awscdk.CfnElement))].Properties["Value"])
+			if want := fmt.Sprintf(`"timeIndex":%v`, indexed); !strings.Contains(index, want) {
+				t.Errorf("stack index %s, want %s", index, want)
+			}
+			for i, lane := range h.Lanes {
+				_, res := templateOf(t, h.LaneStacks[i])
+				fnID := *h.LaneStacks[i].GetLogicalId(lane.Function.Node().DefaultChild().(awscdk.CfnElement))
+				env := res[fnID].Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
+				v, ok := env["HOOKFAN_TIME_INDEX"]
+				if ok == indexed || ok && v != "off" {
+					t.Errorf("lane %s: HOOKFAN_TIME_INDEX %v (set %v), want off only without the index", lane.Destination.Name, v, ok)
+				}
+			}
+		})
+	}
+}

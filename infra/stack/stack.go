@@ -175,7 +175,7 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 	if cfg.AnyOrdered() {
 		h.OrderedTopic = NewOrderedTopic(stack, "OrderedTopic", cfg, fanoutKey)
 	}
-	h.Table = NewRecordTable(stack, "DeliveryRecords", cfg.Dedupe.PITR())
+	h.Table = NewRecordTable(stack, "DeliveryRecords", cfg.Dedupe.PITR(), cfg.Dedupe.Indexed())
 
 	retention, err := retentionDays(cfg.API.LogRetention())
 	if err != nil {
@@ -320,7 +320,7 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 	for _, d := range h.LaneDashboards {
 		dashboards = append(dashboards, d.DashboardName())
 	}
-	h.Index = newStackIndex(stack, h, dashboards)
+	h.Index = newStackIndex(stack, h, dashboards, cfg.Dedupe.Indexed())
 	h.addOutputs(cfg)
 	if err := h.checkResourceCount(); err != nil {
 		return nil, err

@@ -369,6 +369,9 @@ func checkLane(t *testing.T, d config.Destination, cfg *config.Config, res map[s
 	if mode, _ := env[delivery.EnvDedupeMode].(string); mode != map[string]string{config.DedupeCheck: config.DedupeCheck}[cfg.DedupeMode()] {
 		t.Errorf("%s: %s = %q with dedupe.mode %q", d.Name, delivery.EnvDedupeMode, mode, cfg.DedupeMode())
 	}
+	if v, ok := env[delivery.EnvTimeIndex]; ok == cfg.Dedupe.Indexed() || ok && v != delivery.TimeIndexOff {
+		t.Errorf("%s: %s = %v (set %v) with dedupe.timeIndex %v", d.Name, delivery.EnvTimeIndex, v, ok, cfg.Dedupe.Indexed())
+	}
 	if agg, _ := env[delivery.EnvLaneMetrics].(string); (agg == config.LaneMetricsAggregate) != !cfg.Metrics.PerLane() || (agg != "" && agg != config.LaneMetricsAggregate) {
 		t.Errorf("%s: %s = %q with metrics.laneDimensions %v", d.Name, delivery.EnvLaneMetrics, agg, cfg.Metrics.PerLane())
 	}

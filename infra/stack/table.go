@@ -15,8 +15,9 @@ import (
 // redriven message from being delivered twice). Ingest keeps its replay
 // records there too, under keys "replay:<source>:<digest>" (shared/replayguard)
 // that no deliver role's key condition matches. Its one index, ddbitem.TimeIndex,
-// lists the delivery records by first attempt for ops events and the console.
-func NewRecordTable(scope constructs.Construct, id string, pitr bool) awsdynamodb.Table {
+// lists the delivery records by first attempt for ops events and the console;
+// with dedupe.timeIndex false (index false) the table has none.
+func NewRecordTable(scope constructs.Construct, id string, pitr, index bool) awsdynamodb.Table {
 	t := awsdynamodb.NewTable(scope, jsii.String(id), &awsdynamodb.TableProps{
 		PartitionKey:        &awsdynamodb.Attribute{Name: jsii.String(ddbitem.PartitionKey), Type: awsdynamodb.AttributeType_STRING},
 		BillingMode:         awsdynamodb.BillingMode_PAY_PER_REQUEST,
@@ -29,12 +30,14 @@ func NewRecordTable(scope constructs.Construct, id string, pitr bool) awsdynamod
 	})
 	// The delivery records by first attempt (shared/dedupe's time index):
 	// sparse, keys only, written once per record (docs/decisions.md).
-	t.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
-		IndexName:      jsii.String(ddbitem.TimeIndex),
-		PartitionKey:   &awsdynamodb.Attribute{Name: jsii.String(ddbitem.TimeBucket), Type: awsdynamodb.AttributeType_STRING},
-		SortKey:        &awsdynamodb.Attribute{Name: jsii.String(ddbitem.FirstAttemptAt), Type: awsdynamodb.AttributeType_STRING},
-		ProjectionType: awsdynamodb.ProjectionType_KEYS_ONLY,
-	})
+	if index {
+		t.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+			IndexName:      jsii.String(ddbitem.TimeIndex),
+			PartitionKey:   &awsdynamodb.Attribute{Name: jsii.String(ddbitem.TimeBucket), Type: awsdynamodb.AttributeType_STRING},
+			SortKey:        &awsdynamodb.Attribute{Name: jsii.String(ddbitem.FirstAttemptAt), Type: awsdynamodb.AttributeType_STRING},
+			ProjectionType: awsdynamodb.ProjectionType_KEYS_ONLY,
+		})
+	}
 	if !pitr {
 		suppress(t, suppression{id: "AwsSolutions-DDB3", reason: "Point-in-time recovery is off by the configuration (dedupe.pointInTimeRecovery false): the records expire within dedupe.recordDays and a lost table costs duplicate deliveries of redriven messages, not events."})
 	}

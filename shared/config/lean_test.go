@@ -94,3 +94,31 @@ func TestLogLevel(t *testing.T) {
 		t.Errorf("error %v, want %s", err, want)
 	}
 }
+
+// TestTimeIndexSwitch: dedupe.timeIndex is on unless set false, and a
+// value that is not a boolean is refused, naming the field.
+func TestTimeIndexSwitch(t *testing.T) {
+	for _, tc := range []struct {
+		extra string
+		want  bool
+	}{
+		{``, true},
+		{`, "dedupe": {"timeIndex": true}`, true},
+		{`, "dedupe": {"timeIndex": false}`, false},
+		{`, "dedupe": {"timeIndex": false, "mode": "check", "pointInTimeRecovery": false}`, false},
+	} {
+		c, err := Parse([]byte(leanConfig(tc.extra)))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.extra, err)
+		}
+		if got := c.Dedupe.Indexed(); got != tc.want {
+			t.Errorf("%q: Indexed() = %v, want %v", tc.extra, got, tc.want)
+		}
+	}
+	for _, bad := range []string{`"no"`, `0`, `{}`} {
+		_, err := Parse([]byte(leanConfig(`, "dedupe": {"timeIndex": ` + bad + `}`)))
+		if err == nil || !strings.HasPrefix(err.Error(), "dedupe.timeIndex: ") || !strings.HasSuffix(err.Error(), "; want true or false") {
+			t.Errorf("timeIndex %s: error %v, want one naming dedupe.timeIndex and what it takes", bad, err)
+		}
+	}
+}

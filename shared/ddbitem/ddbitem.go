@@ -77,6 +77,13 @@ func CreateTableInput(name string) *dynamodb.CreateTableInput {
 	}
 }
 
+// UnindexedTableInput creates the table named name without TimeIndex, as
+// the stack does with dedupe.timeIndex false.
+func UnindexedTableInput(name string) *dynamodb.CreateTableInput {
+	attrs, key := KeySchema()
+	return &dynamodb.CreateTableInput{TableName: &name, BillingMode: types.BillingModePayPerRequest, AttributeDefinitions: attrs, KeySchema: key}
+}
+
 // S is a string attribute value.
 func S(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
 

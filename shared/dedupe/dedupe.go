@@ -188,10 +188,14 @@ type Record struct {
 	LastStatus     int
 	LastError      string
 	FirstAttemptAt time.Time
-	DeliveredAt    time.Time
-	Source         string
-	Type           string
-	ExpiresAt      time.Time
+	// TimeBucket is the record's partition in the time index (TimeBucket),
+	// set with its first write; "" when it is in no index (written by an
+	// Unindexed store).
+	TimeBucket  string
+	DeliveredAt time.Time
+	Source      string
+	Type        string
+	ExpiresAt   time.Time
 	// NextAttemptAt is set while the record is FAILED: when the next attempt is due.
 	NextAttemptAt time.Time
 	// History holds the last MaxHistory attempts, oldest first.

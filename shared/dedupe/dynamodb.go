@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -60,6 +62,8 @@ type DynamoDB struct {
 	api   DynamoDBAPI
 	table string
 	mode  Mode
+	// unindexed writes no time index key (dedupe.timeIndex false).
+	unindexed bool
 }
 
 // NewDynamoDB returns a store on table in ModeLease.
@@ -68,7 +72,30 @@ func NewDynamoDB(api DynamoDBAPI, table string) *DynamoDB {
 }
 
 // InMode returns the store on the same table in mode.
-func (d *DynamoDB) InMode(mode Mode) Store { return &DynamoDB{api: d.api, table: d.table, mode: mode} }
+func (d *DynamoDB) InMode(mode Mode) Store {
+	return &DynamoDB{api: d.api, table: d.table, mode: mode, unindexed: d.unindexed}
+}
+
+// Unindexed returns the store on the same table, in the same mode, whose
+// writes set no time index key (time_bucket): for a table without the
+// index (dedupe.timeIndex false), whose records are then in no index. The
+// first attempt's time is still written.
+func (d *DynamoDB) Unindexed() Store {
+	return &DynamoDB{api: d.api, table: d.table, mode: d.mode, unindexed: true}
+}
+
+// unindex takes the time index's key out of a first write rendered with
+// it (indexKeySet, :bucket and #bucket), for an unindexed store.
+func (d *DynamoDB) unindex(in *dynamodb.UpdateItemInput) *dynamodb.UpdateItemInput {
+	if !d.unindexed {
+		return in
+	}
+	in.UpdateExpression = aws.String(strings.Replace(aws.ToString(in.UpdateExpression), indexKeySet, "", 1))
+	in.ExpressionAttributeNames = maps.Clone(in.ExpressionAttributeNames) // the names may be a shared map
+	delete(in.ExpressionAttributeNames, "#bucket")
+	delete(in.ExpressionAttributeValues, ":bucket")
+	return in
+}
 
 // Every attribute goes through a name placeholder: status, source and type
 // are DynamoDB reserved words, and one rule is simpler than a list. Each
@@ -78,8 +105,12 @@ const (
 	// replayCondition takes a final record too, unless this replay already
 	// ended there; a live lease refuses.
 	replayCondition = "attribute_not_exists(#pk) OR ((attribute_not_exists(#until) OR #until < :now) AND NOT contains(#replays, :replay))"
-	claimUpdate     = "SET #status = :in_progress, #token = :token, #until = :until, #source = :source, #type = :type, " +
-		"#expires = :expires, #first = if_not_exists(#first, :now_text), #bucket = if_not_exists(#bucket, :bucket) ADD #attempts :one"
+	// indexKeySet writes the time index's partition key with a record's
+	// first write (the claim, or ModeCheck's finish); an unindexed store
+	// leaves it out (unindex).
+	indexKeySet = ", #bucket = if_not_exists(#bucket, :bucket)"
+	claimUpdate = "SET #status = :in_progress, #token = :token, #until = :until, #source = :source, #type = :type, " +
+		"#expires = :expires, #first = if_not_exists(#first, :now_text)" + indexKeySet + " ADD #attempts :one"
 	finishCondition = "#token = :token"
 	// releaseUpdate gives a lease back unused (Release); releaseFirstUpdate
 	// also forgets the first attempt's time when the claim made it, and
@@ -142,7 +173,7 @@ func (d *DynamoDB) claimInput(in ClaimInput, token string) *dynamodb.UpdateItemI
 	} else {
 		values[":replay"] = ddbitem.S(in.Replay)
 	}
-	return &dynamodb.UpdateItemInput{
+	return d.unindex(&dynamodb.UpdateItemInput{
 		TableName:                           aws.String(d.table),
 		Key:                                 ddbitem.Key(in.PK),
 		UpdateExpression:                    aws.String(claimUpdate),
@@ -151,7 +182,7 @@ func (d *DynamoDB) claimInput(in ClaimInput, token string) *dynamodb.UpdateItemI
 		ExpressionAttributeValues:           values,
 		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}
+	})
 }
 
 // Claim takes a lease with one conditional UpdateItem that creates the
@@ -308,6 +339,7 @@ func decodeRecord(item map[string]types.AttributeValue) (Record, error) {
 	r.LastStatus = int(it.Int(AttrLastStatus))
 	r.LastError = it.String(AttrLastError)
 	r.FirstAttemptAt = it.Time(AttrFirstAttemptAt)
+	r.TimeBucket = it.String(AttrTimeBucket)
 	r.DeliveredAt = it.Time(AttrDeliveredAt)
 	r.Source = it.String(AttrSource)
 	r.Type = it.String(AttrType)

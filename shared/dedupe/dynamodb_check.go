@@ -21,7 +21,7 @@ import (
 // checkRecord is the finish's part every outcome shares: the claim's
 // fields, the first attempt's time when the record is new, the count and
 // the lease a ModeLease claim may have left removed.
-const checkRecord = "#source = :source, #type = :type, #expires = :expires, #first = if_not_exists(#first, :claimed_text), #bucket = if_not_exists(#bucket, :bucket), #history = :history, #last_status = :code"
+const checkRecord = "#source = :source, #type = :type, #expires = :expires, #first = if_not_exists(#first, :claimed_text)" + indexKeySet + ", #history = :history, #last_status = :code"
 
 var (
 	checkDelivered = "SET #status = :status, " + checkRecord + ", #delivered_at = :at_text, #replays = :replays ADD #attempts :one REMOVE #token, #until, #last_error, #next"
@@ -89,14 +89,14 @@ func (d *DynamoDB) checkedFinishInput(lease Lease, out Outcome) *dynamodb.Update
 		names["#replays"] = AttrReplays
 		values[":replay"] = ddbitem.S(lease.Replay)
 	}
-	return &dynamodb.UpdateItemInput{
+	return d.unindex(&dynamodb.UpdateItemInput{
 		TableName:                 aws.String(d.table),
 		Key:                       ddbitem.Key(lease.PK),
 		UpdateExpression:          aws.String(update),
 		ConditionExpression:       aws.String(condition),
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
-	}
+	})
 }
 
 // finishChecked writes a ModeCheck attempt; ErrSettled when another

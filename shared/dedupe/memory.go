@@ -14,6 +14,8 @@ import (
 type Memory struct {
 	*memoryRecords
 	mode Mode
+	// unindexed files no record in the time index (Unindexed).
+	unindexed bool
 }
 
 // memoryRecords are a Memory's records, shared by its views in each mode.
@@ -26,7 +28,25 @@ type memoryRecords struct {
 func NewMemory() *Memory { return &Memory{memoryRecords: &memoryRecords{records: map[string]Record{}}} }
 
 // InMode returns a view of the same records that keeps them in mode.
-func (m *Memory) InMode(mode Mode) Store { return &Memory{memoryRecords: m.memoryRecords, mode: mode} }
+func (m *Memory) InMode(mode Mode) Store {
+	return &Memory{memoryRecords: m.memoryRecords, mode: mode, unindexed: m.unindexed}
+}
+
+// Unindexed returns a view of the same records, in the same mode, that
+// sets no record's TimeBucket, as DynamoDB.Unindexed: what it writes is
+// in no time index (Window).
+func (m *Memory) Unindexed() Store {
+	return &Memory{memoryRecords: m.memoryRecords, mode: m.mode, unindexed: true}
+}
+
+// indexed files r in the time index at first, as the first write's
+// if_not_exists does on a table, unless the view is unindexed.
+func (m *Memory) indexed(r Record, first time.Time) Record {
+	if r.TimeBucket == "" && !m.unindexed {
+		r.TimeBucket = TimeBucket(r.PK, first)
+	}
+	return r
+}
 
 // Claim takes a lease on the record, creating it when missing.
 func (m *Memory) Claim(_ context.Context, in ClaimInput) (Lease, error) {
@@ -45,6 +65,7 @@ func (m *Memory) Claim(_ context.Context, in ClaimInput) (Lease, error) {
 	if r.FirstAttemptAt.IsZero() { // if_not_exists, as the DynamoDB claim
 		r.FirstAttemptAt = in.Now
 	}
+	r = m.indexed(r, in.Now)
 	r.Status = StatusInProgress
 	r.LeaseToken = newToken()
 	r.LeaseUntil = in.LeaseUntil
@@ -73,6 +94,7 @@ func (m *Memory) Finish(_ context.Context, lease Lease, out Outcome) error {
 		if !exists {
 			r = Record{PK: lease.PK, FirstAttemptAt: lease.At}
 		}
+		r = m.indexed(r, lease.At)
 		r.Attempts++
 		r.Source, r.Type, r.ExpiresAt = lease.Source, lease.Type, lease.ExpiresAt
 		m.records[lease.PK] = finished(r, lease, out)
@@ -100,7 +122,7 @@ func (m *Memory) Release(_ context.Context, lease Lease) error {
 	r.Attempts--
 	r.LeaseToken, r.LeaseUntil = "", time.Time{}
 	if lease.Attempts <= 1 {
-		r.FirstAttemptAt = time.Time{}
+		r.FirstAttemptAt, r.TimeBucket = time.Time{}, ""
 	}
 	m.records[lease.PK] = r
 	return nil

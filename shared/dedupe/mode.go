@@ -48,6 +48,15 @@ type Modal interface {
 	InMode(mode Mode) Store
 }
 
+// Indexable is a Store that can keep its records out of the time index
+// (DynamoDB, Memory): Unindexed returns a view of the same records, in
+// the same mode, whose writes set no index key, for a table without the
+// index (dedupe.timeIndex false).
+type Indexable interface {
+	Store
+	Unindexed() Store
+}
+
 // checked is a ModeCheck claim: no lease is written, so the Lease has no
 // token and carries what the one write after the attempt needs.
 func checked(r Record, in ClaimInput) Lease {

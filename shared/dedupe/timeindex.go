@@ -173,6 +173,17 @@ const maxBatchRounds = 8
 // is), by BatchGetItem, 100 keys a call; a key without a record is left
 // out of the map.
 func (x *TimeIndex) Records(ctx context.Context, pks []string) (map[string]Record, error) {
+	return batchRecords(ctx, x.api, x.table, pks)
+}
+
+// batchGetAPI is the DynamoDB call batchRecords makes.
+type batchGetAPI interface {
+	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
+}
+
+// batchRecords reads the records of pks from table by BatchGetItem, 100
+// keys a call, asking again for what DynamoDB left unprocessed.
+func batchRecords(ctx context.Context, api batchGetAPI, table string, pks []string) (map[string]Record, error) {
 	got := make(map[string]Record, len(pks))
 	pks = slices.Compact(slices.Sorted(slices.Values(pks)))
 	for chunk := range slices.Chunk(pks, maxBatchGet) {
@@ -180,10 +191,10 @@ func (x *TimeIndex) Records(ctx context.Context, pks []string) (map[string]Recor
 		for i, pk := range chunk {
 			keys[i] = ddbitem.Key(pk)
 		}
-		request := map[string]types.KeysAndAttributes{x.table: {Keys: keys}}
+		request := map[string]types.KeysAndAttributes{table: {Keys: keys}}
 		for round := 0; len(request) > 0; round++ {
 			if round == maxBatchRounds {
-				return nil, fmt.Errorf("read %s: %d key(s) still unprocessed after %d rounds (the table is throttling reads): try again", x.table, len(request[x.table].Keys), round)
+				return nil, fmt.Errorf("read %s: %d key(s) still unprocessed after %d rounds (the table is throttling reads): try again", table, len(request[table].Keys), round)
 			}
 			if round > 0 {
 				select { // back off before asking again, as the SDK does for a throttled call
@@ -192,14 +203,14 @@ func (x *TimeIndex) Records(ctx context.Context, pks []string) (map[string]Recor
 					return nil, ctx.Err()
 				}
 			}
-			out, err := x.api.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: request})
+			out, err := api.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: request})
 			if err != nil {
-				return nil, fmt.Errorf("read %s: %w", x.table, err)
+				return nil, fmt.Errorf("read %s: %w", table, err)
 			}
-			for _, item := range out.Responses[x.table] {
+			for _, item := range out.Responses[table] {
 				r, err := decodeRecord(item)
 				if err != nil {
-					return nil, fmt.Errorf("read %s: record %s: %w", x.table, r.PK, err)
+					return nil, fmt.Errorf("read %s: record %s: %w", table, r.PK, err)
 				}
 				got[r.PK] = r
 			}
@@ -209,13 +220,14 @@ func (x *TimeIndex) Records(ctx context.Context, pks []string) (map[string]Recor
 	return got, nil
 }
 
-// Window calls visit with every record first attempted in [since, until),
-// as TimeIndex.Window does on a table.
+// Window calls visit with every record in the time index first attempted
+// in [since, until), as TimeIndex.Window does on a table: those an
+// Unindexed view wrote are not there.
 func (m *Memory) Window(_ context.Context, since, until time.Time, visit func(IndexEntry) error) error {
 	m.mu.Lock()
 	var es []IndexEntry
 	for pk, r := range m.records {
-		if !r.FirstAttemptAt.IsZero() && !r.FirstAttemptAt.Before(since) && r.FirstAttemptAt.Before(until) {
+		if r.TimeBucket != "" && !r.FirstAttemptAt.IsZero() && !r.FirstAttemptAt.Before(since) && r.FirstAttemptAt.Before(until) {
 			es = append(es, IndexEntry{PK: pk, FirstAttemptAt: r.FirstAttemptAt})
 		}
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hookfan/hookfan/shared/ddbitem"
 	"github.com/hookfan/hookfan/shared/dedupe"
+	"github.com/hookfan/hookfan/shared/dedupe/dedupetest"
 )
 
 // TestTimeBucket: a record's bucket is the UTC hour of its first attempt
@@ -306,5 +307,86 @@ func TestMemoryWindowIsHalfOpen(t *testing.T) {
 	rs, err := m.Records(context.Background(), []string{"d#since", "d#none"})
 	if err != nil || len(rs) != 1 || rs["d#since"].Attempts != 1 {
 		t.Errorf("records: %v %v, want d#since alone", rs, err)
+	}
+}
+
+// TestUnindexedWritesNoIndexKey: with dedupe.timeIndex false (Unindexed),
+// no write of either mode sets time_bucket, and each expression still
+// names exactly what it uses (DynamoDB refuses an unused placeholder);
+// the first attempt's time is still written. The view keeps its mode,
+// and a mode's view keeps its indexing.
+func TestUnindexedWritesNoIndexKey(t *testing.T) {
+	f := &fakeDynamo{update: func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+		return &dynamodb.UpdateItemOutput{Attributes: item("pk", "orders#e1", "status", "IN_PROGRESS", "attempts", int64(1))}, nil
+	}}
+	ctx := context.Background()
+	base := dedupe.NewDynamoDB(f, "deliveries")
+	stores := []dedupe.Store{
+		base.Unindexed(),
+		base.Unindexed().(dedupe.Modal).InMode(dedupe.ModeCheck),
+		base.InMode(dedupe.ModeCheck).(dedupe.Indexable).Unindexed(),
+	}
+	for _, s := range stores {
+		for _, status := range []dedupe.Status{dedupe.StatusDelivered, dedupe.StatusFailed, dedupe.StatusDead, dedupe.StatusGone} {
+			lease, err := s.Claim(ctx, claimAt("orders#e1", t0, time.Minute))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Finish(ctx, lease, dedupe.Outcome{Status: status, At: t0.Add(time.Second), NextAttemptAt: t0.Add(time.Minute)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	first := 0
+	for _, in := range f.updates {
+		checkExpressions(t, in)
+		update := aws.ToString(in.UpdateExpression)
+		if strings.Contains(update, "#bucket") || in.ExpressionAttributeValues[":bucket"] != nil {
+			t.Errorf("an unindexed store wrote the index key:\n%s", update)
+		}
+		if strings.Contains(update, "#first = if_not_exists(#first,") {
+			first++
+		}
+	}
+	// 4 lease claims, then 4 check finishes twice; the check claims read.
+	if len(f.updates) != 16 || first != 12 {
+		t.Errorf("%d updates, %d writing the first attempt; want 16 and 12 (4 lease claims, 8 check finishes)", len(f.updates), first)
+	}
+	// The indexed store's names are untouched by its unindexed view's.
+	f.updates = nil
+	if _, err := base.Claim(ctx, claimAt("orders#e1", t0, time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if u := aws.ToString(f.updates[0].UpdateExpression); !strings.Contains(u, "#bucket = if_not_exists(#bucket, :bucket)") {
+		t.Errorf("the indexed store after its view: %s", u)
+	}
+	checkExpressions(t, f.updates[0])
+}
+
+// TestMemoryUnindexedConformance runs the protocol, in both modes, on
+// an unindexed Memory view: no record gets a TimeBucket.
+func TestMemoryUnindexedConformance(t *testing.T) {
+	m := dedupe.NewMemory()
+	dedupetest.Run(t, m.Unindexed().(dedupetest.Store), dedupetest.Options{Concurrent: true, Unindexed: true})
+	dedupetest.Run(t, m.Unindexed().(dedupe.Modal).InMode(dedupe.ModeCheck).(dedupetest.Store), dedupetest.Options{Concurrent: true, Unindexed: true, Mode: dedupe.ModeCheck, Destination: "check"})
+}
+
+// TestMemoryWindowSkipsUnindexed: the memory twin's window lists only
+// the records an indexed store wrote, as a table's index would.
+func TestMemoryWindowSkipsUnindexed(t *testing.T) {
+	m := dedupe.NewMemory()
+	ctx := context.Background()
+	if _, err := m.Claim(ctx, claimAt("d#indexed", t0, time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Unindexed().Claim(ctx, claimAt("d#unindexed", t0, time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	if err := m.Window(ctx, t0.Add(-time.Hour), t0.Add(time.Hour), func(e dedupe.IndexEntry) error { got = append(got, e.PK); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, []string{"d#indexed"}) {
+		t.Errorf("window: %v, want d#indexed alone", got)
 	}
 }

@@ -224,3 +224,75 @@ func TestFailedAttemptKeepsTheAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestAssembleTimeIndex: with dedupe.timeIndex false the contract says
+// so (HOOKFAN_TIME_INDEX=off, read back), and the assembled store, in
+// either dedupe mode, writes records with their first attempt but no
+// time index key; by default the variable is not rendered and the first
+// write files the record in the index. A store that cannot leave the key
+// out is refused by name, and so is an unknown value.
+func TestAssembleTimeIndex(t *testing.T) {
+	ctx := context.Background()
+	clients := func(s Store) Clients {
+		return Clients{Store: s, SQS: sqs.New(sqs.Options{Region: "us-east-1"}),
+			Secrets: secrets.NewCache(secretsmanager.New(secretsmanager.Options{Region: "us-east-1"})),
+			Metrics: metrics.NewEMF(io.Discard), Logger: slog.New(slog.DiscardHandler)}
+	}
+	off := false
+	for _, tc := range []struct {
+		name    string
+		index   *bool
+		mode    string
+		indexed bool
+	}{
+		{"default", nil, config.DedupeLease, true},
+		{"off", &off, config.DedupeLease, false},
+		{"off, check mode", &off, config.DedupeCheck, false},
+	} {
+		cfg := contractConfig(t, `{"name": "orders", "url": "https://orders.example.com/hooks"}`)
+		cfg.Dedupe.TimeIndex, cfg.Dedupe.Mode = tc.index, tc.mode
+		rendered := LaneEnv(cfg, cfg.Destinations[0], LaneResources{Table: "records", QueueURL: "https://sqs/queue", SecretID: "orders-secret"}).Render()
+		if v, ok := rendered[EnvTimeIndex]; ok != !tc.indexed || ok && v != TimeIndexOff {
+			t.Errorf("%s: %s rendered %q (%v), want %q only when off", tc.name, EnvTimeIndex, v, ok, TimeIndexOff)
+		}
+		env, err := ReadEnv(func(k string) string { return rendered[k] })
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		store := dedupe.NewMemory()
+		h, err := Assemble(env, clients(store))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		now := time.Date(2026, 12, 3, 15, 4, 5, 0, time.UTC)
+		lease, err := h.store.Claim(ctx, dedupe.ClaimInput{PK: "orders#e1", Source: "stripe", Type: "t", Now: now, LeaseUntil: now.Add(time.Minute), ExpiresAt: now.Add(time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.store.Finish(ctx, lease, dedupe.Outcome{Status: dedupe.StatusDelivered, HTTPStatus: 200, At: now.Add(time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+		r, _, _ := store.Get(ctx, "orders#e1")
+		want := ""
+		if tc.indexed {
+			want = dedupe.TimeBucket("orders#e1", now)
+		}
+		if r.Status != dedupe.StatusDelivered || !r.FirstAttemptAt.Equal(now) || r.TimeBucket != want {
+			t.Errorf("%s: record %s, first attempt %s, bucket %q; want DELIVERED, %s, %q", tc.name, r.Status, r.FirstAttemptAt, r.TimeBucket, now, want)
+		}
+		var listed int
+		_ = store.Window(ctx, now.Add(-time.Hour), now.Add(time.Hour), func(dedupe.IndexEntry) error { listed++; return nil })
+		if listed != map[bool]int{true: 1, false: 0}[tc.indexed] {
+			t.Errorf("%s: the index lists %d records", tc.name, listed)
+		}
+		if !tc.indexed {
+			if _, err := Assemble(env, clients(leaseOnly{})); err == nil || !strings.Contains(err.Error(), "dedupe.timeIndex") {
+				t.Errorf("%s: Assemble of a store that cannot leave the index out = %v, want an error naming dedupe.timeIndex", tc.name, err)
+			}
+		}
+	}
+	bad := map[string]string{EnvTimeIndex: "false"}
+	if _, err := ReadEnv(func(k string) string { return bad[k] }); err == nil || !strings.Contains(err.Error(), EnvTimeIndex+` = "false": want "off"`) {
+		t.Errorf("ReadEnv of %s=false = %v, want it named with the fix", EnvTimeIndex, err)
+	}
+}

@@ -24,6 +24,7 @@ const (
 	EnvTracing     = "HOOKFAN_TRACING"      // "sampled" or "all" when tracing is on (a traceparent header); unset when off
 	EnvDedupeMode  = "HOOKFAN_DEDUPE_MODE"  // "check" for dedupe.mode check; unset for the default lease
 	EnvLaneMetrics = "HOOKFAN_LANE_METRICS" // "aggregate" with metrics.laneDimensions false; unset for per-lane dimensions
+	EnvTimeIndex   = "HOOKFAN_TIME_INDEX"   // "off" with dedupe.timeIndex false (the table has no time index); unset when it has one
 	// EnvFunctionName is set by Lambda for every function: a lane that
 	// pauses finds its event source mapping by it.
 	EnvFunctionName = "AWS_LAMBDA_FUNCTION_NAME"
@@ -67,6 +68,10 @@ type Env struct {
 	// DedupeMode is config dedupe.mode: config.DedupeCheck, or "" (not
 	// rendered) for the default config.DedupeLease.
 	DedupeMode string
+	// TimeIndex is TimeIndexOff with dedupe.timeIndex false: the record
+	// table has no time index, so no record write sets its key; "" (not
+	// rendered) by default.
+	TimeIndex string
 	// LaneMetrics is config.LaneMetricsAggregate with
 	// metrics.laneDimensions false, "" (not rendered) by default.
 	LaneMetrics string
@@ -81,6 +86,13 @@ type Env struct {
 	// rendered; read only when the destination pauses.
 	FunctionName string
 }
+
+// TimeIndexOff is EnvTimeIndex's one value: the table has no time index.
+const TimeIndexOff = "off"
+
+// Indexed reports whether the record table has the time index, so that a
+// record's first write sets its key.
+func (e Env) Indexed() bool { return e.TimeIndex != TimeIndexOff }
 
 // LaneResources are where a lane's function finds what the stack made
 // for it: names, URLs and ARNs (CDK tokens in the stack, the emulator's
@@ -114,6 +126,9 @@ func LaneEnv(cfg *config.Config, d config.Destination, r LaneResources) Env {
 	}
 	if cfg.DedupeMode() != config.DedupeLease {
 		e.DedupeMode = cfg.DedupeMode()
+	}
+	if !cfg.Dedupe.Indexed() {
+		e.TimeIndex = TimeIndexOff
 	}
 	if !cfg.Metrics.PerLane() {
 		e.LaneMetrics = config.LaneMetricsAggregate
@@ -158,6 +173,9 @@ func (e Env) Render() map[string]string {
 	if e.DedupeMode != "" {
 		env[EnvDedupeMode] = e.DedupeMode
 	}
+	if e.TimeIndex != "" {
+		env[EnvTimeIndex] = e.TimeIndex
+	}
 	if e.LaneMetrics != "" {
 		env[EnvLaneMetrics] = e.LaneMetrics
 	}
@@ -191,6 +209,7 @@ func ReadEnv(lookup func(string) string) (Env, error) {
 		PayloadArchiveBucket: lookup(config.EnvPayloadArchiveBucket),
 		Tracing:              lookup(EnvTracing),
 		DedupeMode:           lookup(EnvDedupeMode),
+		TimeIndex:            lookup(EnvTimeIndex),
 		LaneMetrics:          lookup(EnvLaneMetrics),
 		LogLevel:             lookup(config.EnvLogLevel),
 	}
@@ -209,6 +228,9 @@ func ReadEnv(lookup func(string) string) (Env, error) {
 	}
 	if m := e.DedupeMode; m != "" && m != config.DedupeLease && m != config.DedupeCheck {
 		errs = append(errs, fmt.Errorf("%s = %q: want %q or %q, or unset for %q (dedupe.mode)", EnvDedupeMode, m, config.DedupeCheck, config.DedupeLease, config.DedupeLease))
+	}
+	if v := e.TimeIndex; v != "" && v != TimeIndexOff {
+		errs = append(errs, fmt.Errorf("%s = %q: want %q, or unset when the record table has its time index (dedupe.timeIndex)", EnvTimeIndex, v, TimeIndexOff))
 	}
 	if v := require(EnvDestination, "the destination, as JSON", byStack); v != "" {
 		d, err := config.DecodeDestination(EnvDestination, v)

@@ -50,6 +50,15 @@ func (s *itemLocked) InMode(mode dedupe.Mode) dedupe.Store {
 	return s
 }
 
+// Unindexed keeps the lock around the record store that writes no time
+// index key (dedupe.timeIndex false): delivery.Assemble asks for it.
+func (s *itemLocked) Unindexed() dedupe.Store {
+	if u, ok := s.next.(dedupe.Indexable); ok {
+		return &itemLocked{next: u.Unindexed(), locks: s.locks}
+	}
+	return s
+}
+
 func (s *itemLocked) Claim(ctx context.Context, in dedupe.ClaimInput) (dedupe.Lease, error) {
 	defer s.lock(in.PK)()
 	return s.next.Claim(ctx, in)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -133,7 +134,7 @@ func Provision(ctx context.Context, c Clients, cfg *config.Config, secrets map[s
 			return nil, err
 		}
 	}
-	if err := createTable(ctx, c.DynamoDB, t.TableName); err != nil {
+	if err := createTable(ctx, c.DynamoDB, t.TableName, cfg.Dedupe.Indexed()); err != nil {
 		return nil, err
 	}
 	for _, s := range cfg.Sources {
@@ -449,8 +450,14 @@ func allowTopic(ctx context.Context, api *sqs.Client, url, arn, topicARN string)
 	return nil
 }
 
-func createTable(ctx context.Context, api *dynamodb.Client, name string) error {
+// createTable creates the record table, with the time index when indexed
+// (dedupe.timeIndex), or brings a table an earlier run made in line: the
+// index added or removed, as the stack's update does.
+func createTable(ctx context.Context, api *dynamodb.Client, name string, indexed bool) error {
 	in := ddbitem.CreateTableInput(name)
+	if !indexed {
+		in = ddbitem.UnindexedTableInput(name)
+	}
 	_, err := api.CreateTable(ctx, in)
 	var inUse *ddbtypes.ResourceInUseException
 	if err != nil && !errors.As(err, &inUse) {
@@ -458,8 +465,8 @@ func createTable(ctx context.Context, api *dynamodb.Client, name string) error {
 	}
 	if err != nil {
 		// A table an earlier run made may predate the time index (ops
-		// events queries it): add it, as the stack's update does.
-		if err := addTimeIndex(ctx, api, in); err != nil {
+		// events queries it), or have it while the config turns it off.
+		if err := matchTimeIndex(ctx, api, ddbitem.CreateTableInput(name), indexed); err != nil {
 			return err
 		}
 	}
@@ -474,17 +481,27 @@ func createTable(ctx context.Context, api *dynamodb.Client, name string) error {
 	return nil
 }
 
-// addTimeIndex adds in's time index to the existing table it names,
-// unless the table has it.
-func addTimeIndex(ctx context.Context, api *dynamodb.Client, in *dynamodb.CreateTableInput) error {
+// matchTimeIndex adds in's time index to the existing table it names
+// when indexed and the table lacks it, and deletes it when not indexed
+// and the table has it.
+func matchTimeIndex(ctx context.Context, api *dynamodb.Client, in *dynamodb.CreateTableInput, indexed bool) error {
 	desc, err := api.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: in.TableName})
 	if err != nil {
 		return fmt.Errorf("describe table %s: %w", *in.TableName, err)
 	}
-	for _, gsi := range desc.Table.GlobalSecondaryIndexes {
-		if aws.ToString(gsi.IndexName) == ddbitem.TimeIndex {
-			return nil
+	has := slices.ContainsFunc(desc.Table.GlobalSecondaryIndexes, func(gsi ddbtypes.GlobalSecondaryIndexDescription) bool {
+		return aws.ToString(gsi.IndexName) == ddbitem.TimeIndex
+	})
+	switch {
+	case has == indexed:
+		return nil
+	case has:
+		_, err = api.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: in.TableName,
+			GlobalSecondaryIndexUpdates: []ddbtypes.GlobalSecondaryIndexUpdate{{Delete: &ddbtypes.DeleteGlobalSecondaryIndexAction{IndexName: aws.String(ddbitem.TimeIndex)}}}})
+		if err != nil {
+			return fmt.Errorf("remove index %s from table %s (dedupe.timeIndex false): %w", ddbitem.TimeIndex, *in.TableName, err)
 		}
+		return nil
 	}
 	index := in.GlobalSecondaryIndexes[0]
 	_, err = api.UpdateTable(ctx, &dynamodb.UpdateTableInput{

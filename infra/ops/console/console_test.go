@@ -524,3 +524,23 @@ func TestReconcilePageShowsRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestEventsPageSaysWhenThereIsNoTimeIndex: on a stack without the time
+// index the events page lists the window from a scan of the table and
+// says so once; with the index it says nothing of the kind.
+func TestEventsPageSaysWhenThereIsNoTimeIndex(t *testing.T) {
+	f := newFixture(t, false)
+	auth := f.login(t)
+	page := f.do("GET", "/events?since=2h", auth, nil).Body.String()
+	if strings.Contains(page, "no time index") || !strings.Contains(page, "time-index item(s)") {
+		t.Errorf("with the index, the page speaks of none:\n%s", page)
+	}
+	records := f.s.op.Recent.(*dedupe.Memory)
+	f.s.op.Resources.Unindexed, f.s.op.Recent = true, records.Scan()
+	w := f.do("GET", "/events?since=2h", auth, nil)
+	page = w.Body.String()
+	if w.Code != http.StatusOK || strings.Count(page, "this deployment has no time index") != 1 || !strings.Contains(page, `id="no-time-index"`) ||
+		!strings.Contains(page, "/events/"+eventID) || !strings.Contains(page, "of the whole table") {
+		t.Errorf("without the index: %d, want the event listed and the note once:\n%s", w.Code, page)
+	}
+}

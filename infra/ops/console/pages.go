@@ -198,10 +198,13 @@ type eventsView struct {
 	// InWindow counts the window's events from this page on; IndexItems
 	// and RecordsRead are what the page read.
 	InWindow, IndexItems, RecordsRead int
-	FirstURL, NextURL                 string
-	Paged                             bool
-	From, To                          time.Time
-	Error                             string
+	// NoTimeIndex is operator.NoTimeIndex when the stack has no time
+	// index and the window was found by a scan of the table; "" otherwise.
+	NoTimeIndex       string
+	FirstURL, NextURL string
+	Paged             bool
+	From, To          time.Time
+	Error             string
 }
 
 var states = []dedupe.Status{dedupe.StatusInProgress, dedupe.StatusDelivered, dedupe.StatusFailed, dedupe.StatusDead, dedupe.StatusGone}
@@ -243,6 +246,9 @@ func (s *Server) eventsPage(w http.ResponseWriter, r *http.Request, sess *sessio
 		return
 	}
 	v.Events, v.InWindow, v.IndexItems, v.RecordsRead = page.Events, page.InWindow, page.IndexItems, page.RecordsRead
+	if page.Scanned {
+		v.NoTimeIndex = operator.NoTimeIndex
+	}
 	pageURL := func(after string) string {
 		c := url.Values{}
 		for k, vs := range q {

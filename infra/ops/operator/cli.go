@@ -546,7 +546,7 @@ func Build(ctx context.Context, g Global, stdout, stderr io.Writer) (*Operator, 
 	ddb := dynamodb.NewFromConfig(awsCfg)
 	op := &Operator{
 		Resources: res, SQS: sqsClient, Records: dedupe.NewDynamoDB(ddb, res.Table),
-		LaneStore: pausing.NewDynamoDB(ddb, res.Table), PaceStore: pacing.NewDynamoDB(ddb, res.Table), Switch: switchFor, Recent: dedupe.NewTimeIndex(ddb, res.Table),
+		LaneStore: pausing.NewDynamoDB(ddb, res.Table), PaceStore: pacing.NewDynamoDB(ddb, res.Table), Switch: switchFor, Recent: RecentReader(ddb, res),
 		Reconciler: reconciler, Out: stdout, Progress: stderr,
 	}
 	op.Metrics, op.Actions = awsconfig.NewCloudWatch(awsCfg), ActionTable{API: ddb, Table: res.Table}

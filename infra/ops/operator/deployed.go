@@ -54,6 +54,7 @@ func (r Deployed) Resolve(ctx context.Context) (Resources, error) {
 	res.Table, res.ArchiveBucket, res.ArchiveDays = st.TableName, st.ArchiveBucket, st.ArchiveDays
 	res.PayloadBucket, res.PayloadDays = st.PayloadBucket, st.PayloadDays
 	res.EgressAddresses = st.EgressAddresses
+	res.Unindexed = !st.Indexed()
 	path := st.DestinationsPath
 	if path == "" {
 		path = stackindex.DestinationsPath(r.Stack)

@@ -19,6 +19,26 @@ type RecordIndex interface {
 	Records(ctx context.Context, pks []string) (map[string]dedupe.Record, error)
 }
 
+// RecentAPI is the DynamoDB calls either reader of RecentReader makes.
+type RecentAPI interface {
+	dedupe.IndexAPI
+	dedupe.ScanAPI
+}
+
+// RecentReader is how events reads res's records by first attempt: the
+// time index, or, on a table without it (Resources.Unindexed), a scan of
+// the whole table.
+func RecentReader(api RecentAPI, res Resources) RecordIndex {
+	if res.Unindexed {
+		return dedupe.NewTableScan(api, res.Table)
+	}
+	return dedupe.NewTimeIndex(api, res.Table)
+}
+
+// NoTimeIndex says once, where events are listed, that a deployment
+// without the time index finds them by reading its whole table.
+const NoTimeIndex = "this deployment has no time index (dedupe.timeIndex false): events are found by reading the whole record table, whatever the window (slower, and every record's read is paid for)"
+
 // MaxEventsWindow bounds the window events lists: each of its hours is
 // dedupe.TimeShards index queries (a month is about 6,000, some seconds).
 const MaxEventsWindow = 31 * 24 * time.Hour
@@ -62,8 +82,11 @@ type EventsPage struct {
 	// when this is the last.
 	Next string
 	// IndexItems and RecordsRead are the items this page read: entries of
-	// the time index, and records.
+	// the time index (or, Scanned, records the scan kept), and records.
 	IndexItems, RecordsRead int
+	// Scanned is true when the stack has no time index and the window was
+	// found by scanning the whole table (NoTimeIndex says so).
+	Scanned bool
 }
 
 // ListEvents lists a page of the events first attempted in the window,
@@ -101,7 +124,7 @@ func (o *Operator) ListEvents(ctx context.Context, opt EventsOptions) (EventsPag
 	if !after.at.IsZero() && after.at.Before(until) {
 		until = after.at.Add(time.Millisecond) // the cursor's own moment may hold more events
 	}
-	var page EventsPage
+	page := EventsPage{Scanned: o.Resources.Unindexed}
 	var mu sync.Mutex
 	byID := map[string]*indexedEvent{}
 	err = o.Recent.Window(ctx, opt.Since, until, func(e dedupe.IndexEntry) error {
@@ -282,6 +305,9 @@ func typeMatches(want, typ string) bool {
 
 func (o *Operator) printEvents(opt EventsOptions, lanes []Lane, page EventsPage) {
 	events := page.Events
+	if page.Scanned {
+		o.printf("%s\n\n", NoTimeIndex)
+	}
 	window := "since " + stamp(opt.Since)
 	if !opt.Until.IsZero() {
 		window = "from " + stamp(opt.Since) + " to " + stamp(opt.Until)

@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
 )
 
@@ -190,6 +193,85 @@ func TestEventsCommandFlags(t *testing.T) {
 		}
 		if err := c.check(c.flags.Args()); !errors.Is(err, ErrUsage) {
 			t.Errorf("events %v: %v, want a usage error", args, err)
+		}
+	}
+}
+
+// TestEventsScanWithoutTheTimeIndex: on a stack without the time index
+// (Resources.Unindexed), events lists the window from a scan of the
+// table, records no index wrote included, and says once, before the
+// list, that the deployment has no time index; with the index it says
+// nothing of the kind. RecentReader picks the scan by the same flag.
+func TestEventsScanWithoutTheTimeIndex(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 5, 1, 13, 0, 0, 0, time.UTC)
+	m := dedupe.NewMemory()
+	unindexed := m.Unindexed()
+	for i, pk := range []string{"a#evt_1", "b#evt_1", "a#evt_2"} {
+		at := t0.Add(time.Duration(i+1) * time.Minute)
+		if _, err := unindexed.Claim(ctx, dedupe.ClaimInput{PK: pk, Source: "stripe", Type: "invoice.paid", Now: at, LeaseUntil: at.Add(time.Minute), ExpiresAt: at.Add(24 * time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lanes := []Lane{{Destination: "a"}, {Destination: "b"}}
+	var out bytes.Buffer
+	op := &Operator{Resources: Resources{Where: "test", Lanes: lanes, Unindexed: true}, Recent: m.Scan(), Out: &out, Now: func() time.Time { return t0.Add(time.Hour) }}
+	evs, err := op.Events(ctx, EventsOptions{Since: t0, Max: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 || evs[0].ID != "evt_2" || !strings.HasPrefix(out.String(), NoTimeIndex+"\n\n2 events first attempted") || strings.Count(out.String(), "no time index") != 1 {
+		t.Errorf("events %v; output:\n%s\nwant evt_2, after the note said once", evs, out.String())
+	}
+	page, err := op.ListEvents(ctx, EventsOptions{Since: t0})
+	if err != nil || !page.Scanned || len(page.Events) != 2 {
+		t.Errorf("ListEvents: %+v, %v; want both events, Scanned", page, err)
+	}
+	// The same records, on a stack with the index, are in none.
+	out.Reset()
+	op = &Operator{Resources: Resources{Where: "test", Lanes: lanes}, Recent: m, Out: &out, Now: func() time.Time { return t0.Add(time.Hour) }}
+	if evs, err := op.Events(ctx, EventsOptions{Since: t0}); err != nil || len(evs) != 0 || strings.Contains(out.String(), "no time index") {
+		t.Errorf("indexed: %v, %v:\n%s\nwant nothing listed and no note", evs, err, out.String())
+	}
+
+	api := dynamodb.New(dynamodb.Options{Region: "us-east-1"})
+	if _, ok := RecentReader(api, Resources{Table: "t", Unindexed: true}).(*dedupe.TableScan); !ok {
+		t.Error("RecentReader without the index: not a TableScan")
+	}
+	if _, ok := RecentReader(api, Resources{Table: "t"}).(*dedupe.TimeIndex); !ok {
+		t.Error("RecentReader with the index: not the TimeIndex")
+	}
+}
+
+// TestResolveTimeIndex: a deployed stack's index says whether the table
+// has the time index ("timeIndex"; absent in an index written before the
+// switch, when it had it); the local stack's configuration says so.
+func TestResolveTimeIndex(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		index     string
+		unindexed bool
+	}{
+		{`{"tableName":"t"}`, false},
+		{`{"tableName":"t","timeIndex":true}`, false},
+		{`{"tableName":"t","timeIndex":false}`, true},
+	} {
+		res, err := Deployed{SSM: fakeSSM{"/hookfan/Prod/stack": tc.index}, Stack: "Prod", Region: "eu-west-1"}.Resolve(ctx)
+		if err != nil || res.Unindexed != tc.unindexed {
+			t.Errorf("index %s: Unindexed %v, %v; want %v", tc.index, res.Unindexed, err, tc.unindexed)
+		}
+	}
+	for _, tc := range []struct {
+		dedupe    string
+		unindexed bool
+	}{{`{}`, false}, {`{"timeIndex": false}`, true}} {
+		cfg, err := config.Parse([]byte(`{"sources": [{"name": "stripe", "verify": {"kind": "stripe", "secretName": "s"}}], "destinations": [], "dedupe": ` + tc.dedupe + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Local{Config: cfg, Prefix: "dev", Endpoint: "http://127.0.0.1:1"}.Resolve(ctx)
+		if err != nil || res.Unindexed != tc.unindexed {
+			t.Errorf("local, dedupe %s: Unindexed %v, %v; want %v", tc.dedupe, res.Unindexed, err, tc.unindexed)
 		}
 	}
 }

@@ -31,7 +31,8 @@ type Local struct {
 
 // Resolve finds each destination's queues on the emulator.
 func (r Local) Resolve(ctx context.Context) (Resources, error) {
-	res := Resources{Where: fmt.Sprintf("the local stack %q on %s", r.Prefix, r.Endpoint), Table: devstate.TableName(r.Prefix)}
+	res := Resources{Where: fmt.Sprintf("the local stack %q on %s", r.Prefix, r.Endpoint), Table: devstate.TableName(r.Prefix),
+		Unindexed: !r.Config.Dedupe.Indexed()}
 	if r.Config.Archive.Enabled() {
 		res.ArchiveBucket = devstate.ArchiveBucketName(r.Prefix)
 		res.ArchiveDays = r.Config.Archive.RetentionDays()

@@ -85,6 +85,9 @@ type Resources struct {
 	Sources []string
 	// Reconciling are the sources that reconcile with their provider.
 	Reconciling []string
+	// Unindexed is true when the record table has no time index
+	// (dedupe.timeIndex false): events then scan the whole table.
+	Unindexed bool
 }
 
 // Lane finds a destination's lane, or says which exist.
@@ -132,7 +135,8 @@ type Operator struct {
 	SQS       QueueAPI
 	Records   RecordStore
 	// Recent lists the delivery records by first attempt (the events
-	// command and the console's events).
+	// command and the console's events): the time index, or a scan of the
+	// table when Resources.Unindexed (RecentReader).
 	Recent RecordIndex
 	// Archive is nil when the archive is off.
 	Archive ArchiveReader

@@ -60,7 +60,15 @@ type Stack struct {
 	// "static" deliver from (or, with allocation ids brought by the
 	// configuration, those ids); empty without static addresses.
 	EgressAddresses []string `json:"egressAddresses"`
+	// TimeIndex is false when the record table has no time index
+	// (dedupe.timeIndex false): the operator then scans the table for
+	// events. Absent (nil) in an index written before the switch, when
+	// the table had it: Indexed.
+	TimeIndex *bool `json:"timeIndex"`
 }
+
+// Indexed reports whether the stack's record table has its time index.
+func (s Stack) Indexed() bool { return s.TimeIndex == nil || *s.TimeIndex }
 
 // Lane is a destination lane's parameter value.
 type Lane struct {

@@ -416,6 +416,9 @@ type Options struct {
 	// AppLog is functions.logLevel: INFO writes a line per accepted
 	// request and per delivered attempt, WARN only the others'.
 	AppLog string
+	// TimeIndex is dedupe.timeIndex: the records' time index, a write per
+	// record and its entry kept (TimeIndexPerDelivery).
+	TimeIndex bool
 }
 
 // OptionsOf reads the options of a configuration.
@@ -426,6 +429,7 @@ func OptionsOf(cfg *config.Config) Options {
 		Archive: cfg.Archive.Enabled(), PITR: cfg.Dedupe.PITR(), WAF: cfg.API.WAF.Enabled,
 		DetailedMetrics: cfg.API.Detailed(), CustomerKey: cfg.CustomerKey(), DedupeMode: cfg.DedupeMode(),
 		Dashboard: cfg.Metrics.Dashboards(), LaneDimensions: cfg.Metrics.PerLane(), AppLog: cfg.Functions.AppLog(),
+		TimeIndex: cfg.Dedupe.Indexed(),
 	}
 	if cfg.API.Kind() == config.APITypeREST {
 		o.API = Prices.APIRest
@@ -452,7 +456,8 @@ func Defaults() Options {
 // refused for the record's life, 410 final, dead letters) and every alarm,
 // and drops what is optional: the archive (replay of delivered events),
 // the record table's point-in-time recovery, the customer managed topic
-// key, the dashboards, the per-lane metric dimensions and the lines of
+// key, the dashboards, the per-lane metric dimensions, the records' time
+// index (ops events and the console then scan the table) and the lines of
 // what went well (functions.logLevel WARN: the records, ops status and the
 // access log remain the trail); it keeps the
 // record with dedupe.mode check (copies handled at the same moment can
@@ -465,6 +470,7 @@ func Cheapest() Options {
 	o.DedupeMode = config.DedupeCheck
 	o.Dashboard, o.LaneDimensions = false, false
 	o.AppLog = config.LogLevelWarn
+	o.TimeIndex = false
 	return o
 }
 
@@ -636,8 +642,10 @@ func Variable(sc Scenario, o Options) []Line {
 		Line{"Lambda deliver: requests and GB-s", invocations/million*p.LambdaRequest.USD + invocations*DeliverMs(sc, o)/1000*gbs(o.DeliverMB)*p.LambdaGBSecond.USD},
 		Line{recordItem, deliveries * recordPerDelivery},
 		Line{"DynamoDB: records kept (and PITR)", deliveries * (a.RecordBytes.Value + batchRecordBytes(o) + a.ItemOverheadBytes.Value) / gb * (p.DynamoStorage.USD + b2f(o.PITR)*p.PITR.USD) * a.RecordDays.Value / 30},
-		Line{"DynamoDB: time index (a write per record, kept)", TimeIndexPerDelivery() * deliveries},
 	)
+	if o.TimeIndex {
+		lines = append(lines, Line{TimeIndexItem, TimeIndexPerDelivery() * deliveries})
+	}
 	if o.Archive {
 		lines = append(lines,
 			Line{"Firehose archive (5 KB steps)", n * firehoseBilled / gb * p.Firehose.USD},
@@ -651,6 +659,9 @@ func Variable(sc Scenario, o Options) []Line {
 	)
 	return lines
 }
+
+// TimeIndexItem is the time index's line, present only with it.
+const TimeIndexItem = "DynamoDB: time index (a write per record, kept)"
 
 // TimeIndexPerDelivery is what the records' time index (ops events, the
 // console) costs a delivery: its entry's one write, at the record's first

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -203,7 +204,7 @@ func TestOptionsOfTheConfig(t *testing.T) {
 	cfg := cost.Reference(1)
 	got := cost.OptionsOf(cfg)
 	want := cost.Options{API: cost.Prices.APIHTTP, Tracing: "off", SystemLog: "WARN", IngestMB: 128, DeliverMB: 128, Archive: true, PITR: true, DetailedMetrics: true, CustomerKey: true,
-		DedupeMode: "lease", Dashboard: true, LaneDimensions: true, AppLog: "INFO"}
+		DedupeMode: "lease", Dashboard: true, LaneDimensions: true, AppLog: "INFO", TimeIndex: true}
 	if got != want {
 		t.Errorf("defaults %+v, want %+v", got, want)
 	}
@@ -219,6 +220,7 @@ func TestOptionsOfTheConfig(t *testing.T) {
 	cfg.Dedupe.Mode = "check"
 	cfg.Functions.LogLevel = "WARN"
 	cfg.Metrics.Dashboard, cfg.Metrics.LaneDimensions = &off, &off
+	cfg.Dedupe.TimeIndex = &off
 	got = cost.OptionsOf(cfg)
 	want = cost.Options{API: cost.Prices.APIRest, WAF: true, Tracing: "all", SystemLog: "INFO", IngestMB: 256, DeliverMB: 512, BatchWindow: 2, DedupeMode: "check", AppLog: "WARN"}
 	if got != want {
@@ -291,7 +293,7 @@ func TestGoalsLeast(t *testing.T) {
 	if lean.DedupeMode != def.DedupeMode || lean.AppLog != def.AppLog || lean.BatchWindow != 0 || !lean.Archive {
 		t.Errorf("Leanest gave up what the issue fixes: %+v", lean)
 	}
-	if lean.PITR || lean.CustomerKey || lean.Dashboard || lean.LaneDimensions {
+	if lean.PITR || lean.CustomerKey || lean.Dashboard || lean.LaneDimensions || lean.TimeIndex {
 		t.Errorf("Leanest kept an option the issue leaves free: %+v", lean)
 	}
 	slow := cost.Cheapest()
@@ -322,5 +324,39 @@ func TestFixedFollowsTheOptions(t *testing.T) {
 	}
 	if got := line(t, cost.Fixed(1, cost.Cheapest()), "KMS: the topic key, the data key (archive, large bodies) and their requests"); got >= 1 {
 		t.Errorf("the cheapest configuration's KMS line is $%.2f a month; want its requests alone, no key", got)
+	}
+}
+
+// TestTimeIndexLine: the time index's line is in the bill only with the
+// index (dedupe.timeIndex), at TimeIndexPerDelivery per delivery; the
+// defaults keep it, Leanest and the cheapest configuration drop it, and
+// dropping it saves exactly that line.
+func TestTimeIndexLine(t *testing.T) {
+	sc := cost.Scenario{Events: 1e6, BodyKB: 1, Destinations: 2}
+	has := func(o cost.Options) bool {
+		return slices.ContainsFunc(cost.Variable(sc, o), func(l cost.Line) bool { return l.Item == cost.TimeIndexItem })
+	}
+	def := cost.Defaults()
+	off := def
+	off.TimeIndex = false
+	if !has(def) || has(off) || has(cost.Cheapest()) || has(cost.Leanest()) {
+		t.Errorf("the index line: defaults %v, off %v, cheapest %v, leanest %v; want it with the defaults alone",
+			has(def), has(off), has(cost.Cheapest()), has(cost.Leanest()))
+	}
+	if got, want := line(t, cost.Variable(sc, def), cost.TimeIndexItem), 2e6*cost.TimeIndexPerDelivery(); math.Abs(got-want) > 1e-9 {
+		t.Errorf("index line $%v, want $%v (a write and an entry per delivery)", got, want)
+	}
+	if saved := cost.Sum(cost.Variable(sc, def)) - cost.Sum(cost.Variable(sc, off)); math.Abs(saved-2e6*cost.TimeIndexPerDelivery()) > 1e-9 {
+		t.Errorf("turning the index off saves $%v, want the line's $%v", saved, 2e6*cost.TimeIndexPerDelivery())
+	}
+	if d := cost.TimeIndexPerDelivery() * 1e6; d < 0.67 || d > 0.69 {
+		t.Errorf("the index costs $%.3f per million deliveries, want the documented $0.68", d)
+	}
+	// Without the index the cheapest configuration meets issue #21's
+	// target for one destination again (it missed it with the index).
+	for _, g := range cost.Goals() {
+		if g.Name == "cheapest, 1 M: one destination" && !g.Met() {
+			t.Errorf("%s: $%.2f, over the target $%.2f", g.Name, g.Figure, g.Most)
+		}
 	}
 }

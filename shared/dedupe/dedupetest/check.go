@@ -112,7 +112,7 @@ func runCheck(t *testing.T, s Store, o Options) {
 		pk := key()
 		finish(t, claim(t, pk, 0, ""), dedupe.StatusDelivered, 204)
 		want := dedupe.Record{PK: pk, Status: dedupe.StatusDelivered, Attempts: 1, LastStatus: 204,
-			FirstAttemptAt: start, DeliveredAt: start.Add(time.Second), Source: "stripe", Type: "invoice.paid",
+			FirstAttemptAt: start, TimeBucket: o.bucket(pk, start), DeliveredAt: start.Add(time.Second), Source: "stripe", Type: "invoice.paid",
 			ExpiresAt: start.Add(30 * 24 * time.Hour),
 			History:   []dedupe.Attempt{{At: start, Outcome: dedupe.StatusDelivered, HTTPStatus: 204, Latency: 250 * time.Millisecond, ClaimedBy: "req-"}},
 		}

@@ -39,6 +39,19 @@ type Options struct {
 	// Mode is the store's mode (dedupe.ModeLease when empty): ModeCheck runs
 	// the scenarios of what that mode promises instead.
 	Mode dedupe.Mode
+	// Unindexed says the store writes no time index key (an Unindexed
+	// view): every record's TimeBucket stays "". Otherwise a record's
+	// first write files it under its first attempt's bucket.
+	Unindexed bool
+}
+
+// bucket is the TimeBucket a record first attempted at first has in a
+// store run with o.
+func (o Options) bucket(pk string, first time.Time) string {
+	if o.Unindexed {
+		return ""
+	}
+	return dedupe.TimeBucket(pk, first)
 }
 
 // lease is how long a claim holds the record in the scenarios.
@@ -146,7 +159,7 @@ func Run(t *testing.T, s Store, o Options) {
 			t.Errorf("lease = %+v, want the key, a token, attempt 1, until +%s, no history", l, lease)
 		}
 		want := dedupe.Record{PK: pk, Status: dedupe.StatusInProgress, LeaseToken: l.Token, LeaseUntil: start.Add(lease), Attempts: 1,
-			FirstAttemptAt: start, Source: "stripe", Type: "invoice.paid", ExpiresAt: start.Add(30 * 24 * time.Hour)}
+			FirstAttemptAt: start, TimeBucket: o.bucket(pk, start), Source: "stripe", Type: "invoice.paid", ExpiresAt: start.Add(30 * 24 * time.Hour)}
 		if diff := cmp.Diff(want, get(t, pk)); diff != "" {
 			t.Errorf("record (-want +got):\n%s", diff)
 		}
@@ -233,7 +246,7 @@ func Run(t *testing.T, s Store, o Options) {
 		}
 		mustFinish(t, second, dedupe.StatusDelivered, 204)
 		want := dedupe.Record{PK: pk, Status: dedupe.StatusDelivered, Attempts: 2, LastStatus: 204,
-			FirstAttemptAt: start, DeliveredAt: start.Add(3 * time.Second), Source: "stripe", Type: "invoice.paid",
+			FirstAttemptAt: start, TimeBucket: o.bucket(pk, start), DeliveredAt: start.Add(3 * time.Second), Source: "stripe", Type: "invoice.paid",
 			ExpiresAt: start.Add(2*time.Second + 30*24*time.Hour),
 			History: []dedupe.Attempt{
 				{At: start, Outcome: dedupe.StatusFailed, HTTPStatus: 503, Latency: 250 * time.Millisecond, Error: "HTTP 503", ClaimedBy: "req-"},
@@ -259,8 +272,8 @@ func Run(t *testing.T, s Store, o Options) {
 		if again := mustClaim(t, pk, time.Second, ""); again.Attempts != 1 {
 			t.Errorf("the claim after a release is attempt %d, want 1", again.Attempts)
 		}
-		if r := get(t, pk); !r.FirstAttemptAt.Equal(start.Add(time.Second)) {
-			t.Errorf("first attempt at %s, want the claim after the release's", r.FirstAttemptAt)
+		if r := get(t, pk); !r.FirstAttemptAt.Equal(start.Add(time.Second)) || r.TimeBucket != o.bucket(pk, start.Add(time.Second)) {
+			t.Errorf("first attempt at %s, bucket %q, want the claim after the release's", r.FirstAttemptAt, r.TimeBucket)
 		}
 
 		// A failed record: FAILED again, its attempt and history kept.
