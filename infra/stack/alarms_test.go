@@ -20,11 +20,12 @@ import (
 func TestAlarmsReachIncidentToolsAndNameTheirView(t *testing.T) {
 	cfg := testConfig(t, 2, "ops@example.com")
 	cfg.Alarms.HTTPS = []string{"https://events.pagerduty.com/integration/abc/enqueue", "https://api.opsgenie.com/v1/json/amazonsns?apiKey=k"}
+	cfg.Alarms.HTTPSSecrets = []string{"hookfan/alarms/incident-tool"}
 	cfg.Destinations[0].Alarms = &config.DestinationAlarms{DLQ: &config.DLQAlarm{Threshold: 3, WindowMinutes: 15}}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	h, _ := synth(t, cfg)
+	h, outdir := synth(t, cfg)
 	tmpl, parent := templateOf(t, h.Stack)
 	topicID := *awscdk.Stack_Of(h.AlarmTopic).GetLogicalId(h.AlarmTopic.Node().DefaultChild().(awscdk.CfnElement))
 	for _, endpoint := range cfg.Alarms.HTTPS {
@@ -39,9 +40,15 @@ func TestAlarmsReachIncidentToolsAndNameTheirView(t *testing.T) {
 			https++
 		}
 	}
-	if https != len(cfg.Alarms.HTTPS) {
-		t.Errorf("%d https subscriptions, want %d", https, len(cfg.Alarms.HTTPS))
+	// An endpoint kept in Secrets Manager is a dynamic reference in the
+	// template, never its value.
+	tmpl.HasResourceProperties(jsii.String("AWS::SNS::Subscription"), map[string]any{
+		"Protocol": "https", "Endpoint": "{{resolve:secretsmanager:hookfan/alarms/incident-tool:SecretString:::}}", "TopicArn": map[string]any{"Ref": topicID},
+	})
+	if https != cfg.Alarms.Endpoints() {
+		t.Errorf("%d https subscriptions, want %d", https, cfg.Alarms.Endpoints())
 	}
+	checkCostCounts(t, cfg, readTemplates(t, outdir))
 
 	stackName := *h.Stack.StackName()
 	for i, l := range h.Lanes {

@@ -202,6 +202,16 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 			}))
 			suppress(sub, suppression{id: "Serverless-SNSRedrivePolicy", reason: "An alarm https subscription: SNS retries an endpoint by its delivery policy; a notification it then drops would wait unread in a DLQ, and the alarm's state and history stay in CloudWatch."})
 		}
+		// An endpoint whose URL carries the tool's routing key stays in
+		// Secrets Manager: the template holds a dynamic reference, which
+		// CloudFormation resolves when it creates the subscription.
+		for _, name := range cfg.Alarms.HTTPSSecrets {
+			endpoint := awscdk.SecretValue_SecretsManager(jsii.String(name), nil).UnsafeUnwrap()
+			sub := h.AlarmTopic.AddSubscription(awssnssubscriptions.NewUrlSubscription(endpoint, &awssnssubscriptions.UrlSubscriptionProps{
+				Protocol: awssns.SubscriptionProtocol_HTTPS,
+			}))
+			suppress(sub, suppression{id: "Serverless-SNSRedrivePolicy", reason: "An alarm https subscription: SNS retries an endpoint by its delivery policy; a notification it then drops would wait unread in a DLQ, and the alarm's state and history stay in CloudWatch."})
+		}
 		// CloudWatch publishes alarms to the encrypted topic, so it needs
 		// the key; the condition limits that to this account's alarms.
 		h.TopicKey.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{

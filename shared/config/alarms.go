@@ -22,6 +22,10 @@ type Alarms struct {
 	// HTTPS are endpoints (an incident tool's SNS integration URL)
 	// subscribed to the alarm topic; SNS confirms each with the endpoint.
 	HTTPS []string `json:"https,omitempty"`
+	// HTTPSSecrets name Secrets Manager secrets each holding such an
+	// endpoint's URL, for a URL that carries the tool's routing key: the
+	// template holds a dynamic reference, CloudFormation reads the value.
+	HTTPSSecrets []string `json:"httpsSecrets,omitempty"`
 	// DLQ, when set, makes every lane's DLQ alarm fire on more than
 	// Threshold messages arriving within a window, rather than on any
 	// message held; a destination's alarms.dlq overrides it.
@@ -80,7 +84,10 @@ func (c *Config) DLQAlarm(d Destination) (DLQAlarm, bool) {
 
 // Notified reports whether alarms reach anyone: an e-mail address or an
 // https endpoint (the stack makes the alarm topic then).
-func (a Alarms) Notified() bool { return a.Email != "" || len(a.HTTPS) > 0 }
+func (a Alarms) Notified() bool { return a.Email != "" || len(a.HTTPS) > 0 || len(a.HTTPSSecrets) > 0 }
+
+// Endpoints is how many https endpoints the alarm topic has.
+func (a Alarms) Endpoints() int { return len(a.HTTPS) + len(a.HTTPSSecrets) }
 
 // OldestMessageThreshold is the queue-age alarm threshold.
 func (a Alarms) OldestMessageThreshold() time.Duration {
@@ -108,6 +115,16 @@ func (a *Alarms) validate(p *problems) {
 		if msg := alarmEndpointProblem(raw); msg != "" {
 			p.add(at, "%s", msg)
 		}
+	}
+	named := map[string]int{}
+	for i, name := range a.HTTPSSecrets {
+		at := fmt.Sprintf("alarms.httpsSecrets[%d]", i)
+		if j, dup := named[name]; dup {
+			p.add(at, "%q is alarms.httpsSecrets[%d] again; list each secret once", name, j)
+			continue
+		}
+		named[name] = i
+		validSecretName(p, at, name)
 	}
 	if a.DLQ != nil {
 		a.DLQ.validate(p, "alarms.dlq")

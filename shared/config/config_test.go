@@ -441,7 +441,7 @@ func TestParseInvalid(t *testing.T) {
 			json: `{"sources": [{"name": "s", "verify": {"kind": "github", "secretName": "s"}}],
 			  "destinations": [{"name": "a", "url": "https://a.example.com", "alarms": {"dlq": {"threshold": 5, "windowMinutes": 61}}}],
 			  "alarms": {"https": ["http://events.example.com/sns", "https://u:pw@events.example.com/sns", "https://10.0.0.1/sns", "events.example.com", "https://events.example.com/x#y",
-			    "https://events.example.com/ok", "https://events.example.com/ok"], "dlq": {"threshold": 0}}}`,
+			    "https://events.example.com/ok", "https://events.example.com/ok"], "httpsSecrets": ["hookfan/alarms/pagerduty", "bad name!", "hookfan/alarms/pagerduty"], "dlq": {"threshold": 0}}}`,
 			want: []string{
 				`destinations[0].alarms.dlq.windowMinutes: 61 is out of range; use 1 to 60 minutes (default 5)`,
 				`alarms.https[0]: "http://events.example.com/sns" does not use https; SNS sends alarms to https endpoints here (use the tool's https URL)`,
@@ -450,6 +450,8 @@ func TestParseInvalid(t *testing.T) {
 				`alarms.https[3]: "events.example.com" is not an absolute URL; use the https URL your incident tool gives for Amazon SNS`,
 				`alarms.https[4]: "https://events.example.com/x#y" has a fragment; remove the #part`,
 				`alarms.https[6]: "https://events.example.com/ok" is alarms.https[5] again; list each endpoint once`,
+				`alarms.httpsSecrets[1]: "bad name!" is not a valid Secrets Manager name or ARN; use letters, digits and /_+=.@- (at most 512)`,
+				`alarms.httpsSecrets[2]: "hookfan/alarms/pagerduty" is alarms.httpsSecrets[0] again; list each secret once`,
 				`alarms.dlq.threshold: 0: give the number of messages (1 or more) that may reach the DLQ within the window before it alarms; leave out alarms.dlq to alarm on any message in the DLQ`,
 			},
 		},

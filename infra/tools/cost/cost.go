@@ -305,7 +305,7 @@ func Resources(cfg *config.Config) Counts {
 	c.Functions = 1 + d + b(c.EnsuredSecrets > 0) + reconciled
 	c.Schedules = reconciled
 	c.EventSourceMappings = d
-	c.Subscriptions = d + b(archive) + b(email) + len(cfg.Alarms.HTTPS)
+	c.Subscriptions = d + b(archive) + b(email) + cfg.Alarms.Endpoints()
 	c.Topics = 1 + b(notified) + b(cfg.AnyOrdered()) // the FIFO topic (fifo.go)
 	c.Tables = 1
 	c.Buckets = b(archive) + b(cfg.LargePayloads())
