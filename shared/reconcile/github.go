@@ -40,6 +40,58 @@ func (l *githubLister) deliveriesPath() []string {
 	return []string{"repos", l.hook.Owner, l.hook.Repo, "hooks", strconv.FormatInt(l.hook.ID, 10), "deliveries"}
 }
 
+// configPath is the hook's configuration, under the API's base URL:
+// the hook itself for a repository's or an organization's (its "config"
+// holds content_type), /app/hook/config for an App's.
+func (l *githubLister) configPath() []string {
+	switch {
+	case l.hook.App:
+		return []string{"app", "hook", "config"}
+	case l.hook.Org != "":
+		return []string{"orgs", l.hook.Org, "hooks", strconv.FormatInt(l.hook.ID, 10)}
+	}
+	return []string{"repos", l.hook.Owner, l.hook.Repo, "hooks", strconv.FormatInt(l.hook.ID, 10)}
+}
+
+// formEncoded reads whether the hook sends its payloads form-encoded
+// (content_type "form"). Ingest types such a payload by its event alone
+// (it reads no action from a body that is not JSON), so the run must type
+// its deliveries the same way: typed "event.action" they would match
+// destinations that never get them, be found missing on every run and be
+// redelivered to no effect until GitHub drops them.
+func (l *githubLister) formEncoded(ctx context.Context, rn *run, api *url.URL) (bool, error) {
+	u := api.JoinPath(l.configPath()...)
+	req, err := newRequest(http.MethodGet, u.String(), nil)
+	if err != nil {
+		return false, stopf(ReasonBadPage, "%v", err)
+	}
+	githubHeaders(req, rn.auth)
+	a, err := rn.call(ctx, req)
+	if err != nil {
+		return false, err
+	}
+	var hook struct {
+		ContentType string `json:"content_type"`
+		Config      *struct {
+			ContentType string `json:"content_type"`
+		} `json:"config"`
+	}
+	if err := json.Unmarshal(a.body, &hook); err != nil {
+		return false, stopf(ReasonBadPage, "GET %s: the hook's configuration does not parse: %v", redact(u), err)
+	}
+	ct := hook.ContentType
+	if hook.Config != nil {
+		ct = hook.Config.ContentType
+	}
+	switch ct {
+	case "form":
+		return true, nil
+	case "json", "":
+		return false, nil
+	}
+	return false, stopf(ReasonBadPage, "GET %s: the hook's content_type %q is neither json nor form", redact(u), truncate(ct, 16))
+}
+
 // githubDelivery is one attempt as the API lists it.
 type githubDelivery struct {
 	ID          int64   `json:"id"`
@@ -119,6 +171,10 @@ func (l *githubLister) list(ctx context.Context, rn *run, since, until time.Time
 		return stopf(ReasonSecret, "%v", err)
 	}
 	rn.auth = auth
+	form, err := l.formEncoded(ctx, rn, api)
+	if err != nil {
+		return err
+	}
 	next := api.JoinPath(l.deliveriesPath()...)
 	next.RawQuery = url.Values{"per_page": {strconv.Itoa(githubPageSize)}}.Encode()
 	var all []attempt
@@ -141,6 +197,11 @@ func (l *githubLister) list(ctx context.Context, rn *run, since, until time.Time
 		}
 		for _, b := range bad {
 			rn.skipEvent(ReasonBadEvent, b.Error())
+		}
+		if form { // typed as ingest types a form-encoded payload: its event alone
+			for i := range attempts {
+				attempts[i].typ, _, _ = strings.Cut(attempts[i].typ, ".")
+			}
 		}
 		all = append(all, attempts...)
 		older := false

@@ -202,7 +202,22 @@ func TestGitHubPagesByLink(t *testing.T) {
 // handle.
 func githubHostile(t *testing.T, handle http.HandlerFunc) reconcile.Report {
 	t.Helper()
-	srv := httptest.NewServer(handle)
+	return githubHostileHook(t, func(w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, `{"id": 7, "config": {"content_type": "json"}}`)
+	}, handle)
+}
+
+// githubHostileHook is githubHostile with the hook's configuration
+// answered by hook.
+func githubHostileHook(t *testing.T, hook, handle http.HandlerFunc) reconcile.Report {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/orgs/acme/hooks/7" {
+			hook(w, r)
+			return
+		}
+		handle(w, r)
+	}))
 	t.Cleanup(srv.Close)
 	cfg, err := config.Parse([]byte(`{"sources": [{"name": "github", "verify": {"kind": "github", "secretName": "s"},
 		"reconcile": {"secretName": "hookfan/reconcile/github", "hook": {"org": "acme", "id": 7}, "apiUrl": "` + srv.URL + `"}}],
@@ -277,5 +292,59 @@ func TestGitHubHostileAnswers(t *testing.T) {
 				t.Errorf("reasons %v; want the link refused", rep.Reasons)
 			}
 		})
+	}
+}
+
+// TestGitHubHookConfigHostile: a hook configuration that cannot be read or
+// names an unknown content type stops the run with its reason, before any
+// delivery is listed.
+func TestGitHubHookConfigHostile(t *testing.T) {
+	listed := false
+	deliveries := func(w http.ResponseWriter, _ *http.Request) { listed = true; io.WriteString(w, "[]") }
+	for _, tt := range []struct {
+		name    string
+		hook    http.HandlerFunc
+		stopped string
+	}{
+		{"not JSON", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "<html>") }, reconcile.ReasonBadPage},
+		{"an unknown content type", func(w http.ResponseWriter, _ *http.Request) {
+			io.WriteString(w, `{"config": {"content_type": "xml"}}`)
+		}, reconcile.ReasonBadPage},
+		{"unauthorized", func(w http.ResponseWriter, _ *http.Request) { http.Error(w, `{}`, http.StatusUnauthorized) }, reconcile.ReasonUnauthorized},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			listed = false
+			rep := githubHostileHook(t, tt.hook, deliveries)
+			if rep.Stopped != tt.stopped || listed {
+				t.Errorf("stopped %q (%v), deliveries listed %v; want %q before listing", rep.Stopped, rep.Reasons, listed, tt.stopped)
+			}
+		})
+	}
+}
+
+// TestGitHubFormHookTypedAsIngestTypesIt: a hook that sends its payloads
+// form-encoded reaches ingest typed by its event alone ("pull_request"),
+// so a destination wanting "pull_request.opened" never gets it and keeps
+// no record. The run types the deliveries the same way (it reads the
+// hook's content_type): nothing is wanted, nothing missing, nothing
+// redelivered. Typed "pull_request.opened", as the code before did, every
+// run found them missing and redelivered them to no effect.
+func TestGitHubFormHookTypedAsIngestTypesIt(t *testing.T) {
+	g := newGitHubRig(t, "", `[{"name": "gh", "url": "https://gh.example.com/h", "filter": {"types": ["pull_request.opened"]}}]`)
+	g.fake.Form = true
+	guids := g.deliver(t, 2)
+	g.rec.mu.Lock()
+	for _, guid := range guids { // the lane's filter refused them: no record
+		delete(g.rec.keys, dedupe.Key("gh", ingest.EventID("github", guid)))
+	}
+	g.rec.mu.Unlock()
+	rep, err := g.r.Run(context.Background(), "github", reconcile.Options{})
+	if err != nil || rep.Listed != 2 || rep.Unwanted != 2 || rep.Missing != 0 || rep.Redelivered != 0 {
+		t.Errorf("report %+v, %v; want 2 listed, both unwanted, none redelivered", rep, err)
+	}
+	for _, guid := range guids {
+		if n := g.gw.count(guid); n != 1 {
+			t.Errorf("%s reached the gateway %d times; want once", guid, n)
+		}
 	}
 }

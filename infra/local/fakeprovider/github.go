@@ -7,8 +7,10 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,6 +35,10 @@ type GitHub struct {
 	Client *http.Client
 	// Now is the fake's clock (default time.Now).
 	Now func() time.Time
+	// Form makes the hook send its payloads form-encoded
+	// (application/x-www-form-urlencoded, payload=<JSON>), as a hook whose
+	// content type is "form" does; its configuration says so.
+	Form bool
 
 	mu         sync.Mutex
 	secret     string
@@ -102,13 +108,17 @@ func (g *GitHub) send(ctx context.Context, d *delivery) (Attempt, error) {
 	g.nextID++
 	d.ID = g.nextID
 	g.mu.Unlock()
+	body := d.payload
+	if g.Form {
+		body = []byte(url.Values{"payload": {string(d.payload)}}.Encode())
+	}
 	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write(d.payload)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.Target, bytes.NewReader(d.payload))
+	mac.Write(body)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.Target, bytes.NewReader(body))
 	if err != nil {
 		return Attempt{}, err
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", g.contentType())
 	req.Header.Set("User-Agent", "GitHub-Hookshot/fake")
 	req.Header.Set("X-GitHub-Event", d.Event)
 	req.Header.Set("X-GitHub-Delivery", d.GUID)
@@ -178,6 +188,10 @@ func (g *GitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Header.Get("Authorization") != "Bearer "+g.Token || g.Token == "" {
 		githubError(w, http.StatusUnauthorized, "Bad credentials")
+		return
+	}
+	if r.URL.Path == g.configPath() && r.Method == http.MethodGet {
+		g.config(w)
 		return
 	}
 	rest, ok := strings.CutPrefix(r.URL.Path, g.Path)
@@ -322,4 +336,37 @@ func (g *GitHub) lost(event, action string, payload []byte) Attempt {
 	g.deliveries = append(g.deliveries, d)
 	g.mu.Unlock()
 	return Attempt{ID: d.ID, GUID: d.GUID}
+}
+
+// contentType is what the hook's payloads are sent as.
+func (g *GitHub) contentType() string {
+	if g.Form {
+		return "application/x-www-form-urlencoded"
+	}
+	return "application/json"
+}
+
+// configPath is where the API serves the hook's configuration: the hook
+// itself (repository and organization hooks), or an App's /app/hook/config.
+func (g *GitHub) configPath() string {
+	if g.Path == "/app/hook/deliveries" {
+		return "/app/hook/config"
+	}
+	return strings.TrimSuffix(g.Path, "/deliveries")
+}
+
+// config answers the hook's configuration, as GitHub shapes it: an App's
+// flat, a repository's or organization's hook with it under "config".
+func (g *GitHub) config(w http.ResponseWriter) {
+	ct := "json"
+	if g.Form {
+		ct = "form"
+	}
+	c := map[string]any{"content_type": ct, "url": g.Target, "insecure_ssl": "0"}
+	var out any = c
+	if g.configPath() != "/app/hook/config" {
+		out = map[string]any{"id": 1, "type": "Repository", "name": "web", "active": true, "config": c}
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	_ = json.NewEncoder(w).Encode(out)
 }
