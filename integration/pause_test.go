@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookfan/hookfan/infra/local/devstack"
+	"github.com/hookfan/hookfan/infra/ops/operator"
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/delivery"
 	"github.com/hookfan/hookfan/shared/pausing"
@@ -334,6 +335,12 @@ func TestOperatorPausesAndResumes(t *testing.T) {
 	out, _, code := e.ops("pause", "d", "--reason", "subscriber maintenance")
 	if code != 0 || !strings.Contains(out, "paused d until ") {
 		t.Fatalf("pause: exit %d\n%s", code, out)
+	}
+	// The command line's pause is in the action log the console shows,
+	// under the caller's identity.
+	actions, err := operator.ActionTable{API: clients.DynamoDB, Table: e.stack.Topology.TableName}.Since(context.Background(), time.Now().Add(-time.Hour))
+	if err != nil || len(actions) == 0 || actions[0].Kind != "pause" || actions[0].Destination != "d" || !strings.HasPrefix(actions[0].Identity, "arn:aws:") {
+		t.Errorf("action log %+v, %v; want the pause of d under an AWS identity", actions, err)
 	}
 	pollsEnd(t)
 	ev := e.send("stripe", "stripe", "payment_intent.succeeded", "evt_ops_pause", nil)

@@ -15,13 +15,16 @@ import (
 	"github.com/hookfan/hookfan/shared/ddbitem"
 )
 
-// Action is one thing an operator did to the stack through the console:
-// who (their AWS identity), when, what, and how it ended.
+// Action is one thing an operator did to the stack through the console
+// or the command line: who (their AWS identity), when, what, and how it
+// ended.
 type Action struct {
 	At time.Time
 	// Identity is the operator's AWS identity (STS GetCallerIdentity's ARN).
 	Identity string
-	// Kind is "replay", "replay-many", "redrive", "pause" or "resume".
+	// Kind is "replay", "replay-many", "redrive", "pause" or "resume"
+	// (the console's), or the command line's command ("pace", "reconcile"
+	// besides those).
 	Kind        string
 	Destination string
 	// Detail is what was asked (the event, the filter, the reason) and

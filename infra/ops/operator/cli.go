@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -150,7 +151,59 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, console C
 	if err != nil {
 		return err
 	}
-	return c.run(ctx, op, positional)
+	err = c.run(ctx, op, positional)
+	if a, ok := commandAction(command, c.flags, positional, rest); ok {
+		op.recordAction(ctx, a, err, stderr)
+	}
+	return err
+}
+
+// commandAction is the action a command line takes, for the action log
+// the console shows beside its own: every command that changes the stack
+// (pause, resume, pace, redrive, replay, reconcile), unless it is a dry
+// run. Detail is the command line as typed.
+func commandAction(command string, fs *flag.FlagSet, positional, line []string) (Action, bool) {
+	if f := fs.Lookup("dry-run"); f != nil && f.Value.String() == "true" {
+		return Action{}, false
+	}
+	a := Action{Kind: command, Detail: "ops " + command + " " + strings.Join(line, " ")}
+	switch command {
+	case "pause", "resume", "pace", "redrive":
+		a.Destination = positional[0]
+	case "replay":
+		a.Destination = fs.Lookup("destination").Value.String()
+	case "reconcile":
+	default:
+		return Action{}, false
+	}
+	return a, true
+}
+
+// recordAction records a command line's action under the operator's
+// identity: done, or failed with its error. A log that cannot be written
+// is said on stderr; the action stands.
+func (op *Operator) recordAction(ctx context.Context, a Action, err error, stderr io.Writer) {
+	if op.Actions == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	a.At, a.Result = op.now(), "done (from the command line)"
+	if err != nil {
+		a.Result, a.Failed = err.Error(), true
+	}
+	a.Identity = "unknown"
+	if op.Identity != nil {
+		id, ierr := op.Identity(ctx)
+		if ierr != nil {
+			fmt.Fprintf(stderr, "ops: %v; the action is recorded without it\n", ierr)
+		} else {
+			a.Identity = id
+		}
+	}
+	if rerr := op.Actions.Record(ctx, a); rerr != nil {
+		fmt.Fprintf(stderr, "ops: the action was done but could not be recorded in the action log: %v\n", rerr)
+	}
 }
 
 // command is one command: its flags, a check of its arguments (run before

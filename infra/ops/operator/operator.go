@@ -158,7 +158,8 @@ type Operator struct {
 	// reconciliation page); nil when none reconciles.
 	Watermarks WatermarkReader
 	// Metrics reads the lanes' delivery metrics (the console's charts);
-	// Actions keeps what operators did through the console; Identity is
+	// Actions keeps what operators did through the console and the
+	// command line; Identity is
 	// the operator's AWS identity (STS GetCallerIdentity).
 	Metrics  MetricsAPI
 	Actions  ActionLog
