@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -71,22 +70,8 @@ func TestBatchedLaneDeliversEveryEventOnce(t *testing.T) {
 		map[string]*receiver{"b": rc})
 	lane, _ := e.stack.Topology.Lane("b")
 	const n = 40
-	ids := make([]string, n)
-	jobs := make(chan int)
-	var wg sync.WaitGroup
 	start := time.Now()
-	for range 8 {
-		wg.Go(func() {
-			for i := range jobs {
-				ids[i] = e.send("stripe", "stripe", "payment_intent.succeeded", fmt.Sprintf("evt_batch_%s_%02d", e.prefix, i), nil).id
-			}
-		})
-	}
-	for i := range n {
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
+	ids := e.sendAtOnce(n, 8, "evt_batch")
 	waitFor(t, 60*time.Second, "every event accepted", func() bool { return len(acceptedItems(t, rc)) >= n })
 	waitDrained(t, 30*time.Second, lane.QueueURL, lane.DLQURL)
 	e.settled()

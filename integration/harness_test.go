@@ -286,6 +286,28 @@ func keepLogs(t *testing.T, logs string) {
 	}
 }
 
+// sendAtOnce sends n Stripe events at once from workers senders, their
+// ids "<prefix>_<stack prefix>_<index>", and returns the ids ingest
+// answered, in the order of the index.
+func (e *env) sendAtOnce(n, workers int, prefix string) []string {
+	ids := make([]string, n)
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := range jobs {
+				ids[i] = e.send("stripe", "stripe", "payment_intent.succeeded", fmt.Sprintf("%s_%s_%02d", prefix, e.prefix, i), nil).id
+			}
+		})
+	}
+	for i := range n {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	return ids
+}
+
 // stop ends the pollers and waits for the batches in flight.
 func (e *env) stop() {
 	e.cancel()

@@ -113,22 +113,8 @@ func TestPacedLaneHoldsItsRate(t *testing.T) {
 		func(o *devstack.Options) { o.Pollers = 5 })
 	lane, _ := e.stack.Topology.Lane("paced")
 	const n, rate, burst = 50, 5.0, 5
-	ids := make([]string, n)
-	jobs := make(chan int)
-	var wg sync.WaitGroup
 	start := time.Now()
-	for range 10 {
-		wg.Go(func() {
-			for i := range jobs {
-				ids[i] = e.send("stripe", "stripe", "payment_intent.succeeded", fmt.Sprintf("evt_paced_%s_%02d", e.prefix, i), nil).id
-			}
-		})
-	}
-	for i := range n {
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
+	ids := e.sendAtOnce(n, 10, "evt_paced")
 	waitFor(t, 60*time.Second, "every event delivered", func() bool { return len(rc.deliveries()) >= n })
 	waitDrained(t, 30*time.Second, lane.QueueURL, lane.DLQURL)
 
@@ -201,22 +187,8 @@ func TestAdaptivePacingFindsTheReceiversRate(t *testing.T) {
 		map[string]*receiver{"adaptive": rc}, func(o *devstack.Options) { o.Pollers = 5 })
 	lane, _ := e.stack.Topology.Lane("adaptive")
 	const n = 50
-	ids := make([]string, n)
-	jobs := make(chan int)
-	var wg sync.WaitGroup
 	start := time.Now()
-	for range 10 {
-		wg.Go(func() {
-			for i := range jobs {
-				ids[i] = e.send("stripe", "stripe", "payment_intent.succeeded", fmt.Sprintf("evt_adaptive_%s_%02d", e.prefix, i), nil).id
-			}
-		})
-	}
-	for i := range n {
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
+	ids := e.sendAtOnce(n, 10, "evt_adaptive")
 	waitFor(t, 120*time.Second, "every event accepted", func() bool {
 		for _, id := range ids {
 			if rc.accepted(id) == 0 {
