@@ -62,6 +62,11 @@ type Poller struct {
 	// every poller of the queue shares one. Run makes one for a FIFO queue
 	// (a URL ending in .fifo) that has none.
 	Gate *GroupGate
+
+	// turn lets one worker at a time receive from a standard queue
+	// (receiveTurn).
+	turn     chan struct{}
+	turnOnce sync.Once
 }
 
 // Run polls until ctx is done, then lets in-flight batches finish (each
@@ -179,6 +184,25 @@ func (p *Poller) gather(ctx context.Context, msgs []sqstypes.Message) []sqstypes
 	return msgs
 }
 
+// receiveTurn waits until no other worker of the poller is receiving,
+// false when ctx ended first (no messages: the caller goes round again).
+// moto server (5.2.1) does not receive atomically: its ReceiveMessage
+// checks and marks each message without a lock, so two concurrent receives
+// can both take one message (seen: one event's message taken twice 200 ms
+// apart, its second copy counted as a retry, attempt 2). SQS hands a
+// message to one receive while it is in flight; one receive at a time per
+// queue restores that on the emulator. A receive returns as soon as
+// messages are there, so the turn costs a busy queue nothing.
+func (p *Poller) receiveTurn(ctx context.Context) bool {
+	p.turnOnce.Do(func() { p.turn = make(chan struct{}, 1) })
+	select {
+	case p.turn <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
 // release makes a received message visible again at once.
 func (p *Poller) release(ctx context.Context, m sqstypes.Message) {
 	if _, err := p.SQS.ChangeMessageVisibility(context.WithoutCancel(ctx), &sqs.ChangeMessageVisibilityInput{QueueUrl: &p.QueueURL,
@@ -191,6 +215,10 @@ func (p *Poller) release(ctx context.Context, m sqstypes.Message) {
 // hides the messages it holds.
 func (p *Poller) receive(ctx context.Context, in *sqs.ReceiveMessageInput) ([]sqstypes.Message, error) {
 	if p.Gate == nil {
+		if !p.receiveTurn(ctx) {
+			return nil, nil
+		}
+		defer func() { <-p.turn }()
 		out, err := p.SQS.ReceiveMessage(ctx, in)
 		if err != nil {
 			return nil, err

@@ -116,3 +116,42 @@ func TestPollerGathersItsWindow(t *testing.T) {
 		}
 	})
 }
+
+// overlapQueue counts how many receives are in flight at once; each
+// receive waits its long poll (the queue is empty).
+type overlapQueue struct {
+	windowQueue
+	mu        sync.Mutex
+	now, most int
+	calls     int
+}
+
+func (q *overlapQueue) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, o ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+	q.mu.Lock()
+	q.now++
+	q.calls++
+	q.most = max(q.most, q.now)
+	q.mu.Unlock()
+	defer func() { q.mu.Lock(); q.now--; q.mu.Unlock() }()
+	return q.windowQueue.ReceiveMessage(ctx, in, o...)
+}
+
+// TestPollerReceivesOneAtATime: a poller's workers take turns to receive
+// from a standard queue, so the emulator, which does not receive
+// atomically, cannot hand one message to two of them; a worker waiting
+// for its turn gives up when the poller stops.
+func TestPollerReceivesOneAtATime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := &overlapQueue{}
+		p := &Poller{SQS: q, QueueURL: "http://127.0.0.1:1/q", BatchSize: 10, Concurrency: 5, WaitTime: 2 * time.Second,
+			Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		done := make(chan struct{})
+		go func() { p.Run(ctx); close(done) }()
+		<-done
+		if q.most != 1 || q.calls < 10 {
+			t.Errorf("%d receives, at most %d at once; want several, one at a time", q.calls, q.most)
+		}
+	})
+}
