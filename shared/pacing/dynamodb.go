@@ -158,7 +158,7 @@ func (d *DynamoDB) Take(ctx context.Context, dest string, in TakeInput) (Grant, 
 		} else {
 			// The TAT is ahead: move it on by n intervals while n still fit.
 			cond += tat + " >= " + e.v("floor", ddbitem.N(µs(in.Now)+dc.hold)) + " AND " + tat + " <= " +
-				e.v("ceiling", ddbitem.N(µs(in.Now)+(int64(in.Pace.Burst)-int64(dc.n))*dc.interval))
+				e.v("ceiling", ddbitem.N(µs(in.Now)+(dc.burst-int64(dc.n))*dc.interval))
 			update = "SET " + tat + " = " + tat + " + " + e.v("step", ddbitem.N(int64(dc.n)*dc.interval))
 		}
 		got, refused, err := d.write(ctx, "pace", dest, d.input(dest, update, cond, e))

@@ -76,10 +76,10 @@ func (p *Pacer) Take(ctx context.Context) (time.Duration, error) {
 
 // leaseSize is how many tokens to ask for at now, and how long they may
 // be spent over: LeaseSpan's worth of the rate (and at most half the
-// burst, so a lease fits an idle bucket), or one token spent at once.
+// burst at that rate, so a lease fits an idle bucket), or one token spent at once.
 func (p *Pacer) leaseSize(now time.Time) (int, time.Duration) {
 	iv := p.last.Interval(p.pace, now)
-	k := min(int(LeaseSpan/iv), p.pace.Burst/2)
+	k := min(int(LeaseSpan/iv), p.last.Burst(p.pace, now)/2)
 	if k <= 1 {
 		return 1, 0
 	}

@@ -108,6 +108,23 @@ func (s State) Effective(p config.Pace, now time.Time) float64 {
 	return r
 }
 
+// Burst is the lane's burst at now, in tokens: the configured burst
+// scaled by the effective rate's share of the configured rate (rounded
+// down, at least 1), so that a lane the adaptive level or an override
+// slows keeps the same seconds' worth of burst, not the same count: a lane
+// of 5 a second with a burst of 5, slowed to 2 a second by a receiver
+// that allows 2, sends at most 2 at once, not 5
+// (docs/decisions.md#paced-lanes).
+func (s State) Burst(p config.Pace, now time.Time) int {
+	b := max(1, p.Burst)
+	full := p.PerSecond()
+	if full <= 0 {
+		return b
+	}
+	share := min(1, s.Effective(p, now)/full)
+	return max(1, int(math.Floor(float64(b)*share+1e-9)))
+}
+
 // Interval is the time between two tokens at the effective rate, in whole
 // microseconds (rounded up: the bucket errs on the slow side).
 func (s State) Interval(p config.Pace, now time.Time) time.Duration {
@@ -168,19 +185,21 @@ type decision struct {
 	wait     time.Duration
 	fresh    bool // base is Now+Hold: the stored TAT was behind it
 	hold     int64
+	burst    int64 // tokens, at the effective rate (State.Burst)
 }
 
 // decide runs the GCRA over s for in: the largest m ≤ N with
-// base + m×I − burst×I ≤ now, where base = max(TAT, now+hold).
+// base + m×I − burst×I ≤ now, where base = max(TAT, now+hold) and burst
+// is the lane's burst at the effective rate.
 func decide(s State, in TakeInput) decision {
 	iv := max(int64(1), s.Interval(in.Pace, in.Now).Microseconds())
-	burst := int64(max(1, in.Pace.Burst))
+	burst := int64(s.Burst(in.Pace, in.Now))
 	n, hold := int64(max(1, in.N)), in.Hold.Microseconds()
 	if hold < 0 || hold > (burst-1)*iv {
 		n, hold = 1, 0
 	}
 	now := µs(in.Now)
-	d := decision{interval: iv, hold: hold}
+	d := decision{interval: iv, hold: hold, burst: burst}
 	d.base, d.fresh = now+hold, true
 	if !s.TAT.IsZero() && µs(s.TAT) >= d.base {
 		d.base, d.fresh = µs(s.TAT), false

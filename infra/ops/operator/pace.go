@@ -115,6 +115,9 @@ func configured(p config.Pace) string {
 // describeRate is the rate in force and what lowered it.
 func describeRate(p config.Pace, s pacing.State, now time.Time) string {
 	out := perSecond(s.Effective(p, now))
+	if b := s.Burst(p, now); b < p.Burst {
+		out += fmt.Sprintf(", burst %d", b)
+	}
 	if p.Adaptive && s.LevelOrFull() < pacing.FullLevel {
 		out += fmt.Sprintf(" (adaptive: %d%% of the rate since %s)", s.LevelOrFull()/10, stamp(s.AdjustedAt))
 	}

@@ -55,7 +55,7 @@ func TestPaceByHand(t *testing.T) {
 	if _, err := op.Lanes(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if want := "  d: 5/s, burst 5, adaptive; 30/min (adaptive: 50% of the rate since 2026-05-01T12:00:00.000Z) (capped at 30/min by an operator until 2026-05-01T14:00:00.000Z)\n"; !strings.Contains(out.String(), want) {
+	if want := "  d: 5/s, burst 5, adaptive; 30/min, burst 1 (adaptive: 50% of the rate since 2026-05-01T12:00:00.000Z) (capped at 30/min by an operator until 2026-05-01T14:00:00.000Z)\n"; !strings.Contains(out.String(), want) {
 		t.Errorf("lanes lacks %q:\n%s", want, out)
 	}
 
@@ -65,7 +65,7 @@ func TestPaceByHand(t *testing.T) {
 	if _, err := op.Lanes(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if want := "  d: 5/s, burst 5, adaptive; 2.5/s (adaptive: 50% of the rate since 2026-05-01T12:00:00.000Z)\n"; !strings.Contains(out.String(), want) {
+	if want := "  d: 5/s, burst 5, adaptive; 2.5/s, burst 2 (adaptive: 50% of the rate since 2026-05-01T12:00:00.000Z)\n"; !strings.Contains(out.String(), want) {
 		t.Errorf("lanes after the override's end lacks %q:\n%s", want, out)
 	}
 
@@ -77,7 +77,7 @@ func TestPaceByHand(t *testing.T) {
 	if s, err := op.ClearPace(ctx, "d"); err != nil || s.Capped(c.now()) {
 		t.Fatalf("clear: %+v, %v", s, err)
 	}
-	if want := "cleared the override of d; its rate is 2.5/s (adaptive: 50% of the rate since 2026-05-01T12:00:00.000Z)\n"; out.String() != want {
+	if want := "cleared the override of d; its rate is 2.5/s, burst 2 (adaptive: 50% of the rate since 2026-05-01T12:00:00.000Z)\n"; out.String() != want {
 		t.Errorf("clear output %q, want %q", out, want)
 	}
 	out.Reset()

@@ -137,10 +137,24 @@ func Run(t *testing.T, store pacing.Store, dest func() string, o Options) {
 		if s.Level != pacing.FullLevel || s.Effective(a, at) != 10 {
 			t.Errorf("after many successes: level %d, want %d", s.Level, pacing.FullLevel)
 		}
-		// The bucket paces by the level: at 5/s the interval is 200ms.
+		// The bucket paces by the level: at 5/s the interval is 200ms, and
+		// the burst is half the configured one.
 		s, _, _ = store.Adjust(ctx, d, pacing.AdjustInput{Now: at.Add(pacing.SlowDownEvery), Slower: true})
 		if iv := s.Interval(a, at); iv != 200*time.Millisecond {
 			t.Errorf("interval at level %d = %v, want 200ms", s.Level, iv)
+		}
+		if b := s.Burst(a, at); b != 5 {
+			t.Errorf("burst at level %d = %d, want 5 (half of 10)", s.Level, b)
+		}
+		// An idle bucket at that level grants 5 at once, not 10.
+		take := at.Add(time.Hour)
+		for i := range 5 {
+			if g, err := o.NewStore().Take(ctx, d, pacing.TakeInput{Now: take, Pace: a, N: 1}); err != nil || g.N != 1 {
+				t.Fatalf("take %d of an idle bucket at half its level: %+v, %v", i+1, g, err)
+			}
+		}
+		if g, err := store.Take(ctx, d, pacing.TakeInput{Now: take, Pace: a, N: 1}); err != nil || g.N != 0 || g.Wait != 200*time.Millisecond {
+			t.Errorf("take 6 of an idle bucket at half its level: %+v, %v; want a wait of 200ms", g, err)
 		}
 	})
 
@@ -157,15 +171,16 @@ func Run(t *testing.T, store pacing.Store, dest func() string, o Options) {
 		if err != nil || g.N != 1 {
 			t.Fatalf("first take under the override: %+v, %v", g, err)
 		}
-		// At 1/s the next token is a second away, burst or not... the
-		// burst still holds: five at once, then one a second.
-		for range 4 {
-			if g, _ = o.NewStore().Take(ctx, d, pacing.TakeInput{Now: t0, Pace: five, N: 1}); g.N != 1 {
-				t.Fatalf("burst under the override: %+v", g)
-			}
+		// The burst shrinks with the rate: five tokens at 5/s are one at
+		// 1/s, so the next token is a second away.
+		if b := s.Burst(five, t0); b != 1 {
+			t.Errorf("burst under an override of 1/s on a lane of 5/s with a burst of 5: %d, want 1", b)
 		}
-		if g, _ = store.Take(ctx, d, pacing.TakeInput{Now: t0, Pace: five, N: 1}); g.N != 0 || g.Wait != time.Second {
+		if g, _ = o.NewStore().Take(ctx, d, pacing.TakeInput{Now: t0, Pace: five, N: 1}); g.N != 0 || g.Wait != time.Second {
 			t.Fatalf("past the burst under the override: %+v; want a wait of 1s", g)
+		}
+		if g, _ = store.Take(ctx, d, pacing.TakeInput{Now: t0.Add(time.Second), Pace: five, N: 1}); g.N != 1 {
+			t.Fatalf("a second later under the override: %+v; want a token", g)
 		}
 		later := t0.Add(2 * time.Hour)
 		if s, _ = store.Get(ctx, d); s.Capped(later) || s.Effective(five, later) != 5 {
@@ -205,7 +220,7 @@ func bound(t *testing.T, dest string, pace config.Pace, span, step time.Duration
 	if err != nil {
 		t.Fatal(err)
 	}
-	rate := st.Effective(pace, t0)
+	rate, burst := st.Effective(pace, t0), float64(st.Burst(pace, t0))
 	type taker struct {
 		p    *pacing.Pacer
 		wake time.Duration
@@ -254,19 +269,19 @@ func bound(t *testing.T, dest string, pace config.Pace, span, step time.Duration
 	slices.Sort(grants)
 	// The lane ran at its rate: every token due in the span was granted
 	// to someone (a lease's unspent tokens aside).
-	due := rate*span.Seconds() + float64(pace.Burst)
+	due := rate*span.Seconds() + burst
 	if float64(len(grants)) < 0.8*due {
 		t.Errorf("%d grants over %v, want about %.0f: the takers starved", len(grants), span, due)
 	}
 	for i := range grants {
 		for j := i; j < len(grants); j++ {
 			w := (grants[j] - grants[i]).Seconds()
-			if limit := rate*w + float64(pace.Burst); float64(j-i+1) > limit+1e-9 {
+			if limit := rate*w + burst; float64(j-i+1) > limit+1e-9 {
 				t.Fatalf("%d grants within %.3fs (from %v to %v), over rate×t+burst = %.2f", j-i+1, w, grants[i], grants[j], limit)
 			}
 		}
 	}
-	t.Logf("%d takers, %d calls, %d grants over %v at %.1f/s (burst %d)", len(takers), calls.Load(), len(grants), span, rate, pace.Burst)
+	t.Logf("%d takers, %d calls, %d grants over %v at %.1f/s (burst %.0f)", len(takers), calls.Load(), len(grants), span, rate, burst)
 }
 
 // Lanes returns a generator of fresh lane names.
