@@ -75,8 +75,9 @@ func newReceiver(t *testing.T, respond func(n int, r *http.Request) int) *receiv
 }
 
 func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
+	at := time.Now() // the request's arrival: before its body is read
 	body, _ := io.ReadAll(r.Body)
-	d := got{at: time.Now(), header: r.Header.Clone(), body: body}
+	d := got{at: at, header: r.Header.Clone(), body: body}
 	rc.mu.Lock()
 	for _, s := range rc.secrets {
 		wh, err := standardwebhooks.NewWebhook(s)

@@ -125,6 +125,14 @@ func (h *Handler) align(ctx context.Context, p prepared, tokenAt time.Time, send
 			if h.sleep(ctx, d) != nil {
 				return 0, 0, false, ctx.Err()
 			}
+			if late := h.now().Sub(tokenAt.Add(h.timeouts.PaceAlign)); late > h.paceLate() {
+				// The function woke late (a stalled process, a busy
+				// machine): requests whose tokens were an interval apart
+				// would leave together. The token is stale: take again.
+				p.log.DebugContext(ctx, LogMessage, "outcome", "token_renewed", "reason", "the send woke late for its token", "late_ms", late.Milliseconds())
+				send -= d
+				continue
+			}
 			return send - d, 0, true, nil
 		}
 		at := h.now()
@@ -147,6 +155,19 @@ func (h *Handler) align(ctx context.Context, p prepared, tokenAt time.Time, send
 		p.log.DebugContext(ctx, LogMessage, "outcome", "token_renewed", "reason", "the claim outlasted the token's alignment")
 		tokenAt = at
 	}
+}
+
+// paceLate is how late after its aligned time a paced request may still
+// go on its token: half an interval at the rate in force. Each request
+// then leaves within half an interval of its token's time, which the
+// bucket's one-token margin covers (withMargin); a later one takes a
+// fresh token.
+func (h *Handler) paceLate() time.Duration {
+	r := h.pacer.Effective()
+	if r <= 0 {
+		return 0
+	}
+	return time.Duration(float64(time.Second) / r / 2)
 }
 
 // unpaced gives back the lease of a claimed record the rate limit holds

@@ -499,3 +499,56 @@ func TestPaceUnreadableAfterTheClaimSpendsNoAttempt(t *testing.T) {
 		t.Errorf("a's record %+v; want its claim given back", r)
 	}
 }
+
+// TestPacedSendWakingLateTakesAFreshToken: a request whose wait for its
+// token's time ends late by more than half an interval (a stalled
+// process) would leave together with requests whose tokens were an
+// interval later; it takes a fresh token and waits again instead. On the
+// code before it was sent on its stale token: 6 requests reached the local
+// stack's receiver within 5 ms on a loaded machine, over 5×t+5.
+func TestPacedSendWakingLateTakesAFreshToken(t *testing.T) {
+	secret := newSecret(t)
+	sub := newSubscriber(t, secret, nil)
+	var hsp *harness
+	var slept []time.Duration
+	overslept := false
+	oversleep := func(o *laneOptions) {
+		o.Sleep = func(_ context.Context, d time.Duration) error {
+			slept = append(slept, d)
+			hsp.clock.Advance(d)
+			if !overslept {
+				overslept = true
+				hsp.clock.Advance(150 * time.Millisecond) // half an interval at 5/s is 100 ms
+			}
+			return nil
+		}
+	}
+	store := pacing.NewMemory()
+	hs := newHarness(t, sub.URL, secret, func(o *laneOptions) {
+		rate := config.RateLimit{PerSecond: 5}
+		o.Destination.RateLimit = &rate
+		pace, _ := o.Destination.Pace()
+		p, err := pacing.New(pacing.Options{Destination: o.Destination.Name, Pace: pace, Store: store, Now: o.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Pacer, o.Requeue, o.Concurrency = p, &fakeRequeue{}, 1
+	}, oversleep)
+	hsp = hs
+	start := hs.clock.Now()
+	if _, err := hs.h.Handle(context.Background(), batch(sqsRecord("a", 1))); err != nil || sub.posts("a") != 1 {
+		t.Fatalf("a POSTed %d times (%v), want once", sub.posts("a"), err)
+	}
+	if !slices.Equal(slept, []time.Duration{PaceAlign, PaceAlign}) {
+		t.Errorf("waited %v, want [%s %s]: the late wake takes a fresh token and aligns to it", slept, PaceAlign, PaceAlign)
+	}
+	// Two tokens taken: the bucket's TAT is two intervals past the first take.
+	s, _ := store.Get(context.Background(), "orders")
+	if want := start.Add(PaceAlign + 150*time.Millisecond + 200*time.Millisecond); !s.TAT.Equal(want) {
+		t.Errorf("the bucket's TAT is %v after the first take, want %v (a second token taken at the late wake)", s.TAT.Sub(start), want.Sub(start))
+	}
+	r, _, _ := hs.store.Get(context.Background(), dedupe.Key("orders", "a"))
+	if r.Status != dedupe.StatusDelivered || r.Attempts != 1 {
+		t.Errorf("a's record %+v; want DELIVERED at attempt 1", r)
+	}
+}
