@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
+	"github.com/hookfan/hookfan/shared/delivery/sender"
 )
 
 // capSQS enforces SQS's rule that a message stays hidden at most 12 h from
@@ -293,5 +295,67 @@ func TestClaimLeavesTooLittleLease(t *testing.T) {
 	r, _, _ := store.Get(context.Background(), dedupe.Key("orders", "e1"))
 	if r.Status != dedupe.StatusFailed || r.LeaseToken != "" || r.LastError == "" {
 		t.Errorf("record %s, token %q, error %q; want FAILED, released, with the reason", r.Status, r.LeaseToken, r.LastError)
+	}
+}
+
+// slowTransform reshapes nothing and takes took on the harness's clock.
+type slowTransform struct {
+	clock *clock
+	took  time.Duration
+}
+
+func (s slowTransform) Apply(_ context.Context, body []byte) ([]byte, error) {
+	s.clock.Advance(s.took)
+	return body, nil
+}
+
+// timeoutSender records the timeout of each delivery it is given.
+type timeoutSender struct{ timeouts []time.Duration }
+
+func (*timeoutSender) Prepare(context.Context) error { return nil }
+func (s *timeoutSender) Send(_ context.Context, d sender.Delivery) sender.Result {
+	s.timeouts = append(s.timeouts, d.Timeout)
+	return sender.Result{Status: http.StatusOK}
+}
+
+// TestTransformTimeComesOutOfThePOSTs: the POST's deadline is fixed when
+// the claim returns, so the time a transform takes comes out of the POST's
+// timeout, and a transform that leaves less than MinSendTime gives the
+// lease back unsent. On the code before, the POST got its whole timeout
+// from the moment it started and could outlive its lease by the
+// transform's time, when another instance could claim the event.
+func TestTransformTimeComesOutOfThePOSTs(t *testing.T) {
+	secret := newSecret(t)
+	sub := newSubscriber(t, secret, nil)
+	full := func() time.Duration {
+		hs := newHarness(t, sub.URL, secret)
+		s := &timeoutSender{}
+		hs.h.sender = s
+		hs.h.shape.transform = slowTransform{clock: hs.clock}
+		if _, err := hs.h.Handle(context.Background(), batch(sqsRecord("e0", 1))); err != nil || len(s.timeouts) != 1 {
+			t.Fatalf("a transform taking no time: %d sends (%v)", len(s.timeouts), err)
+		}
+		return s.timeouts[0]
+	}()
+
+	hs := newHarness(t, sub.URL, secret)
+	s := &timeoutSender{}
+	hs.h.sender = s
+	hs.h.shape.transform = slowTransform{clock: hs.clock, took: 700 * time.Millisecond}
+	if _, err := hs.h.Handle(context.Background(), batch(sqsRecord("e1", 1))); err != nil || len(s.timeouts) != 1 {
+		t.Fatalf("a transform taking 700ms: %d sends (%v)", len(s.timeouts), err)
+	}
+	if got, want := s.timeouts[0], full-700*time.Millisecond; got != want {
+		t.Errorf("POST timeout after a transform of 700ms: %s, want %s (the whole timeout %s less the transform's time)", got, want, full)
+	}
+
+	hs.h.shape.transform = slowTransform{clock: hs.clock, took: full - MinSendTime + time.Millisecond}
+	resp, err := hs.h.Handle(context.Background(), batch(sqsRecord("e2", 1)))
+	if err != nil || len(resp.BatchItemFailures) != 1 || len(s.timeouts) != 1 {
+		t.Fatalf("a transform leaving less than MinSendTime: answered %v (%v), %d sends; want the message backed off unsent", failures(resp), err, len(s.timeouts)-1)
+	}
+	r, _, _ := hs.store.Get(context.Background(), dedupe.Key("orders", "e2"))
+	if r.LeaseToken != "" || !strings.Contains(r.LastError, "too little of the lease is left for a POST") {
+		t.Errorf("e2's record %+v; want its lease given back, the error saying why", r)
 	}
 }
