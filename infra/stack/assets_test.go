@@ -131,7 +131,7 @@ func TestFunctionEnvironmentIsTheContract(t *testing.T) {
 	    {"name": "shaped", "url": "https://c.example.com/hooks", "transform": "{text: .type}", "auth": {"sigv4": {"service": "lambda", "region": "eu-west-1"}}}
 	  ],
 	  "api": {"type": "http"},
-	  "metrics": {"sink": "cloudwatch"},
+	  "metrics": {"sink": "emf"},
 	  "dedupe": {"recordDays": 20}
 	}`))
 	if err != nil {
@@ -158,13 +158,13 @@ func TestFunctionEnvironmentIsTheContract(t *testing.T) {
 	}
 	for _, r := range h.Reconcilers {
 		check("reconcile "+r.Source.Name, h.Stack, r.Function.Node().DefaultChild().(awscdk.CfnElement), r.Env.Render())
-		if r.Env.MetricsSink != config.SinkCloudWatch || r.Env.TableName == "" || (r.Env.Ingest != nil) != (r.Source.Name == "stripe") {
+		if r.Env.MetricsSink != config.SinkEMF || r.Env.TableName == "" || (r.Env.Ingest != nil) != (r.Source.Name == "stripe") {
 			t.Errorf("reconcile %s: contract %+v", r.Source.Name, r.Env)
 		}
 	}
 	for i, l := range h.Lanes {
-		if l.Env.Destination.Name != cfg.Destinations[i].Name || l.Env.RecordDays != 20 || l.Env.MetricsSink != config.SinkCloudWatch {
-			t.Errorf("lane %d: contract %+v, want destination %s, 20 record days, the cloudwatch sink", i, l.Env, cfg.Destinations[i].Name)
+		if l.Env.Destination.Name != cfg.Destinations[i].Name || l.Env.RecordDays != 20 || l.Env.MetricsSink != config.SinkEMF {
+			t.Errorf("lane %d: contract %+v, want destination %s, 20 record days, the emf sink", i, l.Env, cfg.Destinations[i].Name)
 		}
 		check(l.Env.Destination.Name, h.LaneStacks[i], l.Function.Node().DefaultChild().(awscdk.CfnElement), l.Env.Render())
 	}
