@@ -53,6 +53,14 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	if testing.Verbose() {
 		fmt.Printf("infra/stack: %d syntheses for %d requests\n", synths.runs, synths.requests)
+		// Each synthesis and the tests that read it: one read by a
+		// single test is a candidate to fold into a shared one.
+		var lines []string
+		for _, s := range synths.byConfig {
+			lines = append(lines, fmt.Sprintf("infra/stack: synthesis read by %s", strings.Join(s.tests, ", ")))
+		}
+		slices.Sort(lines)
+		fmt.Println(strings.Join(lines, "\n"))
 	}
 	jsii.Close()
 	os.RemoveAll(dir)
@@ -144,6 +152,7 @@ func synth(t *testing.T, cfg *config.Config) (*stack.Hookfan, string) {
 		synths.byConfig[string(key)] = s
 	}
 	synths.requests++
+	s.tests = append(s.tests, t.Name())
 	synths.Unlock()
 	flags := flagsContext(t)
 	s.once.Do(func() {
@@ -169,7 +178,8 @@ type synthesized struct {
 	once   sync.Once
 	h      *stack.Hookfan
 	outdir string
-	err    string // why the synthesis failed, for every test that asks
+	err    string   // why the synthesis failed, for every test that asks
+	tests  []string // the tests that asked for it, in order
 }
 
 // synths are the syntheses so far, by configuration, under dir
