@@ -195,10 +195,11 @@ func TestArchiveAndQueries(t *testing.T) {
 		t.Errorf("lane index of %s: filter (-config +index):\n%s", lane.Destination, diff)
 	}
 
-	// archive.days 0: no archive at all.
-	off := testConfig(t, 1, "")
-	zero := 0
-	off.Archive.Days = &zero
+	// archive.days 0 (lanesConfig's): no archive at all.
+	off := lanesConfig(t)
+	if off.Archive.Days == nil || *off.Archive.Days != 0 {
+		t.Fatalf("lanesConfig's archive.days %v, want 0", off.Archive.Days)
+	}
 	h0, _ := synth(t, off)
 	_, res0 := templateOf(t, h0.Stack)
 	counts := countTypes(res0)
