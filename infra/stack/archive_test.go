@@ -21,8 +21,9 @@ import (
 // with the archive kept 7 days, and that archive.days 0 builds no archive.
 func TestArchiveAndQueries(t *testing.T) {
 	cfg := testConfig(t, 3, "ops@example.com")
-	days := 7
-	cfg.Archive.Days = &days
+	if days := cfg.Archive.RetentionDays(); days != 7 {
+		t.Fatalf("testConfig keeps the archive %d days, want 7", days)
+	}
 	h, _ := synth(t, cfg)
 	if h.Archive == nil || len(h.Queries) != 1 {
 		t.Fatal("no archive or queries")

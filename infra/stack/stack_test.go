@@ -69,7 +69,8 @@ func TestMain(m *testing.M) {
 
 // testConfig is a valid configuration with n destinations that between them
 // use every filter shape, imported and generated secrets, custom retry
-// schedules, timeouts, concurrency caps, batch sizes and windows.
+// schedules, timeouts, concurrency caps, batch sizes and windows, with the
+// archive kept 7 days.
 func testConfig(t *testing.T, n int, email string) *config.Config {
 	t.Helper()
 	doc := map[string]any{
@@ -84,6 +85,9 @@ func testConfig(t *testing.T, n int, email string) *config.Config {
 		"api":       map[string]any{"type": "rest", "rateLimit": 50, "burstLimit": 75, "logRetentionDays": 14},
 		"tracing":   "all",
 		"functions": map[string]any{"systemLogLevel": "INFO"},
+		// Not the default 30 days: TestArchiveAndQueries checks the
+		// bucket keeps what archive.days says.
+		"archive": map[string]any{"days": 7},
 	}
 	if email != "" {
 		doc["alarms"] = map[string]any{"email": email, "oldestMessageSeconds": 900}
@@ -915,14 +919,19 @@ var starAllowed = map[string]string{
 // roles) in every template. Resource policies are not identity statements: a
 // KMS key policy's Resource "*" means the key itself, and the queue and
 // topic policies' TLS denials apply to their own resource.
+//
+// It reads reconcileConfig's synthesis: the PutMetricData sink (the one
+// sink that needs a Resource "*" grant), reconcilers, six lanes.
 func TestNoWildcardResources(t *testing.T) {
-	cfg := testConfig(t, 3, "ops@example.com")
-	cfg.Metrics.Sink = config.SinkCloudWatch // the one sink that needs a Resource "*" grant
-	_, outdir := synth(t, cfg)
+	cfg := reconcileConfig(t)
+	if cfg.Metrics.Sink != config.SinkCloudWatch {
+		t.Fatalf("metrics.sink %q, want %q", cfg.Metrics.Sink, config.SinkCloudWatch)
+	}
+	h, outdir := synth(t, cfg)
 	files, _ := filepath.Glob(filepath.Join(outdir, "*.template.json"))
 	putMetrics := 0
-	if len(files) != 4 {
-		t.Fatalf("got %d templates, want the parent and 3 lanes", len(files))
+	if len(files) != 1+len(cfg.Destinations) {
+		t.Fatalf("got %d templates, want the parent and %d lanes", len(files), len(cfg.Destinations))
 	}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
@@ -971,8 +980,8 @@ func TestNoWildcardResources(t *testing.T) {
 			}
 		}
 	}
-	if putMetrics != 4 {
-		t.Errorf("PutMetricData granted to %d functions, want ingest and the 3 deliver functions", putMetrics)
+	if want := 1 + len(h.Lanes) + len(h.Reconcilers); putMetrics != want || len(h.Lanes) != len(cfg.Destinations) || len(h.Reconcilers) != 2 {
+		t.Errorf("PutMetricData granted to %d functions, want %d: ingest, the %d deliver functions and the %d reconcilers", putMetrics, want, len(h.Lanes), len(h.Reconcilers))
 	}
 	// The PutMetricData sink is chosen at start, not at build.
 	checkFunctionBuilds(t, outdir)
