@@ -920,58 +920,68 @@ var starAllowed = map[string]string{
 // KMS key policy's Resource "*" means the key itself, and the queue and
 // topic policies' TLS denials apply to their own resource.
 //
-// It reads reconcileConfig's synthesis: the PutMetricData sink (the one
-// sink that needs a Resource "*" grant), reconcilers, six lanes.
+// It reads two syntheses: reconcileConfig's, with the PutMetricData sink
+// (the one sink that needs a Resource "*" grant), reconcilers, a lane
+// that pauses, large payloads and six lanes; and testConfig's with three
+// lanes, with the REST API (its account role) and every trace.
 func TestNoWildcardResources(t *testing.T) {
-	cfg := reconcileConfig(t)
-	if cfg.Metrics.Sink != config.SinkCloudWatch {
-		t.Fatalf("metrics.sink %q, want %q", cfg.Metrics.Sink, config.SinkCloudWatch)
-	}
-	h, outdir := synth(t, cfg)
-	files, _ := filepath.Glob(filepath.Join(outdir, "*.template.json"))
-	putMetrics := 0
-	if len(files) != 1+len(cfg.Destinations) {
-		t.Fatalf("got %d templates, want the parent and %d lanes", len(files), len(cfg.Destinations))
-	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
+	for _, tt := range []struct {
+		name string
+		cfg  *config.Config
+	}{{"reconcileConfig", reconcileConfig(t)}, {"testConfig", testConfig(t, 3, "ops@example.com")}} {
+		cfg := tt.cfg
+		if tt.name == "reconcileConfig" && cfg.Metrics.Sink != config.SinkCloudWatch {
+			t.Fatalf("%s: metrics.sink %q, want %q", tt.name, cfg.Metrics.Sink, config.SinkCloudWatch)
 		}
-		var doc struct{ Resources map[string]resource }
-		if err := json.Unmarshal(data, &doc); err != nil {
-			t.Fatal(err)
+		if tt.name == "testConfig" && (cfg.API.Kind() != config.APITypeREST || cfg.TracingMode() != config.TracingAll) {
+			t.Fatalf("%s: api.type %q, tracing %q; want the REST API and every trace", tt.name, cfg.API.Kind(), cfg.TracingMode())
 		}
-		for id, r := range doc.Resources {
-			var docs []any
-			switch r.Type {
-			case "AWS::IAM::Policy":
-				docs = append(docs, r.Properties["PolicyDocument"])
-			case "AWS::IAM::Role":
-				for _, p := range asSlice(r.Properties["Policies"]) {
-					docs = append(docs, p.(map[string]any)["PolicyDocument"])
-				}
-				for _, m := range asSlice(r.Properties["ManagedPolicyArns"]) {
-					if !strings.Contains(fmt.Sprint(m), "AmazonAPIGatewayPushToCloudWatchLogs") {
-						t.Errorf("%s %s: managed policy %v", filepath.Base(f), id, m)
+		h, outdir := synth(t, cfg)
+		files, _ := filepath.Glob(filepath.Join(outdir, "*.template.json"))
+		putMetrics := 0
+		if len(files) != 1+len(cfg.Destinations) {
+			t.Fatalf("%s: got %d templates, want the parent and %d lanes", tt.name, len(files), len(cfg.Destinations))
+		}
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc struct{ Resources map[string]resource }
+			if err := json.Unmarshal(data, &doc); err != nil {
+				t.Fatal(err)
+			}
+			for id, r := range doc.Resources {
+				var docs []any
+				switch r.Type {
+				case "AWS::IAM::Policy":
+					docs = append(docs, r.Properties["PolicyDocument"])
+				case "AWS::IAM::Role":
+					for _, p := range asSlice(r.Properties["Policies"]) {
+						docs = append(docs, p.(map[string]any)["PolicyDocument"])
+					}
+					for _, m := range asSlice(r.Properties["ManagedPolicyArns"]) {
+						if !strings.Contains(fmt.Sprint(m), "AmazonAPIGatewayPushToCloudWatchLogs") {
+							t.Errorf("%s: %s %s: managed policy %v", tt.name, filepath.Base(f), id, m)
+						}
 					}
 				}
-			}
-			for _, d := range docs {
-				for _, st := range statements(d) {
-					for _, res := range asSlice(st["Resource"]) {
-						s, isString := res.(string)
-						if !isString || !strings.Contains(s, "*") {
-							continue
-						}
-						for _, a := range anyStrings(st["Action"]) {
-							if _, ok := starAllowed[a]; !ok || s != "*" {
-								t.Errorf("%s %s: %s on %q", filepath.Base(f), id, a, s)
+				for _, d := range docs {
+					for _, st := range statements(d) {
+						for _, res := range asSlice(st["Resource"]) {
+							s, isString := res.(string)
+							if !isString || !strings.Contains(s, "*") {
+								continue
 							}
-							if a == "cloudwatch:PutMetricData" {
-								putMetrics++
-								if ns := fmt.Sprint(st["Condition"]); !strings.Contains(ns, "cloudwatch:namespace:Hookfan") {
-									t.Errorf("%s %s: PutMetricData without the namespace condition: %s", filepath.Base(f), id, ns)
+							for _, a := range anyStrings(st["Action"]) {
+								if _, ok := starAllowed[a]; !ok || s != "*" {
+									t.Errorf("%s: %s %s: %s on %q", tt.name, filepath.Base(f), id, a, s)
+								}
+								if a == "cloudwatch:PutMetricData" {
+									putMetrics++
+									if ns := fmt.Sprint(st["Condition"]); !strings.Contains(ns, "cloudwatch:namespace:Hookfan") {
+										t.Errorf("%s: %s %s: PutMetricData without the namespace condition: %s", tt.name, filepath.Base(f), id, ns)
+									}
 								}
 							}
 						}
@@ -979,12 +989,18 @@ func TestNoWildcardResources(t *testing.T) {
 				}
 			}
 		}
+		// Every function of ours with the PutMetricData sink, none with EMF.
+		want := 0
+		if cfg.Metrics.Sink == config.SinkCloudWatch {
+			want = 1 + len(h.Lanes) + len(h.Reconcilers)
+		}
+		if putMetrics != want || len(h.Lanes) != len(cfg.Destinations) {
+			t.Errorf("%s: PutMetricData granted to %d functions, want %d: ingest, the %d deliver functions and the %d reconcilers with metrics.sink %q",
+				tt.name, putMetrics, want, len(h.Lanes), len(h.Reconcilers), cfg.Metrics.Sink)
+		}
+		// The PutMetricData sink is chosen at start, not at build.
+		checkFunctionBuilds(t, outdir)
 	}
-	if want := 1 + len(h.Lanes) + len(h.Reconcilers); putMetrics != want || len(h.Lanes) != len(cfg.Destinations) || len(h.Reconcilers) != 2 {
-		t.Errorf("PutMetricData granted to %d functions, want %d: ingest, the %d deliver functions and the %d reconcilers", putMetrics, want, len(h.Lanes), len(h.Reconcilers))
-	}
-	// The PutMetricData sink is chosen at start, not at build.
-	checkFunctionBuilds(t, outdir)
 }
 
 // checkFunctionBuilds checks that every Go function of the assembly in
