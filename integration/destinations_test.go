@@ -153,6 +153,37 @@ func TestDestinationURLFromSecretOnTheWire(t *testing.T) {
 	}
 }
 
+// TestHeaderSecretMissingOnTheWire: a header secret the emulator's Secrets
+// Manager does not hold (ResourceNotFoundException over the wire) is the
+// operator's to fix: each attempt is claimed and recorded with its reason,
+// header_secret_unreadable, naming the secret and the header, and the last
+// one DEAD; nothing reaches the receiver.
+func TestHeaderSecretMissingOnTheWire(t *testing.T) {
+	t.Parallel()
+	rc := newReceiver(t, nil)
+	secretName := uniquePrefix(t) + "/never-created"
+	e := startEnv(t, []string{destJSON("headered", rc,
+		fmt.Sprintf(`"headers": [{"name": "Authorization", "secretName": %q}], "retry": {"schedule": ["1s"], "jitter": 0}`, secretName))},
+		map[string]*receiver{"headered": rc})
+	ev := e.send("stripe", "stripe", "payment_intent.succeeded", "evt_header_secret_1", nil)
+	var rec dedupe.Record
+	waitFor(t, 30*time.Second, "the record's last attempt", func() bool {
+		var ok bool
+		rec, ok = e.record("headered", ev.id)
+		return ok && rec.Status == dedupe.StatusDead
+	})
+	want := `header_secret_unreadable: secret "` + secretName + `" (header Authorization) does not exist, is scheduled for deletion or has no current value; create or restore it`
+	if rec.Attempts != 2 || rec.LastError != dedupe.ShortError(want) {
+		t.Errorf("record DEAD after %d attempts: %q; want 2: %q", rec.Attempts, rec.LastError, want)
+	}
+	if n := len(rc.deliveries()); n != 0 {
+		t.Errorf("the receiver got %d requests, want none", n)
+	}
+	if logs := e.logs.String(); strings.Contains(logs, `"not_attempted"`) || !strings.Contains(logs, `"outcome":"dead"`) {
+		t.Errorf("logs, want failed attempts and no back-off unattempted:\n%s", logs)
+	}
+}
+
 // TestBodyFilterEndToEnd: through the local stack, a destination filtering
 // on the body alone (SNS's MessageBody scope on AWS; the deliver function
 // on the emulator), one filtering on source and body (attribute scope at

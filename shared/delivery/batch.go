@@ -467,10 +467,17 @@ func (h *Handler) sendBatch(ctx context.Context, b []batchItem, tokenAt time.Tim
 		h.metrics.add(metrics.DeliveryLatency, metrics.Milliseconds, float64(latency.Milliseconds()))
 	}
 	h.observePace(ctx, b[0].p, batchResult(results))
-	counted := pausing.Succeeded
-	for j, it := range b {
+	// Each event's outcome is its own record: written batchClaimConcurrency
+	// at a time, not one after another (2.3 s of a 462-event invocation's
+	// writes before), on an ordered lane too, since no record's write
+	// depends on another's.
+	h.each(len(b), false, func(j int) {
+		it := b[j]
 		it.p.batch = id
 		out[j] = h.record(ctx, it.p, it.lease, results[j])
+	}, func(j int) { out[j] = decision{release: true} })
+	counted := pausing.Succeeded
+	for j := range b {
 		if out[j].counted == pausing.Failed {
 			counted = pausing.Failed
 		}

@@ -82,18 +82,26 @@ func TestDestinationHeaders(t *testing.T) {
 	}
 }
 
-// TestHeaderSecretProblems: a header secret that cannot be read, or holds
-// no usable header value, is a failure of ours: nothing is sent, the
-// message is backed off, and the log names the header, not the value.
+// TestHeaderSecretProblems: a header secret the store cannot give now is
+// a failure of ours: nothing is sent, nothing recorded, the message is
+// backed off. One that holds no usable header value is the operator's to
+// fix: a failed attempt recorded header_secret_invalid. Either way the
+// log names the header, not the value.
 func TestHeaderSecretProblems(t *testing.T) {
-	for name, hs := range map[string]*fakeHeaderSecrets{
-		"unavailable":   {err: secrets.ErrUnavailable},
-		"value with LF": {values: map[string]string{"tok": "Bearer a\nX-Injected: yes"}},
+	for _, tt := range []struct {
+		name   string
+		hs     *fakeHeaderSecrets
+		want   string // the record's error; "" for none
+		logged string
+	}{
+		{"unavailable", &fakeHeaderSecrets{err: secrets.ErrUnavailable}, "", "header secret unavailable"},
+		{"value with LF", &fakeHeaderSecrets{values: map[string]string{"tok": "Bearer a\nX-Injected: yes"}},
+			`header_secret_invalid: secret "tok" (header Authorization): its value holds a control character (byte 8, 0x0a); a header value may hold none but tab`, "header_secret_invalid"},
 	} {
-		t.Run(name, func(t *testing.T) {
+		t.Run(tt.name, func(t *testing.T) {
 			secret := newSecret(t)
 			sub := newSubscriber(t, secret, nil)
-			h := newHarness(t, sub.URL, secret, withHeaders(hs, config.Header{Name: "Authorization", SecretName: "tok"}))
+			h := newHarness(t, sub.URL, secret, withHeaders(tt.hs, config.Header{Name: "Authorization", SecretName: "tok"}))
 			resp, _ := h.h.Handle(context.Background(), batch(sqsRecord("evt_h2", 1)))
 			if f := failures(resp); len(f) != 1 || len(sub.requests()) != 0 {
 				t.Fatalf("failures %v, %d requests; want the record failed and nothing sent", f, len(sub.requests()))
@@ -101,8 +109,12 @@ func TestHeaderSecretProblems(t *testing.T) {
 			if v := h.sqs.visibility()["rh-evt_h2"]; len(v) != 1 || v[0] != 5 {
 				t.Errorf("visibility %v, want the schedule's first delay (5 s)", v)
 			}
+			r, ok, _ := h.store.Get(context.Background(), dedupe.Key("orders", "evt_h2"))
+			if got := r.LastError; ok != (tt.want != "") || got != tt.want {
+				t.Errorf("record %v %q, want %q", ok, got, tt.want)
+			}
 			logs := h.logs.b.String()
-			if !strings.Contains(logs, "header secret unavailable") || !strings.Contains(logs, "header Authorization") || strings.Contains(logs, "X-Injected") {
+			if !strings.Contains(logs, tt.logged) || !strings.Contains(logs, "header Authorization") || strings.Contains(logs, "X-Injected") {
 				t.Errorf("log %s", logs)
 			}
 		})

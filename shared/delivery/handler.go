@@ -275,7 +275,11 @@ func (h *Handler) deliver(ctx context.Context, started time.Time, rec parsedReco
 	if stop, ok := h.order.spent(ctx, h, p, lease); ok {
 		return stop
 	}
+	sendBy := h.now().Add(sendTimeout) // the lease's deadline for the POST
 	if stop, ok := h.reshape(ctx, &p, lease); !ok {
+		return stop
+	}
+	if sendTimeout, stop, ok = h.sendLeft(ctx, p, lease, sendBy, sendTimeout); !ok {
 		return stop
 	}
 	if sendTimeout, stop, ok = h.alignToToken(ctx, unclaimed, lease, tokenAt, sendTimeout); !ok {
@@ -406,6 +410,21 @@ func (h *Handler) claim(ctx context.Context, p prepared) (lease dedupe.Lease, se
 		h.count(metrics.DeliveryFailed)
 		return lease, 0, h.notAttempted(ctx, p, "delivery record unavailable", err), false
 	}
+}
+
+// sendLeft is the POST's timeout once the body is reshaped: what the
+// lease's deadline for the POST (sendBy, fixed when the claim returned)
+// still leaves, so that time spent transforming the body never lets the
+// POST outlive its lease. When less than MinSendTime is left, the lease
+// is given back unsent (releaseUnsent).
+func (h *Handler) sendLeft(ctx context.Context, p prepared, lease dedupe.Lease, sendBy time.Time, send time.Duration) (time.Duration, decision, bool) {
+	left := min(send, sendBy.Sub(h.now()))
+	if left < MinSendTime {
+		err := fmt.Errorf("reshaping the body took %s of the POST's %s; too little of the lease is left for a POST",
+			(send - sendBy.Sub(h.now())).Round(time.Millisecond), send.Round(time.Millisecond))
+		return 0, h.releaseUnsent(ctx, p, lease, "transform slow", err), false
+	}
+	return left, ack, true
 }
 
 // releaseUnsent gives back a lease that cannot be used for a POST (the

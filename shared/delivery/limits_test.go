@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/dedupe"
+	"github.com/hookfan/hookfan/shared/delivery/sender"
 )
 
 // capSQS enforces SQS's rule that a message stays hidden at most 12 h from
@@ -188,7 +190,10 @@ func wait(ctx context.Context, d time.Duration) error {
 // written. Deliverer A's calls are slow; deliverer B, a second function
 // instance, receives a copy of the message every 250 ms until the event is
 // delivered. The subscriber answers after 1.9 s (the timeout is 2 s). Both
-// run on the real clock: exactly one POST.
+// run on the real clock: one POST, and never two in flight at once. On a
+// loaded machine the 0.1 s between the answer and the timeout can run out:
+// that POST is then a failed attempt of its own, recorded before the next
+// claim, and the event is sent again after it, not beside it.
 func TestSlowRecordCalls(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -201,7 +206,17 @@ func TestSlowRecordCalls(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			secret := newSecret(t)
-			sub := newSubscriber(t, secret, func(string) reply { return reply{status: http.StatusOK, delay: 1900 * time.Millisecond} })
+			var (
+				mu     sync.Mutex
+				starts []time.Time
+			)
+			const answerIn = 1900 * time.Millisecond
+			sub := newSubscriber(t, secret, func(string) reply {
+				mu.Lock()
+				starts = append(starts, time.Now())
+				mu.Unlock()
+				return reply{status: http.StatusOK, delay: answerIn}
+			})
 			mem := dedupe.NewMemory()
 			a := newHarness(t, sub.URL, secret, func(o *laneOptions) { o.Store = tt.store(mem); o.Now = time.Now })
 			b := newHarness(t, sub.URL, secret, func(o *laneOptions) { o.Store = mem; o.Now = time.Now })
@@ -219,11 +234,25 @@ func TestSlowRecordCalls(t *testing.T) {
 				time.Sleep(250 * time.Millisecond)
 			}
 			wg.Wait()
-			if n := sub.posts("e1"); n != 1 {
-				t.Errorf("%d POSTs, want 1", n)
-			}
-			if r, _, _ := mem.Get(ctx, dedupe.Key("orders", "e1")); r.Status != dedupe.StatusDelivered {
+			n := sub.posts("e1")
+			r, _, _ := mem.Get(ctx, dedupe.Key("orders", "e1"))
+			if r.Status != dedupe.StatusDelivered {
 				t.Errorf("record %s, want DELIVERED", r.Status)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for i := 1; i < len(starts); i++ {
+				if gap := starts[i].Sub(starts[i-1]); gap < answerIn {
+					t.Errorf("POST %d arrived %s after POST %d, while it was still in flight (answered after %s)", i+1, gap, i, answerIn)
+				}
+			}
+			switch {
+			case n == 1:
+			case n > 1 && r.Attempts == n:
+				// A loaded machine: each POST was an attempt of its own.
+				t.Logf("%d POSTs, one after the other, each a recorded attempt (history %+v)", n, r.History)
+			default:
+				t.Errorf("%d POSTs for %d recorded attempts, want 1 POST (or one attempt per POST, never two at once)", n, r.Attempts)
 			}
 		})
 	}
@@ -266,5 +295,67 @@ func TestClaimLeavesTooLittleLease(t *testing.T) {
 	r, _, _ := store.Get(context.Background(), dedupe.Key("orders", "e1"))
 	if r.Status != dedupe.StatusFailed || r.LeaseToken != "" || r.LastError == "" {
 		t.Errorf("record %s, token %q, error %q; want FAILED, released, with the reason", r.Status, r.LeaseToken, r.LastError)
+	}
+}
+
+// slowTransform reshapes nothing and takes took on the harness's clock.
+type slowTransform struct {
+	clock *clock
+	took  time.Duration
+}
+
+func (s slowTransform) Apply(_ context.Context, body []byte) ([]byte, error) {
+	s.clock.Advance(s.took)
+	return body, nil
+}
+
+// timeoutSender records the timeout of each delivery it is given.
+type timeoutSender struct{ timeouts []time.Duration }
+
+func (*timeoutSender) Prepare(context.Context) error { return nil }
+func (s *timeoutSender) Send(_ context.Context, d sender.Delivery) sender.Result {
+	s.timeouts = append(s.timeouts, d.Timeout)
+	return sender.Result{Status: http.StatusOK}
+}
+
+// TestTransformTimeComesOutOfThePOSTs: the POST's deadline is fixed when
+// the claim returns, so the time a transform takes comes out of the POST's
+// timeout, and a transform that leaves less than MinSendTime gives the
+// lease back unsent. On the code before, the POST got its whole timeout
+// from the moment it started and could outlive its lease by the
+// transform's time, when another instance could claim the event.
+func TestTransformTimeComesOutOfThePOSTs(t *testing.T) {
+	secret := newSecret(t)
+	sub := newSubscriber(t, secret, nil)
+	full := func() time.Duration {
+		hs := newHarness(t, sub.URL, secret)
+		s := &timeoutSender{}
+		hs.h.sender = s
+		hs.h.shape.transform = slowTransform{clock: hs.clock}
+		if _, err := hs.h.Handle(context.Background(), batch(sqsRecord("e0", 1))); err != nil || len(s.timeouts) != 1 {
+			t.Fatalf("a transform taking no time: %d sends (%v)", len(s.timeouts), err)
+		}
+		return s.timeouts[0]
+	}()
+
+	hs := newHarness(t, sub.URL, secret)
+	s := &timeoutSender{}
+	hs.h.sender = s
+	hs.h.shape.transform = slowTransform{clock: hs.clock, took: 700 * time.Millisecond}
+	if _, err := hs.h.Handle(context.Background(), batch(sqsRecord("e1", 1))); err != nil || len(s.timeouts) != 1 {
+		t.Fatalf("a transform taking 700ms: %d sends (%v)", len(s.timeouts), err)
+	}
+	if got, want := s.timeouts[0], full-700*time.Millisecond; got != want {
+		t.Errorf("POST timeout after a transform of 700ms: %s, want %s (the whole timeout %s less the transform's time)", got, want, full)
+	}
+
+	hs.h.shape.transform = slowTransform{clock: hs.clock, took: full - MinSendTime + time.Millisecond}
+	resp, err := hs.h.Handle(context.Background(), batch(sqsRecord("e2", 1)))
+	if err != nil || len(resp.BatchItemFailures) != 1 || len(s.timeouts) != 1 {
+		t.Fatalf("a transform leaving less than MinSendTime: answered %v (%v), %d sends; want the message backed off unsent", failures(resp), err, len(s.timeouts)-1)
+	}
+	r, _, _ := hs.store.Get(context.Background(), dedupe.Key("orders", "e2"))
+	if r.LeaseToken != "" || !strings.Contains(r.LastError, "too little of the lease is left for a POST") {
+		t.Errorf("e2's record %+v; want its lease given back, the error saying why", r)
 	}
 }

@@ -244,36 +244,41 @@ func TestMTLSRotation(t *testing.T) {
 }
 
 // TestMTLSSecretUnusable: a certificate secret that is missing or holds no
-// usable pair backs the message off unattempted (ours, not the
-// destination's: no attempt counts toward pausing), naming the secret and
-// never its value.
+// usable pair is the operator's to fix: the attempt is claimed and
+// recorded FAILED with tls_secret_unreadable or tls_secret_invalid, naming
+// the secret and the problem, never its value, and nothing is sent.
 func TestMTLSSecretUnusable(t *testing.T) {
 	clientCA := newTestCA(t, "client CA")
 	expired, _ := clientCA.issue(t, "old", false, time.Now().Add(-48*time.Hour), time.Now().Add(-24*time.Hour))
-	for name, value := range map[string]string{"missing": "", "garbage": "-----BEGIN PRIVATE KEY-----\nc2VjcmV0\n-----END PRIVATE KEY-----\n", "expired": expired} {
+	for _, tt := range []struct{ name, value, want string }{
+		{"missing", "", `tls_secret_unreadable: secret "` + certSecret + `" (tls.clientCertificateSecret) does not exist, is scheduled for deletion or has no current value; create or restore it`},
+		{"garbage", "-----BEGIN PRIVATE KEY-----\nc2VjcmV0\n-----END PRIVATE KEY-----\n", `tls_secret_invalid: secret "` + certSecret + `" (tls.clientCertificateSecret): not a usable certificate and private key (tls: failed to find certificate PEM data in certificate input, but did find a private key; PEM inputs may have been switched); store the PEM certificate chain, leaf first, and its unencrypted private key`},
+		{"expired", expired, `tls_secret_invalid: secret "` + certSecret + `" (tls.clientCertificateSecret): the client certificate expired at `},
+	} {
 		values := map[string]string{}
-		if value != "" {
-			values[certSecret] = value
+		if tt.value != "" {
+			values[certSecret] = tt.value
 		}
 		clk := &clock{t: time.Now()}
 		h := newHarness(t, "https://127.0.0.1:1/", newSecret(t), withClientAuth(t, newFakeSM(values), clk, &config.TLS{ClientCertificateSecret: certSecret}, nil))
 		resp, _ := h.h.Handle(context.Background(), batch(sqsRecord("evt_1", 1)))
-		if len(failures(resp)) != 1 || h.sink.sum(metrics.DeliveryAttempts) != 0 {
-			t.Errorf("%s: failures %v, attempts %v; want backed off unattempted", name, failures(resp), h.sink.sum(metrics.DeliveryAttempts))
+		r := lastRecord(t, h, "evt_1")
+		if len(failures(resp)) != 1 || h.sink.sum(metrics.DeliveryAttempts) != 1 || r.Status != dedupe.StatusFailed || !strings.HasPrefix(r.LastError, dedupe.ShortError(tt.want)) {
+			t.Errorf("%s: failures %v, attempts %v, record %s %q; want a failed attempt %q", tt.name, failures(resp), h.sink.sum(metrics.DeliveryAttempts), r.Status, r.LastError, tt.want)
 		}
 		logs := h.logs.b.String()
-		if !strings.Contains(logs, "client credentials unavailable") || !strings.Contains(logs, certSecret) {
-			t.Errorf("%s: log lacks the reason or the secret's name:\n%s", name, logs)
+		if strings.Contains(logs, "not_attempted") || !strings.Contains(logs, certSecret) {
+			t.Errorf("%s: log, want the attempt's line naming the secret:\n%s", tt.name, logs)
 		}
-		if strings.Contains(logs, "c2VjcmV0") || strings.Contains(logs, "BEGIN") {
-			t.Errorf("%s: log shows the secret's value:\n%s", name, logs)
+		if strings.Contains(logs+r.LastError, "c2VjcmV0") || strings.Contains(logs+r.LastError, "BEGIN") {
+			t.Errorf("%s: log or record shows the secret's value:\n%s", tt.name, logs)
 		}
 	}
 }
 
 // TestMTLSCertificateExpiresWhileCached: a pair that expires while cached
-// (and is not replaced) stops being presented: deliveries back off
-// unattempted with the reason.
+// (and is not replaced) stops being presented: the attempt fails unsent,
+// recorded tls_secret_invalid with the expiry.
 func TestMTLSCertificateExpiresWhileCached(t *testing.T) {
 	serverCA, clientCA := newTestCA(t, "server CA"), newTestCA(t, "client CA")
 	srv := newMTLSServer(t, serverCA, clientCA, false)
@@ -285,8 +290,9 @@ func TestMTLSCertificateExpiresWhileCached(t *testing.T) {
 	}
 	clk.Set(crt.Leaf.NotAfter.Add(time.Second))
 	resp, _ := h.h.Handle(context.Background(), batch(sqsRecord("evt_2", 1)))
-	if len(failures(resp)) != 1 || h.sink.sum(metrics.DeliveryAttempts) != 1 || !strings.Contains(h.logs.b.String(), "the client certificate expired at") {
-		t.Errorf("failures %v, attempts %v; log:\n%s", failures(resp), h.sink.sum(metrics.DeliveryAttempts), h.logs.b.String())
+	want := `tls_secret_invalid: secret "` + certSecret + `" (tls.clientCertificateSecret): the client certificate expired at ` + crt.Leaf.NotAfter.UTC().Format(time.RFC3339) + "; store the renewed certificate and key"
+	if r := lastRecord(t, h, "evt_2"); len(failures(resp)) != 1 || h.sink.sum(metrics.DeliveryAttempts) != 2 || r.Status != dedupe.StatusFailed || r.LastError != want {
+		t.Errorf("failures %v, attempts %v, record %s %q; want FAILED %q", failures(resp), h.sink.sum(metrics.DeliveryAttempts), r.Status, r.LastError, want)
 	}
 }
 

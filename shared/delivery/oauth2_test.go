@@ -345,25 +345,33 @@ func TestOAuth2TokenEndpointGuarded(t *testing.T) {
 }
 
 // TestOAuth2SecretUnusable: a client secret that is missing or not the
-// JSON object backs the message off unattempted, naming the secret only.
+// JSON object is the operator's to fix: the attempt is claimed and
+// recorded FAILED oauth2_client_secret_unusable, naming the secret and the
+// problem only; the token endpoint is not called.
 func TestOAuth2SecretUnusable(t *testing.T) {
-	for name, v := range map[string]string{"missing": "", "plain": testClientPass, "no id": `{"clientSecret": "` + testClientPass + `"}`} {
+	const q = `oauth2_client_secret_unusable: secret "` + oauthSecret + `" (auth.oauth2.clientSecret)`
+	for _, tt := range []struct{ name, value, want string }{
+		{"missing", "", q + " does not exist, is scheduled for deletion or has no current value; create or restore it"},
+		{"plain", testClientPass, q + `: the value is not the JSON object {"clientId": "…", "clientSecret": "…"}`},
+		{"no id", `{"clientSecret": "` + testClientPass + `"}`, q + `: the JSON object lacks "clientId" or "clientSecret"; store both`},
+	} {
 		idp := newFakeIdP(t)
 		values := map[string]string{}
-		if v != "" {
-			values[oauthSecret] = v
+		if tt.value != "" {
+			values[oauthSecret] = tt.value
 		}
 		sm := newFakeSM(values)
 		clk := &clock{t: time.Now()}
 		oc := &config.OAuth2{TokenURL: idp.URL, ClientSecret: oauthSecret}
 		h := newHarness(t, "https://127.0.0.1:1/", newSecret(t), withClientAuth(t, sm, clk, nil, oc))
 		resp, _ := h.h.Handle(context.Background(), batch(sqsRecord("evt_1", 1)))
+		r := lastRecord(t, h, "evt_1")
 		logs := h.logs.b.String()
-		if len(failures(resp)) != 1 || h.sink.sum(metrics.DeliveryAttempts) != 0 || !strings.Contains(logs, https.ReasonOAuth2Secret) || !strings.Contains(logs, oauthSecret) || idp.count() != 0 {
-			t.Errorf("%s: failures %v, attempts %v, token calls %d, log:\n%s", name, failures(resp), h.sink.sum(metrics.DeliveryAttempts), idp.count(), logs)
+		if len(failures(resp)) != 1 || h.sink.sum(metrics.DeliveryAttempts) != 1 || r.Status != dedupe.StatusFailed || r.LastError != tt.want || idp.count() != 0 {
+			t.Errorf("%s: failures %v, attempts %v, token calls %d, record %s %q; want FAILED %q", tt.name, failures(resp), h.sink.sum(metrics.DeliveryAttempts), idp.count(), r.Status, r.LastError, tt.want)
 		}
-		if strings.Contains(logs, testClientPass) {
-			t.Errorf("%s: the log shows the client secret", name)
+		if strings.Contains(logs+r.LastError, testClientPass) {
+			t.Errorf("%s: the log or the record shows the client secret", tt.name)
 		}
 	}
 }

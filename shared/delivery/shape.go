@@ -23,7 +23,12 @@ import (
 type shape struct {
 	payloads   Payloads
 	bodyFilter *bodyfilter.Filter
-	transform  *transform.Program // the destination's, compiled once
+	transform  transformer // the destination's, compiled once
+}
+
+// transformer is a compiled transform (*transform.Program).
+type transformer interface {
+	Apply(ctx context.Context, body []byte) ([]byte, error)
 }
 
 // newShape compiles the destination's body filter and transform (bounded
@@ -37,7 +42,11 @@ func newShape(d config.Destination, payloads Payloads, memoryMB, concurrency int
 	if err != nil {
 		return shape{}, err
 	}
-	return shape{payloads: payloads, bodyFilter: bf, transform: tf}, nil
+	sh := shape{payloads: payloads, bodyFilter: bf}
+	if tf != nil {
+		sh.transform = tf
+	}
+	return sh, nil
 }
 
 // compileTransform compiles the destination's transform; nil when it has

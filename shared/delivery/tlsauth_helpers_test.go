@@ -180,7 +180,7 @@ func (f *fakeSM) count(name string) int {
 
 // withClientAuth sets the destination's tls and auth and builds its client
 // on a real secrets cache over sm, on clk.
-func withClientAuth(t testing.TB, sm *fakeSM, clk *clock, tlsCfg *config.TLS, oauth *config.OAuth2) func(*laneOptions) {
+func withClientAuth(t testing.TB, sm secrets.API, clk *clock, tlsCfg *config.TLS, oauth *config.OAuth2) func(*laneOptions) {
 	return func(o *laneOptions) {
 		o.Destination.TLS = tlsCfg
 		if oauth != nil {

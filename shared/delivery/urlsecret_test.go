@@ -45,18 +45,28 @@ func withURLSecretStore(sm urlSM) func(*laneOptions) {
 // the retry schedule, no not_attempted line, and nothing of the URL.
 func checkRecordedFailure(t *testing.T, h *harness, attempt int, want string) {
 	t.Helper()
+	checkFailedAttempt(t, h, "evt_u", attempt, want, "do-not-log", "ftp", "mailto", "hooks.example")
+}
+
+// checkFailedAttempt asserts that event id's one attempt, its attempt-th
+// (1, or 10: the last), is recorded FAILED (DEAD at the last) with want as
+// its error (as the record keeps it, within dedupe.MaxErrorLen), counted,
+// on the retry schedule, logged with its reason and no not_attempted line,
+// and that neither the log nor the record holds any of leaks.
+func checkFailedAttempt(t *testing.T, h *harness, id string, attempt int, want string, leaks ...string) {
+	t.Helper()
 	status, vis, dead := dedupe.StatusFailed, []int32{5}, 0.0
 	if attempt == 10 {
 		status, vis, dead = dedupe.StatusDead, []int32{0}, 1
 	}
-	r, ok, err := h.store.Get(context.Background(), dedupe.Key("orders", "evt_u"))
+	r, ok, err := h.store.Get(context.Background(), dedupe.Key("orders", id))
 	if err != nil || !ok {
 		t.Fatalf("no delivery record: %v", err)
 	}
-	if r.Status != status || r.LastError != want || r.Attempts != 1 || r.LastStatus != 0 {
+	if r.Status != status || r.LastError != dedupe.ShortError(want) || r.Attempts != 1 || r.LastStatus != 0 {
 		t.Errorf("record %s after %d attempts, status %d: %q; want %s after 1: %q", r.Status, r.Attempts, r.LastStatus, r.LastError, status, want)
 	}
-	if diff := cmp.Diff(vis, h.sqs.visibility()["rh-evt_u"]); diff != "" {
+	if diff := cmp.Diff(vis, h.sqs.visibility()["rh-"+id]); diff != "" {
 		t.Errorf("visibility (-want +got):\n%s", diff)
 	}
 	for name, want := range map[string]float64{metrics.DeliveryAttempts: 1, metrics.DeliveryFailed: 1, metrics.DeliveryDead: dead} {
@@ -69,9 +79,9 @@ func checkRecordedFailure(t *testing.T, h *harness, attempt int, want string) {
 	if strings.Contains(logs, "not_attempted") || !strings.Contains(logs, reason) {
 		t.Errorf("log, want the attempt's line with its reason: %s", logs)
 	}
-	for _, leak := range []string{"do-not-log", "ftp", "mailto", "hooks.example"} {
+	for _, leak := range leaks {
 		if strings.Contains(logs+r.LastError, leak) {
-			t.Errorf("the URL (%s) reached the log or the record: %s %s", leak, logs, r.LastError)
+			t.Errorf("%q reached the log or the record: %s %s", leak, logs, r.LastError)
 		}
 	}
 }

@@ -30,7 +30,7 @@ var BatchAssumed = struct {
 	RecordBytes:   Figure{45, "bytes per event", "estimated: the record's batch attribute (the batch's webhook-id, 38 characters, and its name); a record stays within one write unit"},
 	LogBytes:      Figure{50, "bytes per event", "estimated: the attempt line's batch field"},
 	ClaimsAtOnce:  Figure{64, "claims at a time", "shared/delivery: a batched invocation claims its events 64 at a time"},
-	RecordsAtOnce: Figure{1, "record at a time", "shared/delivery: a batch's records are written one after another once its answer came"},
+	RecordsAtOnce: Figure{64, "records at a time", "shared/delivery: a batch's records are written 64 at a time once its answer came (TestBatchRecordsWrittenAtOnce)"},
 }
 
 // invocationWaitMs is what one deliver invocation waits for: a claim and
@@ -131,7 +131,7 @@ func renderBatch(w func(format string, args ...any)) {
 	big := BatchConfigs[len(BatchConfigs)-1]
 	sc := Scenario{Events: 100 * million, BodyKB: 1, Destinations: 1}
 	w("\nWhat lowers the lane's bill is the window: it fills invocations, and with them the receives and deletes, whether or not the events then share a POST. ")
-	w("The batch adds one POST's connection and request overhead instead of many, and costs in return its envelope's bytes, the batch id in each record and line, and the records written one after another once the answer came (%s billed ms an invocation of %s events at 100 M, `maxEvents` %d); ",
+	w("The batch adds one POST's connection and request overhead instead of many, and costs in return its envelope's bytes, the batch id in each record and line, and the claims and records around the one wait (%s billed ms an invocation of %s events at 100 M, `maxEvents` %d); ",
 		num(DeliverMs(sc, Batched(def, big))), num(Batch(sc, Batched(def, big))), big.MaxEvents)
 	w("its gain is the subscriber's, which takes one request where it took %s. ", num(Batch(sc, Batched(def, big))))
 	w("Where the window fills no batch (a million events a month over five pollers is 0.08 a second each), a batched lane POSTs one event at a time in the envelope, pays its bytes and only adds the latency.\n")

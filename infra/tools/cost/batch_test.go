@@ -29,12 +29,12 @@ func TestBatchedLaneByHand(t *testing.T) {
 	}
 	// Its POSTs come 1.015 a second, so the connection stays open: 38 ×
 	// 0.268 ms of CPU at a 13.8th of a vCPU (140.7 ms); waited: the claims
-	// (38 at once, 5 ms), the subscriber (100 ms), the records one after
-	// another (38 × 5 ms).
-	if got := cost.DeliverMs(sc, o); got != 436 {
-		t.Errorf("deliver billed %v ms, want 436", got)
+	// (38 at once, 5 ms), the subscriber (100 ms), the records (38 at
+	// once, 5 ms).
+	if got := cost.DeliverMs(sc, o); got != 251 {
+		t.Errorf("deliver billed %v ms, want 251", got)
 	}
-	if got, want := line(t, v, "Lambda deliver: requests and GB-s"), invocations*0.20/1e6+invocations*0.436*0.125*0.0000133334; !near(got, want) {
+	if got, want := line(t, v, "Lambda deliver: requests and GB-s"), invocations*0.20/1e6+invocations*0.251*0.125*0.0000133334; !near(got, want) {
 		t.Errorf("Lambda deliver %v, want %v", got, want)
 	}
 	// Each body with its item's bytes; one request's overhead and the

@@ -5,13 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
-
-	smtypes "github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
-	"github.com/aws/smithy-go"
 
 	"github.com/hookfan/hookfan/shared/config"
-	"github.com/hookfan/hookfan/shared/secrets"
 )
 
 // header is one of the destination's headers with its value.
@@ -20,14 +15,17 @@ type header struct {
 	secret      bool // the value is a secret's
 }
 
-// errHeaderSecret means a header's secret could not be read or holds no
-// usable header value. Its text names the header and the secret, never
-// the value.
+// errHeaderSecret means a header's secret could not be read for a reason
+// that may pass on its own (a throttle, a 5xx, a timeout): the message
+// backs off unsent. Its text names the header and the secret, never the
+// value.
 var errHeaderSecret = errors.New("header secret unusable")
 
 // destinationHeaders returns the destination's headers with their current
 // values: static ones as configured, the others read from their secrets
-// (cached; re-read within the cache's TTL after a rotation).
+// (cached; re-read within the cache's TTL after a rotation). A secret the
+// operator must fix is a *refusedError, the attempt's reason
+// (ReasonHeaderSecretUnreadable, ReasonHeaderSecretInvalid).
 func (s *Sender) destinationHeaders(ctx context.Context) ([]header, error) {
 	if len(s.dest.Headers) == 0 {
 		return nil, nil
@@ -38,10 +36,13 @@ func (s *Sender) destinationHeaders(ctx context.Context) ([]header, error) {
 		if hd.SecretName != "" {
 			sv, err := s.headerSecrets.Value(ctx, hd.SecretName)
 			if err != nil {
+				if r := headerSecretKind.fault(secretOf(hd.SecretName, "header "+hd.Name), err); r != nil {
+					return nil, r
+				}
 				return nil, fmt.Errorf("%w: header %s: %w", errHeaderSecret, hd.Name, err)
 			}
 			if err := config.CheckHeaderValue(sv); err != nil {
-				return nil, fmt.Errorf("%w: header %s: secret %q %v", errHeaderSecret, hd.Name, hd.SecretName, err)
+				return nil, headerSecretKind.bad(secretOf(hd.SecretName, "header "+hd.Name), "its value "+err.Error())
 			}
 			v = sv
 		}
@@ -85,7 +86,7 @@ func (s *Sender) endpoint(ctx context.Context) (string, error) {
 	}
 	v, err := s.headerSecrets.Value(ctx, name)
 	if err != nil {
-		if r := urlSecretFault(name, err); r != nil {
+		if r := urlSecretKind.fault(secretOf(name, ""), err); r != nil {
 			return "", r
 		}
 		return "", fmt.Errorf("%w: secret %q: %w", errURLSecret, name, err)
@@ -94,29 +95,9 @@ func (s *Sender) endpoint(ctx context.Context) (string, error) {
 		if r, ok := refusedEndpoint(name, err); ok {
 			return "", r
 		}
-		return "", &refusedError{reason: ReasonURLSecretInvalid, detail: "secret " + strconv.Quote(name) + ": " + err.Error()}
+		return "", urlSecretKind.bad(secretOf(name, ""), err.Error())
 	}
 	return v, nil
-}
-
-// urlSecretFault is the attempt's reason when reading the URL secret failed
-// for good (matched by type, never by text), or nil for a failure that may
-// pass (throttled, a 5xx, a timeout, the store unreachable).
-func urlSecretFault(name string, err error) *refusedError {
-	q := "secret " + strconv.Quote(name)
-	var api smithy.APIError
-	var decrypt *smtypes.DecryptionFailure
-	switch {
-	case errors.Is(err, secrets.ErrInvalid):
-		return &refusedError{reason: ReasonURLSecretInvalid, detail: q + " holds no text (empty or binary); store https://host/path, verbatim"}
-	case errors.Is(err, secrets.ErrNotSet):
-		return &refusedError{reason: ReasonURLSecretUnreadable, detail: q + " does not exist, is scheduled for deletion or has no current value; create or restore it"}
-	case errors.As(err, &decrypt):
-		return &refusedError{reason: ReasonURLSecretUnreadable, detail: q + " cannot be decrypted with its KMS key (DecryptionFailure); check that the key is enabled and the lane's role may use it"}
-	case errors.As(err, &api) && api.ErrorCode() == "AccessDeniedException":
-		return &refusedError{reason: ReasonURLSecretUnreadable, detail: q + ": access denied (AccessDeniedException); let the lane's role read it (secretsmanager:GetSecretValue, and kms:Decrypt with a customer managed key)"}
-	}
-	return nil
 }
 
 // refreshHeaderSecrets reads the headers' secrets (and the URL's) again

@@ -150,61 +150,82 @@ func New(o Options) (*Sender, error) {
 
 // Prepare reads the signing secret, the headers' secrets, the URL's, the
 // client certificate and the OAuth 2.0 client's secret through the cache.
+// A store that may answer later is a *sender.NotReadyError: the message
+// backs off unattempted. A secret the operator must fix (unreadable for
+// good, a value of no use), or a URL whose address may not be reached, is
+// not: Prepare stops there and lets the event be claimed, and Send fails
+// the attempt unsent with that reason (secretfault.go, egress.go).
 func (s *Sender) Prepare(ctx context.Context) error {
 	if _, err := s.currentSigner(ctx); err != nil {
-		return &sender.NotReadyError{Reason: "signing secret unavailable", Err: err}
+		return notReady("signing secret unavailable", err)
 	}
 	if _, err := s.destinationHeaders(ctx); err != nil {
-		return &sender.NotReadyError{Reason: "header secret unavailable", Err: err}
+		return notReady("header secret unavailable", err)
 	}
 	if _, err := s.endpoint(ctx); err != nil {
-		// A URL whose address may not be reached, or a URL secret the
-		// operator must fix (no usable URL in it, unreadable for good), is
-		// an attempt, claimed and recorded as failed (Send); a store that
-		// may answer later is not.
-		var refused *refusedError
-		if !errors.As(err, &refused) {
-			return &sender.NotReadyError{Reason: "url secret unavailable", Err: err}
-		}
+		return notReady("url secret unavailable", err)
 	}
 	if err := s.clientAuth.Prepare(ctx); err != nil {
-		return &sender.NotReadyError{Reason: "client credentials unavailable", Err: err}
+		return notReady("client credentials unavailable", err)
 	}
 	return nil
+}
+
+// notReady is Prepare's answer when readying an attempt failed with err:
+// nil for the attempt's own reason (a *refusedError, which Send records),
+// else a NotReadyError.
+func notReady(reason string, err error) error {
+	var refused *refusedError
+	if errors.As(err, &refused) {
+		return nil
+	}
+	return &sender.NotReadyError{Reason: reason, Err: err}
 }
 
 // Send POSTs one signed delivery to the destination's URL within
 // d.Timeout, reads up to MaxResponseBody of the answer and discards it,
 // but for the first sender.MaxAnswer bytes of a non-2xx answer, which the
 // result keeps (Answer).
-// A secret it cannot read (one that turned unreadable since Prepare, or a
-// probe's) fails the attempt unsent. After a 401 or 403 it reads the
-// headers' and the URL's secrets again, so a credential rotated at the
-// subscriber's side is used from the next attempt on.
+// A secret the operator must fix (Prepare), or one it cannot read now (it
+// turned unreadable since Prepare, or a probe's), fails the attempt
+// unsent. After a 401 or 403 it reads the headers' and the URL's secrets
+// again, so a credential rotated at the subscriber's side is used from the
+// next attempt on.
 func (s *Sender) Send(ctx context.Context, d sender.Delivery) sender.Result {
 	signer, err := s.currentSigner(ctx)
 	if err != nil {
-		return sender.Result{Err: errors.New("not sent: signing secret unavailable: " + err.Error())}
+		return unsent("signing secret unavailable: ", err)
 	}
 	// The destination's own headers too: a gateway in front of it that
 	// wants a token would refuse the delivery without them.
 	headers, err := s.destinationHeaders(ctx)
 	if err != nil {
-		return sender.Result{Err: errors.New("not sent: " + err.Error())}
+		return unsent("", err)
 	}
 	to, err := s.endpoint(ctx)
 	if err != nil {
-		var refused *refusedError
-		if errors.As(err, &refused) {
-			// Nothing is sent: the attempt fails with its reason (egress.go,
-			// destination.go).
-			return sender.Result{Err: refused, Unsent: true}
-		}
-		return sender.Result{Err: errors.New("not sent: " + err.Error())}
+		return unsent("", err)
+	}
+	// The client certificate and the OAuth 2.0 client's secret, which the
+	// client's transport reads again for the request: a secret of theirs
+	// the operator must fix fails the attempt here, unsent, like the others.
+	if err := s.clientAuth.Prepare(ctx); err != nil {
+		return unsent("client credentials unavailable: ", err)
 	}
 	res := s.post(ctx, to, d, signer, headers)
 	s.refreshHeaderSecrets(ctx, res.Status)
 	return res
+}
+
+// unsent is the result of an attempt that readying failed with err:
+// failed unsent with its reason (a *refusedError: egress.go, destination.go,
+// secretfault.go), or "not sent: " and what err says.
+func unsent(what string, err error) sender.Result {
+	var refused *refusedError
+	if errors.As(err, &refused) {
+		return sender.Result{Err: refused, Unsent: true}
+	}
+	return sender.Result{Err: errors.New("not sent: " + what + err.Error())}
 }
 
 // SendBatch POSTs ds as one signed batch (sender.BatchBody) within the
@@ -350,10 +371,16 @@ func innermost(err error) string {
 }
 
 // currentSigner returns a signer for the secret's active values, rebuilt
-// only when they change.
+// only when they change. A signing secret the operator must fix is a
+// *refusedError, the attempt's reason (ReasonSigningSecretUnreadable,
+// ReasonSigningSecretInvalid); any other error is a store that may answer
+// later.
 func (s *Sender) currentSigner(ctx context.Context) (*signing.Signer, error) {
 	values, err := s.secrets.Get(ctx, s.secretID)
 	if err != nil {
+		if r := signingSecretKind.fault(secretOf(s.secretID, ""), err); r != nil {
+			return nil, r
+		}
 		return nil, err
 	}
 	s.mu.Lock()
@@ -363,7 +390,8 @@ func (s *Sender) currentSigner(ctx context.Context) (*signing.Signer, error) {
 	}
 	sg, err := signing.New(values)
 	if err != nil {
-		return nil, fmt.Errorf("secret %q: %w", s.secretID, err)
+		// signing.New names the value by its position, never its content.
+		return nil, signingSecretKind.bad(secretOf(s.secretID, ""), err.Error()+"; "+storeSigningKey)
 	}
 	s.signer, s.signerFrom = sg, slices.Clone(values)
 	return sg, nil

@@ -48,9 +48,17 @@ const (
 )
 
 // errClientCertificate means the client certificate's or CA's secret could
-// not be read or holds nothing usable. Its text names the secret, never
-// the value.
+// not be read for a reason that may pass on its own (a throttle, a 5xx, a
+// timeout). Its text names the secret, never the value. A secret the
+// operator must fix is a *refusedError instead (ReasonTLSSecretUnreadable,
+// ReasonTLSSecretInvalid).
 var errClientCertificate = errors.New("client certificate unusable")
+
+// The fields that name the secrets, as a reason's text shows them.
+const (
+	certificateField = "tls.clientCertificateSecret"
+	caField          = "tls.caSecret"
+)
 
 // clientTLS presents the destination's client certificate and trusts its
 // private CA. It is the client's RoundTripper.
@@ -132,11 +140,17 @@ func (c *clientTLS) load(ctx context.Context) error {
 	var err error
 	if c.certName != "" {
 		if v, err = c.secrets.Value(ctx, c.certName); err != nil {
+			if r := certificateSecretKind.fault(secretOf(c.certName, certificateField), err); r != nil {
+				return r
+			}
 			return fmt.Errorf("%w: secret %q: %w", errClientCertificate, c.certName, err)
 		}
 	}
 	if c.caName != "" {
 		if ca, err = c.secrets.Value(ctx, c.caName); err != nil {
+			if r := caSecretKind.fault(secretOf(c.caName, caField), err); r != nil {
+				return r
+			}
 			return fmt.Errorf("%w: CA secret %q: %w", errClientCertificate, c.caName, err)
 		}
 	}
@@ -144,7 +158,8 @@ func (c *clientTLS) load(ctx context.Context) error {
 	defer c.mu.Unlock()
 	if crt := c.cert.Load(); crt != nil && v == c.certFrom && c.now().After(crt.Leaf.NotAfter) {
 		// Expired since it was read, and not replaced in the secret.
-		return fmt.Errorf("%w: secret %q: the client certificate expired at %s; store the renewed certificate and key", errClientCertificate, c.certName, crt.Leaf.NotAfter.UTC().Format(time.RFC3339))
+		return certificateSecretKind.bad(secretOf(c.certName, certificateField),
+			"the client certificate expired at "+crt.Leaf.NotAfter.UTC().Format(time.RFC3339)+"; store the renewed certificate and key")
 	}
 	if c.applied != began {
 		return nil // a newer read was applied meanwhile
@@ -152,7 +167,7 @@ func (c *clientTLS) load(ctx context.Context) error {
 	if v != c.certFrom {
 		crt, err := ParseClientCertificate(v, c.now())
 		if err != nil {
-			return fmt.Errorf("%w: secret %q: %w", errClientCertificate, c.certName, err)
+			return certificateSecretKind.bad(secretOf(c.certName, certificateField), err.Error())
 		}
 		if c.cert.Swap(&crt) != nil {
 			// Connections made with the old pair stay authenticated as
@@ -165,7 +180,7 @@ func (c *clientTLS) load(ctx context.Context) error {
 	if ca != c.caFrom {
 		roots, err := ParseCABundle(ca)
 		if err != nil {
-			return fmt.Errorf("%w: CA secret %q: %w", errClientCertificate, c.caName, err)
+			return caSecretKind.bad(secretOf(c.caName, caField), err.Error())
 		}
 		old := c.tr.Swap(c.transport(roots))
 		old.CloseIdleConnections()

@@ -64,10 +64,21 @@ const (
 	// ReasonTokenInvalid: the token endpoint's 2xx answer holds no usable
 	// bearer token.
 	ReasonTokenInvalid = "token_response_invalid"
-	// ReasonOAuth2Secret: the client's secret could not be read or holds
-	// no {"clientId", "clientSecret"} object.
+	// ReasonOAuth2Secret: the client's secret (auth.oauth2.clientSecret)
+	// cannot be read for good (no such secret, or deleted, access denied,
+	// its KMS key) or holds no {"clientId", "clientSecret"} object: a
+	// failed attempt like a URL secret's (secretfault.go). A store that
+	// may answer later backs the message off unattempted instead.
 	ReasonOAuth2Secret = "oauth2_client_secret_unusable"
 )
+
+// errClientSecret means the OAuth 2.0 client's secret could not be read
+// for a reason that may pass on its own (a throttle, a 5xx, a timeout).
+// Its text names the secret, never the value.
+var errClientSecret = errors.New("oauth2 client secret unavailable")
+
+// oauth2Field names the client's secret in a reason's text.
+const oauth2Field = "auth.oauth2.clientSecret"
 
 // tokenError is why no token could be had; its text never holds the
 // token, the client's secret or the endpoint's body beyond its OAuth
@@ -113,15 +124,22 @@ func newOAuth2Source(d config.Destination, secrets HeaderSecrets, next http.Roun
 		timeout: min(TokenTimeout, d.Timeout()), now: now}
 }
 
-// credentials reads the client's id and secret through the cache.
+// credentials reads the client's id and secret through the cache. A
+// secret the operator must fix is a *refusedError, the attempt's reason
+// (ReasonOAuth2Secret).
 func (o *oauth2Source) credentials(ctx context.Context) (clientCredentials, error) {
 	v, err := o.secrets.Value(ctx, o.cfg.ClientSecret)
 	if err != nil {
-		return clientCredentials{}, &tokenError{ReasonOAuth2Secret, fmt.Sprintf("secret %q: %v", o.cfg.ClientSecret, err)}
+		if r := oauth2SecretKind.fault(secretOf(o.cfg.ClientSecret, oauth2Field), err); r != nil {
+			return clientCredentials{}, r
+		}
+		// The cause as text: a store's timeout is not the token call's
+		// (the record shows this reason, not "timeout").
+		return clientCredentials{}, fmt.Errorf("%w: secret %q: %v", errClientSecret, o.cfg.ClientSecret, err)
 	}
 	c, err := ParseClientCredentials(v)
 	if err != nil {
-		return clientCredentials{}, &tokenError{ReasonOAuth2Secret, fmt.Sprintf("secret %q: %v", o.cfg.ClientSecret, err)}
+		return clientCredentials{}, oauth2SecretKind.bad(secretOf(o.cfg.ClientSecret, oauth2Field), err.Error())
 	}
 	return c, nil
 }
