@@ -32,7 +32,9 @@ func TestDedupeStoreOnDynamoDB(t *testing.T) {
 	if _, err := clients.DynamoDB.CreateTable(ctx, ddbitem.CreateTableInput(table)); err != nil {
 		t.Fatal(err)
 	}
-	dedupetest.Run(t, dedupe.NewDynamoDB(clients.DynamoDB, table), dedupetest.Options{Destination: "orders"})
+	store := dedupe.NewDynamoDB(clients.DynamoDB, table)
+	dedupetest.Run(t, store, dedupetest.Options{Destination: "orders"})
+	dedupetest.IndexTurnedOn(t, store, store.Unindexed().(dedupetest.Store), dedupe.ModeLease, "turned-on")
 }
 
 // TestDedupeCheckStoreOnDynamoDB runs what dedupe.mode check promises
@@ -48,6 +50,7 @@ func TestDedupeCheckStoreOnDynamoDB(t *testing.T) {
 	}
 	store := dedupe.NewDynamoDB(clients.DynamoDB, table).InMode(dedupe.ModeCheck).(dedupetest.Store)
 	dedupetest.Run(t, store, dedupetest.Options{Destination: "orders", Mode: dedupe.ModeCheck})
+	dedupetest.IndexTurnedOn(t, store, store.(dedupe.Indexable).Unindexed().(dedupetest.Store), dedupe.ModeCheck, "turned-on")
 }
 
 // TestDedupeCheckModeEndToEnd: a stack with dedupe.mode check delivers an

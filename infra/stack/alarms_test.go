@@ -7,24 +7,27 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
-
-	"github.com/hookfan/hookfan/shared/config"
 )
+
+// alarmsDests are the lanes TestAlarmsReachIncidentToolsAndNameTheirView
+// adds: one with its own alarms.dlq (the lanes beside it have none).
+var alarmsDests = []string{
+	`{"name": "watched", "url": "https://w.example.com/hooks", "alarms": {"dlq": {"threshold": 3, "windowMinutes": 15}}}`,
+}
 
 // TestAlarmsReachIncidentToolsAndNameTheirView: every alarms.https
 // endpoint is an https subscription of the alarm topic (beside the
 // e-mail); a lane with alarms.dlq alarms on more than its threshold of
 // messages reaching its DLQ within its window (the rise of the DLQ's
 // depth), one without on any message; and every lane alarm's description
-// names the ops command and the console page to open.
+// names the ops command and the console page to open. It checks every
+// lane of alarmedLanesConfig, one of them (alarmsDests) with alarms.dlq.
 func TestAlarmsReachIncidentToolsAndNameTheirView(t *testing.T) {
-	cfg := testConfig(t, 2, "ops@example.com")
-	cfg.Alarms.HTTPS = []string{"https://events.pagerduty.com/integration/abc/enqueue", "https://api.opsgenie.com/v1/json/amazonsns?apiKey=k"}
-	cfg.Alarms.HTTPSSecrets = []string{"hookfan/alarms/incident-tool"}
-	cfg.Destinations[0].Alarms = &config.DestinationAlarms{DLQ: &config.DLQAlarm{Threshold: 3, WindowMinutes: 15}}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
+	cfg := alarmedLanesConfig(t)
+	if len(cfg.Alarms.HTTPS) != 2 || len(cfg.Alarms.HTTPSSecrets) != 1 {
+		t.Fatalf("alarms.https %v, alarms.httpsSecrets %v: want two endpoints and one secret", cfg.Alarms.HTTPS, cfg.Alarms.HTTPSSecrets)
 	}
+	laneIndex(t, cfg, "watched") // the lane with its own alarms.dlq
 	h, outdir := synth(t, cfg)
 	tmpl, parent := templateOf(t, h.Stack)
 	topicID := *awscdk.Stack_Of(h.AlarmTopic).GetLogicalId(h.AlarmTopic.Node().DefaultChild().(awscdk.CfnElement))
@@ -73,8 +76,8 @@ func TestAlarmsReachIncidentToolsAndNameTheirView(t *testing.T) {
 		if anyLen(p["AlarmActions"]) != 1 || p["ComparisonOperator"] != "GreaterThanThreshold" || p["TreatMissingData"] != "notBreaching" {
 			t.Errorf("lane %s: DLQ alarm %v", name, p)
 		}
-		switch i {
-		case 0: // its own alarms.dlq: more than 3 within 15 minutes
+		switch name {
+		case "watched": // its own alarms.dlq: more than 3 within 15 minutes
 			var expr string
 			for _, q := range asSlice(p["Metrics"]) {
 				qm := q.(map[string]any)

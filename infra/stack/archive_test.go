@@ -21,8 +21,9 @@ import (
 // with the archive kept 7 days, and that archive.days 0 builds no archive.
 func TestArchiveAndQueries(t *testing.T) {
 	cfg := testConfig(t, 3, "ops@example.com")
-	days := 7
-	cfg.Archive.Days = &days
+	if days := cfg.Archive.RetentionDays(); days != 7 {
+		t.Fatalf("testConfig keeps the archive %d days, want 7", days)
+	}
 	h, _ := synth(t, cfg)
 	if h.Archive == nil || len(h.Queries) != 1 {
 		t.Fatal("no archive or queries")
@@ -195,10 +196,11 @@ func TestArchiveAndQueries(t *testing.T) {
 		t.Errorf("lane index of %s: filter (-config +index):\n%s", lane.Destination, diff)
 	}
 
-	// archive.days 0: no archive at all.
-	off := testConfig(t, 1, "")
-	zero := 0
-	off.Archive.Days = &zero
+	// archive.days 0 (lanesConfig's): no archive at all.
+	off := lanesConfig(t)
+	if off.Archive.Days == nil || *off.Archive.Days != 0 {
+		t.Fatalf("lanesConfig's archive.days %v, want 0", off.Archive.Days)
+	}
 	h0, _ := synth(t, off)
 	_, res0 := templateOf(t, h0.Stack)
 	counts := countTypes(res0)

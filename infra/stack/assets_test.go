@@ -116,27 +116,9 @@ func TestOneAssetServesEveryLane(t *testing.T) {
 // renders (delivery.Env, ingest.Env and reconcilejob.Env, which the functions read and the
 // RIE test runs the built binaries with), for a configuration using every
 // variable: a lane that pauses, large payloads, replay protection, the
-// HTTP API, the PutMetricData sink, reconciled Stripe and GitHub sources.
+// HTTP API, reconciled Stripe and GitHub sources (reconcileConfig).
 func TestFunctionEnvironmentIsTheContract(t *testing.T) {
-	cfg, err := config.Parse([]byte(`{
-	  "sources": [
-	    {"name": "stripe", "verify": {"kind": "stripe", "secretName": "hookfan/sources/stripe"}, "maxBodyBytes": 1000000,
-	     "reconcile": {"secretName": "hookfan/reconcile/stripe"}},
-	    {"name": "github", "verify": {"kind": "github", "secretName": "hookfan/sources/github"},
-	     "reconcile": {"every": "30m", "secretName": "hookfan/reconcile/github", "hook": {"app": true}}}
-	  ],
-	  "destinations": [
-	    {"name": "pauses", "url": "https://a.example.com/hooks", "pause": {"afterFailures": 10, "failureRate": 0.9, "probeEvery": "2m", "maxPause": "12h"}},
-	    {"name": "plain", "url": "https://b.example.com/hooks", "secretName": "hookfan/destinations/plain"},
-	    {"name": "shaped", "url": "https://c.example.com/hooks", "transform": "{text: .type}", "auth": {"sigv4": {"service": "lambda", "region": "eu-west-1"}}}
-	  ],
-	  "api": {"type": "http"},
-	  "metrics": {"sink": "emf"},
-	  "dedupe": {"recordDays": 20}
-	}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := reconcileConfig(t)
 	h, _ := synth(t, cfg)
 	check := func(name string, s awscdk.Stack, fn awscdk.CfnElement, rendered map[string]string) {
 		t.Helper()

@@ -1,13 +1,29 @@
 package stack_test
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/metrics"
 )
+
+// batchedDests are TestBatchedLanes's lanes (in lanesConfig), with the
+// batch size and window each lane's mapping must have.
+var batchedDests = []struct {
+	spec string
+	want batchWant
+}{
+	{`{"name": "wide", "url": "https://w.example.com/hooks", "timeoutSeconds": 30, "batch": {"maxEvents": 500, "windowSeconds": 20, "maxBytes": 2097152}}`, batchWant{500, 20}},
+	{`{"name": "small", "url": "https://s.example.com/hooks", "batch": {"maxEvents": 10}}`, batchWant{10, 0}},
+	{`{"name": "most", "url": "https://m.example.com/hooks", "batch": {"maxEvents": 10000, "windowSeconds": 300}}`, batchWant{10000, 300}},
+	{`{"name": "batch-queue", "type": "sqs", "target": "arn:aws:sqs:us-east-1:210987654321:orders", "batch": {"maxEvents": 100, "windowSeconds": 5}}`, batchWant{100, 5}},
+	{`{"name": "batch-bus", "type": "eventbridge", "target": "arn:aws:events:us-east-1:210987654321:event-bus/orders", "batch": {"maxEvents": 50, "windowSeconds": 2}}`, batchWant{50, 2}},
+	{`{"name": "ordered", "url": "https://o.example.com/hooks", "ordering": {"key": "body:id"}, "batch": {"maxEvents": 10}}`, batchWant{10, 0}},
+	{`{"name": "batch-plain", "url": "https://p.example.com/hooks"}`, batchWant{config.DefaultBatchSize, 0}},
+}
+
+type batchWant struct{ size, window float64 }
 
 // TestBatchedLanes: a batched lane's event source mapping takes
 // batch.maxEvents as its BatchSize and batch.windowSeconds as its
@@ -16,31 +32,7 @@ import (
 // spans six function timeouts and the window; and an https lane passes
 // every check an unbatched one does. The overview graphs the batches.
 func TestBatchedLanes(t *testing.T) {
-	type want struct{ size, window float64 }
-	dests := []struct {
-		spec string
-		want want
-	}{
-		{`{"name": "wide", "url": "https://w.example.com/hooks", "timeoutSeconds": 30, "batch": {"maxEvents": 500, "windowSeconds": 20, "maxBytes": 2097152}}`, want{500, 20}},
-		{`{"name": "small", "url": "https://s.example.com/hooks", "batch": {"maxEvents": 10}}`, want{10, 0}},
-		{`{"name": "most", "url": "https://m.example.com/hooks", "batch": {"maxEvents": 10000, "windowSeconds": 300}}`, want{10000, 300}},
-		{`{"name": "queue", "type": "sqs", "target": "arn:aws:sqs:us-east-1:210987654321:orders", "batch": {"maxEvents": 100, "windowSeconds": 5}}`, want{100, 5}},
-		{`{"name": "bus", "type": "eventbridge", "target": "arn:aws:events:us-east-1:210987654321:event-bus/orders", "batch": {"maxEvents": 50, "windowSeconds": 2}}`, want{50, 2}},
-		{`{"name": "ordered", "url": "https://o.example.com/hooks", "ordering": {"key": "body:id"}, "batch": {"maxEvents": 10}}`, want{10, 0}},
-		{`{"name": "plain", "url": "https://p.example.com/hooks"}`, want{config.DefaultBatchSize, 0}},
-	}
-	var list []json.RawMessage
-	for _, d := range dests {
-		list = append(list, json.RawMessage(d.spec))
-	}
-	data, _ := json.Marshal(map[string]any{
-		"sources":      []any{map[string]any{"name": "stripe", "verify": map[string]any{"kind": "stripe", "secretName": "hookfan/sources/stripe"}}},
-		"destinations": list,
-	})
-	cfg, err := config.Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := lanesConfig(t)
 	h, _ := synth(t, cfg)
 	_, parent := templateOf(t, h.Stack)
 	_, db := only(t, parent, "AWS::CloudWatch::Dashboard")
@@ -50,12 +42,14 @@ func TestBatchedLanes(t *testing.T) {
 			t.Errorf("the overview does not search %s", m)
 		}
 	}
-	for i, d := range cfg.Destinations {
+	for _, bd := range batchedDests {
+		i := laneIndex(t, cfg, namesOf(t, []string{bd.spec})[0])
+		d := cfg.Destinations[i]
 		_, res := templateOf(t, h.LaneStacks[i])
 		if d.Signs() { // checkLane checks https lanes (target_test.go the others)
 			checkLane(t, d, cfg, res, false)
 		}
-		w := dests[i].want
+		w := bd.want
 		_, m := only(t, res, "AWS::Lambda::EventSourceMapping")
 		window, hasWindow := m.Properties["MaximumBatchingWindowInSeconds"]
 		if got := num(m.Properties["BatchSize"]); got != w.size || hasWindow != (w.window > 0) || hasWindow && num(window) != w.window {

@@ -99,17 +99,14 @@ func checkCostCounts(t *testing.T, cfg *config.Config, docs map[string]templateD
 	}
 }
 
-// TestCostModelCounts synthesizes the deployment docs/cost.md prices and
-// one with every priced option on (WAF with an allow-listed source, alarm
-// e-mail, a secret the stack does not create, header secrets, large
-// payloads, a lane that pauses, a paced lane, reconciled Stripe and GitHub
-// sources), and checks the model counts what the templates hold and that
-// every alarm has its runbook in docs/operations.md. The 300-destination
-// stack test checks the counts on its configuration too.
-func TestCostModelCounts(t *testing.T) {
-	if cost.LanesPerDashboard != stack.LanesPerDashboard {
-		t.Fatalf("cost.LanesPerDashboard is %d, stack.LanesPerDashboard %d", cost.LanesPerDashboard, stack.LanesPerDashboard)
-	}
+// costOptionsConfig is cost.Reference(2) with every priced option on (WAF
+// with an allow-listed source, alarm e-mail, a secret the stack does not
+// create, header secrets, large payloads, a lane that pauses, a paced
+// lane, reconciled Stripe and GitHub sources, no point-in-time recovery,
+// no detailed API metrics): TestCostModelCounts's "options", which
+// TestStageServerErrorsAlarmWithoutDetailedMetrics reads too.
+func costOptionsConfig(t *testing.T) *config.Config {
+	t.Helper()
 	options := cost.Reference(2)
 	options.Sources = append(options.Sources, config.Source{
 		Name: "github", Verify: config.Verify{Kind: "github", SecretName: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:github-AbCdEf"},
@@ -127,6 +124,24 @@ func TestCostModelCounts(t *testing.T) {
 	off := false
 	options.Dedupe.PointInTimeRecovery = &off
 	options.API.DetailedMetrics = &off
+	if err := options.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return options
+}
+
+// TestCostModelCounts synthesizes the deployment docs/cost.md prices and
+// one with every priced option on (WAF with an allow-listed source, alarm
+// e-mail, a secret the stack does not create, header secrets, large
+// payloads, a lane that pauses, a paced lane, reconciled Stripe and GitHub
+// sources), and checks the model counts what the templates hold and that
+// every alarm has its runbook in docs/operations.md. The 300-destination
+// stack test checks the counts on its configuration too.
+func TestCostModelCounts(t *testing.T) {
+	if cost.LanesPerDashboard != stack.LanesPerDashboard {
+		t.Fatalf("cost.LanesPerDashboard is %d, stack.LanesPerDashboard %d", cost.LanesPerDashboard, stack.LanesPerDashboard)
+	}
+	options := costOptionsConfig(t)
 	managed := cost.Reference(1)
 	managed.TopicKey = config.TopicKeyAWSManaged
 	// A reconciled Stripe source publishes under SNS's AWS managed key too.
@@ -248,9 +263,10 @@ const customResourceFunction = "AWS679f53fac002430cb0da5b7982bd2287"
 // TestDefaultsStayCheap synthesizes the default configuration (the
 // deployment docs/cost.md prices) and fails on what would make it cost
 // more than the page says: active tracing, the REST API, the platform's
-// INFO lines, or a resource type the cost model does not price.
+// INFO lines, or a resource type the cost model does not price. It reads
+// TestCostModelCounts's "reference" synthesis.
 func TestDefaultsStayCheap(t *testing.T) {
-	cfg := cost.Reference(2)
+	cfg := cost.Reference(3)
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}

@@ -252,10 +252,12 @@ func mapsKeys[V any](m map[string]V) func(func(string) bool) {
 	}
 }
 
-// TestHTTPEdge: an HTTP API (payload 2.0, a route per source with its own
-// throttle, access logs) on a custom domain with an imported certificate
-// and no hosted zone.
-func TestHTTPEdge(t *testing.T) {
+// httpEdgeConfig is TestHTTPEdge's: an HTTP API with its own limits on a
+// custom domain with an imported certificate, no source with replay
+// protection, and its lane at maxConcurrency 5 (TestIngestConcurrencyWarning
+// and TestIngestReservedConcurrency read it too).
+func httpEdgeConfig(t *testing.T) *config.Config {
+	t.Helper()
 	cfg := edgeConfig(t,
 		map[string]any{"type": "http", "rateLimit": 40, "burstLimit": 80, "logRetentionDays": 14,
 			"domainName": "hooks.example.com", "certificateArn": "arn:aws:acm:eu-west-1:123456789012:certificate/0c1f2d3e-4a5b-6c7d-8e9f-0a1b2c3d4e5f"},
@@ -264,6 +266,18 @@ func TestHTTPEdge(t *testing.T) {
 	// gets neither the table nor a grant on it (TestBase checks them on).
 	off := false
 	cfg.Sources[1].ReplayProtection.Enabled = &off
+	cfg.Destinations[0].MaxConcurrency = 5
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// TestHTTPEdge: an HTTP API (payload 2.0, a route per source with its own
+// throttle, access logs) on a custom domain with an imported certificate
+// and no hosted zone.
+func TestHTTPEdge(t *testing.T) {
+	cfg := httpEdgeConfig(t)
 	h, _ := synth(t, cfg)
 	_, res := templateOf(t, h.Stack)
 	ingestFn := res[*awscdk.Stack_Of(h.Ingest.Function).GetLogicalId(h.Ingest.Function.Node().DefaultChild().(awscdk.CfnElement))]

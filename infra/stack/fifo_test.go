@@ -14,33 +14,22 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 )
 
-// orderedConfig has a standard destination and two ordered ones (a body
-// key with a source filter and pause, a header key), besides a plain one;
-// email sets the alarm e-mail.
-func orderedConfig(t *testing.T, email string) *config.Config {
-	t.Helper()
-	alarms := ""
-	if email != "" {
-		alarms = fmt.Sprintf(`, "alarms": {"email": %q}`, email)
-	}
-	cfg, err := config.Parse(fmt.Appendf(nil, `{
-	  "sources": [
-	    {"name": "stripe", "verify": {"kind": "stripe", "secretName": "hookfan/sources/stripe"}},
-	    {"name": "shop", "verify": {"kind": "shopify", "secretName": "hookfan/sources/shop"}}
-	  ],
-	  "destinations": [
-	    {"name": "plain", "url": "https://a.example.com/hooks", "batchWindowSeconds": 2},
-	    {"name": "orders", "url": "https://b.example.com/hooks", "ordering": {"key": "body:data.object.id"},
-	     "filter": {"sources": ["stripe"], "types": ["payment_intent.*"]}, "batchSize": 5, "maxConcurrency": 4,
-	     "pause": {"afterFailures": 10, "failureRate": 0.9, "probeEvery": "2m", "maxPause": "12h"}},
-	    {"name": "shop-orders", "url": "https://c.example.com/hooks", "ordering": {"key": "header:X-Shopify-Order-Id"},
-	     "filter": {"sources": ["shop"]}}
-	  ]%s
-	}`, alarms))
-	if err != nil {
-		t.Fatalf("ordered config: %v", err)
-	}
-	return cfg
+// orderedSources are the sources of the lanes configurations
+// (lanesConfig, alarmedLanesConfig): Stripe and Shopify.
+const orderedSources = `
+	{"name": "stripe", "verify": {"kind": "stripe", "secretName": "hookfan/sources/stripe"}},
+	{"name": "shop", "verify": {"kind": "shopify", "secretName": "hookfan/sources/shop"}}`
+
+// orderedDests are TestOrderedLanes's lanes: a standard destination and
+// two ordered ones (a body key with a source filter and pause, a header
+// key).
+var orderedDests = []string{
+	`{"name": "plain", "url": "https://a.example.com/hooks", "batchWindowSeconds": 2}`,
+	`{"name": "orders", "url": "https://b.example.com/hooks", "ordering": {"key": "body:data.object.id"},
+	  "filter": {"sources": ["stripe"], "types": ["payment_intent.*"]}, "batchSize": 5, "maxConcurrency": 4,
+	  "pause": {"afterFailures": 10, "failureRate": 0.9, "probeEvery": "2m", "maxPause": "12h"}}`,
+	`{"name": "shop-orders", "url": "https://c.example.com/hooks", "ordering": {"key": "header:X-Shopify-Order-Id"},
+	  "filter": {"sources": ["shop"]}}`,
 }
 
 // TestOrderedLanes: an ordered destination's lane is an SQS FIFO queue
@@ -48,11 +37,19 @@ func orderedConfig(t *testing.T, email string) *config.Config {
 // FIFO topic, which only ingest may publish to, with the fan-out topic's
 // encryption and TLS only; the mapping reports partial failures, has no
 // batching window and keeps the lane's concurrency; the standard lane
-// beside it stays as it was.
+// beside it stays as it was. Its lanes (orderedDests) are checked in
+// lanesConfig without the alarm e-mail and in alarmedLanesConfig with it.
 func TestOrderedLanes(t *testing.T) {
-	for _, email := range []string{"", "ops@example.com"} {
+	for _, tt := range []struct {
+		email string
+		cfg   func(*testing.T) *config.Config
+	}{{"", lanesConfig}, {"ops@example.com", alarmedLanesConfig}} {
+		email := tt.email
 		t.Run(fmt.Sprintf("email %q", email), func(t *testing.T) {
-			cfg := orderedConfig(t, email)
+			cfg := tt.cfg(t)
+			if cfg.Alarms.Email != email {
+				t.Fatalf("alarm e-mail %q, want %q", cfg.Alarms.Email, email)
+			}
 			h, _ := synth(t, cfg)
 			if h.OrderedTopic == nil {
 				t.Fatal("no FIFO topic with ordered destinations")
@@ -104,7 +101,9 @@ func TestOrderedLanes(t *testing.T) {
 				t.Errorf("ingest HOOKFAN_ORDERED_TOPIC_ARN %v (contract %q), want the FIFO topic %s", env["HOOKFAN_ORDERED_TOPIC_ARN"], h.Ingest.Env.OrderedTopicARN, fifoID)
 			}
 
-			for i, d := range cfg.Destinations {
+			for _, name := range namesOf(t, orderedDests) {
+				i := laneIndex(t, cfg, name)
+				d := cfg.Destinations[i]
 				_, res := templateOf(t, h.LaneStacks[i])
 				checkLane(t, d, cfg, res, email != "")
 				// The lane's topic: the nested stack's parameter, set by the parent.

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/jsii-runtime-go"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hookfan/hookfan/infra/stack"
@@ -87,42 +85,52 @@ func worstLength(t *testing.T, res map[string]resource, v any) int {
 	return 0
 }
 
+// laneIndexCase is a lane of TestLaneIndexFitsStandardParameter: its
+// destination's name and filter, and whether the filter stays in the
+// lane's index.
+type laneIndexCase struct {
+	name, dest string
+	filter     map[string]any
+	inline     bool // the filter stays in the lane's index
+}
+
+func laneIndexCases() []laneIndexCase {
+	var many []string
+	for i := range 90 {
+		many = append(many, fmt.Sprintf("customer.subscription.event_%03d", i)) // 31 characters, like Stripe's
+	}
+	return []laneIndexCase{
+		{"a filter of two types", "billing", map[string]any{"sources": []string{"stripe"}, "types": []string{"payment_intent.*", "charge.refunded"}}, true},
+		{"a filter of 90 types", "billing-90-types", map[string]any{"sources": []string{"stripe"}, "types": many}, false},
+		{"90 excluded types", "billing-90-excluded", map[string]any{"excludeTypes": many}, false},
+	}
+}
+
+// laneIndexDests are TestLaneIndexFitsStandardParameter's lanes.
+func laneIndexDests() []string {
+	var dests []string
+	for _, tt := range laneIndexCases() {
+		d, _ := json.Marshal(map[string]any{"name": tt.dest, "url": "https://billing.example.com/hooks", "filter": tt.filter})
+		dests = append(dests, string(d))
+	}
+	return dests
+}
+
 // TestLaneIndexFitsStandardParameter: every configuration validation
 // accepts and the stack synthesizes gets lane parameters SSM takes: a
 // Standard parameter holds at most 4096 characters, and a lane's index is
 // mostly names CloudFormation fills in at deploy time. A filter of 90
 // Stripe-like types (about 3 KB, which the function's environment holds)
 // left too little room for them; it goes to a parameter of its own, and
-// the operator command reads it back unchanged.
+// the operator command reads it back unchanged. Its lanes are
+// laneIndexDests, in lanesConfig.
 func TestLaneIndexFitsStandardParameter(t *testing.T) {
-	var many []string
-	for i := range 90 {
-		many = append(many, fmt.Sprintf("customer.subscription.event_%03d", i)) // 31 characters, like Stripe's
-	}
-	for _, tt := range []struct {
-		name   string
-		filter map[string]any
-		inline bool // the filter stays in the lane's index
-	}{
-		{"a filter of two types", map[string]any{"sources": []string{"stripe"}, "types": []string{"payment_intent.*", "charge.refunded"}}, true},
-		{"a filter of 90 types", map[string]any{"sources": []string{"stripe"}, "types": many}, false},
-		{"90 excluded types", map[string]any{"excludeTypes": many}, false},
-	} {
+	cfg := lanesConfig(t)
+	h, _ := synth(t, cfg)
+	for _, tt := range laneIndexCases() {
 		t.Run(tt.name, func(t *testing.T) {
-			data, _ := json.Marshal(map[string]any{
-				"sources":      []any{map[string]any{"name": "stripe", "verify": map[string]any{"kind": "stripe", "secretName": "hookfan/sources/stripe"}}},
-				"destinations": []any{map[string]any{"name": "billing", "url": "https://billing.example.com/hooks", "filter": tt.filter}},
-			})
-			cfg, err := config.Parse(data)
-			if err != nil {
-				t.Fatalf("config refused (the test wants one validation accepts): %v", err)
-			}
-			app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir()), Context: flagsContext(t)})
-			h, err := stack.New(app, "Hookfan", &stack.Props{Config: cfg, Builder: builder})
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, res := templateOf(t, h.LaneStacks[0])
+			i := laneIndex(t, cfg, tt.dest)
+			_, res := templateOf(t, h.LaneStacks[i])
 			values := map[string]string{}
 			for id, p := range ofType(res, "AWS::SSM::Parameter") {
 				n := worstLength(t, res, p.Properties["Value"])
@@ -137,7 +145,7 @@ func TestLaneIndexFitsStandardParameter(t *testing.T) {
 				Filter          config.Filter `json:"filter"`
 				FilterParameter string        `json:"filterParameter"`
 			}
-			if err := json.Unmarshal([]byte(values[stack.LaneParameterName("Hookfan", "billing")]), &lane); err != nil {
+			if err := json.Unmarshal([]byte(values[stack.LaneParameterName("Hookfan", tt.dest)]), &lane); err != nil {
 				t.Fatalf("lane index: %v", err)
 			}
 			got := lane.Filter
@@ -149,7 +157,7 @@ func TestLaneIndexFitsStandardParameter(t *testing.T) {
 			if inline := lane.FilterParameter == ""; inline != tt.inline {
 				t.Errorf("filter in the index: %v, want %v (filterParameter %q)", inline, tt.inline, lane.FilterParameter)
 			}
-			if diff := cmp.Diff(cfg.Destinations[0].Filter, got); diff != "" {
+			if diff := cmp.Diff(cfg.Destinations[i].Filter, got); diff != "" {
 				t.Errorf("the filter as the operator reads it (-configured +read):\n%s", diff)
 			}
 		})

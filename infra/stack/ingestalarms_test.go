@@ -17,6 +17,24 @@ import (
 	"github.com/hookfan/hookfan/shared/metrics"
 )
 
+// ingestReservedConfig is edgeConfig's HTTP API (detailed metrics, the
+// alarm e-mail) with its lane at maxConcurrency 500 and 600 executions
+// reserved for ingest.
+func ingestReservedConfig(t *testing.T) *config.Config {
+	t.Helper()
+	cfg := edgeConfig(t, map[string]any{"type": config.APITypeHTTP}, nil)
+	cfg.Destinations[0].MaxConcurrency = 500
+	cfg.Ingest.ReservedConcurrency = 600
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// busyDests is the lane TestIngestConcurrencyWarning adds to
+// alarmedLanesConfig: it may run 500 deliveries at once.
+var busyDests = []string{`{"name": "busy", "url": "https://busy.example.com/hooks", "maxConcurrency": 500}`}
+
 // alarmWithID is the one alarm whose logical ID starts with prefix.
 func alarmWithID(t *testing.T, res map[string]resource, prefix string) resource {
 	t.Helper()
@@ -63,10 +81,24 @@ func dims(v any) map[string]string {
 // IngestRejected under each 5xx reason the source can produce: the replay
 // reasons only with replay protection); the ingest function gets one on
 // any error and one on any throttle. Every one notifies the alarm topic.
+//
+// The REST API is testConfig's (3 destinations, alarm e-mail), the HTTP
+// API ingestReservedConfig's.
 func TestIngestOutageAlarms(t *testing.T) {
-	for _, apiType := range []string{config.APITypeREST, config.APITypeHTTP} {
+	for _, tt := range []struct {
+		apiType string
+		cfg     func(*testing.T) *config.Config
+	}{
+		{config.APITypeREST, func(t *testing.T) *config.Config { return testConfig(t, 3, "ops@example.com") }},
+		{config.APITypeHTTP, ingestReservedConfig},
+	} {
+		apiType := tt.apiType
 		t.Run(apiType, func(t *testing.T) {
-			h, _ := synth(t, edgeConfig(t, map[string]any{"type": apiType}, nil))
+			cfg := tt.cfg(t)
+			if cfg.API.Kind() != apiType || !cfg.API.Detailed() {
+				t.Fatalf("api.type %q (detailed metrics %v), want %q with detailed metrics", cfg.API.Kind(), cfg.API.Detailed(), apiType)
+			}
+			h, _ := synth(t, cfg)
 			_, res := templateOf(t, h.Stack)
 			topicID := *awscdk.Stack_Of(h.AlarmTopic).GetLogicalId(h.AlarmTopic.Node().DefaultChild().(awscdk.CfnElement))
 			for _, tt := range []struct {
@@ -145,10 +177,20 @@ func TestIngestOutageAlarms(t *testing.T) {
 // fire. Instead one alarm watches the stage's 5xx, which API Gateway
 // always publishes (REST: 5XXError by ApiName and Stage; HTTP: 5xx by
 // ApiId and Stage), and no alarm is left on a route's 5xx.
+//
+// The REST API is costOptionsConfig's, the HTTP API alarmedLanesConfig's.
 func TestStageServerErrorsAlarmWithoutDetailedMetrics(t *testing.T) {
-	for _, apiType := range []string{config.APITypeREST, config.APITypeHTTP} {
+	for _, tt := range []struct {
+		apiType string
+		cfg     func(*testing.T) *config.Config
+	}{{config.APITypeREST, costOptionsConfig}, {config.APITypeHTTP, alarmedLanesConfig}} {
+		apiType := tt.apiType
 		t.Run(apiType, func(t *testing.T) {
-			h, _ := synth(t, edgeConfig(t, map[string]any{"type": apiType, "detailedMetrics": false}, nil))
+			cfg := tt.cfg(t)
+			if cfg.API.Kind() != apiType || cfg.API.Detailed() || cfg.Alarms.Email == "" {
+				t.Fatalf("api.type %q (detailed metrics %v, alarm e-mail %q), want %q without detailed metrics, with the alarm topic", cfg.API.Kind(), cfg.API.Detailed(), cfg.Alarms.Email, apiType)
+			}
+			h, _ := synth(t, cfg)
 			_, res := templateOf(t, h.Stack)
 			for id := range ofType(res, "AWS::CloudWatch::Alarm") {
 				if strings.HasPrefix(id, "IngestSource") && strings.Contains(id, "ServerErrorsAlarm") {
@@ -185,13 +227,18 @@ func TestStageServerErrorsAlarmWithoutDetailedMetrics(t *testing.T) {
 // many executions for the ingest function (and no lane's function gets a
 // reservation); without it nothing is reserved, so the stack deploys in
 // an account without headroom.
+//
+// Without a reservation: httpEdgeConfig; with 600: ingestReservedConfig.
 func TestIngestReservedConcurrency(t *testing.T) {
-	for _, reserved := range []int{0, 600} {
+	for _, tt := range []struct {
+		reserved int
+		cfg      func(*testing.T) *config.Config
+	}{{0, httpEdgeConfig}, {600, ingestReservedConfig}} {
+		reserved := tt.reserved
 		t.Run(fmt.Sprint(reserved), func(t *testing.T) {
-			cfg := edgeConfig(t, map[string]any{}, nil)
-			cfg.Ingest.ReservedConcurrency = reserved
-			if err := cfg.Validate(); err != nil {
-				t.Fatal(err)
+			cfg := tt.cfg(t)
+			if cfg.Ingest.ReservedConcurrency != reserved {
+				t.Fatalf("ingest.reservedConcurrency %d, want %d", cfg.Ingest.ReservedConcurrency, reserved)
 			}
 			h, _ := synth(t, cfg)
 			_, res := templateOf(t, h.Stack)
@@ -215,23 +262,29 @@ func TestIngestReservedConcurrency(t *testing.T) {
 // for ingest and busy lanes plus what the API admits at once exceed a
 // default account's 1,000 executions (one lane at 500 beside 600 of
 // bursts), and not once ingest has its reservation or the sum fits.
+//
+// The configurations: httpEdgeConfig (its lane at 5), alarmedLanesConfig
+// (busyDests, one lane at 500) and ingestReservedConfig (its lane at 500,
+// 600 reserved); each case first checks that its configuration is what
+// it says.
 func TestIngestConcurrencyWarning(t *testing.T) {
 	for _, tt := range []struct {
-		name            string
-		laneConcurrency int
-		reserved        int
-		want            bool
+		name     string
+		cfg      func(*testing.T) *config.Config
+		over     bool // lanes and the API's bursts exceed a default account
+		reserved bool
+		want     bool
 	}{
-		{"fits", 5, 0, false},
-		{"lanes can take the pool", 500, 0, true},
-		{"ingest has its reservation", 500, 600, false},
+		{"fits", httpEdgeConfig, false, false, false},
+		{"lanes can take the pool", alarmedLanesConfig, true, false, true},
+		{"ingest has its reservation", ingestReservedConfig, true, true, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := edgeConfig(t, map[string]any{}, nil)
-			cfg.Destinations[0].MaxConcurrency = tt.laneConcurrency
-			cfg.Ingest.ReservedConcurrency = tt.reserved
-			if err := cfg.Validate(); err != nil {
-				t.Fatal(err)
+			cfg := tt.cfg(t)
+			lanes, api := cfg.LaneConcurrency(), cfg.MinReservedConcurrency()
+			if over := lanes+api > config.DefaultAccountConcurrency; over != tt.over || (cfg.Ingest.ReservedConcurrency > 0) != tt.reserved {
+				t.Fatalf("lanes %d + API %d over %d: %v, ingest.reservedConcurrency %d; want over %v, reserved %v",
+					lanes, api, config.DefaultAccountConcurrency, over, cfg.Ingest.ReservedConcurrency, tt.over, tt.reserved)
 			}
 			h, _ := synth(t, cfg)
 			found := assertions.Annotations_FromStack(h.Stack).FindWarning(jsii.String("*"), assertions.Match_StringLikeRegexp(jsii.String("hookfan:ingestConcurrency")))

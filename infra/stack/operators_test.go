@@ -20,13 +20,13 @@ import (
 // lane's queue denies SendMessage to everyone but SNS from the fan-out
 // topic, the operator role and (a lane that pauses) its own function; the
 // operator role gets the queue and DLQ calls ops redrive, ops replay and a
-// console DLQ redrive make; only ingest may publish to the topic.
+// console DLQ redrive make; only ingest may publish to the topic. It reads
+// payloadsConfig's synthesis, and testConfig's with one destination.
 func TestOperatorRoleGuardsTheQueues(t *testing.T) {
-	cfg := testConfig(t, 2, "")
-	cfg.Destinations[1].Pause = &config.Pause{}
-	cfg.Operators.Principals = []string{"arn:aws:iam::123456789012:role/oncall"}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
+	cfg := payloadsConfig(t)
+	if len(cfg.Operators.Principals) != 1 || cfg.Destinations[1].Pause == nil || cfg.Destinations[0].Pause != nil {
+		t.Fatalf("operators.principals %v, dest-01 pausing %v, dest-00 %v: want one principal, one lane that pauses beside one that does not",
+			cfg.Operators.Principals, cfg.Destinations[1].Pause != nil, cfg.Destinations[0].Pause != nil)
 	}
 	h, _ := synth(t, cfg)
 	tmpl, parent := templateOf(t, h.Stack)
@@ -170,13 +170,18 @@ func checkOperatorAllow(t *testing.T, lane string, st map[string]any, actions []
 // the stack's index says so and no lane's function is told otherwise;
 // with false the table has no index (nor its keys' definitions), the role
 // may Scan the table and has no Query, the index says "timeIndex": false
-// and every lane's function gets HOOKFAN_TIME_INDEX=off.
+// and every lane's function gets HOOKFAN_TIME_INDEX=off. With the index
+// it reads payloadsConfig's synthesis, without it costSwitchesConfig's.
 func TestTimeIndexSwitch(t *testing.T) {
-	for _, indexed := range []bool{true, false} {
+	for _, tt := range []struct {
+		indexed bool
+		cfg     func(*testing.T) *config.Config
+	}{{true, payloadsConfig}, {false, costSwitchesConfig}} {
+		indexed := tt.indexed
 		t.Run(fmt.Sprint("timeIndex ", indexed), func(t *testing.T) {
-			cfg := testConfig(t, 2, "")
-			if !indexed {
-				cfg.Dedupe.TimeIndex = &indexed
+			cfg := tt.cfg(t)
+			if cfg.Dedupe.Indexed() != indexed {
+				t.Fatalf("dedupe.timeIndex %v, want %v", cfg.Dedupe.Indexed(), indexed)
 			}
 			h, _ := synth(t, cfg)
 			_, parent := templateOf(t, h.Stack)

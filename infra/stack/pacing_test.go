@@ -6,36 +6,30 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/jsii-runtime-go"
-
 	"github.com/hookfan/hookfan/infra/stack"
 	"github.com/hookfan/hookfan/infra/stack/stackindex"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/metrics"
 )
 
+// pacedDests are TestPacedLane's lanes: one paced, one not.
+var pacedDests = []string{
+	`{"name": "slack", "url": "https://hooks.example.com/x", "rateLimit": {"perMinute": 90, "burst": 4, "adaptive": true}}`,
+	`{"name": "unpaced", "url": "https://plain.example.com/x"}`,
+}
+
 // TestPacedLane: a paced lane's index carries its rateLimit as
 // configured, which reads back as the same rate limit (ops lanes and ops
 // pace go by it); an unpaced lane's carries none. The overview graphs the
 // messages held back and the rate in force (searched, so every paced lane
-// shows up).
+// shows up). Its lanes are pacedDests, in lanesConfig.
 func TestPacedLane(t *testing.T) {
-	cfg, err := config.Parse([]byte(`{"sources": [{"name": "stripe", "verify": {"kind": "stripe", "secretName": "hookfan/sources/stripe"}}],
-	  "destinations": [
-	    {"name": "slack", "url": "https://hooks.example.com/x", "rateLimit": {"perMinute": 90, "burst": 4, "adaptive": true}},
-	    {"name": "plain", "url": "https://plain.example.com/x"}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir()), Context: flagsContext(t)})
-	h, err := stack.New(app, "Hookfan", &stack.Props{Config: cfg, Builder: builder})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := lanesConfig(t)
+	h, _ := synth(t, cfg)
 	values := map[string]string{}
-	for i, ls := range h.LaneStacks {
-		_, res := templateOf(t, ls)
+	for _, name := range namesOf(t, pacedDests) {
+		i := laneIndex(t, cfg, name)
+		_, res := templateOf(t, h.LaneStacks[i])
 		for _, p := range ofType(res, "AWS::SSM::Parameter") {
 			values[fmt.Sprint(p.Properties["Name"])] = joined(p.Properties["Value"])
 		}
@@ -61,7 +55,9 @@ func TestPacedLane(t *testing.T) {
 			t.Errorf("the overview does not search %s", m)
 		}
 	}
-	for i, d := range cfg.Destinations {
+	for _, name := range namesOf(t, pacedDests) {
+		i := laneIndex(t, cfg, name)
+		d := cfg.Destinations[i]
 		var lane stackindex.Lane
 		if err := json.Unmarshal([]byte(values[stack.LaneParameterName("Hookfan", d.Name)]), &lane); err != nil {
 			t.Fatalf("%s: lane index: %v", d.Name, err)

@@ -14,29 +14,28 @@ import (
 	"github.com/hookfan/hookfan/shared/metrics"
 )
 
-// TestPausingLane synthesizes one destination that pauses beside one that
-// does not (one synthesis for every check): the pausing lane's function
-// may switch only its own event source mapping, is ticked on its probe
-// schedule, has an alarm on its paused gauge, and its queue keeps a
-// message through the longest pause plus the whole schedule.
+// pausingDests are TestPausingLane's lanes: one that pauses, one that
+// does not.
+var pausingDests = []string{
+	`{"name": "pauses", "url": "https://a.example.com/hooks", "pause": {"afterFailures": 10, "failureRate": 0.9, "probeEvery": "2m", "maxPause": "12h"}}`,
+	`{"name": "steady", "url": "https://b.example.com/hooks"}`,
+}
+
+// TestPausingLane checks one destination that pauses beside one that does
+// not (pausingDests, in alarmedLanesConfig: one synthesis for every
+// check): the pausing lane's function may switch only its own event
+// source mapping, is ticked on its probe schedule, has an alarm on its
+// paused gauge, and its queue keeps a message through the longest pause
+// plus the whole schedule.
 func TestPausingLane(t *testing.T) {
-	cfg, err := config.Parse([]byte(`{
-	  "sources": [{"name": "stripe", "verify": {"kind": "stripe", "secretName": "hookfan/sources/stripe"}}],
-	  "destinations": [
-	    {"name": "pauses", "url": "https://a.example.com/hooks", "pause": {"afterFailures": 10, "failureRate": 0.9, "probeEvery": "2m", "maxPause": "12h"}},
-	    {"name": "plain", "url": "https://b.example.com/hooks"}
-	  ],
-	  "alarms": {"email": "ops@example.com"}
-	}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := alarmedLanesConfig(t)
 	h, outdir := synth(t, cfg)
-	pausing, plain := cfg.Destinations[0], cfg.Destinations[1]
+	pausingLane, plainLane := laneIndex(t, cfg, "pauses"), laneIndex(t, cfg, "steady")
+	pausing, plain := cfg.Destinations[pausingLane], cfg.Destinations[plainLane]
 	// One deliver asset for the lane that pauses and the one that does not.
 	checkFunctionBuilds(t, outdir)
-	_, res := templateOf(t, h.LaneStacks[0])
-	_, plainRes := templateOf(t, h.LaneStacks[1])
+	_, res := templateOf(t, h.LaneStacks[pausingLane])
+	_, plainRes := templateOf(t, h.LaneStacks[plainLane])
 
 	t.Run("every lane check", func(t *testing.T) {
 		checkLane(t, pausing, cfg, res, true)
@@ -96,7 +95,7 @@ func TestPausingLane(t *testing.T) {
 		if switchID == "" {
 			t.Fatal("no switch policy")
 		}
-		tmpl, _ := templateOf(t, h.LaneStacks[0])
+		tmpl, _ := templateOf(t, h.LaneStacks[pausingLane])
 		fnJSON := fmtJSON((*tmpl.ToJSON())["Resources"].(map[string]any)[fnID])
 		if strings.Contains(fnJSON, switchID) {
 			t.Errorf("the function depends on the switch policy, which names its ARN: a cycle")

@@ -14,6 +14,23 @@ import (
 	"github.com/hookfan/hookfan/shared/metrics"
 )
 
+// payloadsConfig is testConfig's 4 destinations, no alarm e-mail, with
+// the stripe source taking bodies up to the REST ceiling (large
+// payloads), dest-01 pausing and an operator principal: TestLargePayloads,
+// TestOperatorRoleGuardsTheQueues and TestTimeIndexSwitch (the index on)
+// read its synthesis.
+func payloadsConfig(t *testing.T) *config.Config {
+	t.Helper()
+	cfg := testConfig(t, 4, "")
+	cfg.Sources[0].MaxBodyBytes = config.MaxBodyBytesREST
+	cfg.Destinations[1].Pause = &config.Pause{}
+	cfg.Operators.Principals = []string{"arn:aws:iam::123456789012:role/oncall"}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
 // TestLargePayloads synthesizes (under cdk-nag) a stack whose stripe
 // source takes bodies up to the REST ceiling: the payload bucket is
 // private, encrypted with the data key, TLS-only and expires its objects
@@ -22,11 +39,7 @@ import (
 // filter's sources; both functions are told the bucket; the data key is
 // granted to exactly the roles that write or read bodies.
 func TestLargePayloads(t *testing.T) {
-	cfg := testConfig(t, 4, "")
-	cfg.Sources[0].MaxBodyBytes = config.MaxBodyBytesREST
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
+	cfg := payloadsConfig(t)
 	h, outdir := synth(t, cfg)
 	if h.Payloads == nil {
 		t.Fatal("no payload bucket")

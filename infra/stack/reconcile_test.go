@@ -21,6 +21,11 @@ import (
 // GitHub source every hour; a Shopify source is not reconciled. One
 // destination takes everything, one Stripe only, one GitHub only, and a
 // large-body Stripe source puts the payload bucket and the archive in.
+// Three Shopify-only lanes (a lane that pauses, one with an imported
+// signing secret, one with a transform and SigV4), the HTTP API, the
+// sink named and dedupe.recordDays 20 make it the configuration that uses
+// every variable of the functions' environments
+// (TestFunctionEnvironmentIsTheContract).
 func reconcileConfig(t *testing.T) *config.Config {
 	t.Helper()
 	cfg, err := config.Parse([]byte(`{
@@ -34,9 +39,17 @@ func reconcileConfig(t *testing.T) *config.Config {
 	  "destinations": [
 	    {"name": "everything", "url": "https://all.example.com/hooks"},
 	    {"name": "payments", "url": "https://pay.example.com/hooks", "filter": {"sources": ["stripe"]}},
-	    {"name": "code", "url": "https://code.example.com/hooks", "filter": {"sources": ["github"]}}
+	    {"name": "code", "url": "https://code.example.com/hooks", "filter": {"sources": ["github"]}},
+	    {"name": "pauses", "url": "https://a.example.com/hooks", "filter": {"sources": ["shop"]},
+	     "pause": {"afterFailures": 10, "failureRate": 0.9, "probeEvery": "2m", "maxPause": "12h"}},
+	    {"name": "plain", "url": "https://b.example.com/hooks", "filter": {"sources": ["shop"]}, "secretName": "hookfan/destinations/plain"},
+	    {"name": "shaped", "url": "https://c.example.com/hooks", "filter": {"sources": ["shop"]}, "transform": "{text: .type}",
+	     "auth": {"sigv4": {"service": "lambda", "region": "eu-west-1"}}}
 	  ],
-	  "alarms": {"email": "ops@example.com"}
+	  "alarms": {"email": "ops@example.com"},
+	  "api": {"type": "http"},
+	  "metrics": {"sink": "emf"},
+	  "dedupe": {"recordDays": 20}
 	}`))
 	if err != nil {
 		t.Fatal(err)

@@ -53,6 +53,14 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	if testing.Verbose() {
 		fmt.Printf("infra/stack: %d syntheses for %d requests\n", synths.runs, synths.requests)
+		// Each synthesis and the tests that read it: one read by a
+		// single test is a candidate to fold into a shared one.
+		var lines []string
+		for _, s := range synths.byConfig {
+			lines = append(lines, fmt.Sprintf("infra/stack: synthesis read by %s", strings.Join(s.tests, ", ")))
+		}
+		slices.Sort(lines)
+		fmt.Println(strings.Join(lines, "\n"))
 	}
 	jsii.Close()
 	os.RemoveAll(dir)
@@ -61,7 +69,8 @@ func TestMain(m *testing.M) {
 
 // testConfig is a valid configuration with n destinations that between them
 // use every filter shape, imported and generated secrets, custom retry
-// schedules, timeouts, concurrency caps, batch sizes and windows.
+// schedules, timeouts, concurrency caps, batch sizes and windows, with the
+// archive kept 7 days.
 func testConfig(t *testing.T, n int, email string) *config.Config {
 	t.Helper()
 	doc := map[string]any{
@@ -76,6 +85,9 @@ func testConfig(t *testing.T, n int, email string) *config.Config {
 		"api":       map[string]any{"type": "rest", "rateLimit": 50, "burstLimit": 75, "logRetentionDays": 14},
 		"tracing":   "all",
 		"functions": map[string]any{"systemLogLevel": "INFO"},
+		// Not the default 30 days: TestArchiveAndQueries checks the
+		// bucket keeps what archive.days says.
+		"archive": map[string]any{"days": 7},
 	}
 	if email != "" {
 		doc["alarms"] = map[string]any{"email": email, "oldestMessageSeconds": 900}
@@ -144,6 +156,7 @@ func synth(t *testing.T, cfg *config.Config) (*stack.Hookfan, string) {
 		synths.byConfig[string(key)] = s
 	}
 	synths.requests++
+	s.tests = append(s.tests, t.Name())
 	synths.Unlock()
 	flags := flagsContext(t)
 	s.once.Do(func() {
@@ -169,7 +182,8 @@ type synthesized struct {
 	once   sync.Once
 	h      *stack.Hookfan
 	outdir string
-	err    string // why the synthesis failed, for every test that asks
+	err    string   // why the synthesis failed, for every test that asks
+	tests  []string // the tests that asked for it, in order
 }
 
 // synths are the syntheses so far, by configuration, under dir
@@ -905,53 +919,65 @@ var starAllowed = map[string]string{
 // roles) in every template. Resource policies are not identity statements: a
 // KMS key policy's Resource "*" means the key itself, and the queue and
 // topic policies' TLS denials apply to their own resource.
+//
+// It reads two syntheses: reconcileConfig's, with reconcilers, a lane
+// that pauses, large payloads and six lanes; and testConfig's with three
+// lanes, with the REST API (its account role) and every trace.
 func TestNoWildcardResources(t *testing.T) {
-	cfg := testConfig(t, 3, "ops@example.com")
-	_, outdir := synth(t, cfg)
-	files, _ := filepath.Glob(filepath.Join(outdir, "*.template.json"))
-	putMetrics := 0
-	if len(files) != 4 {
-		t.Fatalf("got %d templates, want the parent and 3 lanes", len(files))
-	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
+	for _, tt := range []struct {
+		name string
+		cfg  *config.Config
+	}{{"reconcileConfig", reconcileConfig(t)}, {"testConfig", testConfig(t, 3, "ops@example.com")}} {
+		cfg := tt.cfg
+		if tt.name == "testConfig" && (cfg.API.Kind() != config.APITypeREST || cfg.TracingMode() != config.TracingAll) {
+			t.Fatalf("%s: api.type %q, tracing %q; want the REST API and every trace", tt.name, cfg.API.Kind(), cfg.TracingMode())
 		}
-		var doc struct{ Resources map[string]resource }
-		if err := json.Unmarshal(data, &doc); err != nil {
-			t.Fatal(err)
+		h, outdir := synth(t, cfg)
+		files, _ := filepath.Glob(filepath.Join(outdir, "*.template.json"))
+		putMetrics := 0
+		if len(files) != 1+len(cfg.Destinations) {
+			t.Fatalf("%s: got %d templates, want the parent and %d lanes", tt.name, len(files), len(cfg.Destinations))
 		}
-		for id, r := range doc.Resources {
-			var docs []any
-			switch r.Type {
-			case "AWS::IAM::Policy":
-				docs = append(docs, r.Properties["PolicyDocument"])
-			case "AWS::IAM::Role":
-				for _, p := range asSlice(r.Properties["Policies"]) {
-					docs = append(docs, p.(map[string]any)["PolicyDocument"])
-				}
-				for _, m := range asSlice(r.Properties["ManagedPolicyArns"]) {
-					if !strings.Contains(fmt.Sprint(m), "AmazonAPIGatewayPushToCloudWatchLogs") {
-						t.Errorf("%s %s: managed policy %v", filepath.Base(f), id, m)
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc struct{ Resources map[string]resource }
+			if err := json.Unmarshal(data, &doc); err != nil {
+				t.Fatal(err)
+			}
+			for id, r := range doc.Resources {
+				var docs []any
+				switch r.Type {
+				case "AWS::IAM::Policy":
+					docs = append(docs, r.Properties["PolicyDocument"])
+				case "AWS::IAM::Role":
+					for _, p := range asSlice(r.Properties["Policies"]) {
+						docs = append(docs, p.(map[string]any)["PolicyDocument"])
+					}
+					for _, m := range asSlice(r.Properties["ManagedPolicyArns"]) {
+						if !strings.Contains(fmt.Sprint(m), "AmazonAPIGatewayPushToCloudWatchLogs") {
+							t.Errorf("%s: %s %s: managed policy %v", tt.name, filepath.Base(f), id, m)
+						}
 					}
 				}
-			}
-			for _, d := range docs {
-				for _, st := range statements(d) {
-					for _, res := range asSlice(st["Resource"]) {
-						s, isString := res.(string)
-						if !isString || !strings.Contains(s, "*") {
-							continue
-						}
-						for _, a := range anyStrings(st["Action"]) {
-							if _, ok := starAllowed[a]; !ok || s != "*" {
-								t.Errorf("%s %s: %s on %q", filepath.Base(f), id, a, s)
+				for _, d := range docs {
+					for _, st := range statements(d) {
+						for _, res := range asSlice(st["Resource"]) {
+							s, isString := res.(string)
+							if !isString || !strings.Contains(s, "*") {
+								continue
 							}
-							if a == "cloudwatch:PutMetricData" {
-								putMetrics++
-								if ns := fmt.Sprint(st["Condition"]); !strings.Contains(ns, "cloudwatch:namespace:Hookfan") {
-									t.Errorf("%s %s: PutMetricData without the namespace condition: %s", filepath.Base(f), id, ns)
+							for _, a := range anyStrings(st["Action"]) {
+								if _, ok := starAllowed[a]; !ok || s != "*" {
+									t.Errorf("%s: %s %s: %s on %q", tt.name, filepath.Base(f), id, a, s)
+								}
+								if a == "cloudwatch:PutMetricData" {
+									putMetrics++
+									if ns := fmt.Sprint(st["Condition"]); !strings.Contains(ns, "cloudwatch:namespace:Hookfan") {
+										t.Errorf("%s: %s %s: PutMetricData without the namespace condition: %s", tt.name, filepath.Base(f), id, ns)
+									}
 								}
 							}
 						}
@@ -959,12 +985,12 @@ func TestNoWildcardResources(t *testing.T) {
 				}
 			}
 		}
+		// No function calls PutMetricData: they write EMF.
+		if putMetrics != 0 || len(h.Lanes) != len(cfg.Destinations) {
+			t.Errorf("%s: PutMetricData granted to %d functions, want none (they write EMF)", tt.name, putMetrics)
+		}
+		checkFunctionBuilds(t, outdir)
 	}
-	if putMetrics != 0 {
-		t.Errorf("PutMetricData granted to %d functions, want none (they write EMF)", putMetrics)
-	}
-	// The PutMetricData sink is chosen at start, not at build.
-	checkFunctionBuilds(t, outdir)
 }
 
 // checkFunctionBuilds checks that every Go function of the assembly in

@@ -8,26 +8,36 @@ import (
 	"github.com/hookfan/hookfan/shared/config"
 )
 
-// TestCostSwitches synthesizes the cost switches off their defaults in one
-// stack — dedupe.mode check, metrics.dashboard false, metrics.laneDimensions
-// false, functions.logLevel WARN — beside a lane that pauses: every lane check holds (each function
-// reads its mode and its metrics' dimension from its environment; GetItem
-// is granted where the lane reads), no dashboard is made, every alarm is
-// there, and the cost model counts what the templates hold.
-func TestCostSwitches(t *testing.T) {
+// costSwitchesConfig is TestCostSwitches's: the cost switches off their
+// defaults, beside a lane that pauses (TestTimeIndexSwitch reads it
+// without the time index).
+func costSwitchesConfig(t *testing.T) *config.Config {
+	t.Helper()
 	cfg, err := config.Parse([]byte(`{
 	  "sources": [{"name": "stripe", "verify": {"kind": "stripe", "secretName": "hookfan/sources/stripe"}}],
 	  "destinations": [
 	    {"name": "plain", "url": "https://a.example.com/hooks"},
 	    {"name": "pauses", "url": "https://b.example.com/hooks", "pause": {"afterFailures": 10, "failureRate": 0.9, "probeEvery": "2m", "maxPause": "12h"}}
 	  ],
-	  "dedupe": {"mode": "check"},
+	  "dedupe": {"mode": "check", "timeIndex": false},
 	  "metrics": {"dashboard": false, "laneDimensions": false},
 	  "functions": {"logLevel": "WARN"}
 	}`))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cfg
+}
+
+// TestCostSwitches synthesizes the cost switches off their defaults in one
+// stack — dedupe.mode check, dedupe.timeIndex false, metrics.dashboard
+// false, metrics.laneDimensions false, functions.logLevel WARN — beside a
+// lane that pauses: every lane check holds (each function reads its mode,
+// its time index and its metrics' dimension from its environment; GetItem
+// is granted where the lane reads), no dashboard is made, every alarm is
+// there, and the cost model counts what the templates hold.
+func TestCostSwitches(t *testing.T) {
+	cfg := costSwitchesConfig(t)
 	h, outdir := synth(t, cfg)
 	for i, d := range cfg.Destinations {
 		_, res := templateOf(t, h.LaneStacks[i])

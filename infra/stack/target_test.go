@@ -10,33 +10,38 @@ import (
 	"github.com/hookfan/hookfan/shared/delivery"
 )
 
+// targetLanes are TestTargetLanes's lanes, by name: each AWS target kind, with
+// its target's ARN and the one action its role may call there.
+var targetLanes = map[string]struct{ typ, arn, action string }{
+	"queue": {config.TypeSQS, "arn:aws:sqs:us-east-1:210987654321:orders.fifo", "sqs:SendMessage"},
+	"bus":   {config.TypeEventBridge, "arn:aws:events:eu-west-1:210987654321:event-bus/orders", "events:PutEvents"},
+	"fn":    {config.TypeLambda, "arn:aws:lambda:us-east-1:123456789012:function:orders:live", "lambda:InvokeFunction"},
+}
+
+// targetDests are TestTargetLanes's lanes (in lanesConfig), each pausing.
+func targetDests() []string {
+	var dests []string
+	for _, name := range []string{"queue", "bus", "fn"} {
+		tg := targetLanes[name]
+		d, _ := json.Marshal(map[string]any{"name": name, "type": tg.typ, "target": tg.arn,
+			"pause": map[string]any{"afterFailures": 5}})
+		dests = append(dests, string(d))
+	}
+	return dests
+}
+
 // TestTargetLanes: each AWS target's lane role may call its type's one
 // action on its target's exact ARN (cross-account included), nothing
 // with a wildcard; the lane has no signing secret and its function's
 // environment names none; cdk-nag finds nothing (synth fails on findings).
+// Its lanes are targetDests, in lanesConfig.
 func TestTargetLanes(t *testing.T) {
-	targets := map[string]struct{ typ, arn, action string }{
-		"queue": {config.TypeSQS, "arn:aws:sqs:us-east-1:210987654321:orders.fifo", "sqs:SendMessage"},
-		"bus":   {config.TypeEventBridge, "arn:aws:events:eu-west-1:210987654321:event-bus/orders", "events:PutEvents"},
-		"fn":    {config.TypeLambda, "arn:aws:lambda:us-east-1:123456789012:function:orders:live", "lambda:InvokeFunction"},
-	}
-	var dests []any
-	for _, name := range []string{"queue", "bus", "fn"} {
-		tg := targets[name]
-		dests = append(dests, map[string]any{"name": name, "type": tg.typ, "target": tg.arn,
-			"pause": map[string]any{"afterFailures": 5}})
-	}
-	data, _ := json.Marshal(map[string]any{
-		"sources":      []any{map[string]any{"name": "stripe", "verify": map[string]any{"kind": "stripe", "secretName": "hookfan/sources/stripe"}}},
-		"destinations": dests,
-	})
-	cfg, err := config.Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := lanesConfig(t)
 	h, _ := synth(t, cfg)
-	for i, d := range cfg.Destinations {
-		tg := targets[d.Name]
+	for _, name := range []string{"queue", "bus", "fn"} {
+		i := laneIndex(t, cfg, name)
+		d := cfg.Destinations[i]
+		tg := targetLanes[d.Name]
 		_, res := templateOf(t, h.LaneStacks[i])
 		if n := len(ofType(res, "AWS::SecretsManager::Secret")); n != 0 {
 			t.Errorf("%s: %d signing secrets, want none", d.Name, n)

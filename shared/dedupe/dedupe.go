@@ -132,6 +132,10 @@ type Lease struct {
 	// lease has no Token): its one write after the attempt stores them.
 	Source, Type string
 	ExpiresAt    time.Time
+	// First is the record's first attempt as a ModeCheck claim read it
+	// (zero when this attempt is the first): its write files the record in
+	// the time index under that hour, not this attempt's.
+	First time.Time
 }
 
 // Outcome is how an attempt ended.

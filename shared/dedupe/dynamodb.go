@@ -213,8 +213,34 @@ func (d *DynamoDB) Claim(ctx context.Context, in ClaimInput) (Lease, error) {
 	if err != nil {
 		return Lease{}, fmt.Errorf("claim %s: %w", in.PK, err)
 	}
+	d.refile(ctx, in.PK, r)
 	return Lease{PK: in.PK, Token: token, Until: in.LeaseUntil, Attempts: r.Attempts,
 		At: in.Now, Replay: in.Replay, ClaimedBy: in.ClaimedBy, History: r.History, Replays: r.Replays}, nil
+}
+
+// refile files a record the claim just put in the time index under the
+// hour of its first attempt, when the claim's if_not_exists filed it under
+// its own: a record first attempted while the index was off
+// (dedupe.timeIndex false) had a first attempt and no bucket, and the
+// claim, which cannot read the first attempt's time in its one write,
+// wrote this hour's. One conditional write, only then; should it fail, the
+// record's next claim files it again, and the claim stands.
+func (d *DynamoDB) refile(ctx context.Context, pk string, r Record) {
+	if d.unindexed || r.FirstAttemptAt.IsZero() || r.TimeBucket == "" {
+		return
+	}
+	right := TimeBucket(pk, r.FirstAttemptAt)
+	if r.TimeBucket == right {
+		return
+	}
+	_, _ = d.api.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(d.table),
+		Key:                       ddbitem.Key(pk),
+		UpdateExpression:          aws.String("SET #bucket = :right"),
+		ConditionExpression:       aws.String("#bucket = :wrong"),
+		ExpressionAttributeNames:  map[string]string{"#bucket": AttrTimeBucket},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":right": ddbitem.S(right), ":wrong": ddbitem.S(r.TimeBucket)},
+	})
 }
 
 // finishInput renders the finish: the outcome, the history with this

@@ -56,7 +56,7 @@ func (d *DynamoDB) checkedFinishInput(lease Lease, out Outcome) *dynamodb.Update
 		":type":         ddbitem.S(lease.Type),
 		":expires":      ddbitem.N(lease.ExpiresAt.Unix()),
 		":claimed_text": ddbitem.S(lease.At.UTC().Format(timeLayout)),
-		":bucket":       ddbitem.S(TimeBucket(lease.PK, lease.At)),
+		":bucket":       ddbitem.S(TimeBucket(lease.PK, firstOf(lease))),
 		":one":          ddbitem.N(1),
 		":now":          ddbitem.N(as.Now.UnixMilli()),
 	}

@@ -65,7 +65,7 @@ func (m *Memory) Claim(_ context.Context, in ClaimInput) (Lease, error) {
 	if r.FirstAttemptAt.IsZero() { // if_not_exists, as the DynamoDB claim
 		r.FirstAttemptAt = in.Now
 	}
-	r = m.indexed(r, in.Now)
+	r = m.indexed(r, r.FirstAttemptAt)
 	r.Status = StatusInProgress
 	r.LeaseToken = newToken()
 	r.LeaseUntil = in.LeaseUntil
@@ -92,9 +92,12 @@ func (m *Memory) Finish(_ context.Context, lease Lease, out Outcome) error {
 			return fmt.Errorf("finish %s: %w", lease.PK, ErrSettled)
 		}
 		if !exists {
-			r = Record{PK: lease.PK, FirstAttemptAt: lease.At}
+			r = Record{PK: lease.PK}
 		}
-		r = m.indexed(r, lease.At)
+		if r.FirstAttemptAt.IsZero() {
+			r.FirstAttemptAt = lease.At
+		}
+		r = m.indexed(r, r.FirstAttemptAt)
 		r.Attempts++
 		r.Source, r.Type, r.ExpiresAt = lease.Source, lease.Type, lease.ExpiresAt
 		m.records[lease.PK] = finished(r, lease, out)

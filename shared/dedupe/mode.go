@@ -61,7 +61,16 @@ type Indexable interface {
 // token and carries what the one write after the attempt needs.
 func checked(r Record, in ClaimInput) Lease {
 	return Lease{PK: in.PK, Until: in.LeaseUntil, Attempts: r.Attempts + 1, At: in.Now, Replay: in.Replay, ClaimedBy: in.ClaimedBy,
-		History: slices.Clone(r.History), Replays: slices.Clone(r.Replays), Source: in.Source, Type: in.Type, ExpiresAt: in.ExpiresAt}
+		History: slices.Clone(r.History), Replays: slices.Clone(r.Replays), Source: in.Source, Type: in.Type, ExpiresAt: in.ExpiresAt,
+		First: r.FirstAttemptAt}
+}
+
+// firstOf is the first attempt's time a ModeCheck lease's write keeps.
+func firstOf(l Lease) time.Time {
+	if l.First.IsZero() {
+		return l.At
+	}
+	return l.First
 }
 
 // finishAsClaim is the claim a ModeCheck Finish checks again, at the

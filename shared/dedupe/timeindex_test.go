@@ -371,6 +371,16 @@ func TestMemoryUnindexedConformance(t *testing.T) {
 	dedupetest.Run(t, m.Unindexed().(dedupe.Modal).InMode(dedupe.ModeCheck).(dedupetest.Store), dedupetest.Options{Concurrent: true, Unindexed: true, Mode: dedupe.ModeCheck, Destination: "check"})
 }
 
+// TestMemoryIndexTurnedOn: a record first attempted while the index was
+// off is filed under its first attempt's hour once attempted with it on,
+// in both modes (before, under the later attempt's hour: in no window).
+func TestMemoryIndexTurnedOn(t *testing.T) {
+	m := dedupe.NewMemory()
+	dedupetest.IndexTurnedOn(t, m, m.Unindexed().(dedupetest.Store), dedupe.ModeLease, "lease")
+	c := m.InMode(dedupe.ModeCheck).(dedupe.Indexable)
+	dedupetest.IndexTurnedOn(t, c.(dedupetest.Store), c.Unindexed().(dedupetest.Store), dedupe.ModeCheck, "check")
+}
+
 // TestMemoryWindowSkipsUnindexed: the memory twin's window lists only
 // the records an indexed store wrote, as a table's index would.
 func TestMemoryWindowSkipsUnindexed(t *testing.T) {

@@ -414,3 +414,42 @@ func Run(t *testing.T, s Store, o Options) {
 		})
 	}
 }
+
+// IndexTurnedOn checks a record first attempted while the time index was
+// off (through unindexed, a view of the same records without it) and
+// attempted again once it is on (through indexed): the later attempt files
+// it under its first attempt's hour, where a window over that hour finds
+// it, not under its own. mode is the stores' mode.
+func IndexTurnedOn(t *testing.T, indexed, unindexed Store, mode dedupe.Mode, destination string) {
+	ctx := context.Background()
+	first := time.Now().UTC().Truncate(time.Hour).Add(-5*time.Hour + 10*time.Minute)
+	later := first.Add(2 * time.Hour)
+	pk := dedupe.Key(destination, fmt.Sprintf("evt_turned_on_%d", first.UnixNano()))
+	in := func(now time.Time) dedupe.ClaimInput {
+		return dedupe.ClaimInput{PK: pk, Source: "stripe", Type: "invoice.paid", Now: now, LeaseUntil: now.Add(lease), ExpiresAt: now.Add(30 * 24 * time.Hour)}
+	}
+	l, err := unindexed.Claim(ctx, in(first))
+	if err != nil {
+		t.Fatalf("claim while the index is off: %v", err)
+	}
+	if err := unindexed.Finish(ctx, l, dedupe.Outcome{Status: dedupe.StatusFailed, HTTPStatus: 500, Error: "HTTP 500", At: first.Add(time.Second), NextAttemptAt: later}); err != nil {
+		t.Fatalf("finish while the index is off: %v", err)
+	}
+	if r, _, err := unindexed.Get(ctx, pk); err != nil || r.TimeBucket != "" {
+		t.Fatalf("after an attempt while the index is off: bucket %q (%v), want none", r.TimeBucket, err)
+	}
+	l, err = indexed.Claim(ctx, in(later))
+	if err != nil {
+		t.Fatalf("claim once the index is on: %v", err)
+	}
+	if err := indexed.Finish(ctx, l, dedupe.Outcome{Status: dedupe.StatusDelivered, HTTPStatus: 204, At: later.Add(time.Second)}); err != nil {
+		t.Fatalf("finish once the index is on: %v", err)
+	}
+	r, _, err := indexed.Get(ctx, pk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := dedupe.TimeBucket(pk, first); r.TimeBucket != want || !r.FirstAttemptAt.Equal(first) {
+		t.Errorf("%s (%s): first attempt %s in bucket %q; want %s in %q, its first attempt's hour", pk, mode, r.FirstAttemptAt, r.TimeBucket, first, want)
+	}
+}
