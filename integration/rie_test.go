@@ -20,6 +20,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
@@ -31,6 +32,7 @@ import (
 	"github.com/hookfan/hookfan/shared/delivery"
 	"github.com/hookfan/hookfan/shared/delivery/sigv4test"
 	"github.com/hookfan/hookfan/shared/ingest"
+	"github.com/hookfan/hookfan/shared/metrics"
 )
 
 // lambdaBin is the directory holding aws-lambda-rie and <function>/bootstrap
@@ -58,14 +60,18 @@ func lambdaBin(t *testing.T) string {
 // startFunction runs a built function under the RIE with the environment
 // Lambda gives it and vars, its contract's rendering, on the emulator, and
 // starts it with prime, an event that needs no AWS call. A start lost to
-// the machine (rie.Function.Unreached) is retried on a fresh RIE.
+// the machine (rie.Function.Unreached) is retried on a fresh RIE. The
+// function's EMF lines go to the emulator's CloudWatch through a
+// rie.Forwarder, as CloudWatch Logs puts them in AWS; an invalid one, or
+// a failed put, fails the test.
 func startFunction(t *testing.T, bin, name, function string, timeout time.Duration, vars map[string]string, prime, answer any) *rie.Function {
 	t.Helper()
 	vars = maps.Clone(vars)
 	vars["AWS_REGION"], vars["AWS_DEFAULT_REGION"] = awsCfg.Region, awsCfg.Region
 	for attempt := 1; ; attempt++ {
+		fwd := rie.NewForwarder(clients.CloudWatch)
 		fn, err := rie.Start(t.Context(), filepath.Join(bin, "aws-lambda-rie"), filepath.Join(bin, function, "bootstrap"),
-			rie.Env(name, os.Getenv("AWS_ENDPOINT_URL"), timeout, vars))
+			rie.Env(name, os.Getenv("AWS_ENDPOINT_URL"), timeout, vars), fwd)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,10 +79,14 @@ func startFunction(t *testing.T, bin, name, function string, timeout time.Durati
 		if err != nil && fn.Unreached() && attempt < 3 {
 			t.Logf("%s could not reach the RIE's runtime API; again on a fresh RIE", name)
 			fn.Stop()
+			_ = fwd.Close()
 			continue
 		}
 		t.Cleanup(func() {
 			fn.Stop()
+			if err := fwd.Close(); err != nil {
+				t.Errorf("%s's metrics, forwarded to the emulator: %v", name, err)
+			}
 			if t.Failed() {
 				t.Logf("%s under the RIE:\n%s", name, fn.Logs())
 			}
@@ -132,8 +142,10 @@ func TestBuiltFunctionsUnderRIE(t *testing.T) {
 		return http.StatusNoContent
 	})
 	prefix := uniquePrefix(t)
+	start := time.Now().Add(-time.Minute)
+	laneName := randomName("rie-") // its metrics' Destination, this test's alone
 	cfg, err := config.Parse(fmt.Appendf(nil, `{"sources": [{"name": "stripe", "verify": {"kind": "stripe", "secretName": "%s/sources/stripe"}}],
-	  "destinations": [%s], "metrics": {"sink": "emf"}}`, prefix, destJSON("orders", rc,
+	  "destinations": [%s], "metrics": {"sink": "emf"}}`, prefix, destJSON(laneName, rc,
 		`"auth": {"sigv4": {"service": "lambda", "region": "eu-west-1"}}, "transform": "{id: .id, type, amount: .data.object.amount}"`)))
 	if err != nil {
 		t.Fatal(err)
@@ -161,7 +173,7 @@ func TestBuiltFunctionsUnderRIE(t *testing.T) {
 		t.Fatalf("ingest answered %d %s for an unknown source, want 404", unknown.StatusCode, unknown.Body)
 	}
 	var empty events.SQSEventResponse
-	deliverFn := startFunction(t, bin, prefix+"-deliver-orders", "deliver", d.FunctionTimeout(),
+	deliverFn := startFunction(t, bin, prefix+"-deliver-"+d.Name, "deliver", d.FunctionTimeout(),
 		delivery.LaneEnv(cfg, d, delivery.LaneResources{Table: topo.TableName, QueueURL: lane.QueueURL, QueueARN: lane.QueueARN, SecretID: lane.SecretID, PayloadBucket: topo.PayloadBucket, ArchiveBucket: topo.Archive.Bucket}).Render(),
 		events.SQSEvent{Records: []events.SQSMessage{}}, &empty)
 	if len(empty.BatchItemFailures) != 0 {
@@ -230,6 +242,19 @@ func TestBuiltFunctionsUnderRIE(t *testing.T) {
 	}
 	if n, f := out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessages)], out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible)]; n != "0" || f != "0" {
 		t.Errorf("the lane's queue holds %s messages and %s in flight, want none", n, f)
+	}
+	// The binaries write EMF only; forwarded as CloudWatch Logs would, the
+	// delivery's metrics are in the emulator's CloudWatch: this lane's one
+	// success and attempt, and ingest's acceptance.
+	byLane := metrics.Dimension{Name: metrics.DimDestination, Value: d.Name}
+	waitFor(t, 30*time.Second, "the lane's DeliverySucceeded in CloudWatch", func() bool {
+		return metricStat(t, metrics.Namespace, metrics.DeliverySucceeded, cwtypes.StandardUnitCount, "Sum", start, byLane) == 1
+	})
+	if got := metricStat(t, metrics.Namespace, metrics.DeliveryAttempts, cwtypes.StandardUnitCount, "Sum", start, byLane); got != 1 {
+		t.Errorf("DeliveryAttempts of the lane = %g, want 1", got)
+	}
+	if got := metricStat(t, metrics.Namespace, metrics.IngestAccepted, cwtypes.StandardUnitCount, "Sum", start, metrics.Dimension{Name: metrics.DimSource, Value: "stripe"}); got < 1 {
+		t.Errorf("IngestAccepted of stripe = %g, want at least this test's 1", got)
 	}
 }
 

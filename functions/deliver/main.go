@@ -19,6 +19,7 @@ import (
 	"github.com/hookfan/hookfan/shared/awsconfig/lambdaenv"
 	"github.com/hookfan/hookfan/shared/dedupe"
 	"github.com/hookfan/hookfan/shared/delivery"
+	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/pacing"
 	"github.com/hookfan/hookfan/shared/pausing"
 	"github.com/hookfan/hookfan/shared/secrets"
@@ -36,24 +37,21 @@ func main() {
 
 // build reads the environment (every problem at once) and builds the
 // clients once, for all invocations of this process, on the Lambda
-// environment's configuration: S3 only with a payload bucket, CloudWatch
-// only for the PutMetricData sink, Lambda only when the lane pauses (to
-// switch its event source mapping). Nothing is fetched before the first
-// invocation: the signing secret is read when a batch first needs it.
+// environment's configuration: S3 only with a payload bucket, Lambda only
+// when the lane pauses (to switch its event source mapping). Metrics are
+// EMF lines on stdout (no CloudWatch client: docs/decisions.md). Nothing
+// is fetched before the first invocation: the signing secret is read when
+// a batch first needs it.
 func build(logger *slog.Logger) (*delivery.Handler, error) {
 	env, envErr := delivery.ReadEnv(os.Getenv)
 	cfg, cfgErr := lambdaenv.Config()
 	if err := errors.Join(envErr, cfgErr); err != nil {
 		return nil, err
 	}
-	sink, err := lambdaenv.MetricsSink(cfg, env.MetricsSink, os.Stdout)
-	if err != nil {
-		return nil, err
-	}
 	ddb, queue := dynamodb.NewFromConfig(cfg), sqs.NewFromConfig(cfg)
 	c := delivery.Clients{
 		Store: dedupe.NewDynamoDB(ddb, env.TableName), SQS: queue, Secrets: secrets.NewCache(secretsmanager.NewFromConfig(cfg)),
-		Metrics: sink, Logger: logger,
+		Metrics: metrics.NewEMF(os.Stdout), Logger: logger,
 		// The role's credentials, from Lambda's environment: they sign a
 		// destination's requests with auth.sigv4.
 		Credentials: cfg.Credentials,

@@ -47,8 +47,10 @@ func TestBuild(t *testing.T) {
 		wantErr []string
 	}{
 		{name: "complete"},
-		// Every binary links the PutMetricData sink and the payload store.
-		{name: "cloudwatch sink", sink: config.SinkCloudWatch},
+		// Every binary links the payload store. It writes EMF only: the
+		// local stack's PutMetricData sink is refused, naming the variable
+		// and what to set.
+		{name: "cloudwatch sink", sink: config.SinkCloudWatch, wantErr: []string{config.EnvMetricsSink, `"cloudwatch"`, `set "emf"`}},
 		{name: "payload bucket", bucket: "hookfan-payloads"},
 		{name: "no destination", unset: []string{delivery.EnvDestination}, wantErr: []string{delivery.EnvDestination}},
 		{name: "no table", unset: []string{delivery.EnvTableName}, wantErr: []string{delivery.EnvTableName}},

@@ -16,6 +16,7 @@ import (
 	"github.com/hookfan/hookfan/shared/awsconfig/lambdaenv"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/ingest"
+	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/replayguard"
 	"github.com/hookfan/hookfan/shared/secrets"
 )
@@ -37,20 +38,17 @@ func main() {
 // setup reads the environment (every problem at once) and builds the
 // clients once; warm invocations reuse them. Only the clients the
 // configuration calls are built (DynamoDB only when a source has replay
-// protection, S3 only with a payload bucket, CloudWatch only for the
-// PutMetricData sink), on the Lambda environment's configuration; source
-// secrets are read when a request first needs them.
+// protection, S3 only with a payload bucket), on the Lambda environment's
+// configuration; metrics are EMF lines on stdout (no CloudWatch client:
+// docs/decisions.md); source secrets are read when a request first needs
+// them.
 func setup(log *slog.Logger) (*ingest.Handler, ingest.Env, error) {
 	env, envErr := ingest.ReadEnv(os.Getenv)
 	cfg, cfgErr := lambdaenv.Config()
 	if err := errors.Join(envErr, cfgErr); err != nil {
 		return nil, env, err
 	}
-	sink, err := lambdaenv.MetricsSink(cfg, env.MetricsSink, os.Stdout)
-	if err != nil {
-		return nil, env, err
-	}
-	c := ingest.Clients{Publisher: sns.NewFromConfig(cfg), Secrets: secrets.NewCache(secretsmanager.NewFromConfig(cfg)), Metrics: sink, Logger: log}
+	c := ingest.Clients{Publisher: sns.NewFromConfig(cfg), Secrets: secrets.NewCache(secretsmanager.NewFromConfig(cfg)), Metrics: metrics.NewEMF(os.Stdout), Logger: log}
 	if env.PayloadBucket != "" {
 		c.Payloads = lambdaenv.PayloadStore(cfg, env.PayloadBucket, env.PayloadArchiveBucket)
 	}

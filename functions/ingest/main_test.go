@@ -29,9 +29,11 @@ func TestSetup(t *testing.T) {
 		wantErr []string
 	}{
 		{"valid, EMF", map[string]string{ingest.EnvSources: sources, ingest.EnvTopicARN: topic}, nil},
-		// Every binary links the PutMetricData sink, replay protection's
-		// store and the payload store.
-		{"PutMetricData", map[string]string{ingest.EnvSources: sources, ingest.EnvTopicARN: topic, config.EnvMetricsSink: "cloudwatch"}, nil},
+		// Every binary links replay protection's store and the payload
+		// store. It writes EMF only: the local stack's PutMetricData sink
+		// is refused, naming the variable and what to set.
+		{"PutMetricData", map[string]string{ingest.EnvSources: sources, ingest.EnvTopicARN: topic, config.EnvMetricsSink: "cloudwatch"}, []string{config.EnvMetricsSink, `"cloudwatch"`, `set "emf"`}},
+		{"emf named", map[string]string{ingest.EnvSources: sources, ingest.EnvTopicARN: topic, config.EnvMetricsSink: "emf"}, nil},
 		{"replay protection with its table", map[string]string{ingest.EnvSources: github, ingest.EnvTopicARN: topic, ingest.EnvReplayTable: "records"}, nil},
 		{"payload bucket", map[string]string{ingest.EnvSources: sources, ingest.EnvTopicARN: topic, config.EnvPayloadBucket: "hookfan-payloads"}, nil},
 		{"HTTP API", map[string]string{ingest.EnvSources: sources, ingest.EnvTopicARN: topic, ingest.EnvAPIType: config.APITypeHTTP}, nil},

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
 	"github.com/hookfan/hookfan/shared/awsconfig/lambdaenv"
+	"github.com/hookfan/hookfan/shared/metrics"
 	"github.com/hookfan/hookfan/shared/reconcile"
 	"github.com/hookfan/hookfan/shared/reconcilejob"
 	"github.com/hookfan/hookfan/shared/secrets"
@@ -37,15 +38,12 @@ func main() {
 // clients once; warm invocations reuse them: DynamoDB for the records and
 // the watermark, Secrets Manager for the provider's credential, and for a
 // source that publishes what it brings in (Stripe) SNS, and S3 only with
-// a payload bucket. Nothing is fetched before the first invocation.
+// a payload bucket. Metrics are EMF lines on stdout. Nothing is fetched
+// before the first invocation.
 func setup(log *slog.Logger) (*reconcilejob.Handler, error) {
 	env, envErr := reconcilejob.ReadEnv(os.Getenv)
 	cfg, cfgErr := lambdaenv.Config()
 	if err := errors.Join(envErr, cfgErr); err != nil {
-		return nil, err
-	}
-	sink, err := lambdaenv.MetricsSink(cfg, env.MetricsSink, os.Stdout)
-	if err != nil {
 		return nil, err
 	}
 	ddb := dynamodb.NewFromConfig(cfg)
@@ -53,7 +51,7 @@ func setup(log *slog.Logger) (*reconcilejob.Handler, error) {
 		Secrets:    secrets.NewCache(secretsmanager.NewFromConfig(cfg)),
 		Records:    &reconcile.DynamoDBRecords{API: ddb, Table: env.TableName},
 		Watermarks: &reconcile.DynamoDBWatermarks{API: ddb, Table: env.TableName},
-		Metrics:    sink, Logger: log,
+		Metrics:    metrics.NewEMF(os.Stdout), Logger: log,
 	}
 	if env.Ingest != nil {
 		c.Publisher = sns.NewFromConfig(cfg)

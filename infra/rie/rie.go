@@ -2,7 +2,10 @@
 // Runtime Interface Emulator (aws-lambda-rie) and invokes it over the
 // RIE's Invoke API, as Lambda would: the cold-start harness
 // (infra/tools/coldstart) measures with it, the integration tests deliver
-// through the built binaries with it.
+// through the built binaries with it. The functions write their metrics
+// as Embedded Metric Format lines only; Forwarder puts them on the
+// emulator's CloudWatch, as CloudWatch Logs does in AWS, for a harness
+// that reads them back.
 package rie
 
 import (
@@ -65,8 +68,11 @@ func Env(name, endpoint string, timeout time.Duration, vars map[string]string) [
 }
 
 // Start runs the RIE at rie with the bootstrap (the function starts on
-// the first invoke) in env, and waits until it listens.
-func Start(ctx context.Context, rie, bootstrap string, env []string) (*Function, error) {
+// the first invoke) in env, and waits until it listens. Each of tee also
+// receives everything the RIE and the function write, as Logs holds it:
+// a Forwarder there puts the function's EMF metrics on the emulator, as
+// CloudWatch Logs does in AWS.
+func Start(ctx context.Context, rie, bootstrap string, env []string, tee ...io.Writer) (*Function, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -85,7 +91,13 @@ func Start(ctx context.Context, rie, bootstrap string, env []string) (*Function,
 	f.cmd = exec.Command(rie, "--log-level", "info", "--runtime-interface-emulator-address", addr, "--runtime-api-address", apiAddr, bootstrap)
 	f.cmd.Dir = filepath.Dir(bootstrap)
 	f.cmd.Env = env
-	f.cmd.Stdout, f.cmd.Stderr = &f.logs, &f.logs
+	// One writer for both, so that exec gives the process one pipe and the
+	// lines arrive whole and in order.
+	out := io.Writer(&f.logs)
+	if len(tee) > 0 {
+		out = io.MultiWriter(append([]io.Writer{&f.logs}, tee...)...)
+	}
+	f.cmd.Stdout, f.cmd.Stderr = out, out
 	if err := f.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start the RIE: %w", err)
 	}

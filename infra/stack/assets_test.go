@@ -116,8 +116,7 @@ func TestOneAssetServesEveryLane(t *testing.T) {
 // renders (delivery.Env, ingest.Env and reconcilejob.Env, which the functions read and the
 // RIE test runs the built binaries with), for a configuration using every
 // variable: a lane that pauses, large payloads, replay protection, the
-// HTTP API, the PutMetricData sink, reconciled Stripe and GitHub sources
-// (reconcileConfig).
+// HTTP API, reconciled Stripe and GitHub sources (reconcileConfig).
 func TestFunctionEnvironmentIsTheContract(t *testing.T) {
 	cfg := reconcileConfig(t)
 	h, _ := synth(t, cfg)
@@ -141,13 +140,13 @@ func TestFunctionEnvironmentIsTheContract(t *testing.T) {
 	}
 	for _, r := range h.Reconcilers {
 		check("reconcile "+r.Source.Name, h.Stack, r.Function.Node().DefaultChild().(awscdk.CfnElement), r.Env.Render())
-		if r.Env.MetricsSink != config.SinkCloudWatch || r.Env.TableName == "" || (r.Env.Ingest != nil) != (r.Source.Name == "stripe") {
+		if r.Env.MetricsSink != config.SinkEMF || r.Env.TableName == "" || (r.Env.Ingest != nil) != (r.Source.Name == "stripe") {
 			t.Errorf("reconcile %s: contract %+v", r.Source.Name, r.Env)
 		}
 	}
 	for i, l := range h.Lanes {
-		if l.Env.Destination.Name != cfg.Destinations[i].Name || l.Env.RecordDays != 20 || l.Env.MetricsSink != config.SinkCloudWatch {
-			t.Errorf("lane %d: contract %+v, want destination %s, 20 record days, the cloudwatch sink", i, l.Env, cfg.Destinations[i].Name)
+		if l.Env.Destination.Name != cfg.Destinations[i].Name || l.Env.RecordDays != 20 || l.Env.MetricsSink != config.SinkEMF {
+			t.Errorf("lane %d: contract %+v, want destination %s, 20 record days, the emf sink", i, l.Env, cfg.Destinations[i].Name)
 		}
 		check(l.Env.Destination.Name, h.LaneStacks[i], l.Function.Node().DefaultChild().(awscdk.CfnElement), l.Env.Render())
 	}

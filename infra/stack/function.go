@@ -13,7 +13,6 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/hookfan/hookfan/shared/config"
-	"github.com/hookfan/hookfan/shared/metrics"
 )
 
 // ApplicationLogLevel is both functions' application log level. It must
@@ -45,8 +44,6 @@ type functionSpec struct {
 	timeout     awscdk.Duration
 	env         map[string]string
 	retention   awslogs.RetentionDays
-	// metricsSink is the config's metrics sink; "cloudwatch" grants PutMetricData.
-	metricsSink string
 	// tracing is the function's X-Ray mode (tracingModes).
 	tracing awslambda.Tracing
 	// systemLogLevel is the config's functions.systemLogLevel.
@@ -120,18 +117,7 @@ func newFunction(scope constructs.Construct, spec functionSpec) (*functionParts,
 	if spec.tracing != awslambda.Tracing_ACTIVE {
 		suppress(fn, suppression{id: "Serverless-LambdaTracing", reason: "Tracing follows the config's tracing (off by default: X-Ray would bill a trace per request and per delivery); \"sampled\" and \"all\" turn it on (docs/configuration.md)."})
 	}
-	reason := reasonXRay
-	if spec.metricsSink == config.SinkCloudWatch {
-		// The PutMetricData sink (metrics.sink "cloudwatch") calls
-		// CloudWatch directly; the grant is limited to Hookfan's namespace.
-		role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Actions:    jsii.Strings("cloudwatch:PutMetricData"),
-			Resources:  jsii.Strings("*"),
-			Conditions: &map[string]any{"StringEquals": map[string]any{"cloudwatch:namespace": metrics.Namespace}},
-		}))
-		reason += " " + reasonPutMetricData
-	}
-	suppress(role, suppression{id: "AwsSolutions-IAM5", reason: reason, appliesTo: []string{"Resource::*"}})
+	suppress(role, suppression{id: "AwsSolutions-IAM5", reason: reasonXRay, appliesTo: []string{"Resource::*"}})
 	return &functionParts{Function: fn, Role: role, LogGroup: logs}, nil
 }
 

@@ -148,7 +148,6 @@ func NewIngestAPI(scope constructs.Construct, id string, props *IngestAPIProps) 
 		memoryMB:       memory,
 		tracing:        ingestTracing(cfg),
 		systemLogLevel: cfg.Functions.SystemLog(),
-		metricsSink:    cfg.Metrics.SinkName(),
 		timeout:        awscdk.Duration_Seconds(jsii.Number(IngestTimeout)),
 		retention:      retention,
 		env:            a.Env.Render(),

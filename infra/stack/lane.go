@@ -276,7 +276,6 @@ func NewLane(scope constructs.Construct, id string, props *LaneProps) (*Lane, er
 		memoryMB:       memory,
 		tracing:        deliverTracing,
 		systemLogLevel: cfg.Functions.SystemLog(),
-		metricsSink:    cfg.Metrics.SinkName(),
 		timeout:        seconds(d.FunctionTimeout()),
 		retention:      retention,
 		env:            l.Env.Render(),

@@ -39,3 +39,16 @@ func allowLocal(v any) bool {
 	}
 	return false
 }
+
+// checkMetricsSink refuses metrics.sink "cloudwatch", whatever the context
+// says: the local stack's PutMetricData sink runs in its own process, and
+// the deployed functions write Embedded Metric Format lines only (no
+// function binary links the CloudWatch client: docs/decisions.md), so in
+// a deployed stack the setting could mean nothing.
+func checkMetricsSink(cfg *config.Config) error {
+	if cfg.Metrics.Sink != config.SinkCloudWatch {
+		return nil
+	}
+	return fmt.Errorf("hookfan stack: metrics.sink %q is the local stack's (make dev, on an emulator that does not read Embedded Metric Format); the deployed functions write EMF lines, which CloudWatch Logs turns into the same metrics. Remove metrics.sink, or set it to %q, for a deploy",
+		cfg.Metrics.Sink, config.SinkEMF)
+}

@@ -45,7 +45,10 @@ func TestLocalConfigNeedsAcknowledgement(t *testing.T) {
 	if err := newStack(dev, "false"); err == nil {
 		t.Error("dev.json with hookfanAllowLocal=false was accepted")
 	}
-	// -c on the command line gives a string; cdk.json a boolean.
+	// -c on the command line gives a string; cdk.json a boolean. Its
+	// metrics sink is the local stack's, refused for any deploy
+	// (TestMetricsSinkCloudWatchIsRefused).
+	dev.Metrics.Sink = ""
 	for _, allow := range []any{"true", true} {
 		if err := newStack(dev, allow); err != nil {
 			t.Errorf("dev.json with hookfanAllowLocal=%v: %v", allow, err)

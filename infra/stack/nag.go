@@ -49,9 +49,8 @@ func suppress(construct any, s ...suppression) {
 
 // Reasons shared by several constructs.
 const (
-	reasonXRay          = "X-Ray active tracing: xray:PutTraceSegments and xray:PutTelemetryRecords do not support resource-level permissions, so AWS requires Resource \"*\"."
-	reasonPutMetricData = "cloudwatch:PutMetricData has no resource-level permissions, so AWS requires Resource \"*\"; the statement is limited by the cloudwatch:namespace condition to Hookfan's namespace."
-	reasonSync          = "Invoked synchronously (API Gateway proxy or the SQS event source mapping), never asynchronously: failures return to the caller or stay on the queue, whose redrive policy moves them to the lane's DLQ. A Lambda async DLQ or on-failure destination would never receive anything."
+	reasonXRay = "X-Ray active tracing: xray:PutTraceSegments and xray:PutTelemetryRecords do not support resource-level permissions, so AWS requires Resource \"*\"."
+	reasonSync = "Invoked synchronously (API Gateway proxy or the SQS event source mapping), never asynchronously: failures return to the caller or stay on the queue, whose redrive policy moves them to the lane's DLQ. A Lambda async DLQ or on-failure destination would never receive anything."
 )
 
 // ApplyNag applies cdk-nag's AwsSolutions and Serverless packs to everything

@@ -148,7 +148,6 @@ func NewReconciler(scope constructs.Construct, id string, props *ReconcilerProps
 		memoryMB:       ReconcileMemoryMB,
 		tracing:        awslambda.Tracing_DISABLED,
 		systemLogLevel: cfg.Functions.SystemLog(),
-		metricsSink:    cfg.Metrics.SinkName(),
 		timeout:        seconds(ReconcileTimeout(every)),
 		retention:      props.LogRetention,
 		env:            r.Env.Render(),

@@ -23,10 +23,9 @@ import (
 // large-body Stripe source puts the payload bucket and the archive in.
 // Three Shopify-only lanes (a lane that pauses, one with an imported
 // signing secret, one with a transform and SigV4), the HTTP API, the
-// PutMetricData sink and dedupe.recordDays 20 make it the configuration
-// that uses every variable of the functions' environments
-// (TestFunctionEnvironmentIsTheContract) and the one sink that needs a
-// Resource "*" grant (TestNoWildcardResources).
+// sink named and dedupe.recordDays 20 make it the configuration that uses
+// every variable of the functions' environments
+// (TestFunctionEnvironmentIsTheContract).
 func reconcileConfig(t *testing.T) *config.Config {
 	t.Helper()
 	cfg, err := config.Parse([]byte(`{
@@ -49,7 +48,7 @@ func reconcileConfig(t *testing.T) *config.Config {
 	  ],
 	  "alarms": {"email": "ops@example.com"},
 	  "api": {"type": "http"},
-	  "metrics": {"sink": "cloudwatch"},
+	  "metrics": {"sink": "emf"},
 	  "dedupe": {"recordDays": 20}
 	}`))
 	if err != nil {

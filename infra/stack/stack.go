@@ -102,7 +102,8 @@ func New(scope constructs.Construct, id string, props *Props) (*Hookfan, error) 
 	if err := errors.Join(cfg.Validate(), transform.CheckConfig(cfg)); err != nil {
 		return nil, fmt.Errorf("hookfan stack: %w", err)
 	}
-	if err := checkLocalDestinations(scope, cfg); err != nil {
+	// Every deploy-time refusal at once.
+	if err := errors.Join(checkLocalDestinations(scope, cfg), checkMetricsSink(cfg)); err != nil {
 		return nil, err
 	}
 	builder := props.Builder

@@ -920,8 +920,7 @@ var starAllowed = map[string]string{
 // KMS key policy's Resource "*" means the key itself, and the queue and
 // topic policies' TLS denials apply to their own resource.
 //
-// It reads two syntheses: reconcileConfig's, with the PutMetricData sink
-// (the one sink that needs a Resource "*" grant), reconcilers, a lane
+// It reads two syntheses: reconcileConfig's, with reconcilers, a lane
 // that pauses, large payloads and six lanes; and testConfig's with three
 // lanes, with the REST API (its account role) and every trace.
 func TestNoWildcardResources(t *testing.T) {
@@ -930,9 +929,6 @@ func TestNoWildcardResources(t *testing.T) {
 		cfg  *config.Config
 	}{{"reconcileConfig", reconcileConfig(t)}, {"testConfig", testConfig(t, 3, "ops@example.com")}} {
 		cfg := tt.cfg
-		if tt.name == "reconcileConfig" && cfg.Metrics.Sink != config.SinkCloudWatch {
-			t.Fatalf("%s: metrics.sink %q, want %q", tt.name, cfg.Metrics.Sink, config.SinkCloudWatch)
-		}
 		if tt.name == "testConfig" && (cfg.API.Kind() != config.APITypeREST || cfg.TracingMode() != config.TracingAll) {
 			t.Fatalf("%s: api.type %q, tracing %q; want the REST API and every trace", tt.name, cfg.API.Kind(), cfg.TracingMode())
 		}
@@ -989,16 +985,10 @@ func TestNoWildcardResources(t *testing.T) {
 				}
 			}
 		}
-		// Every function of ours with the PutMetricData sink, none with EMF.
-		want := 0
-		if cfg.Metrics.Sink == config.SinkCloudWatch {
-			want = 1 + len(h.Lanes) + len(h.Reconcilers)
+		// No function calls PutMetricData: they write EMF.
+		if putMetrics != 0 || len(h.Lanes) != len(cfg.Destinations) {
+			t.Errorf("%s: PutMetricData granted to %d functions, want none (they write EMF)", tt.name, putMetrics)
 		}
-		if putMetrics != want || len(h.Lanes) != len(cfg.Destinations) {
-			t.Errorf("%s: PutMetricData granted to %d functions, want %d: ingest, the %d deliver functions and the %d reconcilers with metrics.sink %q",
-				tt.name, putMetrics, want, len(h.Lanes), len(h.Reconcilers), cfg.Metrics.Sink)
-		}
-		// The PutMetricData sink is chosen at start, not at build.
 		checkFunctionBuilds(t, outdir)
 	}
 }

@@ -54,7 +54,9 @@ type Env struct {
 	SecretID string
 	// RecordDays is the delivery records' TTL in days.
 	RecordDays int
-	// MetricsSink is config.SinkEMF or config.SinkCloudWatch.
+	// MetricsSink is the config's metrics.sink; a function accepts only
+	// config.SinkEMF (metrics.CheckFunctionSink), the one a deployed stack
+	// renders.
 	MetricsSink string
 	// PayloadBucket holds the bodies larger than one SNS message; "" when
 	// no source takes such bodies.
@@ -249,7 +251,7 @@ func ReadEnv(lookup func(string) string) (Env, error) {
 		}
 		e.RecordDays = n
 	}
-	if err := metrics.CheckSink(e.MetricsSink); err != nil {
+	if err := metrics.CheckFunctionSink(e.MetricsSink); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w (metrics.sink)", config.EnvMetricsSink, err))
 	}
 	if e.Pauses() {

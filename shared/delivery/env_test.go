@@ -25,7 +25,7 @@ import (
 func contractConfig(t *testing.T, dest string) *config.Config {
 	t.Helper()
 	cfg, err := config.Parse([]byte(`{"sources": [{"name": "stripe", "verify": {"kind": "stripe", "secretName": "s"}}],
-	  "destinations": [` + dest + `], "dedupe": {"recordDays": 40}, "metrics": {"sink": "cloudwatch"}}`))
+	  "destinations": [` + dest + `], "dedupe": {"recordDays": 40}, "metrics": {"sink": "emf"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,8 +65,8 @@ func TestEnvRoundTrip(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("round trip (-rendered +read):\n%s", diff)
 		}
-		if got.RecordDays != 40 || got.MetricsSink != config.SinkCloudWatch {
-			t.Errorf("record days %d, sink %q; want the config's 40 and cloudwatch", got.RecordDays, got.MetricsSink)
+		if got.RecordDays != 40 || got.MetricsSink != config.SinkEMF {
+			t.Errorf("record days %d, sink %q; want the config's 40 and emf", got.RecordDays, got.MetricsSink)
 		}
 	}
 }

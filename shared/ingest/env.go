@@ -45,7 +45,9 @@ type Env struct {
 	// config.APITypeREST (proxy event v1) or config.APITypeHTTP (payload
 	// format 2.0).
 	APIType string
-	// MetricsSink is config.SinkEMF or config.SinkCloudWatch.
+	// MetricsSink is the config's metrics.sink; a function accepts only
+	// config.SinkEMF (metrics.CheckFunctionSink), the one a deployed stack
+	// renders.
 	MetricsSink string
 	// PayloadBucket holds the bodies larger than one SNS message; "" when
 	// no source takes such bodies.
@@ -171,7 +173,7 @@ func ReadEnv(lookup func(string) string) (Env, error) {
 	default:
 		errs = append(errs, fmt.Errorf("%s = %q: unknown API type; want %q or %q (api.type)", EnvAPIType, e.APIType, config.APITypeREST, config.APITypeHTTP))
 	}
-	if err := metrics.CheckSink(e.MetricsSink); err != nil {
+	if err := metrics.CheckFunctionSink(e.MetricsSink); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w (metrics.sink)", config.EnvMetricsSink, err))
 	}
 	if config.ReplayProtected(e.Sources) && e.ReplayTable == "" {

@@ -23,7 +23,7 @@ func envConfig(t *testing.T, api string) *config.Config {
 	    {"name": "github", "verify": {"kind": "github", "secretName": "g"}}
 	  ],
 	  "destinations": [{"name": "orders", "url": "https://orders.example.com/hooks"}],
-	  "api": {"type": "` + api + `"}, "metrics": {"sink": "cloudwatch"}}`))
+	  "api": {"type": "` + api + `"}, "metrics": {"sink": "emf"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,10 +56,7 @@ const h2GitHubSecret = "github-secret"
 
 func newH2Handler(t testing.TB) (*Handler, *h2Publisher) {
 	t.Helper()
-	sink, err := metrics.NewSink(config.SinkEMF, io.Discard, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sink := metrics.NewEMF(io.Discard)
 	pub := &h2Publisher{}
 	h, err := New(Options{
 		Sources:   []config.Source{{Name: "github", Verify: config.Verify{Kind: provider.GitHub, SecretName: "gh"}}},

@@ -1,16 +1,17 @@
 // Package metrics records Hookfan's CloudWatch metrics.
 //
 // A Recorder collects points during one invocation and Flush hands them to a
-// Sink: Embedded Metric Format lines on stdout by default (CloudWatch Logs
-// extracts the metrics; no API call on the hot path), or PutMetricData for
-// environments that do not read EMF, such as local emulators (package
-// putmetricdata, apart so that only the programs using it link CloudWatch).
+// Sink. The Lambda functions write Embedded Metric Format lines on stdout
+// (EMF; CloudWatch Logs extracts the metrics; no API call on the hot path)
+// and nothing else. PutMetricData (package putmetricdata) is the local
+// stack's sink in its own process, for emulators that do not read EMF; it
+// is apart so that the functions never link the CloudWatch client
+// (docs/decisions.md).
 package metrics
 
 import (
 	"context"
 	"fmt"
-	"io"
 	"sync"
 	"time"
 
@@ -145,27 +146,16 @@ func (r *Recorder) Flush(ctx context.Context) error {
 	return nil
 }
 
-// NewSink builds the sink named by config.Metrics.Sink: EMF lines to w, or
-// putMetricData, the PutMetricData sink (package putmetricdata; nil when
-// the program has none).
-func NewSink(name string, w io.Writer, putMetricData Sink) (Sink, error) {
-	if err := CheckSink(name); err != nil {
-		return nil, err
-	}
-	if name != config.SinkCloudWatch {
-		return NewEMF(w), nil
-	}
-	if putMetricData == nil {
-		return nil, fmt.Errorf("metrics sink %q needs a PutMetricData sink (putmetricdata.New)", name)
-	}
-	return putMetricData, nil
-}
-
-// CheckSink refuses a sink name NewSink does not know ("" is EMF).
-func CheckSink(name string) error {
+// CheckFunctionSink refuses a function environment's metrics sink other
+// than EMF ("" is EMF): a function writes EMF lines only. metrics.sink
+// "cloudwatch" is the local stack's PutMetricData, in its own process; a
+// deployed stack refuses it at synthesis.
+func CheckFunctionSink(name string) error {
 	switch name {
-	case "", config.SinkEMF, config.SinkCloudWatch:
+	case "", config.SinkEMF:
 		return nil
+	case config.SinkCloudWatch:
+		return fmt.Errorf("metrics sink %q is the local stack's, in its own process; a function writes Embedded Metric Format lines only: set %q", name, config.SinkEMF)
 	}
-	return fmt.Errorf("unknown metrics sink %q; use %q or %q", name, config.SinkEMF, config.SinkCloudWatch)
+	return fmt.Errorf("unknown metrics sink %q; a function writes %q only", name, config.SinkEMF)
 }

@@ -142,22 +142,22 @@ func TestValidateEMFRejects(t *testing.T) {
 	}
 }
 
-func TestNewSink(t *testing.T) {
-	if _, err := NewSink("cloudwatch", nil, nil); err == nil {
-		t.Error("cloudwatch sink without a PutMetricData sink accepted")
+// TestCheckFunctionSink: a function's environment names EMF or nothing;
+// the local stack's "cloudwatch" and unknown sinks are refused, each
+// saying what to set.
+func TestCheckFunctionSink(t *testing.T) {
+	for _, name := range []string{"", "emf"} {
+		if err := CheckFunctionSink(name); err != nil {
+			t.Errorf("CheckFunctionSink(%q) = %v", name, err)
+		}
 	}
-	pmd := sinkFunc(func(context.Context, []Point) error { return nil })
-	if s, err := NewSink("cloudwatch", nil, pmd); err != nil || s == nil {
-		t.Errorf("cloudwatch sink: %v", err)
-	}
-	if _, err := NewSink("statsd", nil, nil); err == nil || err.Error() != `unknown metrics sink "statsd"; use "emf" or "cloudwatch"` {
-		t.Errorf("NewSink(statsd) = %v", err)
-	}
-	if s, err := NewSink("", &bytes.Buffer{}, nil); err != nil || s == nil {
-		t.Errorf("default sink: %v", err)
+	for _, tt := range []struct{ name, want string }{
+		{"cloudwatch", `metrics sink "cloudwatch" is the local stack's, in its own process; a function writes Embedded Metric Format lines only: set "emf"`},
+		{"statsd", `unknown metrics sink "statsd"; a function writes "emf" only`},
+		{"EMF", `unknown metrics sink "EMF"; a function writes "emf" only`},
+	} {
+		if err := CheckFunctionSink(tt.name); err == nil || err.Error() != tt.want {
+			t.Errorf("CheckFunctionSink(%q) = %v, want %s", tt.name, err, tt.want)
+		}
 	}
 }
-
-type sinkFunc func(context.Context, []Point) error
-
-func (f sinkFunc) Publish(ctx context.Context, points []Point) error { return f(ctx, points) }

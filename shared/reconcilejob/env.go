@@ -53,7 +53,9 @@ type Env struct {
 	// whose missing events are published (Stripe); nil for one whose
 	// provider redelivers them (GitHub).
 	Ingest *ingest.Env
-	// MetricsSink is config.SinkEMF or config.SinkCloudWatch.
+	// MetricsSink is the config's metrics.sink; a function accepts only
+	// config.SinkEMF (metrics.CheckFunctionSink), the one a deployed stack
+	// renders.
 	MetricsSink string
 	// LogLevel is config.LogLevelWarn with functions.logLevel WARN, ""
 	// (not rendered) for the default INFO.
@@ -158,7 +160,7 @@ func ReadEnv(lookup func(string) string) (Env, error) {
 	if err := loglevel.Check(e.LogLevel); err != nil {
 		errs = append(errs, err)
 	}
-	if err := metrics.CheckSink(e.MetricsSink); err != nil {
+	if err := metrics.CheckFunctionSink(e.MetricsSink); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w (metrics.sink)", config.EnvMetricsSink, err))
 	}
 	if e.TableName == "" {

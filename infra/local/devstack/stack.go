@@ -281,9 +281,19 @@ func (s *Stack) Run(ctx context.Context) {
 }
 
 // newSink is the metrics sink the configuration names: EMF lines to
-// Options.EMF, or PutMetricData on the emulator.
+// Options.EMF, as the deployed functions write them, or PutMetricData on
+// the emulator (metrics.sink "cloudwatch", which only the local stack has:
+// it is built here, in this process, so that no function binary links the
+// CloudWatch client).
 func (s *Stack) newSink() (metrics.Sink, error) {
-	return metrics.NewSink(s.opts.Config.Metrics.SinkName(), s.opts.EMF, putmetricdata.New(s.opts.Clients.CloudWatch))
+	switch name := s.opts.Config.Metrics.SinkName(); name {
+	case config.SinkEMF:
+		return metrics.NewEMF(s.opts.EMF), nil
+	case config.SinkCloudWatch:
+		return putmetricdata.New(s.opts.Clients.CloudWatch), nil
+	default:
+		return nil, fmt.Errorf("metrics.sink %q: unknown sink; use %q or %q", name, config.SinkEMF, config.SinkCloudWatch)
+	}
 }
 
 // newDeliver builds one deliver function instance for a lane with

@@ -78,8 +78,9 @@ func EgressPerMillion(bodyKB float64) []Line {
 }
 
 // EgressInterfaceEndpoints is what interface endpoints for the services a
-// deliver function calls besides DynamoDB and S3 (SQS, Secrets Manager,
-// CloudWatch, when its sink is PutMetricData) would cost a month, in zones
+// deliver function calls besides DynamoDB and S3 (SQS and Secrets Manager;
+// it calls no CloudWatch API: its metrics are EMF lines) would cost a
+// month, in zones
 // zones, before their per-GB charge: the reason the stack sends those
 // calls through the NAT gateways instead.
 func EgressInterfaceEndpoints(zones, services int) float64 {
@@ -143,8 +144,8 @@ func egressSection() string {
 	for i := range sizes {
 		w(" **%s** |", usd(Sum(per[i])))
 	}
-	w("\n\nInterface endpoints for SQS, Secrets Manager and CloudWatch instead of the NAT gateways would add %s a month in 2 zones before their per-GB charge; the gateway endpoints for DynamoDB and S3 the stack makes are free.\n\n",
-		usd(EgressInterfaceEndpoints(config.DefaultEgressZones, 3)))
+	w("\n\nInterface endpoints for SQS and Secrets Manager instead of the NAT gateways would add %s a month in 2 zones before their per-GB charge; the gateway endpoints for DynamoDB and S3 the stack makes are free.\n\n",
+		usd(EgressInterfaceEndpoints(config.DefaultEgressZones, 2)))
 	writePrices(w, EgressPrices)
 	w("\n")
 	writeFigures(w, EgressAssumed)

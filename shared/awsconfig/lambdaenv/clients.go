@@ -2,13 +2,9 @@ package lambdaenv
 
 import (
 	"context"
-	"io"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
-	"github.com/hookfan/hookfan/shared/config"
-	"github.com/hookfan/hookfan/shared/metrics"
-	"github.com/hookfan/hookfan/shared/metrics/putmetricdata"
 	"github.com/hookfan/hookfan/shared/payload"
 )
 
@@ -24,16 +20,4 @@ type Payloads interface {
 // reads it once the bucket's object is gone.
 func PayloadStore(cfg aws.Config, bucket, archive string) Payloads {
 	return &payload.S3{API: payload.NewS3Client(cfg), Bucket: bucket, Archive: archive}
-}
-
-// MetricsSink builds the metrics sink called name (config.EnvMetricsSink):
-// EMF lines to w, or PutMetricData on a CloudWatch client built from cfg.
-// Every binary links both (docs/decisions.md: one asset per function,
-// whatever the configuration).
-func MetricsSink(cfg aws.Config, name string, w io.Writer) (metrics.Sink, error) {
-	var pmd metrics.Sink
-	if name == config.SinkCloudWatch {
-		pmd = putmetricdata.New(putmetricdata.NewClient(cfg))
-	}
-	return metrics.NewSink(name, w, pmd)
 }

@@ -62,3 +62,32 @@ func TestFunctionsLinkNoCredentialProviders(t *testing.T) {
 		}
 	}
 }
+
+// TestFunctionsLinkNoCloudWatch keeps the CloudWatch client, and the
+// PutMetricData sink built on it, out of every function binary
+// (functions/...): the functions write their metrics as EMF lines, which
+// CloudWatch Logs extracts, and the client's package initialisation would
+// cost every cold start 0.55-0.8 ms (docs/decisions.md). The local stack
+// keeps its PutMetricData sink in its own process.
+func TestFunctionsLinkNoCloudWatch(t *testing.T) {
+	mains, err := exec.Command("go", "list", "-f", "{{if eq .Name \"main\"}}{{.ImportPath}}{{end}}", "github.com/hookfan/hookfan/functions/...").Output()
+	if err != nil {
+		t.Fatalf("go list the functions: %v", err)
+	}
+	functions := strings.Fields(string(mains))
+	if len(functions) < 3 {
+		t.Fatalf("functions/... holds the mains %v, want ingest, deliver and reconcile at least", functions)
+	}
+	for _, fn := range functions {
+		out, err := exec.Command("go", "list", "-deps", "-tags", "lambda.norpc", fn).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", fn, err)
+		}
+		for _, pkg := range strings.Fields(string(out)) {
+			if pkg == "github.com/hookfan/hookfan/shared/metrics/putmetricdata" ||
+				pkg == "github.com/aws/aws-sdk-go-v2/service/cloudwatch" || strings.HasPrefix(pkg, "github.com/aws/aws-sdk-go-v2/service/cloudwatch/") {
+				t.Errorf("%s links %s", fn, pkg)
+			}
+		}
+	}
+}

@@ -1,12 +1,12 @@
 // Package putmetricdata is the metrics sink that calls CloudWatch's
-// PutMetricData (metrics.sink "cloudwatch"), for environments that do not
-// read Embedded Metric Format lines, such as the local stack on an
-// emulator.
+// PutMetricData (metrics.sink "cloudwatch"): the local stack's, in its
+// own process, on an emulator that does not read Embedded Metric Format
+// lines.
 //
-// It is its own package so that a program that never uses this sink (the
-// operator command, the cost model) need not link the CloudWatch client.
-// The Lambda functions always link it: one binary per function serves
-// every configuration (docs/decisions.md).
+// It is its own package so that the Lambda functions, which write EMF
+// lines only, never link the CloudWatch client (its package
+// initialisation would cost every cold start; docs/decisions.md, and
+// TestFunctionsLinkNoCloudWatch in shared/awsconfig/lambdaenv).
 package putmetricdata
 
 import (

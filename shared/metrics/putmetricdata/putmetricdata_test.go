@@ -30,10 +30,7 @@ func (f *fakeCW) PutMetricData(_ context.Context, in *cloudwatch.PutMetricDataIn
 
 func TestSink(t *testing.T) {
 	cw := &fakeCW{}
-	sink, err := metrics.NewSink("cloudwatch", nil, New(cw))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sink := New(cw)
 	points := make([]metrics.Point, 501)
 	for i := range points {
 		points[i] = metrics.Point{Name: metrics.DeliverySucceeded, Unit: metrics.Count, Value: 1, Time: time.UnixMilli(1_700_000_000_123),
