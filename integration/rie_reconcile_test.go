@@ -92,14 +92,23 @@ func TestBuiltReconcileFunctionUnderRIE(t *testing.T) {
 	// The run's summary line and its EMF line are what the cost model
 	// prices a run's logs at (with the requestId Lambda's JSON format
 	// adds, which the RIE's logger does not).
+	// The function's output reaches us through a pipe after its answer:
+	// wait for both lines (a fact), not for a fixed time.
 	var emf, summary int
-	for line := range strings.SplitSeq(fn.Logs(), "\n") {
-		switch {
-		case strings.Contains(line, `"ReconcileMissing":2`):
-			emf = len(line) + 1
-		case strings.Contains(line, `"message":"reconcile","source":"stripe"`) && strings.Contains(line, `"dry_run":false`):
-			summary = len(line) + 1
+	scan := func() bool {
+		emf, summary = 0, 0
+		for line := range strings.SplitSeq(fn.Logs(), "\n") {
+			switch {
+			case strings.Contains(line, `"ReconcileMissing":2`):
+				emf = len(line) + 1
+			case strings.Contains(line, `"message":"reconcile","source":"stripe"`) && strings.Contains(line, `"dry_run":false`):
+				summary = len(line) + 1
+			}
 		}
+		return emf > 0 && summary > 0
+	}
+	for deadline := time.Now().Add(15 * time.Second); !scan() && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
 	}
 	const requestID = len(`,"requestId":"e5a51b29-00ff-4002-90e9-86c4d2acc8f6"`)
 	if emf == 0 || summary == 0 {
