@@ -12,9 +12,9 @@ import (
 // Pacer is a paced lane's rate limit (*pacing.Pacer): Take before each
 // request, Observe after it.
 type Pacer interface {
-	// Take returns 0 when a request may go now (a token is spent), or how
-	// long until one is due.
-	Take(ctx context.Context) (time.Duration, error)
+	// Take returns the time a token was charged at when a request may go
+	// (a token is spent), or how long until one is due.
+	Take(ctx context.Context) (at time.Time, wait time.Duration, err error)
 	// Observe tells an adaptive lane how a request went.
 	Observe(ctx context.Context, status int, retryAfter bool) (bool, error)
 	// Effective is the lane's rate in force, in requests a second.
@@ -63,11 +63,10 @@ func (h *Handler) takeToken(ctx context.Context, p prepared) (tokenAt time.Time,
 		return time.Time{}, 0, ack, true
 	}
 	for {
-		// The bucket charges a token at the time its take starts: the send
-		// is aligned to that, not to the take's answer.
-		at := h.now()
+		// The send is aligned to the time the bucket charged the token at,
+		// not to the take's answer.
 		tctx, cancel := context.WithTimeout(ctx, h.timeouts.Pace)
-		wait, err := h.pacer.Take(tctx)
+		at, wait, err := h.pacer.Take(tctx)
 		cancel()
 		if err != nil {
 			wait := h.hide(p.started, PaceUnavailableBackoff)
@@ -125,7 +124,10 @@ func (h *Handler) align(ctx context.Context, p prepared, tokenAt time.Time, send
 			if h.sleep(ctx, d) != nil {
 				return 0, 0, false, ctx.Err()
 			}
-			if late := h.now().Sub(tokenAt.Add(h.timeouts.PaceAlign)); late > h.paceLate() {
+			// The allowance first, then the clock: the check must read the
+			// time the request leaves at, after anything it waits for.
+			allowed := h.paceLate()
+			if late := h.now().Sub(tokenAt.Add(h.timeouts.PaceAlign)); late > allowed {
 				// The function woke late (a stalled process, a busy
 				// machine): requests whose tokens were an interval apart
 				// would leave together. The token is stale: take again.
@@ -135,9 +137,8 @@ func (h *Handler) align(ctx context.Context, p prepared, tokenAt time.Time, send
 			}
 			return send - d, 0, true, nil
 		}
-		at := h.now()
 		tctx, cancel := context.WithTimeout(ctx, h.timeouts.Pace)
-		wait, err := h.pacer.Take(tctx)
+		at, wait, err := h.pacer.Take(tctx)
 		cancel()
 		if err != nil {
 			return 0, 0, false, err

@@ -225,8 +225,8 @@ func TestPaceUnavailableNeverSendsUnpaced(t *testing.T) {
 
 type failingPacer struct{}
 
-func (failingPacer) Take(context.Context) (time.Duration, error) {
-	return 0, errors.New("throttled")
+func (failingPacer) Take(context.Context) (time.Time, time.Duration, error) {
+	return time.Time{}, 0, errors.New("throttled")
 }
 func (failingPacer) Observe(context.Context, int, bool) (bool, error) { return false, nil }
 func (failingPacer) Effective() float64                               { return 5 }
@@ -463,14 +463,17 @@ func TestPacedClaimOutlastingItsTokenSpendsNoAttempt(t *testing.T) {
 
 // secondTakeFails is a pacer whose first take gives a token and whose
 // later ones fail.
-type secondTakeFails struct{ takes int }
+type secondTakeFails struct {
+	takes int
+	now   func() time.Time
+}
 
-func (p *secondTakeFails) Take(context.Context) (time.Duration, error) {
+func (p *secondTakeFails) Take(context.Context) (time.Time, time.Duration, error) {
 	p.takes++
 	if p.takes > 1 {
-		return 0, errors.New("throttled")
+		return time.Time{}, 0, errors.New("throttled")
 	}
-	return 0, nil
+	return p.now(), 0, nil
 }
 func (*secondTakeFails) Observe(context.Context, int, bool) (bool, error) { return false, nil }
 func (*secondTakeFails) Effective() float64                               { return 5 }
@@ -485,7 +488,7 @@ func TestPaceUnreadableAfterTheClaimSpendsNoAttempt(t *testing.T) {
 	store := &slowFirstClaim{Memory: dedupe.NewMemory(), hs: &hsp, claimTook: time.Second}
 	hs := newHarness(t, sub.URL, secret, func(o *laneOptions) {
 		o.Destination.RateLimit = &config.RateLimit{PerSecond: 5}
-		o.Pacer, o.Requeue, o.Store = &secondTakeFails{}, &fakeRequeue{}, store
+		o.Pacer, o.Requeue, o.Store = &secondTakeFails{now: o.Now}, &fakeRequeue{}, store
 	})
 	hsp = hs
 	resp, err := hs.h.Handle(context.Background(), batch(sqsRecord("a", 1)))
@@ -550,5 +553,48 @@ func TestPacedSendWakingLateTakesAFreshToken(t *testing.T) {
 	r, _, _ := hs.store.Get(context.Background(), dedupe.Key("orders", "a"))
 	if r.Status != dedupe.StatusDelivered || r.Attempts != 1 {
 		t.Errorf("a's record %+v; want DELIVERED at attempt 1", r)
+	}
+}
+
+// lateCharge is a pacer whose take is charged later than its caller
+// began to wait (a take that queued behind another in the instance): it
+// moves the clock on by queued, then gives a token charged at that time.
+type lateCharge struct {
+	hs     **harness
+	queued time.Duration
+}
+
+func (p lateCharge) Take(context.Context) (time.Time, time.Duration, error) {
+	(*p.hs).clock.Advance(p.queued)
+	return (*p.hs).clock.Now(), 0, nil
+}
+func (lateCharge) Observe(context.Context, int, bool) (bool, error) { return false, nil }
+func (lateCharge) Effective() float64                               { return 5 }
+
+// TestPacedSendAlignsToTheTokensCharge: a paced request is sent PaceAlign
+// after the time the bucket charged its token, not after the time its
+// take began. On the code before, a take that waited 50 ms to be charged
+// was sent 50 ms early against its token: two tokens an interval apart,
+// one of them taken behind a slow write, left closer than the rate allows.
+func TestPacedSendAlignsToTheTokensCharge(t *testing.T) {
+	secret := newSecret(t)
+	sub := newSubscriber(t, secret, nil)
+	var hsp *harness
+	var slept []time.Duration
+	hs := newHarness(t, sub.URL, secret, func(o *laneOptions) {
+		o.Destination.RateLimit = &config.RateLimit{PerSecond: 5}
+		o.Pacer, o.Requeue, o.Concurrency = lateCharge{hs: &hsp, queued: 50 * time.Millisecond}, &fakeRequeue{}, 1
+		o.Sleep = func(_ context.Context, d time.Duration) error {
+			slept = append(slept, d)
+			hsp.clock.Advance(d)
+			return nil
+		}
+	})
+	hsp = hs
+	if _, err := hs.h.Handle(context.Background(), batch(sqsRecord("a", 1))); err != nil || sub.posts("a") != 1 {
+		t.Fatalf("a POSTed %d times (%v), want once", sub.posts("a"), err)
+	}
+	if !slices.Equal(slept, []time.Duration{PaceAlign}) {
+		t.Errorf("waited %v before the send, want [%s]: PaceAlign after the token's charge", slept, PaceAlign)
 	}
 }

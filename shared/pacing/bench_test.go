@@ -64,7 +64,7 @@ func BenchmarkTake(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				clock.Add(int64(step))
-				wait, err := p.Take(ctx)
+				_, wait, err := p.Take(ctx)
 				if err != nil || wait != 0 {
 					b.Fatalf("take at the rate: wait %v, %v", wait, err)
 				}

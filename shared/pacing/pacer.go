@@ -47,31 +47,55 @@ func New(o Options) (*Pacer, error) {
 	return &Pacer{dest: o.Destination, pace: o.Pace, store: o.Store, now: o.Now, last: State{Destination: o.Destination}}, nil
 }
 
-// Take returns 0 when the request may go now (a token is spent), or how
-// long until a token is due. A request told to wait must not be sent: the
+// Take returns the time a token was charged at when the request may go
+// (a token is spent: the caller sends aligned to that time), or how long
+// until a token is due. A request told to wait must not be sent: the
 // pipeline defers its message by that long, without spending an attempt.
-func (p *Pacer) Take(ctx context.Context) (time.Duration, error) {
+//
+// The store's round trip runs outside the Pacer's lock. Held across it, a
+// slow write kept every other record of the instance waiting: their takes
+// were charged when the lock let them in, later than the caller had
+// begun to wait, and Effective, which the pipeline asks just before each
+// paced send, blocked until the write ended, then let every waiting send
+// go at once (on a loaded local stack 4 requests whose tokens were 200 ms
+// apart left within 2 ms). Takes of one instance running at once are
+// takes of several instances: the bucket's conditional write orders them.
+func (p *Pacer) Take(ctx context.Context) (at time.Time, wait time.Duration, err error) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	now := p.now()
 	if p.leased > 0 && !now.After(p.leaseUntil) {
 		p.leased--
-		return 0, nil
+		p.mu.Unlock()
+		return now, 0, nil
 	}
 	p.leased = 0
 	n, hold := p.leaseSize(now)
+	p.mu.Unlock()
 	g, err := p.store.Take(ctx, p.dest, TakeInput{Now: now, Pace: p.pace, N: n, Hold: hold})
 	if err != nil {
-		return 0, err
+		return time.Time{}, 0, err
 	}
-	p.last = g.State
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.see(g.State)
 	if g.N == 0 {
-		return g.Wait, nil
+		return time.Time{}, g.Wait, nil
 	}
 	if g.N > 1 {
+		// A lease another record took meanwhile is dropped: its tokens go
+		// unspent, which only slows the lane.
 		p.leased, p.leaseUntil = g.N-1, now.Add(hold)
 	}
-	return 0, nil
+	return now, 0, nil
+}
+
+// see keeps s as the last state seen unless the one kept is newer: the
+// answers of takes running at once may come back in any order.
+func (p *Pacer) see(s State) {
+	if s.Epoch < p.last.Epoch || (s.Epoch == p.last.Epoch && s.TAT.Before(p.last.TAT)) {
+		return
+	}
+	p.last = s
 }
 
 // leaseSize is how many tokens to ask for at now, and how long they may
@@ -106,16 +130,20 @@ func (p *Pacer) Observe(ctx context.Context, status int, retryAfter bool) (chang
 		return false, nil
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	in := AdjustInput{Now: p.now(), Slower: slower}
-	if _, due := adjust(p.last, in); !due {
+	_, due := adjust(p.last, in)
+	p.mu.Unlock()
+	if !due {
 		return false, nil
 	}
+	// Outside the lock, as Take's write is.
 	s, changed, err := p.store.Adjust(ctx, p.dest, in)
 	if err != nil {
 		return false, err
 	}
-	p.last = s
+	p.mu.Lock()
+	p.see(s)
+	p.mu.Unlock()
 	return changed, nil
 }
 

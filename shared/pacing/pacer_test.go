@@ -44,19 +44,19 @@ func TestLeaseSpentWithinItsSpan(t *testing.T) {
 	store := &countingStore{Memory: pacing.NewMemory()}
 	p := newPacer(t, config.Pace{N: 100, Per: time.Second, Burst: 100}, store, c)
 	for i := range 10 {
-		if wait, err := p.Take(ctx); err != nil || wait != 0 {
+		if _, wait, err := p.Take(ctx); err != nil || wait != 0 {
 			t.Fatalf("take %d: %v, %v", i, wait, err)
 		}
 	}
 	if store.takes != 1 {
 		t.Errorf("10 takes within a lease wrote %d times, want 1", store.takes)
 	}
-	if wait, _ := p.Take(ctx); wait != 0 || store.takes != 2 {
+	if _, wait, _ := p.Take(ctx); wait != 0 || store.takes != 2 {
 		t.Errorf("the 11th take: wait %v after %d writes, want a new lease (2)", wait, store.takes)
 	}
 	// 9 tokens of the second lease left; past its span they are dropped.
 	c.t = c.t.Add(101 * time.Millisecond)
-	if _, err := p.Take(ctx); err != nil || store.takes != 3 {
+	if _, _, err := p.Take(ctx); err != nil || store.takes != 3 {
 		t.Errorf("a take past the lease's span did not write (%d writes): its tokens were spent late", store.takes)
 	}
 	s, _ := store.Get(ctx, "d")
@@ -75,11 +75,11 @@ func TestSlowLaneTakesOneAtATime(t *testing.T) {
 	store := &countingStore{Memory: pacing.NewMemory()}
 	p := newPacer(t, config.Pace{N: 5, Per: time.Second, Burst: 5}, store, c)
 	for range 5 {
-		if wait, _ := p.Take(ctx); wait != 0 {
+		if _, wait, _ := p.Take(ctx); wait != 0 {
 			t.Fatal("the burst was refused")
 		}
 	}
-	if wait, _ := p.Take(ctx); wait != 200*time.Millisecond {
+	if _, wait, _ := p.Take(ctx); wait != 200*time.Millisecond {
 		t.Errorf("past the burst: wait %v, want 200ms", wait)
 	}
 	if store.takes != 6 {
@@ -144,5 +144,82 @@ func TestNewRefuses(t *testing.T) {
 		if _, err := pacing.New(o); err == nil {
 			t.Errorf("New(%+v) accepted", o)
 		}
+	}
+}
+
+// blockingStore holds each take in the store until released, and says
+// when one has entered.
+type blockingStore struct {
+	*pacing.Memory
+	entered chan pacing.TakeInput
+	release chan struct{}
+}
+
+func (s *blockingStore) Take(ctx context.Context, dest string, in pacing.TakeInput) (pacing.Grant, error) {
+	s.entered <- in
+	<-s.release
+	return s.Memory.Take(ctx, dest, in)
+}
+
+// TestTakeDoesNotHoldTheInstanceDuringItsWrite: while one take's write is
+// in flight, the instance's other records take their own tokens and
+// Effective answers at once. On the code before, the Pacer's lock was held
+// across the write: the second take waited for it (charged later than its
+// caller had begun to wait) and Effective, asked just before each paced
+// send, blocked until the write ended and then let every waiting send go
+// at once.
+func TestTakeDoesNotHoldTheInstanceDuringItsWrite(t *testing.T) {
+	ctx := context.Background()
+	start := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	c := &clock{t: start}
+	store := &blockingStore{Memory: pacing.NewMemory(), entered: make(chan pacing.TakeInput, 2), release: make(chan struct{})}
+	p := newPacer(t, config.Pace{N: 5, Per: time.Second, Burst: 5}, store, c)
+	type took struct {
+		at   time.Time
+		wait time.Duration
+		err  error
+	}
+	results := make(chan took, 2)
+	take := func() {
+		at, wait, err := p.Take(ctx)
+		results <- took{at, wait, err}
+	}
+	// A guard against the old code's deadlock, not a timing assertion.
+	const guard = 30 * time.Second
+	enter := func(what string) pacing.TakeInput {
+		select {
+		case in := <-store.entered:
+			return in
+		case <-time.After(guard):
+			t.Fatalf("%s never reached the store: the first take's write holds the instance", what)
+			return pacing.TakeInput{}
+		}
+	}
+	go take()
+	first := enter("the first take")
+	effective := make(chan float64, 1)
+	go func() { effective <- p.Effective() }()
+	select {
+	case r := <-effective:
+		if r != 5 {
+			t.Errorf("Effective() = %v during a take's write, want 5", r)
+		}
+	case <-time.After(guard):
+		t.Fatal("Effective() waited for a take's write to end")
+	}
+	go take()
+	second := enter("the second take")
+	if !first.Now.Equal(start) || !second.Now.Equal(start) {
+		t.Errorf("takes charged at %v and %v, want both at %v", first.Now, second.Now, start)
+	}
+	close(store.release)
+	for range 2 {
+		r := <-results
+		if r.err != nil || r.wait != 0 || !r.at.Equal(start) {
+			t.Errorf("Take() = %v, %v, %v; want a token charged at %v", r.at, r.wait, r.err, start)
+		}
+	}
+	if s, _ := store.Get(ctx, "d"); !s.TAT.Equal(start.Add(2 * 200 * time.Millisecond)) {
+		t.Errorf("TAT %v after two takes, want two intervals on", s.TAT.Sub(start))
 	}
 }

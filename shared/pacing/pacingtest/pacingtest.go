@@ -246,7 +246,7 @@ func bound(t *testing.T, dest string, pace config.Pace, span, step time.Duration
 			}
 			wg.Go(func() {
 				calls.Add(1)
-				wait, err := tk.p.Take(ctx)
+				_, wait, err := tk.p.Take(ctx)
 				if err != nil {
 					errs <- err
 					return
