@@ -46,11 +46,13 @@ const sourcesJSON = `[
 
 // got is one request a receiver got.
 type got struct {
-	at       time.Time
-	header   http.Header
-	body     []byte
-	verified bool
-	status   int // what the receiver answered
+	// at is when the request reached the receiver's socket (arrival);
+	// handled, when its handler ran, later on a busy machine.
+	at, handled time.Time
+	header      http.Header
+	body        []byte
+	verified    bool
+	status      int // what the receiver answered
 }
 
 // receiver is a subscriber: it verifies each request with the Standard
@@ -69,15 +71,17 @@ type receiver struct {
 func newReceiver(t *testing.T, respond func(n int, r *http.Request) int) *receiver {
 	t.Helper()
 	rc := &receiver{respond: respond, secrets: []string{devstack.NewDestinationSecret()}}
-	rc.srv = httptest.NewServer(http.HandlerFunc(rc.serve))
+	rc.srv = httptest.NewUnstartedServer(http.HandlerFunc(rc.serve))
+	rc.srv.Listener = stampArrivals(rc.srv.Config, rc.srv.Listener)
+	rc.srv.Start()
 	t.Cleanup(rc.srv.Close)
 	return rc
 }
 
 func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
-	at := time.Now() // the request's arrival: before its body is read
+	handled := time.Now()
 	body, _ := io.ReadAll(r.Body)
-	d := got{at: at, header: r.Header.Clone(), body: body}
+	d := got{at: arrival(r), handled: handled, header: r.Header.Clone(), body: body}
 	rc.mu.Lock()
 	for _, s := range rc.secrets {
 		wh, err := standardwebhooks.NewWebhook(s)
