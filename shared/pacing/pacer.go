@@ -29,6 +29,11 @@ type Pacer struct {
 	now   func() time.Time
 
 	mu sync.Mutex
+	// fetch is held while a lease is fetched (Take).
+	fetch sync.Mutex
+	// leaseWait, when set (tests), runs as a take is about to wait for
+	// the lease another record is fetching.
+	leaseWait func()
 	// leased tokens left, spendable until leaseUntil.
 	leased     int
 	leaseUntil time.Time
@@ -58,19 +63,29 @@ func New(o Options) (*Pacer, error) {
 // begun to wait, and Effective, which the pipeline asks just before each
 // paced send, blocked until the write ended, then let every waiting send
 // go at once (on a loaded local stack 4 requests whose tokens were 200 ms
-// apart left within 2 ms). Takes of one instance running at once are
-// takes of several instances: the bucket's conditional write orders them.
+// apart left within 2 ms). Single tokens of one instance are taken at
+// once, like takes of several instances: the bucket's conditional write
+// orders them. A lease (at 20 a second and more) is fetched once for the
+// instance, its other records waiting for it.
 func (p *Pacer) Take(ctx context.Context) (at time.Time, wait time.Duration, err error) {
-	p.mu.Lock()
-	now := p.now()
-	if p.leased > 0 && !now.After(p.leaseUntil) {
-		p.leased--
-		p.mu.Unlock()
+	now, spent, n, hold := p.fromLease()
+	if spent {
 		return now, 0, nil
 	}
-	p.leased = 0
-	n, hold := p.leaseSize(now)
-	p.mu.Unlock()
+	if n > 1 {
+		// A lease is fetched by one record at a time: the instance's other
+		// records wait for it and spend from it, charged when they do.
+		// Fetched by each at once, all but one of the leases would go
+		// unspent, charged in the bucket all the same.
+		if p.leaseWait != nil {
+			p.leaseWait()
+		}
+		p.fetch.Lock()
+		defer p.fetch.Unlock()
+		if now, spent, n, hold = p.fromLease(); spent {
+			return now, 0, nil
+		}
+	}
 	g, err := p.store.Take(ctx, p.dest, TakeInput{Now: now, Pace: p.pace, N: n, Hold: hold})
 	if err != nil {
 		return time.Time{}, 0, err
@@ -82,11 +97,25 @@ func (p *Pacer) Take(ctx context.Context) (at time.Time, wait time.Duration, err
 		return time.Time{}, g.Wait, nil
 	}
 	if g.N > 1 {
-		// A lease another record took meanwhile is dropped: its tokens go
-		// unspent, which only slows the lane.
 		p.leased, p.leaseUntil = g.N-1, now.Add(hold)
 	}
 	return now, 0, nil
+}
+
+// fromLease spends a leased token at now when one is left within its
+// span (spent); otherwise it drops what is left and says how many tokens
+// a take at now asks for, over how long.
+func (p *Pacer) fromLease() (now time.Time, spent bool, n int, hold time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now = p.now()
+	if p.leased > 0 && !now.After(p.leaseUntil) {
+		p.leased--
+		return now, true, 0, 0
+	}
+	p.leased = 0
+	n, hold = p.leaseSize(now)
+	return now, false, n, hold
 }
 
 // see keeps s as the last state seen unless the one kept is newer: the

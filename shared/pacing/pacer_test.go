@@ -223,3 +223,58 @@ func TestTakeDoesNotHoldTheInstanceDuringItsWrite(t *testing.T) {
 		t.Errorf("TAT %v after two takes, want two intervals on", s.TAT.Sub(start))
 	}
 }
+
+// TestLeaseFetchedOnceForTheInstance: at 1000/s, ten records of one
+// instance finding no lease at once make one write, the lease it
+// fetches serving all ten. Fetched by each, nine leases of 100 tokens
+// would be charged in the bucket and go unspent, slowing the lane to a
+// tenth of its rate.
+func TestLeaseFetchedOnceForTheInstance(t *testing.T) {
+	ctx := context.Background()
+	start := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	c := &clock{t: start}
+	const records = 10
+	store := &blockingStore{Memory: pacing.NewMemory(), entered: make(chan pacing.TakeInput, records), release: make(chan struct{})}
+	p := newPacer(t, config.Pace{N: 1000, Per: time.Second, Burst: 1000}, store, c)
+	waiting := make(chan struct{}, records)
+	pacing.SetLeaseWait(p, func() { waiting <- struct{}{} })
+	type took struct {
+		at   time.Time
+		wait time.Duration
+		err  error
+	}
+	results := make(chan took, records)
+	take := func() {
+		at, wait, err := p.Take(ctx)
+		results <- took{at, wait, err}
+	}
+	const guard = 30 * time.Second // against a deadlock, not a timing assertion
+	go take()
+	select {
+	case <-store.entered:
+	case <-time.After(guard):
+		t.Fatal("the first take never reached the store")
+	}
+	for range records - 1 {
+		go take()
+	}
+	for i := range records {
+		select {
+		case <-waiting:
+		case <-time.After(guard):
+			t.Fatalf("%d of %d takes came to wait for the lease being fetched", i, records)
+		}
+	}
+	close(store.release)
+	for range records {
+		if r := <-results; r.err != nil || r.wait != 0 || !r.at.Equal(start) {
+			t.Errorf("Take() = %v, %v, %v; want a token from the lease", r.at, r.wait, r.err)
+		}
+	}
+	if n := len(store.entered); n != 0 {
+		t.Errorf("%d more takes reached the store, want the one lease's write only", n)
+	}
+	if s, _ := store.Get(ctx, "d"); !s.TAT.Equal(start.Add(100*time.Millisecond + 100*time.Millisecond)) {
+		t.Errorf("TAT %v on, want one lease of 100 tokens charged from its span's end (200ms)", s.TAT.Sub(start))
+	}
+}
