@@ -277,6 +277,9 @@ func newBrowser(t *testing.T) *browser {
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-extensions", true), chromedp.Flag("disable-default-apps", true),
 		chromedp.Flag("no-proxy-server", true),
+		// Shared memory from a temporary directory, not /dev/shm: a CI
+		// container's /dev/shm can be 64 MB, where the renderer crashes.
+		chromedp.Flag("disable-dev-shm-usage", true),
 		// Every name but the loopback's resolves to nothing: the browser reaches no other address.
 		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1"),
 		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900),
