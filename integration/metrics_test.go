@@ -16,6 +16,7 @@ import (
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 
 	"github.com/hookfan/hookfan/infra/local/devstack"
+	"github.com/hookfan/hookfan/infra/rie"
 	"github.com/hookfan/hookfan/shared/config"
 	"github.com/hookfan/hookfan/shared/metrics"
 )
@@ -79,8 +80,8 @@ func TestEMFOutput(t *testing.T) {
 	waitFor(t, 5*time.Second, "EMF lines", func() bool { return strings.Contains(buf.String(), metrics.DeliverySucceeded) })
 	seen := map[string]bool{}
 	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
-		if err := metrics.ValidateEMF([]byte(line)); err != nil {
-			t.Errorf("invalid EMF line %s: %v", line, err)
+		if _, isEMF, err := rie.ParseEMF([]byte(line)); !isEMF || err != nil {
+			t.Errorf("EMF line %s: read as EMF %v, %v; want a valid EMF document", line, isEMF, err)
 			continue
 		}
 		var doc map[string]any

@@ -3,6 +3,7 @@ package rie
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"slices"
@@ -61,6 +62,49 @@ func TestParseEMFReadsOurSink(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("parsed (-want +got):\n%s", diff)
+	}
+}
+
+// TestParseEMFReadsOurSinkAtItsEdges: the sink's documents stay valid EMF
+// where it has to work for it: names and values that JSON must escape come
+// back unchanged, and 250 values of one metric, split into documents of at
+// most 100, come back whole.
+func TestParseEMFReadsOurSinkAtItsEdges(t *testing.T) {
+	odd := []metrics.Dimension{{Name: "Dim<&>", Value: "tab\there ünï \x00"}}
+	points := []metrics.Point{{Name: `we"ird\name`, Unit: metrics.Count, Value: 1e-7, Time: at, Dimensions: odd}}
+	dest := []metrics.Dimension{{Name: metrics.DimDestination, Value: "d"}}
+	for i := range 250 {
+		points = append(points, metrics.Point{Name: metrics.EventAge, Unit: metrics.Milliseconds, Value: float64(i), Time: at, Dimensions: dest})
+	}
+	var escaped []Datum
+	var ages []float64
+	docs := 0
+	for line := range bytes.Lines(emfLines(t, points...)) {
+		data, isEMF, err := ParseEMF(line)
+		if !isEMF || err != nil {
+			t.Fatalf("ParseEMF(%s) = EMF %v, %v", line, isEMF, err)
+		}
+		docs++
+		for _, d := range data {
+			if d.Name == metrics.EventAge {
+				ages = append(ages, d.Values...)
+			} else {
+				escaped = append(escaped, d)
+			}
+		}
+	}
+	want := []Datum{{Namespace: "Hookfan", Name: `we"ird\name`, Unit: cwtypes.StandardUnitCount, Values: []float64{1e-7}, Time: at, Dimensions: odd}}
+	if diff := cmp.Diff(want, escaped); diff != "" {
+		t.Errorf("escaped datum (-want +got):\n%s", diff)
+	}
+	if len(ages) != 250 || docs != 4 {
+		t.Errorf("%d EventAge values in %d documents; want 250 in 4 (1 + 100 + 100 + 50)", len(ages), docs)
+	}
+	slices.Sort(ages)
+	for i, v := range ages {
+		if v != float64(i) {
+			t.Fatalf("EventAge values %v; want 0 to 249 once each", ages)
+		}
 	}
 }
 
@@ -262,9 +306,9 @@ func TestMetricDatumHighResolution(t *testing.T) {
 	}
 }
 
-// FuzzParseEMF: any line parses without panicking; what it accepts, the
-// EMF check the functions' tests use accepts too, and every datum is one
-// PutMetricData takes (namespace, 1 to 100 values in range, at most 30
+// FuzzParseEMF: any line parses without panicking; what it accepts is a
+// JSON object whose members hold each datum's metric and dimension values,
+// and every datum is one PutMetricData takes (namespace, 1 to 100 values in range, at most 30
 // dimensions). Seeds: our sink's lines and the specification's shapes.
 func FuzzParseEMF(f *testing.F) {
 	f.Add(emfLines(f, metrics.Point{Name: metrics.IngestAccepted, Unit: metrics.Count, Value: 1, Time: at, Dimensions: []metrics.Dimension{{Name: "Source", Value: "stripe"}}}))
@@ -282,13 +326,23 @@ func FuzzParseEMF(f *testing.F) {
 			}
 			return
 		}
-		if verr := metrics.ValidateEMF(bytes.TrimSpace(line)); verr != nil {
-			t.Fatalf("ParseEMF accepted %q, ValidateEMF refuses it: %v", line, verr)
+		var doc map[string]json.RawMessage
+		if jerr := json.Unmarshal(line, &doc); jerr != nil || doc["_aws"] == nil {
+			t.Fatalf("ParseEMF accepted %q, not a JSON object with \"_aws\": %v", line, jerr)
 		}
 		if len(data) == 0 {
 			t.Fatalf("ParseEMF accepted %q with no datum", line)
 		}
 		for _, d := range data {
+			if _, ok := doc[d.Name]; !ok {
+				t.Fatalf("datum %+v: %q has no member in %q", d, d.Name, line)
+			}
+			for _, dim := range d.Dimensions {
+				var v string
+				if json.Unmarshal(doc[dim.Name], &v) != nil || v != dim.Value {
+					t.Fatalf("datum %+v: dimension %q is not the member %s", d, dim.Name, doc[dim.Name])
+				}
+			}
 			if n := len(d.Namespace); n < 1 || n > 255 || d.Name == "" || len(d.Values) < 1 || len(d.Values) > 100 || len(d.Dimensions) > 30 {
 				t.Fatalf("datum %+v out of PutMetricData's bounds", d)
 			}
