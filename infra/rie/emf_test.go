@@ -308,8 +308,9 @@ func TestMetricDatumHighResolution(t *testing.T) {
 
 // FuzzParseEMF: any line parses without panicking; what it accepts is a
 // JSON object whose members hold each datum's metric and dimension values,
-// and every datum is one PutMetricData takes (namespace, 1 to 100 values in range, at most 30
-// dimensions). Seeds: our sink's lines and the specification's shapes.
+// and every datum is one PutMetricData takes (namespace, 1 to 100 values
+// in range, at most 30 dimensions). Seeds: our sink's lines and the
+// specification's shapes.
 func FuzzParseEMF(f *testing.F) {
 	f.Add(emfLines(f, metrics.Point{Name: metrics.IngestAccepted, Unit: metrics.Count, Value: 1, Time: at, Dimensions: []metrics.Dimension{{Name: "Source", Value: "stripe"}}}))
 	f.Add(emfLines(f, metrics.Point{Name: metrics.DeliveryLatency, Unit: metrics.Milliseconds, Value: 3.25, Time: at},
